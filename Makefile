@@ -1,0 +1,28 @@
+# Two commands for a fresh machine: `make demo` and `make test`. Each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+# pytest workers: 2 on CI's 2-core machine; override with `make test JOBS=1`
+JOBS   ?= 2
+
+.PHONY: demo test install bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m optsched.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider tests src/optsched --doctest-modules
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build src/*.egg-info

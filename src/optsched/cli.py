@@ -1,0 +1,54 @@
+"""The ``optsched`` command: ``optsched generate | solve | evaluate | place | simulate | bench``.
+
+Each subcommand lives in its own module in :mod:`optsched.commands` with ``register(subparsers)``; this
+module only assembles them and turns input errors into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from .errors import InstanceError, OptschedError
+
+EXIT_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__, commands
+
+    parser = argparse.ArgumentParser(
+        prog="optsched",
+        description="Schedule distributed deep-learning jobs on GPU clusters, with exact optimisation "
+                    "(CP-SAT, MILP) beside the papers' approximation algorithms.",
+        epilog="Run 'optsched COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"optsched {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InstanceError as exc:
+        print(f"optsched {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except OptschedError as exc:
+        print(f"optsched {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Performance models: the per-iteration time of a job under a placement and its co-located jobs."""
