@@ -29,10 +29,12 @@ SCHEDULE_FORMAT = "optsched/schedule@1"
 # format tag -> "module:function" taking (dict, name) and returning a problem object
 READERS: dict[str, str] = {
     RAR_FORMAT: "optsched.io:rar_from_dict",
+    "optsched/pipeline-job@1": "optsched.problems.pipeline:from_dict",
 }
 # problem class name -> "module:function" returning a JSON-ready dict
 WRITERS: dict[str, str] = {
     "RarInstance": "optsched.io:rar_to_dict",
+    "PipelineJob": "optsched.problems.pipeline:to_dict", "PipelineJobSet": "optsched.problems.pipeline:to_dict",
 }
 
 
