@@ -1,0 +1,427 @@
+"""Exact placement of one mixed-parallelism job: min per-iteration time and min cut (paper 001, Table II).
+
+**Min-time** (``formulations/placement-min-time.md``). alpha(x) of eq. (7) is the max over the used servers
+of a *column cost* that depends on that server's column x^m alone (:func:`optsched.perf.pipeline.column_cost`).
+So a placement is a multiset of columns, and servers with equal free GPUs are interchangeable: the model
+has one integer variable n_c per candidate column c (how many servers use it), never one per server:
+
+    min alpha  s.t.  sum_c n_c c_s = k_s (all s),  n_c <= U_c y_c,  alpha >= cost(c) y_c,
+    mapping form:   sum_{|c| = q} n_c = N_q        (the N_q servers giving q GPUs each fill up exactly)
+    selection form: sum_{|c| >= t} n_c <= N_{>=t}  (t = 1..g; Hall's condition for nested capacities)
+
+solved by CP-SAT (integer-scaled costs) or as a MILP through PuLP (CBC or HiGHS). The column multiset is
+turned back into per-server counts by giving the largest columns to the largest servers.
+
+**Min-cut** (``formulations/placement-min-cut.md``): the balanced graph partition Heavy-Edge approximates,
+at replica level: a_{v,m} = 1 if replica v goes to server m, z_{e,m} <= a_{u,m}, a_{v,m}; maximise the
+weight kept inside servers. Servers of equal size are ordered by their smallest replica (symmetry breaking).
+
+>>> from optsched.algorithms.heavy_edge import fig2_job
+>>> from optsched.perf.pipeline import Network
+>>> net = Network(8, 1.25, 300.0)
+>>> r = min_time_placement(fig2_job(), net, {"a": 4, "b": 1, "c": 1}, solver="cpsat")
+>>> r.status.value, round(r.alpha, 3)
+('optimal', 22.2)
+>>> min_cut_placement(fig2_job(), {"a": 4, "b": 1, "c": 1}, solver="cpsat").cut_weight_mb
+4.0
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InstanceError, SolverError
+from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to
+from ..problems.pipeline import PipelineJob
+from ..result import SolveStatus
+
+SOLVERS = ("cpsat", "cbc", "highs")
+_SCALE = 1_000_000  # CP-SAT works in integer nano-ms (ms * 1e6): ties below 1e-6 ms are not separated
+
+
+@dataclass(frozen=True)
+class ExactPlacement:
+    """An exact model's answer: per-server counts (servers it uses), alpha (ms), status and runtime."""
+
+    counts: Mapping[str, tuple[int, ...]]
+    alpha: float
+    status: SolveStatus
+    runtime_s: float
+    solver: str
+    form: str
+    objective: float            # alpha for min-time, the cut weight (MB) for min-cut
+    assignment: Mapping[str, tuple[tuple[int, int], ...]] | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def cut_weight_mb(self) -> float:
+        return self.objective if self.info.get("model") == "min-cut" else float(self.info.get("cut_weight_mb", math.nan))
+
+
+# -- shared input checks -----------------------------------------------------------------------------------
+def _free_items(job: PipelineJob, free: Mapping[str, int], form: str) -> list[tuple[str, int]]:
+    if form not in ("mapping", "selection"):
+        raise ValueError(f"form must be 'mapping' or 'selection', got {form!r}")
+    items = []
+    for sid, n in free.items():
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise InstanceError(f"free GPUs must be a non-negative integer, got {n!r}", field=f"free[{sid!r}]",
+                                job=job.id)
+        if n:
+            items.append((sid, int(n)))
+    total = sum(n for _, n in items)
+    if total < job.gpus:
+        raise InstanceError(f"job needs {job.gpus} GPUs but only {total} are free", field="free", job=job.id)
+    if form == "mapping" and total != job.gpus:
+        raise InstanceError(f"the mapping form needs servers giving exactly g_i = {job.gpus} GPUs, got {total}",
+                            field="free", job=job.id)
+    return items
+
+
+def _check_solver(solver: str) -> None:
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
+# -- min-time: the column model ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ColumnModel:
+    """Candidate columns with their costs and the class data of one min-time instance."""
+
+    cols: np.ndarray           # (n, S) int
+    cost: np.ndarray           # (n,) ms
+    ub: np.ndarray             # (n,) max copies of each column
+    sizes: np.ndarray          # (n,) column sums
+    class_count: Mapping[int, int]  # q -> N_q (servers giving q GPUs; selection form: capped at g_i)
+    form: str
+
+
+def build_column_model(job: PipelineJob, net: Network, free_counts: Sequence[int], form: str) -> ColumnModel:
+    """Enumerate the candidate columns (0 <= c_s <= k_s; |c| a class size for mapping, 1..max for selection)."""
+    gi = job.gpus
+    counts: dict[int, int] = {}
+    for q in free_counts:
+        q = min(q, gi) if form == "selection" else q  # a server giving more than g_i is as good as g_i
+        counts[q] = counts.get(q, 0) + 1
+    qmax = max(counts)
+    cols = columns_up_to(job, qmax, min_sum=1)
+    if form == "mapping":
+        cols = [c for c in cols if sum(c) in counts]
+    arr = np.array(cols, dtype=np.int64).reshape(len(cols), job.n_stages)
+    cost = column_costs(job, net, arr)
+    k = np.array(job.replicas)
+    with np.errstate(divide="ignore"):
+        per_stage = np.where(arr > 0, k // np.maximum(arr, 1), np.iinfo(np.int64).max)
+    sizes = arr.sum(axis=1)
+    cap = np.array([sum(n for q, n in counts.items() if q >= s) for s in sizes])
+    ub = np.minimum(per_stage.min(axis=1), cap)
+    keep = ub > 0
+    return ColumnModel(arr[keep], cost[keep], ub[keep], sizes[keep], MappingProxyType(counts), form)
+
+
+def _assign_columns(items: list[tuple[str, int]], chosen: list[Column], form: str, gi: int) -> dict[str, Column]:
+    """Give the chosen columns to servers: per class (mapping) or largest column to largest server."""
+    out: dict[str, Column] = {}
+    servers = sorted(items, key=lambda it: -it[1])  # stable: ties keep the caller's order
+    chosen = sorted(chosen, key=lambda c: (-sum(c), c))
+    if form == "mapping":
+        by_size: dict[int, list[Column]] = {}
+        for c in chosen:
+            by_size.setdefault(sum(c), []).append(c)
+        for sid, q in servers:
+            out[sid] = by_size[q].pop(0)
+        return out
+    for (sid, q), c in zip(servers, chosen):
+        if sum(c) > q:  # cannot happen when Hall's condition held
+            raise SolverError(f"column {c} does not fit server {sid} with {q} free GPUs")
+        out[sid] = c
+    return out
+
+
+def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], *, form: str = "mapping",
+                       solver: str = "cpsat", time_limit: float | None = 10.0, num_workers: int = 1
+                       ) -> ExactPlacement:
+    """Minimise alpha (eq. 7) over per-server replica counts; optimality proven unless the time limit hits.
+
+    ``form="mapping"``: ``free`` gives exactly g_i GPUs and each server gives all of its GPUs (the input of
+    Heavy-Edge). ``form="selection"``: any subset of the free GPUs (sum >= g_i).
+    """
+    _check_solver(solver)
+    t0 = time.perf_counter()
+    items = _free_items(job, free, form)
+    gi = job.gpus
+    model = build_column_model(job, net, [q for _, q in items], form)
+    if solver == "cpsat":
+        n_val, status, bound = _min_time_cpsat(job, model, time_limit, num_workers)
+    else:
+        n_val, status, bound = _min_time_pulp(job, model, solver, time_limit)
+    if n_val is None:
+        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver, form,
+                              math.inf, info=MappingProxyType({"model": "min-time", "columns": len(model.cost)}))
+    chosen: list[Column] = []
+    for i, n in enumerate(n_val):
+        chosen.extend([tuple(int(v) for v in model.cols[i])] * int(n))
+    counts = _assign_columns(items, chosen, form, gi)
+    a = max(column_cost(job, net, c) for c in counts.values())  # recomputed in floating point, not scaled
+    from ..algorithms.heavy_edge import contiguous_assignment, cut_weight
+
+    assign = contiguous_assignment(job, counts)
+    info = {"model": "min-time", "columns": int(len(model.cost)), "classes": dict(model.class_count),
+            "bound": bound, "cut_weight_mb": cut_weight(job, assign)}
+    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, form, a,
+                          MappingProxyType(assign), MappingProxyType(info))
+
+
+def _min_time_cpsat(job: PipelineJob, m: ColumnModel, time_limit: float | None, num_workers: int):
+    from ortools.sat.python import cp_model
+
+    md = cp_model.CpModel()
+    n = len(m.cost)
+    cost_i = [int(math.ceil(c * _SCALE)) for c in m.cost]
+    nv = [md.NewIntVar(0, int(m.ub[i]), f"n{i}") for i in range(n)]
+    yv = [md.NewBoolVar(f"y{i}") for i in range(n)]
+    a = md.NewIntVar(0, max(cost_i, default=0), "alpha")
+    for s, k in enumerate(job.replicas):
+        md.Add(sum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k)
+    _size_constraints(m, lambda idx: sum(nv[i] for i in idx), md.Add)
+    for i in range(n):
+        md.Add(nv[i] <= int(m.ub[i]) * yv[i])
+        md.Add(nv[i] >= 1).OnlyEnforceIf(yv[i])
+        md.Add(a >= cost_i[i]).OnlyEnforceIf(yv[i])
+    md.Minimize(a)
+    sol = cp_model.CpSolver()
+    sol.parameters.num_workers = num_workers
+    if time_limit is not None:
+        sol.parameters.max_time_in_seconds = float(time_limit)
+    st = sol.Solve(md)
+    status = {cp_model.OPTIMAL: SolveStatus.OPTIMAL, cp_model.FEASIBLE: SolveStatus.TIME_LIMIT,
+              cp_model.INFEASIBLE: SolveStatus.INFEASIBLE}.get(st, SolveStatus.UNKNOWN)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, status, None
+    return [sol.Value(v) for v in nv], status, sol.BestObjectiveBound() / _SCALE
+
+
+def _size_constraints(m: ColumnModel, total, add) -> None:
+    """Mapping: each class of q-GPU servers is filled exactly; selection: Hall's nested-capacity condition."""
+    n = len(m.cost)
+    if m.form == "mapping":
+        for q, cnt in m.class_count.items():
+            add(total([i for i in range(n) if m.sizes[i] == q]) == cnt)
+    else:
+        for t in range(1, max(m.class_count) + 1):
+            idx = [i for i in range(n) if m.sizes[i] >= t]
+            cap = sum(c for q, c in m.class_count.items() if q >= t)
+            if idx and cap < sum(int(m.ub[i]) for i in idx):
+                add(total(idx) <= cap)
+
+
+def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
+    """Solve a PuLP model with CBC (PuLP's bundled binary) or HiGHS, and return the status.
+
+    HiGHS runs through PuLP's highspy interface when it is loadable; when OR-Tools is already in the process
+    its bundled HiGHS clashes with highspy (see ``optsched.exact``), and the same PuLP model is then handed
+    to SciPy's built-in HiGHS (``scipy.optimize.milp``), which has no such clash.
+    """
+    import pulp
+
+    kw: dict[str, Any] = {"msg": False}
+    if time_limit is not None:
+        kw["timeLimit"] = float(time_limit)
+    if solver == "cbc":
+        prob.solve(pulp.PULP_CBC_CMD(**kw))
+        return _pulp_status(prob)
+    if pulp.HiGHS().available():
+        prob.solve(pulp.HiGHS(**kw))
+        return _pulp_status(prob)
+    return _solve_pulp_scipy_highs(prob, time_limit)
+
+
+def _solve_pulp_scipy_highs(prob, time_limit: float | None) -> SolveStatus:
+    """Solve a PuLP MILP with SciPy's HiGHS: the PuLP model is translated row by row, values written back."""
+    import pulp
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    var = prob.variables()
+    idx = {v.name: i for i, v in enumerate(var)}
+    sign = -1.0 if prob.sense == pulp.LpMaximize else 1.0
+    c = np.zeros(len(var))
+    for v, coef in prob.objective.items():
+        c[idx[v.name]] = sign * coef
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    for r, con in enumerate(prob.constraints.values()):
+        for v, coef in con.items():
+            rows.append(r); cols.append(idx[v.name]); vals.append(coef)
+        rhs = -con.constant
+        lo.append(rhs if con.sense in (pulp.LpConstraintEQ, pulp.LpConstraintGE) else -np.inf)
+        hi.append(rhs if con.sense in (pulp.LpConstraintEQ, pulp.LpConstraintLE) else np.inf)
+    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), len(var))).tocsr()
+    lb = np.array([-np.inf if v.lowBound is None else v.lowBound for v in var], dtype=float)
+    ub = np.array([np.inf if v.upBound is None else v.upBound for v in var], dtype=float)
+    integrality = np.array([1 if v.cat == pulp.LpInteger else 0 for v in var])
+    options = {"disp": False}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    res = milp(c, constraints=[LinearConstraint(A, lo, hi)] if len(lo) else [], integrality=integrality,
+               bounds=Bounds(lb, ub), options=options)
+    if res.x is not None:
+        for v, x in zip(var, res.x):
+            v.varValue = float(x)
+    if res.status == 0:
+        return SolveStatus.OPTIMAL
+    if res.status == 2:
+        return SolveStatus.INFEASIBLE
+    return SolveStatus.TIME_LIMIT if res.x is not None else SolveStatus.UNKNOWN
+
+
+def _pulp_status(prob) -> SolveStatus:
+    import pulp
+
+    st = pulp.LpStatus[prob.status]
+    if st == "Optimal":
+        # PuLP reports "Optimal" for a solver stopped at the time limit with a solution; sol_status tells
+        return SolveStatus.OPTIMAL if prob.sol_status == pulp.LpSolutionOptimal else SolveStatus.TIME_LIMIT
+    if st == "Infeasible":
+        return SolveStatus.INFEASIBLE
+    if st == "Not Solved":
+        return SolveStatus.TIME_LIMIT
+    return SolveStatus.UNKNOWN
+
+
+def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: float | None):
+    import pulp
+
+    prob = pulp.LpProblem("min_time_placement", pulp.LpMinimize)
+    n = len(m.cost)
+    nv = [pulp.LpVariable(f"n{i}", 0, int(m.ub[i]), cat="Integer") for i in range(n)]
+    yv = [pulp.LpVariable(f"y{i}", cat="Binary") for i in range(n)]
+    a = pulp.LpVariable("alpha", 0)
+    prob += a
+    for s, k in enumerate(job.replicas):
+        prob += pulp.lpSum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k
+    _size_constraints(m, lambda idx: pulp.lpSum(nv[i] for i in idx), prob.addConstraint)
+    for i in range(n):
+        prob += nv[i] <= int(m.ub[i]) * yv[i]
+        prob += nv[i] >= yv[i]
+        prob += a >= float(m.cost[i]) * yv[i]
+    status = _solve_pulp(prob, solver, time_limit)
+    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or not n or nv[0].varValue is None:
+        return None, status, None
+    return [int(round(v.varValue or 0)) for v in nv], status, None
+
+
+# -- min-cut: balanced graph partition ---------------------------------------------------------------------
+def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str = "cpsat",
+                      time_limit: float | None = 10.0, num_workers: int = 1, net: Network | None = None
+                      ) -> ExactPlacement:
+    """Partition the replica graph Omega into parts of sizes ``free`` (sum = g_i) with minimum cut weight (MB).
+
+    ``net`` (optional) is used only to report alpha of the partition found.
+    """
+    _check_solver(solver)
+    from ..algorithms.heavy_edge import _adjacency, counts_from_assignment
+
+    t0 = time.perf_counter()
+    items = _free_items(job, free, "mapping")
+    adj = _adjacency(job)
+    V = list(adj.vertices)
+    vidx = {v: i for i, v in enumerate(V)}
+    E = [(vidx[u], vidx[v], w) for w, u, v in adj.edges_desc]
+    W = sum(w for _, _, w in E)
+    M = len(items)
+    # servers of equal size are interchangeable: order them by their smallest replica
+    groups: dict[int, list[int]] = {}
+    for m, (_, q) in enumerate(items):
+        groups.setdefault(q, []).append(m)
+    if solver == "cpsat":
+        part, status, bound = _min_cut_cpsat(V, E, items, groups, time_limit, num_workers)
+    else:
+        part, status, bound = _min_cut_pulp(V, E, items, groups, solver, time_limit)
+    if part is None:
+        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver,
+                              "mapping", math.inf, info=MappingProxyType({"model": "min-cut"}))
+    assign = {items[m][0]: tuple(V[i] for i in range(len(V)) if part[i] == m) for m in range(M)}
+    cut = float(sum(w for i, j, w in E if part[i] != part[j]))
+    counts = counts_from_assignment(job, assign)
+    a = math.nan
+    if net is not None:
+        a = max(column_cost(job, net, c) for c in counts.values())
+    info = {"model": "min-cut", "total_weight_mb": W, "cut_bound_mb": bound}
+    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, "mapping",
+                          cut, MappingProxyType(assign), MappingProxyType(info))
+
+
+def _min_cut_cpsat(V, E, items, groups, time_limit, num_workers):
+    from ortools.sat.python import cp_model
+
+    md = cp_model.CpModel()
+    nV, M = len(V), len(items)
+    a = [[md.NewBoolVar(f"a{v}_{m}") for m in range(M)] for v in range(nV)]
+    for v in range(nV):
+        md.AddExactlyOne(a[v])
+    for m, (_, q) in enumerate(items):
+        md.Add(sum(a[v][m] for v in range(nV)) == q)
+    _cut_symmetry(nV, groups, lambda v, m: a[v][m], md.Add, lambda xs: sum(xs))
+    w_int = [int(round(w * _SCALE)) for _, _, w in E]
+    terms = []
+    for e, (u, v, _) in enumerate(E):
+        same = md.NewBoolVar(f"same{e}")  # 1 iff u and v share a server
+        for m in range(M):
+            # same -> (a_um == a_vm) on every server: both there or both elsewhere
+            md.AddImplication(same, a[u][m]).OnlyEnforceIf(a[v][m])
+            md.AddImplication(same, a[v][m]).OnlyEnforceIf(a[u][m])
+        terms.append(w_int[e] * same)
+    md.Maximize(sum(terms))
+    sol = cp_model.CpSolver()
+    sol.parameters.num_workers = num_workers
+    if time_limit is not None:
+        sol.parameters.max_time_in_seconds = float(time_limit)
+    st = sol.Solve(md)
+    status = {cp_model.OPTIMAL: SolveStatus.OPTIMAL, cp_model.FEASIBLE: SolveStatus.TIME_LIMIT,
+              cp_model.INFEASIBLE: SolveStatus.INFEASIBLE}.get(st, SolveStatus.UNKNOWN)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, status, None
+    part = [next(m for m in range(M) if sol.Value(a[v][m])) for v in range(nV)]
+    total = sum(w_int)
+    return part, status, (total - sol.BestObjectiveBound()) / _SCALE
+
+
+def _cut_symmetry(nV, groups, var, add, total) -> None:
+    """Within a group of equal-size servers m_1 < m_2 < ...: replica v may go to m_j only if some replica
+    u < v is on m_{j-1} (parts ordered by their smallest replica; valid because the parts are interchangeable)."""
+    for ms in groups.values():
+        for j in range(1, len(ms)):
+            prev, cur = ms[j - 1], ms[j]
+            add(var(0, cur) == 0)
+            for v in range(1, nV):
+                add(var(v, cur) <= total([var(u, prev) for u in range(v)]))
+
+
+def _min_cut_pulp(V, E, items, groups, solver, time_limit):
+    import pulp
+
+    prob = pulp.LpProblem("min_cut_placement", pulp.LpMaximize)
+    nV, M = len(V), len(items)
+    a = [[pulp.LpVariable(f"a{v}_{m}", cat="Binary") for m in range(M)] for v in range(nV)]
+    z = [[pulp.LpVariable(f"z{e}_{m}", 0, 1) for m in range(M)] for e in range(len(E))]
+    prob += pulp.lpSum(w * z[e][m] for e, (_, _, w) in enumerate(E) for m in range(M))
+    for v in range(nV):
+        prob += pulp.lpSum(a[v]) == 1
+    for m, (_, q) in enumerate(items):
+        prob += pulp.lpSum(a[v][m] for v in range(nV)) == q
+    for e, (u, v, _) in enumerate(E):
+        for m in range(M):
+            prob += z[e][m] <= a[u][m]
+            prob += z[e][m] <= a[v][m]
+    _cut_symmetry(nV, groups, lambda v, m: a[v][m], prob.addConstraint, pulp.lpSum)
+    status = _solve_pulp(prob, solver, time_limit)
+    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or a[0][0].varValue is None:
+        return None, status, None
+    part = [max(range(M), key=lambda m: a[v][m].varValue or 0) for v in range(nV)]
+    return part, status, None
