@@ -27,6 +27,7 @@ __version__ = "0.1.0"
 # name -> module, imported on first attribute access (one line per name: later modules add theirs here)
 _LAZY = {
     "bounds": "optsched.bounds",
+    "predict": "optsched.predict",
 }
 
 
