@@ -28,6 +28,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "bounds": "optsched.bounds",
     "predict": "optsched.predict",
+    "place": "optsched.placement",
+    "PipelineJob": "optsched.problems.pipeline",
 }
 
 

@@ -1,0 +1,169 @@
+"""The library door for placing one mixed-parallelism job (paper 001): Heavy-Edge or an exact model.
+
+``place(job, free, algorithm=...)`` takes the free GPUs per server and returns a :class:`Placement`: the
+count matrix x (GPUs per server per stage), alpha (eq. 7, ms), the cut weight of the replica graph (MB),
+the status and the runtime. Placement is not a whole-schedule problem, so it has its own door instead of
+:func:`optsched.solve`.
+
+* ``"heavy-edge"``: Heavy-Edge (:mod:`optsched.algorithms.heavy_edge`). When the free GPUs exceed g_i, the
+  servers are first chosen by A-SRPT's SelectMost (``select="most"``, default) or SelectLeast.
+* ``"exact-time"``: min alpha (:mod:`optsched.exact.placement`), in the selection form (any free GPUs) by
+  default, or in the mapping form (``form="mapping"``: on the servers the selection rule gives, as
+  Heavy-Edge receives them).
+* ``"exact-cut"``: min cut weight on the servers the selection rule gives (Heavy-Edge's own objective).
+
+>>> from optsched.algorithms.heavy_edge import fig2_job
+>>> p = place(fig2_job(), {"a": 4, "b": 1, "c": 1})
+>>> dict(p.x), round(p.alpha, 2), p.cut_weight
+({'a': (2, 2, 0), 'b': (0, 0, 1), 'c': (0, 0, 1)}, 22.2, 4.0)
+>>> place(fig2_job(), {"a": 4, "b": 1, "c": 1, "d": 8}, algorithm="exact-time").x
+mappingproxy({'d': (2, 2, 2)})
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .algorithms.heavy_edge import Vertex, contiguous_assignment, cut_weight, heavy_edge
+from .cluster import Cluster
+from .errors import InstanceError
+from .perf.pipeline import Network, alpha as alpha_of
+from .problems.pipeline import PipelineJob
+from .result import SolveStatus
+
+ALGORITHMS = ("heavy-edge", "exact-time", "exact-cut")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a job's replicas go: ``x[server]`` = GPUs per stage there, with alpha (ms) and cut weight (MB)."""
+
+    job: str
+    x: Mapping[str, tuple[int, ...]]
+    alpha: float
+    cut_weight: float
+    status: SolveStatus
+    runtime_s: float
+    algorithm: str
+    assignment: Mapping[str, tuple[Vertex, ...]] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def gpus(self) -> dict[str, int]:
+        """Server -> GPUs the job takes there."""
+        return {s: sum(c) for s, c in self.x.items()}
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        return tuple(self.x)
+
+
+def _check_free(job: PipelineJob, free: Mapping[str, int]) -> dict[str, int]:
+    out = {}
+    for sid, n in free.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InstanceError(f"free GPUs must be a non-negative integer, got {n!r}", field=f"free[{sid!r}]",
+                                job=job.id)
+        out[str(sid)] = n
+    job.check_fits(sum(out.values()))
+    return out
+
+
+def select_most(free: Mapping[str, int], gpus: int) -> dict[str, int]:
+    """A-SRPT's SelectMost: servers by free GPUs descending (ties: the given order), take min(free, left).
+
+    >>> select_most({"a": 2, "b": 8, "c": 5}, 10)
+    {'b': 8, 'c': 2}
+    """
+    return _select(free, gpus, descending=True)
+
+
+def select_least(free: Mapping[str, int], gpus: int) -> dict[str, int]:
+    """A-SRPT's SelectLeast: the same over servers with free GPUs, ascending.
+
+    >>> select_least({"a": 2, "b": 8, "c": 5, "d": 0}, 4)
+    {'a': 2, 'c': 2}
+    """
+    return _select(free, gpus, descending=False)
+
+
+def _select(free: Mapping[str, int], gpus: int, descending: bool) -> dict[str, int]:
+    items = [(s, n) for s, n in free.items() if n > 0]
+    items.sort(key=(lambda it: -it[1]) if descending else (lambda it: it[1]))
+    out, left = {}, gpus
+    for sid, n in items:
+        if left <= 0:
+            break
+        take = min(n, left)
+        out[sid] = take
+        left -= take
+    if left > 0:
+        raise InstanceError(f"needs {gpus} GPUs but only {gpus - left} are free", field="free")
+    return out
+
+
+def network_for(network: Network | None = None, cluster: Cluster | None = None, **overrides: Any) -> Network:
+    """The :class:`Network` to use: given, or from a cluster (bandwidths read as GB/s), or the paper's
+    simulation (8 GPUs, 10 Gbps NIC, 300 GB/s) with keyword overrides."""
+    if network is not None:
+        return network
+    if cluster is not None:
+        base = Network(cluster.max_server_gpus, float(cluster.inter_bandwidth), float(cluster.intra_bandwidth))
+    else:
+        base = Network.paper_simulation()
+    kw = {k: v for k, v in overrides.items() if v is not None}
+    if not kw:
+        return base
+    return Network(kw.get("gpus_per_server", base.gpus_per_server),
+                   kw.get("inter_bandwidth_gbs", base.inter_bandwidth_gbs),
+                   kw.get("intra_bandwidth_gbs", base.intra_bandwidth_gbs))
+
+
+def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edge", *,
+          network: Network | None = None, cluster: Cluster | None = None, gpus_per_server: int | None = None,
+          inter_bandwidth_gbs: float | None = None, intra_bandwidth_gbs: float | None = None,
+          select: str = "most", form: str | None = None, solver: str = "cpsat", seed: int | None = 0,
+          time_limit: float | None = 10.0, num_workers: int = 1) -> Placement:
+    """Place ``job`` on the free GPUs ``free`` = {server: free GPUs}; see the module docstring.
+
+    A job needing more GPUs than are free raises :class:`InstanceError`. ``seed`` drives Heavy-Edge's random
+    picks; ``solver`` ("cpsat", "cbc", "highs"), ``time_limit`` and ``num_workers`` the exact models.
+    """
+    if algorithm not in ALGORITHMS:
+        raise InstanceError(f"unknown placement algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",
+                            field="algorithm", job=job.id)
+    if select not in ("most", "least"):
+        raise InstanceError(f"must be 'most' or 'least', got {select!r}", field="select", job=job.id)
+    net = network_for(network, cluster, gpus_per_server=gpus_per_server, inter_bandwidth_gbs=inter_bandwidth_gbs,
+                      intra_bandwidth_gbs=intra_bandwidth_gbs)
+    t0 = time.perf_counter()
+    free = _check_free(job, free)
+    total = sum(free.values())
+    if form is None:
+        form = "selection" if algorithm == "exact-time" and total > job.gpus else "mapping"
+    chosen = free if total == job.gpus else (select_most if select == "most" else select_least)(free, job.gpus)
+    chosen = {s: n for s, n in chosen.items() if n > 0}
+    if algorithm == "heavy-edge":
+        he = heavy_edge(job, chosen, rng=seed)
+        x = {s: c for s, c in he.counts.items() if any(c)}
+        return Placement(job.id, MappingProxyType(x), alpha_of(job, net, x, check=False), he.cut_weight_mb,
+                         SolveStatus.FEASIBLE, time.perf_counter() - t0, algorithm,
+                         MappingProxyType(dict(he.assignment)), MappingProxyType({"servers": dict(chosen)}))
+    from .exact.placement import min_cut_placement, min_time_placement
+
+    if algorithm == "exact-time":
+        res = min_time_placement(job, net, free if form == "selection" else chosen, form=form, solver=solver,
+                                 time_limit=time_limit, num_workers=num_workers)
+    else:
+        res = min_cut_placement(job, chosen, solver=solver, time_limit=time_limit, num_workers=num_workers, net=net)
+    x = {s: c for s, c in res.counts.items() if any(c)}
+    assign = dict(res.assignment or contiguous_assignment(job, x))
+    cut = cut_weight(job, assign) if x else math.inf
+    a = alpha_of(job, net, x, check=False) if x else math.inf
+    info = {"form": form, "solver": solver, **dict(res.info)}
+    return Placement(job.id, MappingProxyType(x), a, cut, res.status, time.perf_counter() - t0, algorithm,
+                     MappingProxyType(assign), MappingProxyType(info))
