@@ -101,9 +101,23 @@ class ColumnModel:
     class_count: Mapping[int, int]  # q -> N_q (servers giving q GPUs; selection form: capped at g_i)
     form: str
 
+    def lower_bound(self, n_stages: int) -> float:
+        """Every stage sits on some server: alpha >= max_s min{cost(c) : c_s > 0} (0 if a stage has none)."""
+        lb = 0.0
+        for s in range(n_stages):
+            mask = self.cols[:, s] > 0
+            if mask.any():
+                lb = max(lb, float(self.cost[mask].min()))
+        return lb
 
-def build_column_model(job: PipelineJob, net: Network, free_counts: Sequence[int], form: str) -> ColumnModel:
-    """Enumerate the candidate columns (0 <= c_s <= k_s; |c| a class size for mapping, 1..max for selection)."""
+
+def build_column_model(job: PipelineJob, net: Network, free_counts: Sequence[int], form: str,
+                       upper_bound: float | None = None) -> ColumnModel:
+    """Enumerate the candidate columns (0 <= c_s <= k_s; |c| a class size for mapping, 1..max for selection).
+
+    With ``upper_bound`` (the alpha of a known feasible placement), columns costing more are dropped: no
+    placement using one can beat the known one, and the known one stays feasible.
+    """
     gi = job.gpus
     counts: dict[int, int] = {}
     for q in free_counts:
@@ -122,6 +136,8 @@ def build_column_model(job: PipelineJob, net: Network, free_counts: Sequence[int
     cap = np.array([sum(n for q, n in counts.items() if q >= s) for s in sizes])
     ub = np.minimum(per_stage.min(axis=1), cap)
     keep = ub > 0
+    if upper_bound is not None:
+        keep &= cost <= upper_bound * (1 + 1e-9) + 1e-12
     return ColumnModel(arr[keep], cost[keep], ub[keep], sizes[keep], MappingProxyType(counts), form)
 
 
@@ -145,18 +161,21 @@ def _assign_columns(items: list[tuple[str, int]], chosen: list[Column], form: st
 
 
 def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], *, form: str = "mapping",
-                       solver: str = "cpsat", time_limit: float | None = 10.0, num_workers: int = 1
-                       ) -> ExactPlacement:
+                       solver: str = "cpsat", time_limit: float | None = 10.0, num_workers: int = 1,
+                       prune: bool = True) -> ExactPlacement:
     """Minimise alpha (eq. 7) over per-server replica counts; optimality proven unless the time limit hits.
 
     ``form="mapping"``: ``free`` gives exactly g_i GPUs and each server gives all of its GPUs (the input of
     Heavy-Edge). ``form="selection"``: any subset of the free GPUs (sum >= g_i).
+    With ``prune`` (default), Heavy-Edge's placement (on SelectMost's servers for the selection form) gives
+    an upper bound, and columns costing more than it are left out of the model (exactness is kept).
     """
     _check_solver(solver)
     t0 = time.perf_counter()
     items = _free_items(job, free, form)
     gi = job.gpus
-    model = build_column_model(job, net, [q for _, q in items], form)
+    ub = _heavy_edge_bound(job, net, items) if prune else None
+    model = build_column_model(job, net, [q for _, q in items], form, upper_bound=ub)
     if solver == "cpsat":
         n_val, status, bound = _min_time_cpsat(job, model, time_limit, num_workers)
     else:
@@ -173,9 +192,23 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
 
     assign = contiguous_assignment(job, counts)
     info = {"model": "min-time", "columns": int(len(model.cost)), "classes": dict(model.class_count),
-            "bound": bound, "cut_weight_mb": cut_weight(job, assign)}
+            "bound": bound, "cut_weight_mb": cut_weight(job, assign), "heavy_edge_bound": ub}
     return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, form, a,
                           MappingProxyType(assign), MappingProxyType(info))
+
+
+def _heavy_edge_bound(job: PipelineJob, net: Network, items: list[tuple[str, int]]) -> float:
+    """alpha of Heavy-Edge on the largest servers (SelectMost): a feasible placement in both forms."""
+    from ..algorithms.heavy_edge import heavy_edge
+
+    chosen, left = [], job.gpus
+    for sid, q in sorted(items, key=lambda it: -it[1]):
+        if left <= 0:
+            break
+        chosen.append((sid, min(q, left)))
+        left -= min(q, left)
+    counts = heavy_edge(job, chosen, rng=0).counts
+    return max(column_cost(job, net, c) for c in counts.values())
 
 
 def _min_time_cpsat(job: PipelineJob, m: ColumnModel, time_limit: float | None, num_workers: int):
@@ -186,7 +219,8 @@ def _min_time_cpsat(job: PipelineJob, m: ColumnModel, time_limit: float | None, 
     cost_i = [int(math.ceil(c * _SCALE)) for c in m.cost]
     nv = [md.NewIntVar(0, int(m.ub[i]), f"n{i}") for i in range(n)]
     yv = [md.NewBoolVar(f"y{i}") for i in range(n)]
-    a = md.NewIntVar(0, max(cost_i, default=0), "alpha")
+    lb = int(math.ceil(m.lower_bound(job.n_stages) * _SCALE))
+    a = md.NewIntVar(min(lb, max(cost_i, default=0)), max(cost_i, default=0), "alpha")
     for s, k in enumerate(job.replicas):
         md.Add(sum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k)
     _size_constraints(m, lambda idx: sum(nv[i] for i in idx), md.Add)
@@ -234,10 +268,10 @@ def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
     if time_limit is not None:
         kw["timeLimit"] = float(time_limit)
     if solver == "cbc":
-        prob.solve(pulp.PULP_CBC_CMD(**kw))
+        prob.solve(pulp.PULP_CBC_CMD(gapRel=0.0, gapAbs=1e-7, **kw))
         return _pulp_status(prob)
     if pulp.HiGHS().available():
-        prob.solve(pulp.HiGHS(**kw))
+        prob.solve(pulp.HiGHS(gapRel=0.0, gapAbs=1e-7, **kw))
         return _pulp_status(prob)
     return _solve_pulp_scipy_highs(prob, time_limit)
 
@@ -265,7 +299,7 @@ def _solve_pulp_scipy_highs(prob, time_limit: float | None) -> SolveStatus:
     lb = np.array([-np.inf if v.lowBound is None else v.lowBound for v in var], dtype=float)
     ub = np.array([np.inf if v.upBound is None else v.upBound for v in var], dtype=float)
     integrality = np.array([1 if v.cat == pulp.LpInteger else 0 for v in var])
-    options = {"disp": False}
+    options = {"disp": False, "mip_rel_gap": 0.0}  # HiGHS's default 1e-4 gap would not prove optimality
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     res = milp(c, constraints=[LinearConstraint(A, lo, hi)] if len(lo) else [], integrality=integrality,
@@ -301,7 +335,7 @@ def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: fl
     n = len(m.cost)
     nv = [pulp.LpVariable(f"n{i}", 0, int(m.ub[i]), cat="Integer") for i in range(n)]
     yv = [pulp.LpVariable(f"y{i}", cat="Binary") for i in range(n)]
-    a = pulp.LpVariable("alpha", 0)
+    a = pulp.LpVariable("alpha", m.lower_bound(job.n_stages))
     prob += a
     for s, k in enumerate(job.replicas):
         prob += pulp.lpSum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k
