@@ -28,8 +28,10 @@ weight kept inside servers. Servers of equal size are ordered by their smallest 
 
 from __future__ import annotations
 
+import functools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -328,6 +330,19 @@ def _pulp_status(prob) -> SolveStatus:
     return SolveStatus.UNKNOWN
 
 
+def _quiet_pulp(func):
+    """PuLP 3.x warns about its own API moving in 4.0 on every variable; the models are unaffected."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+@_quiet_pulp
 def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: float | None):
     import pulp
 
@@ -437,6 +452,7 @@ def _cut_symmetry(nV, groups, var, add, total) -> None:
                 add(var(v, cur) <= total([var(u, prev) for u in range(v)]))
 
 
+@_quiet_pulp
 def _min_cut_pulp(V, E, items, groups, solver, time_limit):
     import pulp
 
