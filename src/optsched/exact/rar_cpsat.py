@@ -175,6 +175,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
                            "makespan")
     intervals = {s: [] for s in S}
     demands = {s: [] for s in S}
+    all_intervals, all_demands = [], []
     act: dict[tuple[str, int], Any] = {}
     z: dict[tuple[str, str], Any] = {}
     split: dict[str, Any] = {}
@@ -203,6 +204,16 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
         nserv[j.id] = m.NewIntVarFromDomain(cp_model.Domain.FromValues(list(classes)), f"n[{j.id}]")
         m.Add(nserv[j.id] == sum(z[j.id, s] for s in S))
         hv[f"n[{j.id}]"] = nserv[j.id]
+        # redundant: the duration is at least ceil(F_j / best phi of the chosen class n_j)
+        table = phi_table(inst, j)
+        fastest = [-(-j.iterations // max(table[n])) if n in table else dmin for n in range(max(classes) + 1)]
+        if len(set(fastest[n] for n in classes)) > 1:
+            dlow = m.NewIntVar(dmin, max(fastest), f"dlow[{j.id}]")
+            m.AddElement(nserv[j.id], fastest, dlow)
+            m.Add(d >= dlow)
+            hv[f"dlow[{j.id}]"] = dlow
+        all_intervals.append(iv)
+        all_demands.append(j.gpus)
         if j in splittable:
             split[j.id] = m.NewBoolVar(f"split[{j.id}]")
             m.Add(nserv[j.id] >= 2).OnlyEnforceIf(split[j.id])
@@ -223,6 +234,8 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
             hv[f"A[{j.id},{t}]"], hv[f"E[{j.id},{t}]"], hv[f"act[{j.id},{t}]"] = A, E, x
     for s in S:  # capacity of every server in every slot
         m.AddCumulative(intervals[s], demands[s], cap[s])
+    # redundant: the whole cluster as one resource of N GPUs, with constant demands G_j (strong propagation)
+    m.AddCumulative(all_intervals, all_demands, inst.cluster.total_gpus)
     # contention: cnt[s,t] >= number of split jobs active on s in slot t
     cnt: dict[tuple[str, int], Any] = {}
     for s in S:
@@ -357,6 +370,8 @@ def add_hint(rm: RarModel, inst: RarInstance, schedule: Schedule) -> None:
         hint(f"a[{j.id}]", a)
         hint(f"C[{j.id}]", c)
         hint(f"d[{j.id}]", c - a)
+        tbl = phi_table(inst, j)
+        hint(f"dlow[{j.id}]", -(-j.iterations // max(tbl[len(sj.placement)])))
         n = len(sj.placement)
         hint(f"n[{j.id}]", n)
         hint(f"split[{j.id}]", n >= 2)
