@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.algorithms.heavy_edge import _adjacency, _graph, heavy_edge  # noqa: E402
+from optsched.algorithms.heavy_edge import _adjacency_of, _graph_of, heavy_edge  # noqa: E402
 from optsched.exact.placement import min_cut_placement, min_time_placement  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.models import catalogue_job  # noqa: E402
@@ -52,8 +52,8 @@ def availability(rng: np.random.Generator) -> dict[str, int]:
 
 def heavy_edge_pct(job, free, repeats: int = 5) -> tuple[float, float, dict]:
     """(cold ms, warm median ms, placement counts) of SelectMost + Heavy-Edge."""
-    _graph.cache_clear()
-    _adjacency.cache_clear()
+    _graph_of.cache_clear()
+    _adjacency_of.cache_clear()
     times = []
     counts = None
     for _ in range(repeats + 1):

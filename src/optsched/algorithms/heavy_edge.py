@@ -100,8 +100,14 @@ def replica_graph(job: PipelineJob) -> nx.Graph:
     return _graph(job).copy()
 
 
-@functools.lru_cache(maxsize=512)
 def _graph(job: PipelineJob) -> nx.Graph:
+    # cached by structure, not by job id: a trace's many jobs of one catalogue configuration share one graph
+    return _graph_of(job.stages, job.allreduce)
+
+
+@functools.lru_cache(maxsize=1024)
+def _graph_of(stages, allreduce: str) -> nx.Graph:
+    job = PipelineJob("graph", stages, allreduce)
     G = nx.Graph()
     for s, st in enumerate(job.stages):
         G.add_nodes_from((s, r) for r in range(st.replicas))
@@ -133,9 +139,13 @@ class _Adjacency:
     edges_desc: tuple[tuple[float, Vertex, Vertex], ...]  # heaviest first, ties lexicographic
 
 
-@functools.lru_cache(maxsize=512)
 def _adjacency(job: PipelineJob) -> _Adjacency:
-    G = _graph(job)
+    return _adjacency_of(job.stages, job.allreduce)
+
+
+@functools.lru_cache(maxsize=1024)
+def _adjacency_of(stages, allreduce: str) -> _Adjacency:
+    G = _graph_of(stages, allreduce)
     vertices = tuple(sorted(G.nodes))
     nbrs = {v: tuple(sorted((u, d["weight"]) for u, d in G[v].items())) for v in vertices}
     total = {v: sum(w for _, w in nbrs[v]) for v in vertices}

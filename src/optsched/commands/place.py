@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
           f"{job.allreduce} all-reduce")
     print(f"algorithm={p.algorithm} status={p.status} runtime={p.runtime_s * 1e3:.2f} ms"
           + (f" form={p.info.get('form')} solver={p.info.get('solver')}" if p.algorithm != "heavy-edge" else ""))
-    width = max((len(s) for s in p.x), default=6)
+    width = max([6, *(len(s) for s in p.x)])
     print(f"{'server':<{width}}  GPUs  per-stage counts")
     for sid, col in p.x.items():
         print(f"{sid:<{width}}  {sum(col):>4}  {list(col)}")
