@@ -97,9 +97,9 @@ def n_g(inst: RarInstance) -> int:
 def makespan_lower_bound(inst: RarInstance) -> int:
     """A certified lower bound on the optimal makespan T*, in closed form (no solver).
 
-    max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  pair bound ): every job runs at least d_min_j slots
-    on G_j GPUs, no slot holds more than N GPU-slots, and two jobs with G_j + G_k > N can never overlap in
-    time. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified makespan lower bound".
+    max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  max_k ceil( sum_{j: (k+1) G_j > N} d_min_j / k ) ):
+    every job runs at least d_min_j slots on G_j GPUs, no slot holds more than N GPU-slots, and no slot holds
+    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified makespan lower bound".
     """
     return _closed_form_lb(inst)
 
@@ -110,9 +110,11 @@ def _closed_form_lb(inst: RarInstance) -> int:
     dmin = [duration_range(inst, j)[0] for j in inst.jobs]
     lb = max(dmin)
     lb = max(lb, -(-sum(j.gpus * d for j, d in zip(inst.jobs, dmin)) // n_gpus))
-    # jobs of more than N/2 GPUs pairwise exclude each other in time: they all run one after another
-    big = [d for j, d in zip(inst.jobs, dmin) if 2 * j.gpus > n_gpus]
-    lb = max(lb, sum(big))
+    # at most k jobs of more than N/(k+1) GPUs run in any slot (k = 1: they run one after another)
+    for k in range(1, inst.n_jobs):
+        big = [d for j, d in zip(inst.jobs, dmin) if (k + 1) * j.gpus > n_gpus]
+        if len(big) > k:
+            lb = max(lb, -(-sum(big) // k))
     return int(lb)
 
 
@@ -129,3 +131,73 @@ def lower_bound(inst: RarInstance, *, lp: bool = True, time_limit: float | None 
 
         lb = max(lb, math.ceil(lp_lower_bound(inst, time_limit=time_limit) - 1e-9))
     return int(lb)
+
+
+# -- the paper's guarantees (section 6) ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Estimates:
+    """SJF-BCO's estimated execution times rho-hat_j (slots) and the bracket constants u >= 1 >= l."""
+
+    rho_hat: Mapping[str, float]
+    u: float
+    l: float  # noqa: E741 - the paper's name
+
+
+def estimates(inst: RarInstance) -> Estimates:
+    """SJF-BCO's estimates (``optsched.algorithms.sjf_bco.estimates``), normalised to :class:`Estimates`."""
+    from .algorithms import sjf_bco
+
+    raw = sjf_bco.estimates(inst)
+    if isinstance(raw, tuple):
+        rho, u, l = raw  # noqa: E741
+    else:
+        rho = next(getattr(raw, a) for a in ("rho_hat", "rho", "estimates") if hasattr(raw, a))
+        u, l = raw.u, raw.l  # noqa: E741
+    if not isinstance(rho, Mapping):
+        rho = {j.id: r for j, r in zip(inst.jobs, rho)}
+    return Estimates({k: float(v) for k, v in rho.items()}, float(u), float(l))
+
+
+def phi_ratio(inst: RarInstance) -> float:
+    """phi = max_j max_{k1,k2} rho_j(y^k1) / rho_j(y^k2) (Lemma 4), with rho in slots.
+
+    A job's execution time under any schedule lies in [d_min_j, d_max_j] (:func:`duration_range`): it makes
+    between phi_min and phi_max iterations in every slot. Both ends are the times of a run at one constant
+    (placement class, contention level): d_min alone on its fastest class, d_max on its slowest class at the
+    largest contention level ``max_contention(inst)``. So phi = max_j d_max_j / d_min_j, computed exactly over
+    the placement classes and contention levels the model admits. (The largest contention level may need
+    more co-runners than the instance has; phi is then an upper bound on the ratio over this instance's
+    feasible schedules, which only makes Theorem 5's ratio larger, i.e. easier to meet.)
+    """
+    return max(hi / lo for lo, hi in (duration_range(inst, j) for j in inst.jobs))
+
+
+def theorem5_ratio(inst: RarInstance, est: Estimates | None = None) -> float:
+    """Theorem 5's approximation ratio n_g * phi * (u / l)."""
+    est = est or estimates(inst)
+    return n_g(inst) * phi_ratio(inst) * est.u / est.l
+
+
+def lemma3_bound(inst: RarInstance, max_estimated_load: float) -> float:
+    """Lemma 3: SJF-BCO's makespan <= n_g * W-hat_max (the largest estimated GPU load it returns)."""
+    return n_g(inst) * max_estimated_load
+
+
+def lemma4_bound(inst: RarInstance, theta_star_u: float, est: Estimates | None = None) -> float:
+    """Lemma 4: theta~_u <= phi * (u / l) * theta*_u, theta*_u the optimum of (14)-(16)
+    (``optsched.exact.rar_milp.feasibility_milp(inst, weights="estimated")``)."""
+    est = est or estimates(inst)
+    return phi_ratio(inst) * est.u / est.l * theta_star_u
+
+
+def estimate_bracket_violations(inst: RarInstance, est: Estimates | None = None) -> list[str]:
+    """Jobs whose estimate breaks the paper's bracket l * rho <= rho-hat <= u * rho for some achievable
+    execution time rho in [d_min_j, d_max_j] (the bracket Lemma 4 and Theorem 5's step theta*_u <= T* use)."""
+    est = est or estimates(inst)
+    bad = []
+    for j in inst.jobs:
+        lo, hi = duration_range(inst, j)
+        r = est.rho_hat[j.id]
+        if not (est.l * hi <= r + 1e-9 and r <= est.u * lo + 1e-9):
+            bad.append(j.id)
+    return bad
