@@ -30,3 +30,22 @@ def rar_instances(draw, max_jobs: int = 6, max_servers: int = 3, max_server_gpus
                        contention_xi=draw(st.sampled_from([0.25, 0.5, 1.0])),
                        overhead_xi=draw(st.sampled_from([0.0, 0.001, 0.005])),
                        degradation_alpha=draw(st.sampled_from([0.0, 0.2, 0.5])))
+
+
+@st.composite
+def micro_rar_instances(draw, max_jobs: int = 3, max_servers: int = 2, max_server_gpus: int = 4,
+                        max_iterations: int = 120) -> RarInstance:
+    """Tiny RAR-DDLS instances where contention matters (xi_1 = 1, alpha >= 0.5, large gradients): durations of
+    a few slots, so that exhaustive enumeration and CP-SAT both finish in well under a second."""
+    n_servers = draw(st.integers(1, max_servers))
+    cluster = Cluster(tuple(Server(f"s{i}", draw(st.integers(1, max_server_gpus))) for i in range(n_servers)),
+                      intra_bandwidth=50.0, inter_bandwidth=draw(st.sampled_from([4.0, 8.0, 20.0])))
+    jobs = tuple(
+        RarJob(f"j{i}", gpus=draw(st.integers(1, min(cluster.total_gpus, 6))),
+               iterations=draw(st.integers(5, max_iterations)),
+               gradient_size=draw(st.sampled_from([0.02, 0.05, 0.1])), batch_size=16,
+               forward_time_per_sample=0.0005, backward_time=draw(st.sampled_from([0.01, 0.03])))
+        for i in range(draw(st.integers(1, max_jobs))))
+    return RarInstance(cluster, horizon=60, jobs=jobs, reduce_speed=100.0, contention_xi=1.0,
+                       overhead_xi=draw(st.sampled_from([0.0, 0.003])),
+                       degradation_alpha=draw(st.sampled_from([0.5, 1.0])))
