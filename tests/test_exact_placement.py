@@ -9,7 +9,7 @@ import pytest
 
 from optsched.algorithms.heavy_edge import _adjacency, fig2_job, heavy_edge
 from optsched.errors import InstanceError
-from optsched.exact.placement import min_cut_placement, min_time_placement
+from optsched.exact.placement import min_cut_placement, min_time_placement, min_time_placement_per_server
 from optsched.perf.pipeline import Network, alpha, min_alpha_enumerate
 from optsched.placement import place
 from optsched.problems.pipeline import pipeline_job
@@ -90,6 +90,25 @@ def test_min_time_selection_form_three_ways(seed):
         assert r.status == SolveStatus.OPTIMAL and r.alpha == pytest.approx(brute, rel=1e-6), solver
         assert all(sum(c) <= free[s] for s, c in r.counts.items())
         assert alpha(job, NET, r.counts) == pytest.approx(r.alpha)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_per_server_milp_equals_brute_force(seed):
+    """The digest's compact per-server MILP, an independent formulation of the same optimum."""
+    rng = np.random.default_rng(300 + seed)
+    job = random_job(rng)
+    sizes = random_sizes(rng, job.gpus, NET.gpus_per_server)
+    free = {f"s{i}": n for i, n in enumerate(sizes)}
+    brute, _ = min_alpha_enumerate(job, NET, sorted(sizes, reverse=True), exact_sizes=True)
+    caps = sizes + [int(rng.integers(1, 5))]
+    brute_sel, _ = min_alpha_enumerate(job, NET, sorted(caps, reverse=True), exact_sizes=False)
+    for solver in ("highs", "cbc"):
+        for sym in (True, False):
+            r = min_time_placement_per_server(job, NET, free, solver=solver, symmetry_breaking=sym, time_limit=20)
+            assert r.status == SolveStatus.OPTIMAL and r.alpha == pytest.approx(brute, rel=1e-6), (solver, sym)
+        r = min_time_placement_per_server(job, NET, {f"s{i}": n for i, n in enumerate(caps)}, form="selection",
+                                          solver=solver, time_limit=20)
+        assert r.alpha == pytest.approx(brute_sel, rel=1e-6)
 
 
 @pytest.mark.parametrize("seed", range(6))

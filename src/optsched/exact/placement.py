@@ -365,6 +365,87 @@ def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: fl
     return [int(round(v.varValue or 0)) for v in nv], status, None
 
 
+# -- min-time: the per-server compact MILP (digest 6(a); the reference the column model is measured against) --
+@_quiet_pulp
+def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[str, int], *,
+                                  form: str = "mapping", solver: str = "highs", time_limit: float | None = 60.0,
+                                  symmetry_breaking: bool = True) -> ExactPlacement:
+    """Min alpha as the compact per-server MILP of the digest (section 6(a)), through PuLP (CBC or HiGHS).
+
+    One binary w_{s,m,c} per (stage, server, count c); alpha >= sum_c w_{s,m,c}(comp_s + AR_s(c)) + COMM_{s,m}(x)
+    - Big_s (1 - y_{s,m}). Exact like :func:`min_time_placement` but with one block of variables per server, so
+    it grows with the cluster and carries the servers' symmetry (partly broken, with ``symmetry_breaking``, by
+    ordering equal-size servers by GPUs used then by stage-1 count). Kept as the paper-style reference
+    (``formulations/placement-min-time.md``).
+    """
+    import pulp
+
+    if solver not in ("cbc", "highs"):
+        raise ValueError("the per-server model is a MILP: solver must be 'cbc' or 'highs'")
+    t0 = time.perf_counter()
+    items = _free_items(job, free, form)
+    S, ks = job.n_stages, job.replicas
+    g, bi, ba = net.gpus_per_server, net.inter_bandwidth_gbs, net.intra_bandwidth_gbs
+    st = job.stages
+    M = len(items)
+    prob = pulp.LpProblem("min_time_per_server", pulp.LpMinimize)
+    w = {(s, m, c): pulp.LpVariable(f"w_{s}_{m}_{c}", cat="Binary")
+         for s in range(S) for m in range(M) for c in range(1, min(ks[s], items[m][1]) + 1)}
+    x = {(s, m): pulp.lpSum(c * w[s, m, c] for c in range(1, min(ks[s], items[m][1]) + 1)) for s in range(S)
+         for m in range(M)}
+    y = {(s, m): pulp.lpSum(w[s, m, c] for c in range(1, min(ks[s], items[m][1]) + 1)) for s in range(S)
+         for m in range(M)}
+    alpha_v = pulp.LpVariable("alpha", 0)
+    prob += alpha_v
+    for s in range(S):
+        prob += pulp.lpSum(x[s, m] for m in range(M)) == ks[s]
+        for m in range(M):
+            prob += y[s, m] <= 1
+    for m, (_, q) in enumerate(items):
+        used = pulp.lpSum(x[s, m] for s in range(S))
+        prob += (used == q) if form == "mapping" else (used <= q)
+    for s in range(S):
+        din2, dout2 = 2 * st[s].d_in_mb, 2 * st[s].d_out_mb
+        big = max(g / bi, 1 / ba) * (din2 + dout2)
+        for m in range(M):
+            terms = []
+            for c in range(1, min(ks[s], items[m][1]) + 1):
+                k = ks[s]
+                ar = 0.0 if k == 1 else (2 * (k - 1) * st[s].params_mb * g / (k * c * bi) if c < k
+                                         else 2 * (k - 1) * st[s].params_mb / (k * ba))
+                terms.append((st[s].compute_ms + ar) * w[s, m, c])
+            comm = 0
+            if s > 0:
+                frac = x[s - 1, m] * (1.0 / ks[s - 1])
+                comm += (g / bi) * din2 - (g / bi) * din2 * frac + (din2 / ba) * frac
+            if s + 1 < S:
+                frac = x[s + 1, m] * (1.0 / ks[s + 1])
+                comm += (g / bi) * dout2 - (g / bi) * dout2 * frac + (dout2 / ba) * frac
+            prob += alpha_v >= pulp.lpSum(terms) + comm - big * (1 - y[s, m])
+    if symmetry_breaking:
+        # equal-size servers are interchangeable: order them by a weighted count (stage 1 heaviest)
+        weight = [(max(ks) + 1) ** (S - 1 - s) for s in range(S)]
+        for a in range(M):
+            for b in range(a + 1, M):
+                if items[a][1] == items[b][1] and all(items[c][1] != items[a][1] for c in range(a + 1, b)):
+                    prob += (pulp.lpSum(weight[s] * x[s, a] for s in range(S))
+                             >= pulp.lpSum(weight[s] * x[s, b] for s in range(S)))
+    status = _solve_pulp(prob, solver, time_limit)
+    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or alpha_v.varValue is None:
+        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver, form,
+                              math.inf, info=MappingProxyType({"model": "min-time-per-server"}))
+    counts = {}
+    for m, (sid, _) in enumerate(items):
+        col = tuple(int(round(sum(c * (w[s, m, c].varValue or 0) for c in range(1, min(ks[s], items[m][1]) + 1))))
+                    for s in range(S))
+        if any(col):
+            counts[sid] = col
+    a = max(column_cost(job, net, c) for c in counts.values())
+    info = {"model": "min-time-per-server", "variables": len(w), "objective_value": alpha_v.varValue}
+    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, form, a,
+                          info=MappingProxyType(info))
+
+
 # -- min-cut: balanced graph partition ---------------------------------------------------------------------
 def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str = "cpsat",
                       time_limit: float | None = 10.0, num_workers: int = 1, net: Network | None = None
