@@ -87,6 +87,19 @@ def test_pure_model_parallel_has_no_all_reduce():
     assert alpha(job, NET4, {"a": (1, 0), "b": (0, 1)}) == pytest.approx(2 + 4 * 4 / 1)
 
 
+def test_network_from_cluster_and_overrides():
+    from optsched.cluster import Cluster
+    from optsched.placement import network_for
+
+    c = Cluster.homogeneous(3, 4, intra_bandwidth=100.0, inter_bandwidth=1.0)
+    assert network_for(cluster=c) == NET4
+    assert network_for(inter_bandwidth_gbs=2.5) == Network(8, 2.5, 300.0)
+    assert Network.from_gbps(8, 10.0, 300.0) == Network.paper_simulation() == Network(8, 1.25, 300.0)
+    assert place(two_stage(), {"s0": 4}, cluster=c).alpha == pytest.approx(6.12)
+    with pytest.raises(InstanceError, match="network.gpus_per_server"):
+        Network(0, 1.0, 1.0)
+
+
 def test_compute_bound_and_precondition():
     job = two_stage()
     assert compute_lower_bound(job) == 6.0
