@@ -64,13 +64,13 @@ def _progress(it, **kw):
 
 # -- instances --------------------------------------------------------------------------------------------
 def small_instance(n_jobs: int, n_servers: int, seed: int) -> RarInstance:
-    """A small instance with short jobs (a few to ~30 slots), drawn from ``numpy.random.default_rng(seed)``.
+    """A small instance with short jobs (a few to ~30 slots), from ``default_rng([seed, n_jobs, n_servers])``.
 
     Used when ``optsched generate rar`` is not available. Servers of {2, 4, 8} GPUs, jobs of {1, 2, 4, 8}
     GPUs (capped by the cluster), F in [100, 600], compute 0.01..0.03 slots per iteration, gradients large
     enough that contention (xi_1 = 0.5, alpha = 0.3, b^e = 5 vs b^i = 50) changes the iteration rate.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, n_jobs, n_servers])
     servers = tuple(Server(f"s{i}", int(rng.choice([2, 4, 8]))) for i in range(n_servers))
     cluster = Cluster(servers, intra_bandwidth=50.0, inter_bandwidth=5.0)
     jobs = []
