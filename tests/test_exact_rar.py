@@ -231,3 +231,31 @@ def test_library_optimum_reproved(entry):
     inst = load(ROOT / entry["path"])
     res = solve_rar_cpsat(inst, num_workers=2, time_limit=30)
     assert res.status == SolveStatus.OPTIMAL and res.objective == entry["optimum"]
+
+
+def test_closed_form_bound_jobs_that_cannot_share_a_slot():
+    """Three 3-GPU jobs on 4 GPUs: no two fit side by side (k = 1 bound: they run one after another), so
+    T* = the sum of their fastest durations, which the closed form certifies and CP-SAT attains."""
+    inst = dataclasses.replace(contention_pair(), jobs=tuple(
+        RarJob(f"j{i}", gpus=3, iterations=6 + 3 * i, gradient_size=0.15, batch_size=1,
+               forward_time_per_sample=0.0, backward_time=0.1) for i in range(3)),
+        cluster=Cluster((Server("s0", 2), Server("s1", 2)), intra_bandwidth=100.0, inter_bandwidth=1.0))
+    # alone: 3 iterations per slot (see contention_pair) -> 2, 3 and 4 slots
+    assert [duration_range(inst, j)[0] for j in inst.jobs] == [2, 3, 4]
+    assert makespan_lower_bound(inst) == 9
+    res = solve_rar_cpsat(inst, **FAST, **MODEL_ONLY)
+    assert res.objective == 9 == brute_force(inst).makespan
+
+
+@settings(max_examples=30)
+@given(micro_rar_instances(max_jobs=1, max_servers=2))
+def test_phi_table_matches_evaluator_alone(inst):
+    """A job alone on a placement finishes after exactly ceil(F / Phi(n, 1 if split else 0)) slots."""
+    from optsched.exact.rar_brute import placements
+
+    job = inst.jobs[0]
+    table = phi_table(inst, job)
+    for pl in placements(inst, job):
+        n = len(pl)
+        got = evaluate(inst, Schedule((ScheduledJob(job.id, 0, pl),))).makespan
+        assert got == -(-job.iterations // table[n][1 if n > 1 else 0])
