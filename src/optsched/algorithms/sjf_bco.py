@@ -1,0 +1,397 @@
+"""SJF-BCO (paper 000, Algorithm 1) with FA-FFP (Algorithm 2) and LBSGF (Algorithm 3).
+
+Every interpretation is written down, with the algorithm's line numbers, in ``docs/algorithms/sjf-bco.md``.
+In short:
+
+* estimates (section 5): rho-hat_j = F_j * tau_min_j (the job alone on its fastest placement), u and l the
+  tightest constants with l * rho_j <= rho-hat_j <= u * rho_j for every execution time rho_j the model allows
+  (see :func:`estimates`); a job adds rho-hat_j / u to the estimated load U of each GPU it uses;
+* "wait for some job to exit" (Alg. 2 lines 9-10, Alg. 3 lines 13-14) runs in simulated time: the jobs are
+  placed in order by a list schedule whose clock only moves forward; a job may use only GPUs idle at the
+  current slot, and the clock jumps to the next completion when it cannot be placed. The simulation is the
+  exact slot model of eqs. 6-9 (contention recomputed at every start and completion), so a packing's
+  makespan m_theta^kappa is the makespan the evaluator finds for the schedule;
+* theta is bisected over the integers of [1, max(T, total estimated load)] as in Alg. 1 lines 5-30;
+  the kappa loop (lines 8-23) runs kappa = 1..n_g, evaluating only one kappa per distinct job-size class
+  (kappa values that send the same jobs to FA-FFP give the same packing);
+* Lemma 2: the returned ``theta`` is theta~_u, the tightest limit under which the chosen packing is found:
+  the maximum estimated GPU load W-hat_max of that packing (re-running the packing at this limit yields the
+  same schedule; the integer found by the bisection is ``theta_bisection``).
+
+>>> from optsched.generate import tiny_rar_example
+>>> inst = tiny_rar_example()
+>>> est = estimates(inst)
+>>> est.u >= 1 >= est.l > 0, sorted(est.rho_hat) == ["j0", "j1"]
+(True, True)
+>>> sched, info = sjf_bco(inst)
+>>> info["theta"] == info["max_estimated_load"] <= info["theta_bisection"]
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InstanceError
+from ..perf.rar import iteration_time, iterations_per_slot, max_contention, tau_bounds
+from ..problems.rar import RarInstance
+from ..registry import register
+from ..result import Schedule, ScheduledJob
+
+_EPS = 1e-9  # slack on U + rho-hat/u <= theta, so that a limit equal to a float sum admits that sum
+
+
+# -- section 5: estimated execution times and the bounds u, l ------------------------------------------------
+@dataclass(frozen=True)
+class Estimates:
+    """SJF-BCO's estimated execution times and the section-5 constants, all in slots.
+
+    ``rho_hat[j]``  rho-hat_j = F_j * tau_min_j: job j's execution time alone on its fastest placement
+                    (the paper's "product of tau_j and F_j", section 7), independent of the placement;
+    ``rho_min[j]``, ``rho_max[j]``  the fewest / most slots job j can take under ANY schedule:
+                    ceil(F_j / floor(1/tau_min_j)) and ceil(F_j / floor(1/tau_max_j)), with
+                    (tau_min_j, tau_max_j) = :func:`optsched.perf.rar.tau_bounds` (every placement and every
+                    contention level), since every slot gives between floor(1/tau_max) and floor(1/tau_min)
+                    iterations;
+    ``u``, ``l``    the tightest constants with l * rho_j <= rho-hat_j <= u * rho_j for every achievable
+                    rho_j in [rho_min_j, rho_max_j]: u = max(1, max_j rho-hat_j / rho_min_j),
+                    l = min(1, min_j rho-hat_j / rho_max_j) (section 5 requires l <= 1 <= u). Because
+                    rho-hat_j <= rho_min_j, u = 1 up to rounding and rho-hat_j / u <= rho_j always holds (the
+                    step theta*_u <= T* of Theorem 5);
+    ``load[j]``     rho-hat_j / u: what job j adds to each of its GPUs' estimated load U (eq. 15).
+
+    >>> from optsched.generate import tiny_rar_example
+    >>> e = estimates(tiny_rar_example())
+    >>> all(e.l * e.rho_max[j] <= e.rho_hat[j] <= e.u * e.rho_min[j] for j in e.rho_hat)
+    True
+    """
+
+    rho_hat: Mapping[str, float]
+    u: float
+    l: float  # noqa: E741 - the paper's name
+    rho_min: Mapping[str, int] = field(default_factory=dict)
+    rho_max: Mapping[str, int] = field(default_factory=dict)
+    tau_min: Mapping[str, float] = field(default_factory=dict)
+    tau_max: Mapping[str, float] = field(default_factory=dict)
+    load: Mapping[str, float] = field(default_factory=dict)
+
+
+def estimates(inst: RarInstance) -> Estimates:
+    """rho-hat per job, u and l for ``inst`` (section 5); see :class:`Estimates` for the definitions.
+
+    Stable public API: ``optsched.bounds`` imports it to evaluate Lemmas 2-4 and Theorem 5.
+
+    >>> from optsched.generate import tiny_rar_example
+    >>> e = estimates(tiny_rar_example())
+    >>> round(e.rho_hat["j0"], 3), e.rho_min["j0"], e.rho_max["j0"]   # 120 * 0.039875 (one server)
+    (4.785, 5, 7)
+    """
+    rho_hat, rho_min, rho_max, t_lo, t_hi = {}, {}, {}, {}, {}
+    for job in inst.jobs:
+        lo, hi = tau_bounds(inst, job)
+        t_lo[job.id], t_hi[job.id] = lo, hi
+        rho_hat[job.id] = job.iterations * lo
+        rho_min[job.id] = math.ceil(job.iterations / iterations_per_slot(lo))
+        rho_max[job.id] = math.ceil(job.iterations / iterations_per_slot(hi))
+    u = max(1.0, max(rho_hat[j] / rho_min[j] for j in rho_hat))
+    l = min(1.0, min(rho_hat[j] / rho_max[j] for j in rho_hat))  # noqa: E741
+    load = {j: r / u for j, r in rho_hat.items()}
+    return Estimates(rho_hat, u, l, rho_min, rho_max, t_lo, t_hi, load)
+
+
+# -- the list-schedule packing in simulated time ---------------------------------------------------------------
+@dataclass
+class Packing:
+    """One complete packing of every job: the schedule, its exact makespan and the estimated GPU loads."""
+
+    makespan: int
+    start: np.ndarray            # per job index
+    completion: np.ndarray       # per job index
+    gpus: list[np.ndarray]       # per job index: global GPU indices
+    loads: np.ndarray            # per GPU: estimated load U
+    theta: float = 0.0
+    kappa: int | None = None
+
+
+# A rule picks G_j GPUs for job j among the GPUs of ``mask`` (a boolean array over all GPUs), or returns None
+# when there are not enough of them.
+Rule = Callable[["Packer", int, np.ndarray], "np.ndarray | None"]
+
+
+class Packer:
+    """Per-instance precomputation and the packing loop shared by SJF-BCO and the baselines FF, LS, RAND."""
+
+    def __init__(self, inst: RarInstance, lam: float | None = None):
+        self.inst = inst
+        self.est = estimates(inst)
+        servers = inst.cluster.servers
+        self.n_servers = len(servers)
+        self.cap = np.array([s.gpus for s in servers], dtype=np.int64)
+        self.gpu_server = np.repeat(np.arange(self.n_servers), self.cap)           # GPU -> server index
+        self.gpu_local = np.concatenate([np.arange(c) for c in self.cap])          # GPU -> index on its server
+        self.n_gpus = int(self.cap.sum())
+        self.jobs = inst.jobs
+        n = len(self.jobs)
+        self.size = np.array([j.gpus for j in self.jobs], dtype=np.int64)
+        self.iters = np.array([j.iterations for j in self.jobs], dtype=np.int64)
+        self.load = np.array([self.est.load[j.id] for j in self.jobs], dtype=float)
+        if lam is not None:
+            if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not lam >= 1:
+                raise InstanceError(f"must be a number >= 1, got {lam!r}", field="lam")
+        self.lam = np.array([float(lam) if lam is not None else j.lam for j in self.jobs], dtype=float)
+        self.p_max = max_contention(inst)
+        # phi[j, n_servers, p], filled lazily from optsched.perf.rar so it agrees exactly with the evaluator
+        self._phi = np.zeros((n, self.n_servers + 1, self.p_max + 1), dtype=np.int64)
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _fill_phi(self, idx: np.ndarray, ns: np.ndarray, ps: np.ndarray) -> np.ndarray:
+        vals = self._phi[idx, ns, ps]
+        for k in np.nonzero(vals == 0)[0]:
+            j, n, p = int(idx[k]), int(ns[k]), int(ps[k])
+            v = iterations_per_slot(iteration_time(self.inst, self.jobs[j], n, p))
+            self._phi[j, n, p] = v
+            vals[k] = v
+        return vals
+
+    def placement(self, gpus: np.ndarray) -> dict[str, int]:
+        counts = np.bincount(self.gpu_server[gpus], minlength=self.n_servers)
+        ids = self.inst.cluster.server_ids
+        return {ids[s]: int(c) for s, c in enumerate(counts) if c}
+
+    # -- the packing -----------------------------------------------------------------------------------------
+    def run(self, order: Sequence[int], theta: float, rule_for: Callable[[int], Rule],
+            cutoff: float = math.inf) -> Packing | None:
+        """Place the jobs of ``order`` one by one (list schedule, monotone clock) under the load limit
+        ``theta``; ``rule_for(j)`` gives the placement rule of job j. Returns None when some job can never be
+        placed (Alg. 2/3 line "return empty") or when the makespan would reach ``cutoff`` (such a packing
+        cannot be kept by Alg. 1 lines 22 and 25, so it is abandoned early)."""
+        n = len(self.jobs)
+        S = self.n_servers
+        U = self._U = np.zeros(self.n_gpus)   # the rules read the current loads through ``_U``
+        owner_free = np.ones(self.n_gpus, dtype=bool)   # GPU idle at the current slot
+        active = np.zeros(n, dtype=bool)
+        rem = self.iters.copy()
+        start = np.full(n, -1, dtype=np.int64)
+        comp = np.full(n, -1, dtype=np.int64)
+        nserv = np.zeros(n, dtype=np.int64)
+        uses = np.zeros((n, S), dtype=np.int64)          # 1 where job j uses server s
+        split = np.zeros(n, dtype=bool)
+        cnt = np.zeros(S, dtype=np.int64)               # active split jobs per server
+        phi = np.zeros(n, dtype=np.int64)
+        gpus: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n
+        t = 0
+        dirty = False
+
+        def advance() -> None:
+            """Jump the clock to the next completion (no job starts in between: the clock is monotone)."""
+            nonlocal t, dirty
+            idx = np.nonzero(active)[0]
+            if dirty:
+                p = np.zeros(len(idx), dtype=np.int64)
+                sp = split[idx]
+                if sp.any():
+                    p[sp] = (uses[idx[sp]] * cnt).max(axis=1)
+                phi[idx] = self._fill_phi(idx, nserv[idx], p)
+                dirty = False
+            steps = -(-rem[idx] // phi[idx])
+            step = int(steps.min())
+            t += step
+            rem[idx] -= phi[idx] * step
+            done = idx[rem[idx] <= 0]
+            comp[done] = t
+            active[done] = False
+            for j in done:
+                owner_free[gpus[j]] = True
+                if split[j]:
+                    cnt[:] -= uses[j]
+            dirty = True
+
+        for j in order:
+            rule = rule_for(j)
+            load_ok = U + self.load[j] <= theta + _EPS
+            # U does not change while waiting, so a job the load limit excludes even with every GPU idle can
+            # never be placed: fail now instead of draining the cluster first (same outcome, less work).
+            if rule(self, j, load_ok) is None:
+                return None
+            while True:
+                chosen = rule(self, j, load_ok & owner_free)
+                if chosen is not None:
+                    break
+                if not active.any():
+                    return None
+                advance()
+                if t >= cutoff:
+                    return None
+            chosen = np.asarray(chosen, dtype=np.int64)
+            gpus[j] = chosen
+            owner_free[chosen] = False
+            U[chosen] += self.load[j]
+            per = np.bincount(self.gpu_server[chosen], minlength=S)
+            uses[j] = per > 0
+            nserv[j] = int(uses[j].sum())
+            if nserv[j] > 1:
+                split[j] = True
+                cnt += uses[j]
+            start[j] = t
+            active[j] = True
+            dirty = True
+        while active.any():
+            advance()
+            if active.any() and t >= cutoff:
+                return None
+        makespan = int(comp.max())
+        if makespan >= cutoff:
+            return None
+        return Packing(makespan, start, comp, gpus, U, theta)
+
+    def schedule(self, packing: Packing, algorithm: str) -> Schedule:
+        return Schedule(tuple(ScheduledJob(job.id, int(packing.start[i]), self.placement(packing.gpus[i]))
+                              for i, job in enumerate(self.jobs)), algorithm=algorithm, instance=self.inst.name)
+
+    def total_load(self) -> float:
+        return float((self.load * self.size).sum())
+
+
+# -- placement rules ------------------------------------------------------------------------------------------
+def fa_ffp(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
+    """Algorithm 2 lines 2-4: the G_j GPUs of ``mask`` with least U (ties: lower GPU index)."""
+    cand = np.nonzero(mask)[0]
+    g = pk.size[j]
+    if len(cand) < g:
+        return None
+    return cand[np.argsort(pk_U(pk)[cand], kind="stable")[:g]]
+
+
+def lbsgf(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
+    """Algorithm 3 lines 2-8: the fewest least-busy servers (mean U ascending, ties by server order) holding
+    lambda_j * G_j GPUs; among their GPUs of ``mask``, the G_j with least U (ties: server rank, GPU index)."""
+    U = pk_U(pk)
+    g = pk.size[j]
+    mean = np.bincount(pk.gpu_server, weights=U, minlength=pk.n_servers) / pk.cap
+    order = np.argsort(mean, kind="stable")
+    m = int(np.searchsorted(np.cumsum(pk.cap[order]), pk.lam[j] * g - _EPS)) + 1
+    rank = np.full(pk.n_servers, pk.n_servers + 1)
+    rank[order[:m]] = np.arange(min(m, pk.n_servers))
+    gpu_rank = rank[pk.gpu_server]
+    cand = np.nonzero(mask & (gpu_rank <= pk.n_servers))[0]
+    if len(cand) < g:
+        return None
+    return cand[np.lexsort((cand, gpu_rank[cand], U[cand]))[:g]]
+
+
+def pk_U(pk: Packer) -> np.ndarray:
+    """The estimated GPU loads U of the packing in progress."""
+    return pk._U
+
+
+# -- Algorithm 1 -----------------------------------------------------------------------------------------------
+def bisect_theta(pk: Packer, pack_for_theta: Callable[[int, float], Packing | None]) -> Packing | None:
+    """Algorithm 1 lines 5-30: integer bisection on theta over [1, right]; a theta whose best packing improves
+    the best makespan so far moves ``right`` below it, any other theta moves ``left`` above it.
+
+    ``right`` = max(T, ceil(total estimated load)) instead of T: at that limit no GPU's load can exceed theta,
+    so the packing always succeeds and the search always returns a schedule (with right = T the paper's
+    algorithm returns none when the estimated loads exceed the horizon)."""
+    left, right = 1, max(pk.inst.horizon, math.ceil(pk.total_load()))
+    best: Packing | None = None
+    m = math.inf
+    while left <= right:
+        theta = (left + right) // 2
+        cand = pack_for_theta(theta, m)
+        if cand is not None and cand.makespan < m:
+            m, best = cand.makespan, cand
+            right = theta - 1
+        else:
+            left = theta + 1
+    return best
+
+
+def kappa_classes(inst: RarInstance, kappa: int | None) -> list[int]:
+    """The kappa values Algorithm 1 line 8 needs: 1..n_g, keeping the first kappa of each class of values that
+    send the same jobs to FA-FFP (G_j <= kappa); a fixed ``kappa`` gives just that value."""
+    if kappa is not None:
+        return [kappa]
+    sizes = sorted({j.gpus for j in inst.jobs})
+    seen, out = set(), []
+    for k in range(1, inst.max_job_gpus + 1):
+        key = sum(1 for s in sizes if s <= k)
+        if key not in seen:
+            seen.add(key)
+            out.append(k)
+    return out
+
+
+def sjf_order(inst: RarInstance) -> list[int]:
+    """Algorithm 1 line 4: jobs by G_j ascending; ties keep the instance order (stable sort)."""
+    return sorted(range(len(inst.jobs)), key=lambda i: inst.jobs[i].gpus)
+
+
+def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None = None,
+                packer: Packer | None = None) -> tuple[Packer, Packing]:
+    """Algorithm 1: returns the packer and the kept packing (with its theta and kappa)."""
+    if kappa is not None and (isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1):
+        raise InstanceError(f"must be a positive integer, got {kappa!r}", field="kappa")
+    pk = packer or Packer(inst, lam)
+    order = sjf_order(inst)
+    kappas = kappa_classes(inst, kappa)
+
+    def pack_for_theta(theta: int, m: float) -> Packing | None:
+        best: Packing | None = None           # Alg. 1 line 7: m_theta <- T (here: +inf, see bisect_theta)
+        for k in kappas:                      # lines 8-23
+            cutoff = min(m, best.makespan if best else math.inf)
+            res = pack(pk, order, theta, sjf_bco_rules(pk, k), cutoff)
+            if res is not None and (best is None or res.makespan < best.makespan):
+                res.kappa = k
+                best = res
+        return best
+
+    best = bisect_theta(pk, pack_for_theta)
+    assert best is not None  # theta = right always packs
+    return pk, best
+
+
+def pack(pk: Packer, order: Sequence[int], theta: float, rule_for: Callable[[int], Rule],
+         cutoff: float = math.inf) -> Packing | None:
+    """One packing of ``order`` under limit ``theta`` (see :meth:`Packer.run`)."""
+    return pk.run(order, theta, rule_for, cutoff)
+
+
+def sjf_bco_rules(pk: Packer, kappa: int) -> Callable[[int], Rule]:
+    """Algorithm 1 lines 11-15: FA-FFP for G_j <= kappa, LBSGF otherwise."""
+    return lambda j: fa_ffp if pk.size[j] <= kappa else lbsgf
+
+
+@register("sjf-bco", "RarInstance")
+def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
+            kappa: int | None = None, lam: float | None = None):
+    """SJF-BCO (paper 000, Alg. 1-3): smallest job first, FA-FFP/LBSGF packing, bisection on theta.
+
+    Options: ``kappa`` fixes the FA-FFP/LBSGF threshold (default: the paper's loop over 1..n_g), ``lam``
+    overrides every job's lambda_j. Returns the schedule and ``info`` with ``theta`` (theta~_u),
+    ``theta_bisection``, ``kappa``, ``max_estimated_load`` (W-hat_max, Lemma 2), ``makespan_packing``,
+    ``rho_hat``, ``u``, ``l``, ``gpu_assignment`` (job -> [[server id, GPU index on the server], ...]).
+    """
+    pk, best = run_sjf_bco(inst, kappa, lam)
+    return pk.schedule(best, "sjf-bco"), info_for(pk, best)
+
+
+def info_for(pk: Packer, best: Packing) -> dict:
+    ids = pk.inst.cluster.server_ids
+    w_max = float(best.loads.max())
+    return {
+        "theta": w_max,
+        "theta_bisection": best.theta,
+        "kappa": best.kappa,
+        "max_estimated_load": w_max,
+        "makespan_packing": best.makespan,
+        "rho_hat": dict(pk.est.rho_hat),
+        "u": pk.est.u,
+        "l": pk.est.l,
+        "lam": None if pk.lam.size == 0 else (float(pk.lam[0]) if np.all(pk.lam == pk.lam[0]) else "per job"),
+        "gpu_assignment": {job.id: [[ids[pk.gpu_server[g]], int(pk.gpu_local[g])] for g in best.gpus[i]]
+                           for i, job in enumerate(pk.jobs)},
+    }
