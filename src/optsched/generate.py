@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cluster import Cluster, Server
+from .errors import InstanceError
 from .problems.rar import RarInstance, RarJob
 
 
@@ -21,3 +22,114 @@ def tiny_rar_example() -> RarInstance:
     )
     return RarInstance(cluster, horizon=60, jobs=jobs, reduce_speed=100.0, contention_xi=0.5,
                        overhead_xi=0.002, degradation_alpha=0.2, name="tiny-rar-example")
+
+
+# -- paper 000, section 7 ------------------------------------------------------------------------------------
+#: Job sizes (GPUs) and counts of the paper's 160-job workload (section 7, scaled-down Microsoft trace).
+MOBIHOC22_JOB_MIX: tuple[tuple[int, int], ...] = ((1, 80), (2, 14), (4, 26), (8, 30), (16, 8), (32, 2))
+MOBIHOC22_SERVER_GPUS: tuple[int, ...] = (4, 8, 16, 32)
+
+# Cluster constants of the generated RAR instances (data units per slot); only ratios matter.
+_INTRA_BW, _INTER_BW, _REDUCE_SPEED, _ALPHA = 100.0, 10.0, 1000.0, 0.2
+
+
+def _sig(x: float, digits: int = 8) -> float:
+    """Round to ``digits`` significant digits (readable JSON; the generator re-checks the ranges after)."""
+    return float(f"{x:.{digits}g}")
+
+
+def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 1200,
+                        server_gpus: tuple[int, ...] = MOBIHOC22_SERVER_GPUS,
+                        sizes: tuple[int, ...] | None = None,
+                        iterations: tuple[int, int] = (1000, 6000),
+                        tau_range: tuple[float, float] = (0.01, 0.05), extra: float = 0.15,
+                        name: str | None = None) -> RarInstance:
+    """A random RAR-DDLS instance in the style of paper 000's section 7.
+
+    * servers: GPUs uniform in ``server_gpus``;
+    * job sizes: ``sizes`` if given (one per job, in order), else drawn with the proportions of the paper's
+      mix (80:14:26:30:8:2 for 1, 2, 4, 8, 16, 32 GPUs) among the sizes the cluster can hold;
+    * F_j uniform in ``iterations``;
+    * per-iteration times: every placement and every contention level gives tau in ``tau_range`` and at most
+      a fraction ``extra`` of tau is contention + overhead. How: draw the one-server time tau1_j uniform in
+      [tau_lo, tau_hi * (1 - extra)] (tau_hi * (1 - extra) so that tau1_j / (1 - extra) <= tau_hi); the budget
+      E_j = tau1_j * (1 / (1 - extra) - 1) caps the worst-case increase tau_max_j - tau1_j. The overhead per
+      server is xi_2 = 0.4 * tau_lo * (1/(1-extra) - 1) / (|S| - 1), so that spanning all servers costs at most
+      40% of the smallest budget; xi_1 = xi_2 (the paper's "xi_1 = xi_2"). The gradient size m_j fills a random
+      share (20%..95%) of what is left of E_j at the worst bandwidth b^e / f(alpha, max(1, xi_1 P)) over the
+      most servers the job can span; the compute time Delta^f M + Delta^b is what is left of tau1_j.
+      Consequence of xi_1 = xi_2 with k = max(1, xi_1 * p): xi_1 * p < 1 for every p, so contention never
+      lowers the bandwidth in these instances; locality still matters (inter- vs intra-server bandwidth and
+      the per-server overhead). ``docs/algorithms/sjf-bco.md`` discusses it.
+
+    The result is checked against :func:`optsched.perf.rar.tau_bounds` before it is returned.
+
+    >>> inst = random_rar_instance(12, 3, seed=1)
+    >>> inst.n_jobs, len(inst.cluster.servers), inst.horizon
+    (12, 3, 1200)
+    """
+    import numpy as np
+
+    from .perf.rar import contention_k, f_degradation, max_contention, tau_bounds
+
+    if jobs < 1 or servers < 1:
+        raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
+    rng = np.random.default_rng(seed)
+    cluster = Cluster(tuple(Server(f"s{i}", int(rng.choice(server_gpus))) for i in range(servers)),
+                      intra_bandwidth=_INTRA_BW, inter_bandwidth=_INTER_BW)
+    total = cluster.total_gpus
+    if sizes is None:
+        mix = [(g, c) for g, c in MOBIHOC22_JOB_MIX if g <= total]
+        weights = np.array([c for _, c in mix], dtype=float)
+        sizes = tuple(int(x) for x in rng.choice([g for g, _ in mix], size=jobs, p=weights / weights.sum()))
+    elif len(sizes) != jobs:
+        raise InstanceError(f"{len(sizes)} sizes for {jobs} jobs", field="sizes")
+    lo_tau, hi_tau = tau_range
+    share = 1.0 / (1.0 - extra) - 1.0          # E_j / tau1_j
+    xi = _sig(0.4 * lo_tau * share / max(1, servers - 1), 6)
+    # worst contention a split job can meet: at most one split job per GPU of the largest server
+    n_split = sum(1 for g in sizes if g >= 2)
+    p_max = max(1, min(cluster.max_server_gpus, n_split))
+    f_max = f_degradation(contention_k(p_max, xi), _ALPHA)
+    out = []
+    for i, g in enumerate(sizes):
+        tau1 = rng.uniform(lo_tau * 1.01, hi_tau * (1.0 - extra) * 0.99)
+        budget = tau1 * share
+        n_most = min(g, servers)
+        ring = (g - 1) / g
+        left = budget - xi * (n_most - 1)
+        per_m = 2.0 * ring * (f_max / _INTER_BW - 1.0 / _INTRA_BW)   # extra slots per unit of gradient
+        m = left * rng.uniform(0.2, 0.95) / per_m if per_m > 0 else rng.uniform(0.01, 0.1)
+        m = _sig(m, 6)
+        compute = tau1 - (2.0 * ring * m / _INTRA_BW + ring * m / _REDUCE_SPEED + xi)
+        batch = int(rng.choice((16, 32, 64)))
+        back = rng.uniform(0.4, 0.7)
+        out.append(RarJob(f"j{i}", gpus=int(g), iterations=int(rng.integers(iterations[0], iterations[1] + 1)),
+                          gradient_size=m, batch_size=batch,
+                          forward_time_per_sample=_sig(compute * (1 - back) / batch),
+                          backward_time=_sig(compute * back)))
+    inst = RarInstance(cluster, horizon=horizon, jobs=tuple(out), reduce_speed=_REDUCE_SPEED, contention_xi=xi,
+                       overhead_xi=xi, degradation_alpha=_ALPHA,
+                       name=name or f"rar-j{jobs}-s{servers}-seed{seed}")
+    assert max_contention(inst) <= p_max
+    for j in inst.jobs:  # the documented ranges hold for every placement and contention level
+        t_lo, t_hi = tau_bounds(inst, j)
+        assert lo_tau <= t_lo and t_hi <= hi_tau, (j, t_lo, t_hi)
+    return inst
+
+
+def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200) -> RarInstance:
+    """Paper 000's section 7 setting: 160 jobs (80x1, 14x2, 26x4, 30x8, 8x16, 2x32 GPUs) in random order,
+    F_j in [1000, 6000], tau in [0.01, 0.05] under every placement, contention + overhead within 15% of the
+    per-iteration time, xi_1 = xi_2, ``servers`` servers (20) with GPUs uniform in {4, 8, 16, 32}, T = 1200.
+
+    >>> inst = mobihoc22_preset(0)
+    >>> inst.n_jobs, inst.max_job_gpus, len(inst.cluster.servers), inst.horizon
+    (160, 32, 20, 1200)
+    """
+    import numpy as np
+
+    sizes = [g for g, c in MOBIHOC22_JOB_MIX for _ in range(c)]
+    np.random.default_rng([seed, 22]).shuffle(sizes)  # the trace's arrival order, not sorted by size
+    return random_rar_instance(len(sizes), servers, seed, horizon=horizon, sizes=tuple(sizes),
+                               name=f"mobihoc22-seed{seed}" + ("" if servers == 20 else f"-s{servers}"))

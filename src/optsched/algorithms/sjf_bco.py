@@ -11,7 +11,8 @@ In short:
   current slot, and the clock jumps to the next completion when it cannot be placed. The simulation is the
   exact slot model of eqs. 6-9 (contention recomputed at every start and completion), so a packing's
   makespan m_theta^kappa is the makespan the evaluator finds for the schedule;
-* theta is bisected over the integers of [1, max(T, total estimated load)] as in Alg. 1 lines 5-30;
+* theta is bisected over the integers of [1, T] as in Alg. 1 lines 5-30 (over [T + 1, total estimated load]
+  only if no theta <= T packs every job);
   the kappa loop (lines 8-23) runs kappa = 1..n_g, evaluating only one kappa per distinct job-size class
   (kappa values that send the same jobs to FA-FFP give the same packing);
 * Lemma 2: the returned ``theta`` is theta~_u, the tightest limit under which the chosen packing is found:
@@ -215,7 +216,8 @@ class Packer:
             load_ok = U + self.load[j] <= theta + _EPS
             # U does not change while waiting, so a job the load limit excludes even with every GPU idle can
             # never be placed: fail now instead of draining the cluster first (same outcome, less work).
-            if rule(self, j, load_ok) is None:
+            enough = getattr(rule, "enough", None)
+            if not (enough(self, j, load_ok) if enough else rule(self, j, load_ok) is not None):
                 return None
             while True:
                 chosen = rule(self, j, load_ok & owner_free)
@@ -290,23 +292,26 @@ def pk_U(pk: Packer) -> np.ndarray:
 
 # -- Algorithm 1 -----------------------------------------------------------------------------------------------
 def bisect_theta(pk: Packer, pack_for_theta: Callable[[int, float], Packing | None]) -> Packing | None:
-    """Algorithm 1 lines 5-30: integer bisection on theta over [1, right]; a theta whose best packing improves
-    the best makespan so far moves ``right`` below it, any other theta moves ``left`` above it.
+    """Algorithm 1 lines 5-30: integer bisection on theta over [1, T]; a theta whose best packing strictly
+    improves the best makespan so far moves ``right`` below it, any other theta moves ``left`` above it.
 
-    ``right`` = max(T, ceil(total estimated load)) instead of T: at that limit no GPU's load can exceed theta,
-    so the packing always succeeds and the search always returns a schedule (with right = T the paper's
-    algorithm returns none when the estimated loads exceed the horizon)."""
-    left, right = 1, max(pk.inst.horizon, math.ceil(pk.total_load()))
+    Fallback (not in the paper): if no theta in [1, T] packs every job (the estimated loads exceed the
+    horizon), the same bisection runs over [T + 1, ceil(total estimated load)]. At the upper end no GPU's
+    load can exceed theta, so the packing always succeeds and a schedule is always returned."""
     best: Packing | None = None
     m = math.inf
-    while left <= right:
-        theta = (left + right) // 2
-        cand = pack_for_theta(theta, m)
-        if cand is not None and cand.makespan < m:
-            m, best = cand.makespan, cand
-            right = theta - 1
-        else:
-            left = theta + 1
+    top = max(pk.inst.horizon, math.ceil(pk.total_load()))
+    for left, right in ((1, pk.inst.horizon), (pk.inst.horizon + 1, top)):
+        while left <= right:
+            theta = (left + right) // 2
+            cand = pack_for_theta(theta, m)
+            if cand is not None and cand.makespan < m:
+                m, best = cand.makespan, cand
+                right = theta - 1
+            else:
+                left = theta + 1
+        if best is not None:
+            return best
     return best
 
 

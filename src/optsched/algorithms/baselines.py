@@ -1,0 +1,97 @@
+"""Paper 000's baselines (section 7): First-Fit (FF), List-Scheduling (LS) and Random (RAND).
+
+All three run the same list-schedule packing as SJF-BCO (:class:`optsched.algorithms.sjf_bco.Packer`): jobs
+in the instance's order (the trace's arrival order, not sorted by size), a monotone clock, a job placed on
+GPUs idle at the current slot whose estimated load U stays within the limit theta, waiting for a completion
+otherwise. They differ in the GPUs they pick and in theta (``docs/algorithms/sjf-bco.md``):
+
+* FF: the first G_j eligible GPUs, server by server in the cluster's order (GPU index order); theta^FF is
+  found by Algorithm 1's bisection, run with the FF rule;
+* LS: the G_j eligible GPUs with least U (ties: lower GPU index); theta^LS by the same bisection;
+* RAND: G_j GPUs drawn uniformly without replacement among the eligible ones, theta^RAND = T ("to avoid the
+  long running time"); if theta = T cannot pack every job, no limit at all.
+
+>>> from optsched.generate import tiny_rar_example
+>>> from optsched.evaluate import evaluate
+>>> inst = tiny_rar_example()
+>>> sched, info = first_fit(inst)
+>>> evaluate(inst, sched).makespan == info["makespan_packing"]
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..problems.rar import RarInstance
+from ..registry import register
+from .sjf_bco import Packer, Packing, bisect_theta, info_for, pk_U
+
+
+def ff_rule(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
+    """The first G_j GPUs of ``mask`` in cluster order (server by server)."""
+    cand = np.nonzero(mask)[0]
+    return cand[:pk.size[j]] if len(cand) >= pk.size[j] else None
+
+
+def ls_rule(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
+    """The G_j GPUs of ``mask`` with least estimated load U (ties: lower GPU index)."""
+    cand = np.nonzero(mask)[0]
+    if len(cand) < pk.size[j]:
+        return None
+    return cand[np.argsort(pk_U(pk)[cand], kind="stable")[:pk.size[j]]]
+
+
+def _bisected(inst: RarInstance, rule, name: str):
+    pk = Packer(inst)
+    order = list(range(len(inst.jobs)))
+    best = bisect_theta(pk, lambda theta, m: pk.run(order, theta, lambda j: rule, cutoff=m))
+    assert best is not None
+    return pk.schedule(best, name), info_for(pk, best)
+
+
+@register("ff", "RarInstance")
+def first_fit(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
+    """First-Fit (paper 000, section 7): first G_j available GPUs server by server, load <= theta^FF."""
+    return _bisected(inst, ff_rule, "ff")
+
+
+@register("ls", "RarInstance")
+def list_scheduling(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
+    """List-Scheduling (paper 000, section 7): G_j least-loaded available GPUs, load <= theta^LS."""
+    return _bisected(inst, ls_rule, "ls")
+
+
+class RandRule:
+    """RAND's rule: G_j GPUs drawn uniformly without replacement among those of ``mask``. ``enough`` answers
+    the packer's up-front "can this job ever fit?" question without consuming random draws."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    @staticmethod
+    def enough(pk: Packer, j: int, mask: np.ndarray) -> bool:
+        return int(mask.sum()) >= pk.size[j]
+
+    def __call__(self, pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
+        cand = np.nonzero(mask)[0]
+        if len(cand) < pk.size[j]:
+            return None
+        return np.sort(self.rng.choice(cand, size=int(pk.size[j]), replace=False))
+
+
+@register("rand", "RarInstance")
+def random_placement(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
+    """Random (paper 000, section 7): random available GPUs, load <= theta^RAND = T; uses ``seed``."""
+    pk = Packer(inst)
+    order = list(range(len(inst.jobs)))
+    best: Packing | None = None
+    for theta in (float(inst.horizon), math.inf):
+        rule = RandRule(np.random.default_rng(seed))  # same draws whichever limit is used
+        best = pk.run(order, theta, lambda j: rule)
+        if best is not None:
+            break
+    assert best is not None
+    return pk.schedule(best, "rand"), info_for(pk, best)
