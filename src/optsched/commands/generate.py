@@ -1,0 +1,88 @@
+"""``optsched generate KIND ...``: write a generated instance file (atomically) and print a summary.
+
+Each kind of instance is a sub-command registered in :data:`KINDS`; adding one is a one-line edit here plus
+a function ``register(kinds_subparsers)`` (anywhere) that adds its parser and sets ``build=`` to a function
+``build(args) -> problem`` (any problem :func:`optsched.io.save` can write). Example::
+
+    KINDS["pipeline"] = "optsched.commands._generate_pipeline:register"
+
+Kinds:
+
+* ``rar``: RAR-DDLS (paper 000): ``optsched generate rar --jobs N --servers S --seed K -o FILE`` or
+  ``optsched generate rar --preset mobihoc22 --seed K -o FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Callable
+
+
+def _register_rar(kinds) -> None:
+    p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
+                         description="A random RAR-DDLS instance in the style of paper 000's section 7 "
+                                     "(optsched.generate.random_rar_instance), or its exact setting with "
+                                     "--preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
+    p.add_argument("--preset", choices=["mobihoc22"], help="the paper's section 7 setting (ignores --jobs)")
+    p.add_argument("--jobs", type=int, default=20, help="number of jobs (default 20)")
+    p.add_argument("--servers", type=int, default=None, help="number of servers (default 4; preset: 20)")
+    p.add_argument("--horizon", type=int, default=None, help="horizon T in slots (default 1200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.set_defaults(build=_build_rar)
+
+
+def _build_rar(args: argparse.Namespace):
+    from ..errors import InstanceError
+    from ..generate import mobihoc22_preset, random_rar_instance
+
+    horizon = 1200 if args.horizon is None else args.horizon
+    for name, v in (("jobs", args.jobs), ("servers", args.servers), ("horizon", horizon)):
+        if v is not None and v < 1:
+            raise InstanceError(f"must be a positive integer, got {v}", field=f"--{name}")
+    if args.preset == "mobihoc22":
+        return mobihoc22_preset(args.seed, servers=args.servers or 20, horizon=horizon)
+    return random_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon)
+
+
+def _summary_rar(inst) -> str:
+    sizes: dict[int, int] = {}
+    for j in inst.jobs:
+        sizes[j.gpus] = sizes.get(j.gpus, 0) + 1
+    mix = ", ".join(f"{c}x{g}" for g, c in sorted(sizes.items()))
+    return (f"{inst.name}: {inst.n_jobs} jobs ({mix} GPUs), {len(inst.cluster.servers)} servers, "
+            f"{inst.cluster.total_gpus} GPUs, horizon {inst.horizon}")
+
+
+# kind -> function registering its sub-parser, or "module:function" imported when the CLI is built
+KINDS: dict[str, Callable | str] = {
+    "rar": _register_rar,
+}
+# problem class name -> one-line summary (kinds without one print the class name and the file)
+SUMMARIES: dict[str, Callable] = {"RarInstance": _summary_rar}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("generate", help="generate an instance file",
+                       description="Generate an instance file of the given kind (written atomically) and "
+                                   "print a one-line summary. 'optsched generate KIND --help' for a kind's "
+                                   "options.")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    for reg in KINDS.values():
+        if isinstance(reg, str):
+            module, func = reg.split(":")
+            reg = getattr(importlib.import_module(module), func)
+        reg(kinds)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..io import save
+
+    problem = args.build(args)
+    save(problem, args.output)
+    summary = SUMMARIES.get(type(problem).__name__, lambda x: type(x).__name__)(problem)
+    print(f"{summary}\nwritten to {args.output}")
+    return 0
