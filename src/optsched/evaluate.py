@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from .errors import ScheduleError
+from .errors import InstanceError, ScheduleError
 from .perf.rar import contention, phi_for
 from .problems.rar import RarInstance
 from .result import Schedule
@@ -59,7 +59,12 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
             raise ScheduleError(f"start must be an integer slot, got {start!r}", field=f"{where}.start", job=sj.id)
         if start < 0:
             raise ScheduleError(f"negative start {start!r}", field=f"{where}.start", job=sj.id)
-        inst.cluster.check_placement(sj.placement, field=f"{where}.placement", job=sj.id)
+        try:
+            inst.cluster.check_placement(sj.placement, field=f"{where}.placement", job=sj.id)
+        except ScheduleError:
+            raise
+        except InstanceError as exc:  # an unknown server or an oversized count is a schedule error too
+            raise ScheduleError(exc.reason, field=exc.field, job=exc.job) from None
         want = by_id[sj.id].gpus
         if sj.gpus != want:
             raise ScheduleError(f"places {sj.gpus} GPUs but the job needs {want}",
