@@ -184,8 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve (default 60)")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table2.md"))
+    ap.add_argument("--out", help="markdown output (default docs/results/table2.md; with --quick "
+                                   "docs/results/table2_quick.md, so a smoke run never overwrites the full table)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = str(ROOT / "docs" / "results" / ("table2_quick.md" if args.quick else "table2.md"))
     from tqdm import tqdm
 
     n_cases = 4 if args.quick else args.cases

@@ -243,6 +243,17 @@ def test_cli_place_prints_alpha_and_cut(tmp_path, capsys):
     assert cli_main(["place", "model:VGG19:pp4", "--free", "s0=4", "-a", "exact-time"]) == 0
 
 
+def test_cli_place_job_set_needs_job_id(tmp_path, capsys):
+    p = tmp_path / "set.json"
+    save(PipelineJobSet((two_stage(), catalogue_job("VGG19:pp4", "vgg"))), p)
+    assert cli_main(["place", str(p), "--free", "a=4"]) == 2
+    assert "--job-id" in capsys.readouterr().err
+    assert cli_main(["place", str(p), "--free", "a=2,b=2", "--job-id", "vgg", "-a", "exact-cut"]) == 0
+    out = capsys.readouterr().out
+    assert "algorithm=exact-cut status=optimal" in out
+    assert cli_main(["place", str(p), "--free", "a=4", "--job-id", "nope"]) == 2
+
+
 @pytest.mark.parametrize("free, msg", [("a=2,b", "expected SERVER=GPUS"), ("a=x", "expected SERVER=GPUS"),
                                        ("a=1,b=1", "needs 3 GPUs but only 2 are free"), ("a=1,a=2", "twice")])
 def test_cli_place_bad_input_exits_2_with_one_line(tmp_path, capsys, free, msg):
