@@ -74,6 +74,16 @@ def test_single_gpu_servers_take_the_lightest_vertex():
     assert names(res.assignment["a"]) == ["S3-R1"] and names(res.assignment["c"]) == ["S2-R1"]
 
 
+def test_alternative_reading_of_the_lightest_vertex():
+    # same job: counting only edges to unassigned vertices, W(S2-R1) = W(S3-R1) = 1 MB, the tie goes to S2-R1
+    job = pipeline_job("l", replicas=[2, 1, 1], forward_ms=[1, 1, 1], backward_ms=[1, 1, 1],
+                       d_out_mb=[0.5, 0.5, 0], params_mb=[50, 0, 0])
+    res = heavy_edge(job, {"big": 2, "a": 1, "c": 1}, lightest="unassigned")
+    assert names(res.assignment["a"]) == ["S2-R1"]
+    with pytest.raises(ValueError):
+        heavy_edge(job, {"big": 4}, grow_from="anything")
+
+
 def test_valid_partition_on_catalogue_jobs():
     rng = np.random.default_rng(3)
     for spec in ("VGG19:hybrid16", "GPT-175B:pp3x4", "BERT-large:pp4x2-tree", "ResNet152:dp8"):

@@ -70,15 +70,16 @@ def brute_min_cut(job, sizes):
     return best
 
 
-@given(job_and_servers(), st.integers(0, 3))
-def test_p7_valid_partition_and_deterministic(case, seed):
+@given(job_and_servers(), st.integers(0, 3), st.sampled_from(["graph", "unassigned"]),
+       st.sampled_from(["node_set", "assigned"]))
+def test_p7_valid_partition_and_deterministic(case, seed, lightest, grow_from):
     job, net, free = case
-    res = heavy_edge(job, free, rng=seed)
+    res = heavy_edge(job, free, rng=seed, lightest=lightest, grow_from=grow_from)
     vs = [v for part in res.assignment.values() for v in part]
     assert sorted(vs) == sorted(_adjacency(job).vertices)                     # each replica exactly once
     assert {m: len(p) for m, p in res.assignment.items()} == free             # |part_m| = g_m
     assert [sum(c[s] for c in res.counts.values()) for s in range(job.n_stages)] == list(job.replicas)
-    assert heavy_edge(job, free, rng=seed) == res
+    assert heavy_edge(job, free, rng=seed, lightest=lightest, grow_from=grow_from) == res
 
 
 @given(job_and_servers())

@@ -169,12 +169,20 @@ def _as_items(free: Mapping[str, int] | Sequence[tuple[str, int]]) -> list[tuple
 
 
 def heavy_edge(job: PipelineJob, free: Mapping[str, int] | Sequence[tuple[str, int]],
-               rng: np.random.Generator | int | None = 0) -> HeavyEdgeResult:
+               rng: np.random.Generator | int | None = 0, *, lightest: str = "graph",
+               grow_from: str = "node_set") -> HeavyEdgeResult:
     """Map every replica of ``job`` onto ``free`` = {server: GPUs it gives}, with sum = g_i exactly.
 
     ``rng`` (a numpy Generator or a seed) is used only when no edge connects the growing node_set to an
     unassigned vertex. Servers giving 0 GPUs are ignored.
+
+    The defaults are the digest's readings of section IV-B. Two alternative readings, kept to measure how much
+    they matter (``benchmarks/table2.py``): ``lightest="unassigned"`` (W(v) counts only edges to unassigned
+    vertices) and ``grow_from="assigned"`` (grow by the heaviest edge from ANY assigned vertex, earlier
+    servers' included, to U).
     """
+    if lightest not in ("graph", "unassigned") or grow_from not in ("node_set", "assigned"):
+        raise ValueError("lightest must be 'graph' or 'unassigned', grow_from 'node_set' or 'assigned'")
     items = [(sid, n) for sid, n in _as_items(free) if n != 0]
     for sid, n in items:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
@@ -194,9 +202,13 @@ def heavy_edge(job: PipelineJob, free: Mapping[str, int] | Sequence[tuple[str, i
         if len(unassigned) == gm:                                   # case 1 (always the last server)
             node_set = sorted(unassigned)
         elif gm == 1:                                               # case 2: min total edge weight W(v)
-            node_set = [min(unassigned, key=lambda v: (adj.total[v], v))]
+            if lightest == "graph":
+                node_set = [min(unassigned, key=lambda v: (adj.total[v], v))]
+            else:
+                node_set = [min(unassigned, key=lambda v: (sum(w for u, w in adj.nbrs[v] if u in unassigned), v))]
         else:
-            node_set = _grow(adj, unassigned, gm, gen)
+            earlier = set(adj.vertices) - unassigned if grow_from == "assigned" else set()
+            node_set = _grow(adj, unassigned, gm, gen, earlier)
         assignment[sid] = tuple(sorted(node_set))
         unassigned.difference_update(node_set)
     counts = counts_from_assignment(job, assignment)
@@ -204,11 +216,17 @@ def heavy_edge(job: PipelineJob, free: Mapping[str, int] | Sequence[tuple[str, i
                            cut_weight(job, assignment), tuple(items[i][0] for i in order))
 
 
-def _grow(adj: _Adjacency, unassigned: set[Vertex], gm: int, gen: np.random.Generator) -> list[Vertex]:
-    """Fill one multi-GPU server: seed with the heaviest edge in U, grow by the heaviest edge to node_set."""
+def _grow(adj: _Adjacency, unassigned: set[Vertex], gm: int, gen: np.random.Generator,
+          earlier: set[Vertex] = frozenset()) -> list[Vertex]:
+    """Fill one multi-GPU server: seed with the heaviest edge in U, grow by the heaviest edge to node_set
+    (and to the ``earlier`` servers' vertices under the alternative reading)."""
     node_set: list[Vertex] = []
     in_set: set[Vertex] = set()
     best: dict[Vertex, float] = {}  # unassigned v -> heaviest edge weight from node_set to v
+    for a in earlier:
+        for u, w in adj.nbrs[a]:
+            if u in unassigned and w > best.get(u, 0.0):
+                best[u] = w
 
     def add(v: Vertex) -> None:
         node_set.append(v)
@@ -219,7 +237,7 @@ def _grow(adj: _Adjacency, unassigned: set[Vertex], gm: int, gen: np.random.Gene
                 best[u] = w
 
     while len(node_set) < gm:
-        if not node_set:
+        if not node_set:  # the seed, even when earlier servers' edges reach U (the paper always seeds)
             seed = next(((u, v) for _, u, v in adj.edges_desc if u in unassigned and v in unassigned), None)
             if seed is not None:
                 add(seed[0])
