@@ -49,3 +49,17 @@ def micro_rar_instances(draw, max_jobs: int = 3, max_servers: int = 2, max_serve
     return RarInstance(cluster, horizon=60, jobs=jobs, reduce_speed=100.0, contention_xi=1.0,
                        overhead_xi=draw(st.sampled_from([0.0, 0.003])),
                        degradation_alpha=draw(st.sampled_from([0.5, 1.0])))
+
+
+@st.composite
+def exact_rate_rar_instances(draw, max_jobs: int = 6, max_server_gpus: int = 4) -> RarInstance:
+    """One server, no communication (gradient 0), per-iteration time exactly 1/k slots and F_j a multiple of k:
+    every job runs exactly F_j / k slots whatever happens, so SJF-BCO's estimates are exact (u = l = 1) and
+    phi = 1. On these, Theorem 5's ratio is n_g: the paper's guarantee is at its tightest."""
+    gpus = draw(st.integers(1, max_server_gpus))
+    k = draw(st.sampled_from([2, 4]))
+    jobs = tuple(RarJob(f"j{i}", gpus=draw(st.integers(1, gpus)), iterations=k * draw(st.integers(1, 4)),
+                        gradient_size=0.0, batch_size=1, forward_time_per_sample=0.0, backward_time=1.0 / k)
+                 for i in range(draw(st.integers(1, max_jobs))))
+    return RarInstance(Cluster((Server("s0", gpus),), intra_bandwidth=1.0, inter_bandwidth=1.0), horizon=50,
+                       jobs=jobs, overhead_xi=0.0)
