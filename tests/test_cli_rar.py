@@ -56,14 +56,17 @@ def test_generate_preset_and_bad_arguments(tmp_path, capsys):
     assert not (tmp_path / "x.json").exists()
 
 
-@pytest.mark.parametrize("seed", [0, 1, 7])
-def test_mobihoc22_preset_is_the_papers_setting(seed):
-    inst = mobihoc22_preset(seed)
+@pytest.mark.parametrize("seed, xi1", [(0, None), (1, None), (7, None), (2, 1.0)])
+def test_mobihoc22_preset_is_the_papers_setting(seed, xi1):
+    inst = mobihoc22_preset(seed, contention_xi=xi1)
     assert Counter(j.gpus for j in inst.jobs) == {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
     assert [j.gpus for j in inst.jobs] != sorted(j.gpus for j in inst.jobs)   # arrival order, not by size
     assert len(inst.cluster.servers) == 20 and inst.horizon == 1200
     assert {s.gpus for s in inst.cluster.servers} <= {4, 8, 16, 32}
-    assert inst.contention_xi == inst.overhead_xi                              # xi_1 = xi_2
+    if xi1 is None:
+        assert inst.contention_xi == inst.overhead_xi                          # xi_1 = xi_2
+    else:                                                                      # the contention-active variant
+        assert inst.contention_xi == xi1 != inst.overhead_xi
     for j in inst.jobs:
         assert 1000 <= j.iterations <= 6000 and j.lam == 1.0
         lo, hi = tau_bounds(inst, j)
@@ -71,7 +74,7 @@ def test_mobihoc22_preset_is_the_papers_setting(seed):
         # contention + overhead: the worst case exceeds the job's one-server time by at most 15% of it
         one_server = iteration_time(inst, j, 1, 0)
         assert hi - one_server <= 0.15 * hi + 1e-12
-    assert mobihoc22_preset(seed) == inst                                    # seeded
+    assert mobihoc22_preset(seed, contention_xi=xi1) == inst                 # seeded
 
 
 def test_random_instances_are_valid_and_seeded():

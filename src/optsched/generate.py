@@ -43,7 +43,7 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
                         sizes: tuple[int, ...] | None = None,
                         iterations: tuple[int, int] = (1000, 6000),
                         tau_range: tuple[float, float] = (0.01, 0.05), extra: float = 0.15,
-                        name: str | None = None) -> RarInstance:
+                        contention_xi: float | None = None, name: str | None = None) -> RarInstance:
     """A random RAR-DDLS instance in the style of paper 000's section 7.
 
     * servers: GPUs uniform in ``server_gpus``;
@@ -60,7 +60,9 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
       most servers the job can span; the compute time Delta^f M + Delta^b is what is left of tau1_j.
       Consequence of xi_1 = xi_2 with k = max(1, xi_1 * p): xi_1 * p < 1 for every p, so contention never
       lowers the bandwidth in these instances; locality still matters (inter- vs intra-server bandwidth and
-      the per-server overhead). ``docs/algorithms/sjf-bco.md`` discusses it.
+      the per-server overhead). ``docs/algorithms/sjf-bco.md`` discusses it. ``contention_xi`` sets xi_1 apart
+      from xi_2 (a variant where contention bites, e.g. 1.0); the ranges above still hold, since m_j is sized
+      for the worst contention.
 
     The result is checked against :func:`optsched.perf.rar.tau_bounds` before it is returned.
 
@@ -90,7 +92,8 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
     # worst contention a split job can meet: at most one split job per GPU of the largest server
     n_split = sum(1 for g in sizes if g >= 2)
     p_max = max(1, min(cluster.max_server_gpus, n_split))
-    f_max = f_degradation(contention_k(p_max, xi), _ALPHA)
+    xi1 = xi if contention_xi is None else float(contention_xi)
+    f_max = f_degradation(contention_k(p_max, xi1), _ALPHA)
     out = []
     for i, g in enumerate(sizes):
         tau1 = rng.uniform(lo_tau * 1.01, hi_tau * (1.0 - extra) * 0.99)
@@ -108,7 +111,7 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
                           gradient_size=m, batch_size=batch,
                           forward_time_per_sample=_sig(compute * (1 - back) / batch),
                           backward_time=_sig(compute * back)))
-    inst = RarInstance(cluster, horizon=horizon, jobs=tuple(out), reduce_speed=_REDUCE_SPEED, contention_xi=xi,
+    inst = RarInstance(cluster, horizon=horizon, jobs=tuple(out), reduce_speed=_REDUCE_SPEED, contention_xi=xi1,
                        overhead_xi=xi, degradation_alpha=_ALPHA,
                        name=name or f"rar-j{jobs}-s{servers}-seed{seed}")
     assert max_contention(inst) <= p_max
@@ -118,10 +121,12 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
     return inst
 
 
-def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200) -> RarInstance:
+def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200,
+                     contention_xi: float | None = None) -> RarInstance:
     """Paper 000's section 7 setting: 160 jobs (80x1, 14x2, 26x4, 30x8, 8x16, 2x32 GPUs) in random order,
     F_j in [1000, 6000], tau in [0.01, 0.05] under every placement, contention + overhead within 15% of the
     per-iteration time, xi_1 = xi_2, ``servers`` servers (20) with GPUs uniform in {4, 8, 16, 32}, T = 1200.
+    ``contention_xi`` gives the contention-active variant (xi_1 != xi_2, see :func:`random_rar_instance`).
 
     >>> inst = mobihoc22_preset(0)
     >>> inst.n_jobs, inst.max_job_gpus, len(inst.cluster.servers), inst.horizon
@@ -131,5 +136,6 @@ def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200) -> RarIn
 
     sizes = [g for g, c in MOBIHOC22_JOB_MIX for _ in range(c)]
     np.random.default_rng([seed, 22]).shuffle(sizes)  # the trace's arrival order, not sorted by size
+    suffix = ("" if servers == 20 else f"-s{servers}") + ("" if contention_xi is None else f"-xi{contention_xi:g}")
     return random_rar_instance(len(sizes), servers, seed, horizon=horizon, sizes=tuple(sizes),
-                               name=f"mobihoc22-seed{seed}" + ("" if servers == 20 else f"-s{servers}"))
+                               contention_xi=contention_xi, name=f"mobihoc22-seed{seed}{suffix}")
