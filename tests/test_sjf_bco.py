@@ -153,3 +153,17 @@ def test_ff_packs_server_by_server():
     # FF in instance order: j0 (4 GPUs) takes s0 entirely, j1 (2 GPUs) the first two GPUs of s1.
     sched = solve(tiny_rar_example(), "ff").schedule
     assert dict(sched["j0"].placement) == {"s0": 4} and dict(sched["j1"].placement) == {"s1": 2}
+
+
+def test_loads_beyond_the_horizon_fall_back_to_a_larger_theta():
+    # tiny_rar_example with T = 3: rho-hat(j0) = 120 * 0.039875 = 4.785 > 3, so no theta in [1, T] admits j0;
+    # the bisection continues above T (docs section 5) and still returns a schedule, flagged past the horizon.
+    import dataclasses
+
+    inst = dataclasses.replace(tiny_rar_example(), horizon=3)
+    for name in ALGORITHMS:
+        r = solve(inst, name)
+        ev = evaluate(inst, r.schedule)
+        assert ev.exceeds_horizon and ev.makespan == r.info["makespan_packing"]
+    info = solve(inst, "sjf-bco").info
+    assert info["theta_bisection"] > 3 and info["theta"] >= 4.785 - 1e-9
