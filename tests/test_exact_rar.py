@@ -18,7 +18,7 @@ from optsched import evaluate, load, solve
 from optsched.bounds import duration_range, lower_bound, makespan_lower_bound, phi_table
 from optsched.cluster import Cluster, Server
 from optsched.exact.rar_brute import brute_force
-from optsched.exact.rar_cpsat import build_model, canonical, greedy_schedule, serial_schedule, solve_rar_cpsat
+from optsched.exact.rar_cpsat import canonical, greedy_schedule, serial_schedule, solve_rar_cpsat
 from optsched.exact.rar_milp import (brute_min_max_load, feasibility_milp, lp_closed_form, lp_lower_bound,
                                      milp_lower_bound, min_max_load)
 from optsched.problems.rar import RarInstance, RarJob
@@ -114,8 +114,6 @@ def test_evaluator_monotone_in_added_jobs(inst):
 
 
 def test_time_limit_returns_a_schedule():
-    from strategies import rar_instances  # noqa: F401 - same module, keeps the import local
-
     inst = _library_or_random(8)
     res = solve_rar_cpsat(inst, num_workers=1, time_limit=0.05, shortcut=False)
     assert res.schedule is not None

@@ -27,7 +27,6 @@ from typing import Iterator
 
 from ..errors import InstanceError, ScheduleError
 from ..evaluate import evaluate
-from ..perf.rar import phi_for
 from ..problems.rar import RarInstance, RarJob
 from ..registry import register
 from ..result import Result, Schedule, ScheduledJob, SolveStatus

@@ -31,7 +31,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import pulp
 
