@@ -7,7 +7,6 @@ between algorithms and :mod:`optsched.evaluate`, which scores it independently o
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -139,7 +138,3 @@ def _fmt(x: float | None) -> str:
 def schedule_from_rows(rows: Iterable[tuple[str, float, Mapping[str, int]]], algorithm: str = "") -> Schedule:
     """Convenience: build a schedule from ``(job id, start, placement)`` rows."""
     return Schedule(tuple(ScheduledJob(j, s, p) for j, s, p in rows), algorithm)
-
-
-def isclose(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)

@@ -22,9 +22,13 @@ from ..errors import SolverError
 SOLVERS = ("cbc", "highs")
 
 
-def solver(name: str, time_limit: float | None = None, msg: bool = False, threads: int | None = None):
-    """A PuLP solver object for ``"cbc"`` or ``"highs"``."""
+def solver(name: str, time_limit: float | None = None, msg: bool = False, threads: int | None = None,
+           gap_rel: float | None = None):
+    """A PuLP solver object for ``"cbc"`` or ``"highs"``; ``gap_rel=0.0`` asks for a proof of optimality
+    (HiGHS stops at a 1e-4 relative gap by default)."""
     kw: dict = {"msg": msg}
+    if gap_rel is not None:
+        kw["gapRel"] = float(gap_rel)
     if time_limit is not None:
         kw["timeLimit"] = float(time_limit)
     if threads is not None:

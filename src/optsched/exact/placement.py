@@ -42,6 +42,7 @@ from ..errors import InstanceError, SolverError
 from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to
 from ..problems.pipeline import PipelineJob
 from ..result import SolveStatus
+from . import _pulp
 
 SOLVERS = ("cpsat", "cbc", "highs")
 _SCALE = 1_000_000  # CP-SAT works in integer nano-ms (ms * 1e6): ties below 1e-6 ms are not separated
@@ -257,77 +258,13 @@ def _size_constraints(m: ColumnModel, total, add) -> None:
                 add(total(idx) <= cap)
 
 
+_STATUS = {"optimal": SolveStatus.OPTIMAL, "infeasible": SolveStatus.INFEASIBLE,
+           "time limit": SolveStatus.TIME_LIMIT}
+
+
 def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
-    """Solve a PuLP model with CBC (PuLP's bundled binary) or HiGHS, and return the status.
-
-    HiGHS runs through PuLP's highspy interface when it is loadable; when OR-Tools is already in the process
-    its bundled HiGHS clashes with highspy (see ``optsched.exact``), and the same PuLP model is then handed
-    to SciPy's built-in HiGHS (``scipy.optimize.milp``), which has no such clash.
-    """
-    import pulp
-
-    kw: dict[str, Any] = {"msg": False}
-    if time_limit is not None:
-        kw["timeLimit"] = float(time_limit)
-    if solver == "cbc":
-        prob.solve(pulp.PULP_CBC_CMD(gapRel=0.0, gapAbs=1e-7, **kw))
-        return _pulp_status(prob)
-    if pulp.HiGHS().available():
-        prob.solve(pulp.HiGHS(gapRel=0.0, gapAbs=1e-7, **kw))
-        return _pulp_status(prob)
-    return _solve_pulp_scipy_highs(prob, time_limit)
-
-
-def _solve_pulp_scipy_highs(prob, time_limit: float | None) -> SolveStatus:
-    """Solve a PuLP MILP with SciPy's HiGHS: the PuLP model is translated row by row, values written back."""
-    import pulp
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-
-    var = prob.variables()
-    idx = {v.name: i for i, v in enumerate(var)}
-    sign = -1.0 if prob.sense == pulp.LpMaximize else 1.0
-    c = np.zeros(len(var))
-    for v, coef in prob.objective.items():
-        c[idx[v.name]] = sign * coef
-    rows, cols, vals, lo, hi = [], [], [], [], []
-    for r, con in enumerate(prob.constraints.values()):
-        for v, coef in con.items():
-            rows.append(r); cols.append(idx[v.name]); vals.append(coef)
-        rhs = -con.constant
-        lo.append(rhs if con.sense in (pulp.LpConstraintEQ, pulp.LpConstraintGE) else -np.inf)
-        hi.append(rhs if con.sense in (pulp.LpConstraintEQ, pulp.LpConstraintLE) else np.inf)
-    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), len(var))).tocsr()
-    lb = np.array([-np.inf if v.lowBound is None else v.lowBound for v in var], dtype=float)
-    ub = np.array([np.inf if v.upBound is None else v.upBound for v in var], dtype=float)
-    integrality = np.array([1 if v.cat == pulp.LpInteger else 0 for v in var])
-    options = {"disp": False, "mip_rel_gap": 0.0}  # HiGHS's default 1e-4 gap would not prove optimality
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    res = milp(c, constraints=[LinearConstraint(A, lo, hi)] if len(lo) else [], integrality=integrality,
-               bounds=Bounds(lb, ub), options=options)
-    if res.x is not None:
-        for v, x in zip(var, res.x):
-            v.varValue = float(x)
-    if res.status == 0:
-        return SolveStatus.OPTIMAL
-    if res.status == 2:
-        return SolveStatus.INFEASIBLE
-    return SolveStatus.TIME_LIMIT if res.x is not None else SolveStatus.UNKNOWN
-
-
-def _pulp_status(prob) -> SolveStatus:
-    import pulp
-
-    st = pulp.LpStatus[prob.status]
-    if st == "Optimal":
-        # PuLP reports "Optimal" for a solver stopped at the time limit with a solution; sol_status tells
-        return SolveStatus.OPTIMAL if prob.sol_status == pulp.LpSolutionOptimal else SolveStatus.TIME_LIMIT
-    if st == "Infeasible":
-        return SolveStatus.INFEASIBLE
-    if st == "Not Solved":
-        return SolveStatus.TIME_LIMIT
-    return SolveStatus.UNKNOWN
+    """Solve a PuLP model with CBC or HiGHS (both out of process, :mod:`optsched.exact._pulp`) to a zero gap."""
+    return _STATUS.get(_pulp.solve(prob, solver, time_limit, gap_rel=0.0), SolveStatus.UNKNOWN)
 
 
 def _quiet_pulp(func):
