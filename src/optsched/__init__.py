@@ -30,6 +30,7 @@ _LAZY = {
     "predict": "optsched.predict",
     "place": "optsched.placement",
     "PipelineJob": "optsched.problems.pipeline",
+    "simulate": "optsched.sim",
 }
 
 

@@ -1,0 +1,380 @@
+"""The Blox policies: scheduling (FIFO, LAS, SRTF, Tiresias), admission (accept-all, accept-k) and placement
+(consolidated, first-free, scattered), and :func:`build` that turns a config (name or dict) into a policy.
+
+Every rule and the line it follows is in ``docs/algorithms/blox.md``.
+
+>>> build_scheduling("tiresias", thresholds_gpu_s=[100, 1000]).thresholds_gpu_s
+(100.0, 1000.0)
+>>> build_admission({"name": "accept-k", "k": 1.2}).k
+1.2
+>>> {"fifo", "las", "srtf", "tiresias"} <= set(SCHEDULERS), sorted(PLACEMENTS)[:3], sorted(ADMISSIONS)[:2]
+(True, ['consolidated', 'first-free', 'scattered'], ['accept-all', 'accept-k'])
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..errors import InstanceError
+from .base import AdmissionPolicy, Composed, PlacementPolicy, SchedulerPlacer, SchedulingPolicy
+from .state import Job, Placement, SimView
+
+
+# -- scheduling ------------------------------------------------------------------------------------------------
+class Fifo(SchedulingPolicy):
+    """Arrival order. Blox: key ``(job_priority, submit_time)``."""
+
+    name = "fifo"
+    time_invariant = True
+
+    def key(self, job: Job, now: float):
+        return job.arrival_s
+
+
+class Las(SchedulingPolicy):
+    """Least attained service first. Blox: key ``(job_priority, attained_service)`` with attained service in
+    wall-clock seconds held (``service="time"``, Blox's simulator); ``service="gpu"`` uses GPU-seconds."""
+
+    name = "las"
+
+    def __init__(self, service: str = "time", **kw):
+        super().__init__(**kw)
+        if service not in ("time", "gpu"):
+            raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
+        self.service = service
+
+    def key(self, job: Job, now: float):
+        return job.attained_at(now) if self.service == "time" else job.attained_gpu_at(now)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "service": self.service}
+
+
+class Srtf(SchedulingPolicy):
+    """Shortest remaining time first: remaining iterations x profiled iteration time (Blox:
+    ``iteration_time * total_iterations - attained_service``, equal to ours when the job ran at its profiled
+    speed; ours stays exact under slow-downs and stalls). ``use_predicted`` ranks by predicted iterations."""
+
+    name = "srtf"
+
+    def __init__(self, use_predicted: bool = False, **kw):
+        super().__init__(**kw)
+        self.use_predicted = bool(use_predicted)
+
+    def key(self, job: Job, now: float):
+        total = job.predicted_iterations if (self.use_predicted and job.predicted_iterations is not None) \
+            else job.iterations
+        return max(0.0, total - job.executed_at(now)) * job.iteration_time_s
+
+
+class Tiresias(SchedulingPolicy):
+    """Discrete LAS (Tiresias 2D-LAS as Blox describes it: "FIFO within queues and LAS across queues").
+
+    Queue q holds the jobs whose attained GPU-service s satisfies thresholds[q-1] <= s < thresholds[q]
+    (queue 0: below the first threshold); lower queues first; within a queue, FIFO by arrival.
+    """
+
+    name = "tiresias"
+
+    def __init__(self, thresholds_gpu_s=(3600.0,), service: str = "gpu", **kw):
+        super().__init__(**kw)
+        th = tuple(float(x) for x in thresholds_gpu_s)
+        if any(t <= 0 for t in th) or list(th) != sorted(set(th)):
+            raise InstanceError(f"must be positive and strictly increasing, got {list(thresholds_gpu_s)!r}",
+                                field="thresholds_gpu_s")
+        if service not in ("time", "gpu"):
+            raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
+        self.thresholds_gpu_s, self.service = th, service
+
+    def queue_of(self, job: Job, now: float) -> int:
+        s = job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
+        return bisect.bisect_right(self.thresholds_gpu_s, s)
+
+    def key(self, job: Job, now: float):
+        return (self.queue_of(job, now), job.arrival_s)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "thresholds_gpu_s": list(self.thresholds_gpu_s), "service": self.service}
+
+
+# -- admission -------------------------------------------------------------------------------------------------
+class AcceptAll(AdmissionPolicy):
+    name = "accept-all"
+
+    def admit(self, new_jobs, view):
+        return list(new_jobs)
+
+
+class AcceptK(AdmissionPolicy):
+    """Blox's ``loadBasedAccept``: new jobs wait in a FIFO overflow queue; each round, while the GPU demand of
+    the active jobs plus the jobs admitted so far this round is <= k x cluster GPUs, the head is admitted (the
+    test comes before each add, so the last admitted job may overshoot)."""
+
+    name = "accept-k"
+
+    def __init__(self, k: float = 1.2):
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+            raise InstanceError(f"must be a positive number, got {k!r}", field="k")
+        self.k = float(k)
+        self.queue: list[Job] = []
+        self._head = 0
+
+    def admit(self, new_jobs, view):
+        self.queue.extend(new_jobs)
+        demand = sum(j.gpus for j in view.jobs.active.values())
+        limit = self.k * view.cluster.total_gpus
+        added, out = 0, []
+        while demand + added <= limit and self._head < len(self.queue):
+            job = self.queue[self._head]
+            self._head += 1
+            added += job.gpus
+            out.append(job)
+        if self._head > 1024 and self._head * 2 > len(self.queue):  # amortised O(1) pops
+            del self.queue[:self._head]
+            self._head = 0
+        return out
+
+    @property
+    def holding(self) -> int:
+        return len(self.queue) - self._head
+
+    def describe(self) -> dict:
+        return {"name": self.name, "k": self.k}
+
+
+# -- placement -------------------------------------------------------------------------------------------------
+class Consolidated(PlacementPolicy):
+    """Fewest servers. A job that fits in one server goes to one server: an exact fit first, otherwise the
+    server with the fewest free GPUs >= demand (Blox ``_consolidated_placement``), else it waits (strict
+    consolidation, as Blox). A job larger than every server takes whole free servers, largest first, as few
+    as possible (Blox is silent: it never finds a place for such a job)."""
+
+    name = "consolidated"
+
+    def find(self, job, free, view):
+        g = job.gpus
+        cap = view.cluster.capacity
+        if g <= cap.max():
+            ok = free >= g
+            if not ok.any():
+                return None
+            # exact fit first, then fewest free >= g; ties by server index
+            cand = np.where(ok, free, np.iinfo(np.int64).max)
+            s = int(np.argmin(cand))
+            return Placement.of({s: g})
+        whole = np.flatnonzero(free == cap)
+        if cap[whole].sum() < g:
+            return None
+        order = whole[np.argsort(-cap[whole], kind="stable")]
+        out, need = {}, g
+        for s in order:
+            take = int(min(cap[s], need))
+            out[int(s)] = take
+            need -= take
+            if need == 0:
+                break
+        return Placement.of(out)
+
+
+class FirstFree(PlacementPolicy):
+    """The first free GPUs in GPU-id order: fill servers in index order (Blox's ``_scattered_placement``,
+    which "fills node by node", and the First-Free GPU placement of section 7)."""
+
+    name = "first-free"
+
+    def find(self, job, free, view):
+        g = job.gpus
+        csum = np.cumsum(free)
+        if csum[-1] < g:
+            return None
+        last = int(np.searchsorted(csum, g))
+        out = {int(s): int(free[s]) for s in range(last) if free[s] > 0}
+        out[last] = g - int(csum[last - 1] if last else 0)
+        return Placement.of(out)
+
+
+class Scattered(PlacementPolicy):
+    """Spread: one GPU at a time, round-robin over the servers with free GPUs, most free first (the opposite of
+    consolidation: as many servers as possible). Blox's "scattered" fills node by node, which is our
+    ``first-free``; this policy is the spread-out end of the placement spectrum."""
+
+    name = "scattered"
+
+    def find(self, job, free, view):
+        g = job.gpus
+        if free.sum() < g:
+            return None
+        left = free.copy()
+        take = np.zeros_like(free)
+        order = np.argsort(-free, kind="stable")
+        need = g
+        while need:
+            for s in order:
+                if left[s] > 0:
+                    left[s] -= 1
+                    take[s] += 1
+                    need -= 1
+                    if need == 0:
+                        break
+        return Placement.of({int(s): int(n) for s, n in enumerate(take) if n})
+
+
+SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
+PLACEMENTS: dict[str, type] = {"consolidated": Consolidated, "first-free": FirstFree, "scattered": Scattered}
+ADMISSIONS: dict[str, type] = {"accept-all": AcceptAll, "accept-k": AcceptK}
+PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf",
+                               "measured": "optsched.perf.measured:MeasuredPerf"}
+
+# modules that register policies by name on import; tried in order when a name is unknown (a missing module is
+# skipped, any other import error propagates)
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl", "optsched.perf.mixed"]
+_plugins_loaded: set[str] = set()
+
+
+def _register(table: dict, name: str, kind: str):
+    if not isinstance(name, str) or not name:
+        raise InstanceError(f"must be a non-empty string, got {name!r}", field=kind)
+
+    def deco(obj):
+        table[name] = obj
+        return obj
+    return deco
+
+
+def register_scheduler(name: str):
+    """Class decorator: make a :class:`SchedulingPolicy` or a combined :class:`SchedulerPlacer` available by
+    name (``simulate(..., scheduler=name)``, the CLI, the sweeps). A later registration replaces an earlier one.
+
+    >>> @register_scheduler("test-lifo")
+    ... class Lifo(Fifo):
+    ...     name = "test-lifo"
+    ...     def key(self, job, now):
+    ...         return -job.arrival_s
+    >>> type(build_scheduling("test-lifo")).__name__
+    'Lifo'
+    >>> del SCHEDULERS["test-lifo"]
+    """
+    return _register(SCHEDULERS, name, "scheduler")
+
+
+def register_placement(name: str):
+    """Class decorator: a :class:`PlacementPolicy` by name."""
+    return _register(PLACEMENTS, name, "placement")
+
+
+def register_admission(name: str):
+    """Class decorator: an :class:`AdmissionPolicy` by name."""
+    return _register(ADMISSIONS, name, "admission")
+
+
+def register_perf(name: str):
+    """Class decorator (or factory function): a performance model by name."""
+    return _register(PERF_MODELS, name, "perf")
+
+
+def load_plugins() -> None:
+    """Import every plugin module that exists (each registers its names)."""
+    import importlib
+
+    for mod in PLUGINS:
+        if mod in _plugins_loaded:
+            continue
+        _plugins_loaded.add(mod)
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:  # the plugin exists but one of its own imports is missing: a real error
+                raise
+
+
+def _lookup(table: Mapping[str, Any], name: str, kind: str):
+    if name not in table:
+        load_plugins()
+    if name not in table:
+        raise InstanceError(f"unknown {kind} policy {name!r} (known: {', '.join(sorted(table))})", field=kind)
+    obj = table[name]
+    if isinstance(obj, str):  # "module:attr", imported on first use
+        import importlib
+        mod, attr = obj.split(":")
+        obj = getattr(importlib.import_module(mod), attr)
+    return obj
+
+
+def _wants_seed(cls) -> bool:
+    import inspect
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seed" in params or "rng" in params
+
+
+def _build(kind: str, table: Mapping[str, Any], spec: Any, base: type | tuple, seed: int | None = None, **kw):
+    if isinstance(spec, base):
+        if kw:
+            raise InstanceError(f"options {sorted(kw)} given with a {kind} object", field=kind)
+        return spec
+    if isinstance(spec, Mapping):
+        cfg = dict(spec)
+        name = cfg.pop("name", None)
+        if not isinstance(name, str):
+            raise InstanceError(f"a {kind} given as a dict needs a 'name', got {name!r}", field=kind)
+        kw = {**cfg, **kw}
+    elif isinstance(spec, str):
+        name = spec
+        # "accept-1.2" is accept-k with k = 1.2 (Blox's names for the admission variants)
+        if kind == "admission" and spec.startswith("accept-") and spec not in table:
+            try:
+                kw = {"k": float(spec.split("-", 1)[1]), **kw}
+                name = "accept-k"
+            except ValueError:
+                pass
+    else:
+        raise InstanceError(f"must be a name, a dict with 'name', or a policy object, got {type(spec).__name__}",
+                            field=kind)
+    cls = _lookup(table, name, kind)
+    if seed is not None and "seed" not in kw and "rng" not in kw and _wants_seed(cls):
+        import inspect
+        kw["seed" if "seed" in inspect.signature(cls).parameters else "rng"] = seed
+    try:
+        return cls(**kw)
+    except TypeError as exc:
+        raise InstanceError(f"bad options for {name!r}: {exc}", field=kind) from None
+
+
+def build_scheduling(spec: Any, seed: int | None = None, **kw) -> SchedulingPolicy | SchedulerPlacer:
+    """A scheduling policy (or a combined scheduler-placer) from a name, a dict or an object."""
+    return _build("scheduler", SCHEDULERS, spec, (SchedulingPolicy, SchedulerPlacer), seed=seed, **kw)
+
+
+def build_placement(spec: Any, **kw) -> PlacementPolicy:
+    return _build("placement", PLACEMENTS, spec, PlacementPolicy, **kw)
+
+
+def build_admission(spec: Any, **kw) -> AdmissionPolicy:
+    return _build("admission", ADMISSIONS, spec, AdmissionPolicy, **kw)
+
+
+def build_perf(spec: Any = None, **kw):
+    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
+    from ..perf.base import PerfModel
+
+    if spec is None:
+        spec = "constant"
+    return _build("perf", PERF_MODELS, spec, PerfModel, **kw)
+
+
+def build_policy(scheduler: Any = "fifo", placement: Any = "consolidated", seed: int | None = None,
+                 **scheduler_options) -> SchedulerPlacer:
+    """The engine's :class:`SchedulerPlacer`: a combined module as is, or scheduling + placement composed.
+
+    >>> build_policy("las", "first-free").name
+    'las+first-free'
+    """
+    s = build_scheduling(scheduler, seed=seed, **scheduler_options)
+    if isinstance(s, SchedulerPlacer):
+        return s
+    return Composed(s, build_placement(placement))

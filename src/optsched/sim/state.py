@@ -1,0 +1,261 @@
+"""Job state and cluster state of the simulator (Blox digest, section 1).
+
+* :class:`Job`: one job of a workload plus everything the engine tracks about it (Blox's JobState entry:
+  arrival, demand, iterations, profiled iteration time, attained service, placement, first start, completion,
+  preemptions, and free-form ``metrics``). Progress is stored lazily: ``executed`` iterations at time ``t_ref``
+  and a constant ``rate`` (iterations/s) since then, so nothing has to be touched per round.
+* :class:`JobState`: Blox's dict of active jobs (admitted, not finished) and finished jobs.
+* :class:`ClusterState`: free GPUs per server as a numpy array (the hot path), the jobs on every server (for
+  co-location-aware models and policies), and Blox's per-GPU data frame on demand (:meth:`gpu_frame`).
+* :class:`Placement`: GPUs per server (server *indices*), optionally GPUs per stage on each server for
+  multi-stage (pipeline) jobs.
+
+>>> from optsched.cluster import Cluster
+>>> cs = ClusterState(Cluster.homogeneous(2, 4))
+>>> p = Placement.of({0: 3})
+>>> cs.occupy("a", p); cs.free.tolist(), cs.busy_gpus
+([1, 4], 3)
+>>> cs.release("a", p); cs.free.tolist()
+[4, 4]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+import numpy as np
+
+from ..cluster import Cluster
+from ..errors import ScheduleError
+
+# job status values (plain strings: cheap to compare, readable in the per-job records)
+WAITING_ADMISSION = "admission"   # arrived, held by the admission policy
+QUEUED = "queued"                 # admitted, not running (never started, or preempted)
+RUNNING = "running"
+DONE = "done"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """GPUs per server index; ``stages`` (optional) gives, per server, the GPUs of each pipeline stage.
+
+    >>> Placement.of({2: 1, 0: 3}).servers, Placement.of({2: 1, 0: 3}).gpus, Placement.of({0: 3}).n_servers
+    ((0, 2), 4, 1)
+    """
+
+    servers: tuple[int, ...]
+    counts: tuple[int, ...]
+    stages: Mapping[int, tuple[int, ...]] | None = None
+
+    @classmethod
+    def of(cls, mapping: Mapping[int, int], stages: Mapping[int, tuple[int, ...]] | None = None) -> "Placement":
+        items = sorted((int(s), int(n)) for s, n in mapping.items() if n)
+        return cls(tuple(s for s, _ in items), tuple(n for _, n in items), stages)
+
+    @property
+    def gpus(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def n_servers(self) -> int:
+        return len(self.servers)
+
+    def as_dict(self) -> dict[int, int]:
+        return dict(zip(self.servers, self.counts))
+
+
+class Job:
+    """One job: workload fields (read-only by convention) and simulation state (written by the engine only).
+
+    Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
+    ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
+    need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``extra``.
+    """
+
+    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
+                 "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked", "extra",
+                 "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
+                 "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
+                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s")
+
+    def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
+                 index: int = 0, model: str = "", predicted_iterations: float | None = None,
+                 deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
+                 tracked: bool = True, extra: Mapping[str, Any] | None = None):
+        self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
+        self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
+        self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
+        self.user, self.group, self.spec, self.tracked = user, group, spec, tracked
+        self.extra = dict(extra or {})
+        self.status = WAITING_ADMISSION
+        self.executed = 0.0          # iterations done at time t_ref
+        self.t_ref = 0.0
+        self.stall_until = 0.0       # no progress before this time (checkpoint-restore overhead)
+        self.rate = 0.0              # iterations per second while running, after the stall
+        self.iteration_now_s = math.inf
+        self.attained_s = 0.0        # wall time held GPUs (Blox's attained_service), at t_ref
+        self.attained_gpu_s = 0.0    # GPU-seconds held (Tiresias' attained service), at t_ref
+        self.admitted_s = math.nan
+        self.first_start_s = math.nan
+        self.completion_s = math.nan
+        self.placement: Placement | None = None
+        self.preemptions = 0
+        self.launches = 0
+        self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
+        self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
+        self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
+        self.seg_start: tuple[float, float] | None = None
+        self.priority = 999                   # Blox's job_priority: 1 after the anti-starvation bump
+        self.metrics: dict[str, Any] = {}     # custom metrics (Blox's tracked_metrics)
+
+    # -- lazily evaluated progress ---------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.status == RUNNING
+
+    def executed_at(self, now: float) -> float:
+        """Iterations done by ``now`` (running jobs progress at ``rate`` after their stall)."""
+        if self.status != RUNNING:
+            return self.executed
+        start = self.t_ref if self.t_ref > self.stall_until else self.stall_until
+        return self.executed + self.rate * (now - start) if now > start else self.executed
+
+    def attained_at(self, now: float) -> float:
+        """Wall-clock seconds this job has held GPUs by ``now``."""
+        return self.attained_s + (now - self.t_ref if self.status == RUNNING else 0.0)
+
+    def attained_gpu_at(self, now: float) -> float:
+        """GPU-seconds this job has held by ``now``."""
+        return self.attained_gpu_s + ((now - self.t_ref) * self.gpus if self.status == RUNNING else 0.0)
+
+    def remaining_iterations(self, now: float) -> float:
+        return max(0.0, self.iterations - self.executed_at(now))
+
+    @property
+    def duration_alone_s(self) -> float:
+        """Profiled time alone: iterations x profiled iteration time."""
+        return self.iterations * self.iteration_time_s
+
+    def sync(self, now: float) -> None:
+        """Fold the progress since ``t_ref`` into the stored counters (called before a rate change)."""
+        if self.status == RUNNING and now > self.t_ref:
+            self.executed = self.executed_at(now)
+            dt = now - self.t_ref
+            self.attained_s += dt
+            self.attained_gpu_s += dt * self.gpus
+        self.t_ref = now
+
+    def finish_time(self) -> float:
+        """When a running job completes at its current rate."""
+        start = self.t_ref if self.t_ref > self.stall_until else self.stall_until
+        if self.rate <= 0:
+            return math.inf
+        return start + max(0.0, self.iterations - self.executed) / self.rate
+
+    def __repr__(self) -> str:
+        return f"Job({self.id!r}, arrival={self.arrival_s:g}, gpus={self.gpus}, status={self.status})"
+
+
+class JobState:
+    """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, Job] = {}
+        self.finished: dict[str, Job] = {}
+
+    def add(self, job: Job) -> None:
+        self.active[job.id] = job
+
+    def finish(self, job: Job) -> None:
+        del self.active[job.id]
+        self.finished[job.id] = job
+
+    def running(self) -> list[Job]:
+        return [j for j in self.active.values() if j.status == RUNNING]
+
+    def queued(self) -> list[Job]:
+        return [j for j in self.active.values() if j.status == QUEUED]
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self.active.values())
+
+    def __len__(self) -> int:
+        return len(self.active)
+
+
+class ClusterState:
+    """Free GPUs per server (numpy), jobs per server, and the GPU data frame of Blox on demand.
+
+    Servers are addressed by index (``cluster.servers[i]``); ``server_ids`` maps back to names.
+    """
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.server_ids: tuple[str, ...] = cluster.server_ids
+        self.capacity = np.array([s.gpus for s in cluster.servers], dtype=np.int64)
+        self.free = self.capacity.copy()
+        self.total_gpus = int(self.capacity.sum())
+        self.busy_gpus = 0
+        self.jobs_on: list[dict[str, int]] = [dict() for _ in cluster.servers]  # server -> {job id: gpus}
+
+    def fits(self, placement: Placement) -> bool:
+        return all(0 <= s < len(self.free) and self.free[s] >= n for s, n in zip(placement.servers, placement.counts))
+
+    def occupy(self, job_id: str, placement: Placement) -> None:
+        for s, n in zip(placement.servers, placement.counts):
+            if not 0 <= s < len(self.free):
+                raise ScheduleError(f"unknown server index {s}", job=job_id)
+            if n <= 0 or self.free[s] < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(self.free[s])} "
+                                    "free", job=job_id)
+        for s, n in zip(placement.servers, placement.counts):
+            self.free[s] -= n
+            self.jobs_on[s][job_id] = n
+        self.busy_gpus += placement.gpus
+
+    def release(self, job_id: str, placement: Placement) -> None:
+        for s, n in zip(placement.servers, placement.counts):
+            self.free[s] += n
+            del self.jobs_on[s][job_id]
+        self.busy_gpus -= placement.gpus
+
+    def colocated(self, placement: Placement, exclude: str | None = None) -> set[str]:
+        """Ids of the jobs sharing at least one server with ``placement``."""
+        out: set[str] = set()
+        for s in placement.servers:
+            out.update(self.jobs_on[s])
+        out.discard(exclude)
+        return out
+
+    def gpu_frame(self):
+        """Blox's ClusterState data frame: one row per GPU (Node_ID, GPU_ID, local_GPU_ID, IN_USE, JOB_IDS)."""
+        import pandas as pd
+
+        rows, gid = [], 0
+        for s, cap in enumerate(self.capacity):
+            owners = [jid for jid, n in self.jobs_on[s].items() for _ in range(n)]
+            for local in range(int(cap)):
+                owner = owners[local] if local < len(owners) else None
+                rows.append((self.server_ids[s], gid, local, "GPU", owner is not None, owner))
+                gid += 1
+        return pd.DataFrame(rows, columns=["Node_ID", "GPU_ID", "local_GPU_ID", "GPU_type", "IN_USE", "JOB_IDS"])
+
+    def server_names(self, placement: Placement) -> dict[str, int]:
+        return {self.server_ids[s]: n for s, n in zip(placement.servers, placement.counts)}
+
+
+@dataclass
+class SimView:
+    """What every policy sees: the time, the cluster, the jobs, the performance model and free-form extras."""
+
+    now: float
+    cluster: ClusterState
+    jobs: JobState
+    perf: Any
+    round_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def active(self) -> Iterable[Job]:
+        return self.jobs.active.values()
