@@ -1,0 +1,462 @@
+"""Workloads for the simulator: the Philly trace, the eight Pollux workloads, and synthetic generators.
+
+Every rule below is documented (with the Blox lines it follows, and what we decided where Blox is silent) in
+``docs/algorithms/blox.md``, section "Workloads". The shared data files are read in place through
+:func:`optsched.sim.data.data_path`; the repository carries no copy.
+
+* :func:`load_philly`: the Philly trace (``philly/philly.csv``, 82,247 job rows) as a pandas DataFrame in
+  submission order (stable sort by timestamp); job id = position in that order.
+* :func:`philly_workload`: Blox's Philly-Trace. Blox's Gavel-like filter (``filter="blox"``, the default: run
+  time strictly between 10^1.5 and 10^4 minutes and at most 16 GPUs, as in Blox's ``parse_philly_jobs``), arrivals
+  re-timed as a Poisson process at ``load_jph`` jobs/hour (the first job arrives after one gap, like Blox's
+  ``last_arrival + poisson_next_arrival_time``), only the jobs at positions ``window[0] <= i < window[1]`` tracked
+  (Blox: jobs 3000-4000, half-open as in its ``series_id_filter``), and a model of Blox's Table 2 assigned
+  uniformly at random to each job; the trace's run time is the time alone, and the model's nominal iteration time
+  only sets the granularity (``iterations = duration / iteration_time_s``, as Blox's
+  ``job_total_iteration / job_iteration_time``).
+* :func:`pollux_workload`: ``pollux-workloads/workload-N.csv`` (160 jobs each); no run times in the files, so the
+  work per job follows Pollux's size category of its application (seeded log-uniform GPU-hours within the
+  category), GPUs = ``num_replicas``; arrivals optionally rescaled to a chosen jobs/hour.
+* :func:`synthetic_workload`: Poisson arrivals, a GPU-count mix, log-normal durations, random Table 2 models.
+* :func:`replicate_philly`: Blox's cyclic reuse of the trace (job ``i`` is trace row ``i mod N``) up to any job
+  count, for the 100,000-job speed benchmark.
+* :func:`resolve_workload`: the CLI's ``WORKLOAD`` argument (``philly``, ``pollux:N``, ``synthetic``, a path).
+
+Seeds: one integer seed feeds ``numpy.random.SeedSequence(seed).spawn(...)``; arrivals and job attributes use
+separate child streams, so the same seed gives the same models and durations at every load and the arrival times
+at load ``L`` are exactly the ones at load 1 divided by ``L`` (common random numbers across a load sweep).
+
+>>> wl = synthetic_workload(5, load_jph=2.0, seed=3)
+>>> len(wl), wl.seed, wl == synthetic_workload(5, load_jph=2.0, seed=3)
+(5, 3, True)
+>>> [round(a, 3) for a in poisson_arrivals(3, 3600.0, seed=0)] == [round(a, 3) for a in poisson_arrivals(3, 3600.0, seed=0)]
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InstanceError
+from .data import data_path
+from .workloads import Workload, WorkloadJob, read_workload
+
+HOUR_S = 3600.0
+
+# Blox Table 2 (paper section 4): the models assigned to Philly jobs. Iteration times are OUR nominal seconds per
+# iteration on a V100 (Blox's profiles are not published in the paper); with the trace giving the run time they
+# only set how many iterations a job has, never its duration alone.
+PHILLY_MODELS: dict[str, float] = {
+    "ResNet-18/CIFAR-10": 0.05,
+    "CycleGAN/monet2photo": 0.25,
+    "ResNet-50/ImageNet": 0.30,
+    "LSTM/WikiText-2": 0.08,
+    "Recoder/ML-20M": 0.10,
+    "Transformer/Multi30K": 0.15,
+    "A3C/Pong": 0.50,
+}
+
+# Blox's Gavel-like filter of the Philly trace (parse_philly_jobs.py): 10^1.5 min < duration < 10^4 min, <= 16 GPUs
+BLOX_MIN_DURATION_S = 10 ** 1.5 * 60.0
+BLOX_MAX_DURATION_S = 10 ** 4 * 60.0
+BLOX_MAX_GPUS = 16
+PHILLY_FILTERS = ("blox", "none")
+
+# Pollux (OSDI'21) Table 1: size category of each application's jobs, in GPU-hours; our nominal iteration times.
+POLLUX_SIZE_GPU_H: dict[str, tuple[float, float]] = {
+    "cifar10": (0.1, 1.0),       # Small (ResNet-18/CIFAR-10)
+    "ncf": (0.1, 1.0),           # Small (NeuMF/MovieLens)
+    "deepspeech2": (1.0, 10.0),  # Medium
+    "bert": (1.0, 10.0),         # Medium (fine-tuning on SQuAD)
+    "yolov3": (10.0, 100.0),     # Large
+    "imagenet": (100.0, 1000.0),  # XLarge (ResNet-50/ImageNet)
+}
+POLLUX_ITERATION_S: dict[str, float] = {
+    "cifar10": 0.05, "ncf": 0.02, "deepspeech2": 0.5, "bert": 0.4, "yolov3": 0.6, "imagenet": 0.3,
+}
+POLLUX_WINDOW_S = 8 * HOUR_S  # each workload samples the busiest 8-hour window of the trace
+
+# synthetic defaults: GPU-count mix close to the filtered Philly trace's, log-normal run time
+DEFAULT_GPU_MIX: dict[int, float] = {1: 0.70, 2: 0.10, 4: 0.10, 8: 0.08, 16: 0.02}
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InstanceError(f"must be an integer >= 0, got {seed!r}", field="seed")
+    return int(seed)
+
+
+def _check_load(load_jph: Any, field: str = "load_jph") -> float:
+    if isinstance(load_jph, bool) or not isinstance(load_jph, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(load_jph) or load_jph <= 0:
+        raise InstanceError(f"must be a positive number of jobs per hour, got {load_jph!r}", field=field)
+    return float(load_jph)
+
+
+def _streams(seed: int, n: int = 2) -> list[np.random.Generator]:
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _check_window(window: Any) -> tuple[int, int] | None:
+    if window is None:
+        return None
+    try:
+        a, b = window
+    except (TypeError, ValueError):
+        raise InstanceError(f"must be a pair (start, end), got {window!r}", field="window") from None
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, np.integer)) \
+            or not isinstance(b, (int, np.integer)) or a < 0 or b <= a:
+        raise InstanceError(f"must be integers 0 <= start < end, got {window!r}", field="window")
+    return int(a), int(b)
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """``"3000:4000"`` -> ``(3000, 4000)`` (half-open: jobs 3000..3999).
+
+    >>> parse_window("3000:4000")
+    (3000, 4000)
+    """
+    parts = str(text).split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        win = (int(parts[0]), int(parts[1]))
+    except ValueError:
+        raise InstanceError(f"must be START:END (integers), got {text!r}", field="window") from None
+    return _check_window(win)  # type: ignore[return-value]
+
+
+def poisson_arrivals(n: int, load_jph: float, seed: int | None = None, *,
+                     rng: np.random.Generator | None = None) -> np.ndarray:
+    """Arrival times (s) of ``n`` jobs of a Poisson process at ``load_jph`` jobs/hour; the first job arrives
+    after one exponential gap (Blox adds a gap to the previous arrival, starting from 0).
+
+    >>> a = poisson_arrivals(10000, 4.0, seed=1)
+    >>> bool(np.all(np.diff(a) >= 0)), round(float(np.mean(np.diff(a))) / 900, 1)
+    (True, 1.0)
+    """
+    lam = _check_load(load_jph)
+    if rng is None:
+        rng = np.random.default_rng(_check_seed(0 if seed is None else seed))
+    gaps = rng.standard_exponential(int(n)) * (HOUR_S / lam)
+    return np.cumsum(gaps)
+
+
+def _resolve_path(path: Any, *default: str) -> Path:
+    if path is None:
+        return data_path(*default)
+    p = Path(path)
+    if not p.exists():
+        raise InstanceError(f"no such file: {p}", field="path")
+    return p
+
+
+# -- Philly ----------------------------------------------------------------------------------------------------
+def load_philly(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The Philly trace as a DataFrame in submission order (stable sort on ``timestamp``), with columns
+    ``job`` (0..N-1, the job id of Blox's window), ``submit_s`` (seconds since the first submission),
+    ``duration_s``, ``gpus``, ``gpu_time_s``, ``cluster``.
+
+    >>> df = load_philly()
+    >>> len(df), list(df.columns)
+    (82247, ['job', 'submit_s', 'duration_s', 'gpus', 'gpu_time_s', 'cluster'])
+    """
+    p = _resolve_path(path, "philly", "philly.csv")
+    try:
+        raw = pd.read_csv(p)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise InstanceError(f"cannot read the Philly trace {p}: {exc}", field="path") from None
+    need = ("timestamp", "duration", "num_gpus")
+    missing = [c for c in need if c not in raw.columns]
+    if missing:
+        raise InstanceError(f"{p}: missing column(s) {missing} (expected timestamp, duration, num_gpus)",
+                            field="path")
+    ts = pd.to_datetime(raw["timestamp"], errors="coerce")
+    dur = pd.to_numeric(raw["duration"], errors="coerce")
+    gpus = pd.to_numeric(raw["num_gpus"], errors="coerce")
+    bad = ts.isna() | ~np.isfinite(dur) | (dur <= 0) | ~np.isfinite(gpus) | (gpus < 1) | (gpus % 1 != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InstanceError(f"{p}: row {i + 2} has an invalid timestamp, duration or num_gpus", field="path")
+    order = np.argsort(ts.to_numpy(), kind="stable")
+    t = ts.to_numpy()[order]
+    df = pd.DataFrame({
+        "job": np.arange(len(raw), dtype=np.int64),
+        "submit_s": (t - t[0]) / np.timedelta64(1, "s") if len(t) else np.zeros(0),
+        "duration_s": dur.to_numpy(dtype=float)[order],
+        "gpus": gpus.to_numpy().astype(np.int64)[order],
+    })
+    df["gpu_time_s"] = df["duration_s"] * df["gpus"]
+    df["cluster"] = (raw["cluster"].astype(str).to_numpy()[order] if "cluster" in raw.columns
+                     else np.array([""] * len(raw)))
+    return df
+
+
+def philly_jobs(filter: str = "blox", path: str | os.PathLike | None = None,
+                frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The Philly rows a workload draws from: all of them (``filter="none"``) or Blox's Gavel-like selection
+    (``"blox"``), renumbered 0..M-1 in submission order (``trace_job`` keeps the original position)."""
+    if filter not in PHILLY_FILTERS:
+        raise InstanceError(f"must be one of {', '.join(PHILLY_FILTERS)}, got {filter!r}", field="filter")
+    df = load_philly(path) if frame is None else frame
+    if filter == "blox":
+        keep = ((df["duration_s"] > BLOX_MIN_DURATION_S) & (df["duration_s"] < BLOX_MAX_DURATION_S)
+                & (df["gpus"] <= BLOX_MAX_GPUS))
+        df = df[keep]
+    out = df.rename(columns={"job": "trace_job"}).reset_index(drop=True)
+    out.insert(0, "job", np.arange(len(out), dtype=np.int64))
+    return out
+
+
+def _assign_models(n: int, rng: np.random.Generator, models: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    names = list(models)
+    idx = rng.integers(0, len(names), size=n)
+    return np.array(names, dtype=object)[idx], np.array([models[m] for m in names], dtype=float)[idx]
+
+
+def _jobs_from_arrays(ids, arrivals, gpus, durations, models, it_times, tracked) -> tuple[WorkloadJob, ...]:
+    iters = np.asarray(durations, dtype=float) / np.asarray(it_times, dtype=float)
+    return tuple(WorkloadJob(str(i), float(a), int(g), float(k), float(t), model=str(m), tracked=bool(tr))
+                 for i, a, g, k, t, m, tr in zip(ids, arrivals, gpus, iters, it_times, models, tracked))
+
+
+def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, int] | None = (3000, 4000),
+                    filter: str = "blox", n_jobs: int | None = None, max_gpus: int | None = None,
+                    models: Mapping[str, float] | None = None, path: str | os.PathLike | None = None,
+                    frame: pd.DataFrame | None = None) -> Workload:
+    """Blox's Philly-Trace at ``load_jph`` jobs/hour (rules in the module docstring).
+
+    ``n_jobs`` keeps the first jobs only (the default keeps them all, so that load keeps arriving until the tracked
+    window is done; pair with ``simulate(..., stop_when_tracked_done=True)``); beyond the trace it cycles
+    (:func:`replicate_philly`). ``max_gpus`` drops jobs larger than the cluster (before numbering). ``window=None``
+    tracks every job. ``frame`` reuses a :func:`load_philly` frame (no re-read).
+
+    >>> wl = philly_workload(4.0, seed=1, n_jobs=50, window=(10, 20))
+    >>> len(wl), sum(j.tracked for j in wl), wl.jobs[0].arrival_s > 0, wl.meta["filter"]
+    (50, 10, True, 'blox')
+    """
+    lam = _check_load(load_jph)
+    seed = _check_seed(seed)
+    win = _check_window(window)
+    src = philly_jobs(filter, path, frame)
+    if max_gpus is not None:
+        src = src[src["gpus"] <= int(max_gpus)].reset_index(drop=True)
+        src["job"] = np.arange(len(src), dtype=np.int64)
+    if len(src) == 0:
+        raise InstanceError("no Philly job passes the filter", field="filter")
+    n = len(src) if n_jobs is None else int(n_jobs)
+    if n < 1:
+        raise InstanceError(f"must be >= 1, got {n_jobs!r}", field="n_jobs")
+    rows = np.arange(n) % len(src)
+    r_arr, r_model = _streams(seed)
+    arrivals = poisson_arrivals(n, lam, rng=r_arr)
+    models_tab = dict(PHILLY_MODELS if models is None else models)
+    if not models_tab or any(not (isinstance(v, (int, float)) and v > 0) for v in models_tab.values()):
+        raise InstanceError("must map model names to positive iteration times", field="models")
+    mnames, it_times = _assign_models(n, r_model, models_tab)
+    ids = np.arange(n)
+    tracked = np.ones(n, dtype=bool) if win is None else (ids >= win[0]) & (ids < win[1])
+    if win is not None and win[0] >= n:
+        raise InstanceError(f"the window {win[0]}:{win[1]} starts after the last job ({n - 1})", field="window")
+    jobs = _jobs_from_arrays(ids, arrivals, src["gpus"].to_numpy()[rows], src["duration_s"].to_numpy()[rows],
+                             mnames, it_times, tracked)
+    meta = {"trace": "philly", "filter": filter, "load_jph": lam, "window": list(win) if win else None,
+            "trace_jobs": int(len(src)), "models": "uniform over Blox Table 2 (PHILLY_MODELS)",
+            "arrivals": "poisson"}
+    return Workload(jobs, name=f"philly-{filter}-{lam:g}jph", seed=seed, meta=meta)
+
+
+def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int = 0, *, filter: str = "none",
+                     window: tuple[int, int] | None = None, path=None, frame=None) -> Workload:
+    """``n_jobs`` Philly-derived jobs: job ``i`` takes trace row ``i mod N`` (Blox's
+    ``self.jobs[job_id % total_jobs]``), Poisson arrivals at ``load_jph``, random Table 2 models.
+    The default (whole trace, 130 jobs/hour) keeps a 2,000-GPU cluster about 70% busy.
+
+    >>> wl = replicate_philly(20, load_jph=100.0, frame=load_philly().head(7))
+    >>> len(wl), wl.jobs[7].duration_alone_s == wl.jobs[0].duration_alone_s
+    (20, True)
+    """
+    return philly_workload(load_jph, seed, window=window, filter=filter, n_jobs=n_jobs, path=path, frame=frame)
+
+
+# -- Pollux ----------------------------------------------------------------------------------------------------
+def load_pollux(index: int, path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """``workload-<index>.csv`` (index 1..8) as a DataFrame (name, time, application, num_replicas, batch_size).
+
+    >>> len(load_pollux(6)), int(load_pollux(6)["num_replicas"].max())
+    (160, 48)
+    """
+    if path is None:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 1 <= index <= 8:
+            raise InstanceError(f"must be 1..8 (pollux-workloads/workload-N.csv), got {index!r}", field="pollux")
+        p = data_path("pollux-workloads", f"workload-{int(index)}.csv")
+    else:
+        p = _resolve_path(path)
+    try:
+        df = pd.read_csv(p)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise InstanceError(f"cannot read the Pollux workload {p}: {exc}", field="path") from None
+    need = ("name", "time", "application", "num_replicas")
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise InstanceError(f"{p}: missing column(s) {missing}", field="path")
+    unknown = sorted(set(df["application"]) - set(POLLUX_SIZE_GPU_H))
+    if unknown:
+        raise InstanceError(f"{p}: unknown application(s) {unknown}", field="application")
+    return df
+
+
+def pollux_workload(index: int = 6, load_jph: float | None = None, seed: int = 0, *,
+                    window: tuple[int, int] | None = None, max_gpus: int | None = None,
+                    path: str | os.PathLike | None = None) -> Workload:
+    """A Pollux workload (160 jobs, arrivals in the busiest 8 hours of the trace, about 20 jobs/hour).
+
+    Work: GPU-hours drawn log-uniformly (seeded) within the size category of Pollux's Table 1 for the job's
+    application (``POLLUX_SIZE_GPU_H``), divided by the requested GPUs (``num_replicas``) for the time alone
+    (linear scaling: Pollux adapts the batch size, our fixed-size jobs do not). ``load_jph`` rescales the arrival
+    times linearly so that the 160 jobs arrive at that mean rate over the window (the bursts keep their shape;
+    ``None`` keeps the file's times). ``max_gpus`` caps the demand at the cluster's size (Blox uses 64 GPUs).
+
+    >>> wl = pollux_workload(6, load_jph=10.0, seed=0)
+    >>> len(wl), round(max(j.arrival_s for j in wl) / 3600, 1) <= 16.0
+    (160, True)
+    """
+    seed = _check_seed(seed)
+    df = load_pollux(index, path)
+    n = len(df)
+    (rng,) = _streams(seed, 1)
+    lo = np.array([POLLUX_SIZE_GPU_H[a][0] for a in df["application"]])
+    hi = np.array([POLLUX_SIZE_GPU_H[a][1] for a in df["application"]])
+    gpu_h = np.exp(rng.uniform(np.log(lo), np.log(hi)))
+    gpus = df["num_replicas"].to_numpy().astype(np.int64)
+    if max_gpus is not None:
+        gpus = np.minimum(gpus, int(max_gpus))
+    dur = gpu_h * HOUR_S / gpus
+    t = df["time"].to_numpy(dtype=float)
+    if load_jph is not None:
+        lam = _check_load(load_jph)
+        native = n / POLLUX_WINDOW_S * HOUR_S
+        t = t * (native / lam)
+    it = np.array([POLLUX_ITERATION_S[a] for a in df["application"]])
+    win = _check_window(window)
+    ids = np.arange(n)
+    tracked = np.ones(n, dtype=bool) if win is None else (ids >= win[0]) & (ids < win[1])
+    jobs = tuple(WorkloadJob(str(name), float(a), int(g), float(d / s), float(s), model=str(app), tracked=bool(tr))
+                 for name, a, g, d, s, app, tr in zip(df["name"], t, gpus, dur, it, df["application"], tracked))
+    meta = {"trace": "pollux", "workload": f"workload-{index}", "load_jph": load_jph,
+            "work": "log-uniform GPU-hours within Pollux Table 1 size category"}
+    return Workload(jobs, name=f"pollux-{index}" + (f"-{load_jph:g}jph" if load_jph else ""), seed=seed, meta=meta)
+
+
+# -- synthetic -------------------------------------------------------------------------------------------------
+def synthetic_workload(n_jobs: int = 200, load_jph: float = 8.0, seed: int = 0, *,
+                       gpu_mix: Mapping[int, float] | None = None, median_duration_s: float = 2 * HOUR_S,
+                       sigma: float = 1.5, max_duration_s: float | None = 30 * 24 * HOUR_S,
+                       window: tuple[int, int] | None = None,
+                       models: Mapping[str, float] | None = None) -> Workload:
+    """Poisson arrivals at ``load_jph``, GPU counts drawn from ``gpu_mix`` ({gpus: weight}), run time alone
+    log-normal with median ``median_duration_s`` and log-sd ``sigma`` (capped at ``max_duration_s``), a random
+    Table 2 model per job.
+
+    >>> wl = synthetic_workload(1000, 4.0, seed=2, gpu_mix={1: 1, 4: 1})
+    >>> sorted({j.gpus for j in wl}), 0.4 < sum(j.gpus == 4 for j in wl) / 1000 < 0.6
+    ([1, 4], True)
+    """
+    seed = _check_seed(seed)
+    lam = _check_load(load_jph)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise InstanceError(f"must be an integer >= 1, got {n_jobs!r}", field="n_jobs")
+    mix = dict(DEFAULT_GPU_MIX if gpu_mix is None else gpu_mix)
+    if not mix or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1 for g in mix) \
+            or any(not (isinstance(w, (int, float)) and w >= 0) for w in mix.values()) or sum(mix.values()) <= 0:
+        raise InstanceError(f"must map GPU counts >= 1 to non-negative weights (not all 0), got {mix!r}",
+                            field="gpu_mix")
+    if not (median_duration_s > 0 and math.isfinite(median_duration_s)):
+        raise InstanceError(f"must be a positive number, got {median_duration_s!r}", field="median_duration_s")
+    if not (sigma >= 0 and math.isfinite(sigma)):
+        raise InstanceError(f"must be a number >= 0, got {sigma!r}", field="sigma")
+    n = int(n_jobs)
+    r_arr, r_attr = _streams(seed)
+    arrivals = poisson_arrivals(n, lam, rng=r_arr)
+    counts = np.array(sorted(mix), dtype=np.int64)
+    w = np.array([mix[g] for g in counts], dtype=float)
+    gpus = r_attr.choice(counts, size=n, p=w / w.sum())
+    dur = median_duration_s * np.exp(sigma * r_attr.standard_normal(n))
+    dur = np.maximum(dur, 1.0)
+    if max_duration_s is not None:
+        dur = np.minimum(dur, float(max_duration_s))
+    mnames, it_times = _assign_models(n, r_attr, dict(PHILLY_MODELS if models is None else models))
+    win = _check_window(window)
+    ids = np.arange(n)
+    tracked = np.ones(n, dtype=bool) if win is None else (ids >= win[0]) & (ids < win[1])
+    jobs = _jobs_from_arrays(ids, arrivals, gpus, dur, mnames, it_times, tracked)
+    meta = {"trace": "synthetic", "load_jph": lam, "gpu_mix": {str(k): float(v) for k, v in mix.items()},
+            "median_duration_s": float(median_duration_s), "sigma": float(sigma)}
+    return Workload(jobs, name=f"synthetic-{n}-{lam:g}jph", seed=seed, meta=meta)
+
+
+# -- the CLI's WORKLOAD argument ---------------------------------------------------------------------------------
+def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
+                     window: tuple[int, int] | None = None, n_jobs: int | None = None,
+                     max_gpus: int | None = None, philly_filter: str = "blox",
+                     philly_frame: pd.DataFrame | None = None) -> Workload:
+    """``philly`` | ``pollux:N`` | ``synthetic`` | a path to a workload file (JSON or CSV, ``docs/formats.md``).
+
+    ``load_jph`` applies to the generated kinds (Philly default 8, synthetic default 8; Pollux keeps its own times
+    unless given); ``window`` marks the tracked jobs (Philly default 3000:4000; for files and the other kinds every
+    job is tracked unless given); ``n_jobs`` truncates (synthetic default 200).
+
+    >>> len(resolve_workload("synthetic", n_jobs=12, load_jph=3.0, seed=1))
+    12
+    >>> resolve_workload("pollux:9")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: pollux: must be 1..8 (pollux-workloads/workload-N.csv), got 9
+    """
+    if not isinstance(spec, str) or not spec:
+        raise InstanceError(f"must be philly, pollux:N, synthetic or a workload file, got {spec!r}", field="workload")
+    if spec == "philly":
+        return philly_workload(8.0 if load_jph is None else load_jph, seed,
+                               window=(3000, 4000) if window is None else window, filter=philly_filter,
+                               n_jobs=n_jobs, max_gpus=max_gpus, frame=philly_frame)
+    if spec.startswith("pollux"):
+        rest = spec[len("pollux"):]
+        try:
+            idx = int(rest[1:]) if rest.startswith(":") else (6 if rest == "" else None)
+        except ValueError:
+            idx = None
+        if idx is None:
+            raise InstanceError(f"must be pollux:N with N in 1..8, got {spec!r}", field="workload")
+        wl = pollux_workload(idx, load_jph, seed, window=window, max_gpus=max_gpus)
+        return _truncate(wl, n_jobs)
+    if spec == "synthetic":
+        return synthetic_workload(200 if n_jobs is None else n_jobs, 8.0 if load_jph is None else load_jph, seed,
+                                  window=window)
+    p = Path(spec)
+    if not p.exists():
+        raise InstanceError(f"no such workload file {spec!r} (or use philly, pollux:N, synthetic)", field="workload")
+    wl = read_workload(p)
+    if window is not None:
+        wl = wl.track_window(*window)
+    return _truncate(wl, n_jobs)
+
+
+def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
+    if n_jobs is None or n_jobs >= len(wl):
+        return wl
+    if n_jobs < 1:
+        raise InstanceError(f"must be >= 1, got {n_jobs!r}", field="n_jobs")
+    order = sorted(range(len(wl.jobs)), key=lambda i: (wl.jobs[i].arrival_s, i))[:n_jobs]
+    return wl.with_jobs([wl.jobs[i] for i in sorted(order)])
+
+
+__all__ = ["PHILLY_MODELS", "POLLUX_SIZE_GPU_H", "load_philly", "load_pollux", "parse_window", "philly_jobs",
+           "philly_workload", "poisson_arrivals", "pollux_workload", "replicate_philly", "resolve_workload",
+           "synthetic_workload"]
