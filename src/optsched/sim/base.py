@@ -22,9 +22,11 @@ own wake-up times) subclasses :class:`SchedulerPlacer` directly and may use the 
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
@@ -122,21 +124,32 @@ class PlacementPolicy:
         raise NotImplementedError
 
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
+        """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
+        queued = [(i, j) for i, j in enumerate(order) if j.status != RUNNING]
+        running = [(i, j) for i, j in enumerate(order) if j.status == RUNNING]
+        return self.place_ranked(queued, running, view)
+
+    def place_ranked(self, queued: Sequence[tuple[Any, Job]], running: Sequence[tuple[Any, Job]],
+                     view: SimView) -> Decision:
+        """The same walk over the priority list split in two: ``queued`` and ``running`` are ``(rank, job)``
+        pairs in increasing rank (rank = position in the priority list, or any key ordered the same way).
+        The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
+        Subclasses that change the walk override this (or :meth:`place`); most only write :meth:`find`."""
         free = view.cluster.free.copy()
         decision = Decision()
         preempted: set[str] = set()
-        for idx, job in enumerate(order):
-            if job.status == RUNNING and job.id not in preempted:
-                continue
-            if job.id in preempted:
-                continue
+        for rank, job in queued:
             pl = self.find(job, free, view)
-            if pl is None and self.preemptive:
-                trial = free.copy()
+            if pl is None and self.preemptive and running:
+                lo = bisect.bisect_right(running, rank, key=_first)
+                trial = None
                 chosen: list[Job] = []
-                for victim in reversed(order[idx + 1:]):
-                    if victim.status != RUNNING or victim.id in preempted:
+                for k in range(len(running) - 1, lo - 1, -1):
+                    victim = running[k][1]
+                    if victim.id in preempted:
                         continue
+                    if trial is None:
+                        trial = free.copy()
                     vp = victim.placement
                     trial[list(vp.servers)] += vp.counts
                     chosen.append(victim)
@@ -156,6 +169,10 @@ class PlacementPolicy:
 
     def describe(self) -> dict:
         return {"name": self.name, "preemptive": self.preemptive, "backfill": self.backfill}
+
+
+def _first(pair):
+    return pair[0]
 
 
 class SchedulerPlacer:
@@ -182,31 +199,129 @@ class SchedulerPlacer:
     def next_wakeup(self, now: float) -> float:
         return math.inf
 
+    def after_apply(self, decision: Decision, view: SimView) -> None:
+        """Called once the engine has applied ``decision`` (jobs launched are RUNNING, preempted are QUEUED)."""
+
     def can_skip(self, view: SimView, changed: bool) -> bool:
         """True if a round with no event since the last one cannot change anything (engine speed-up)."""
         return False
+
+    def idle_until(self, view: SimView) -> float:
+        """A time before which, absent any arrival, completion or wake-up, a new decision would decide nothing
+        (the engine skips the rounds before it). Default: ``inf`` if :meth:`can_skip`, else ``view.now``."""
+        return math.inf if self.can_skip(view, False) else view.now
 
     def describe(self) -> dict:
         return {"name": self.name}
 
 
 class Composed(SchedulerPlacer):
-    """A scheduling policy followed by a placement policy (Blox's Fig. 2 steps 7-8)."""
+    """A scheduling policy followed by a placement policy (Blox's Fig. 2 steps 7-8).
+
+    For a time-invariant scheduling policy (FIFO: the order changes only at events) the priority list is kept
+    sorted incrementally (queued and running jobs in two sorted lists, updated on admission, launch,
+    preemption and completion) instead of being re-sorted every round: the same decisions, O(log n) per
+    change instead of O(n log n) per round. The anti-starvation bump is applied, and everything re-sorted,
+    at the first decision at or after the earliest time a waiting job reaches ``starvation_s``.
+    """
 
     def __init__(self, scheduling: SchedulingPolicy, placement: PlacementPolicy):
         self.scheduling, self.placement = scheduling, placement
         self.name = f"{scheduling.name}+{placement.name}"
         self._next_bump = math.inf
+        self.incremental = bool(scheduling.time_invariant)
+        self._q: list = []            # sorted entries (full key, job) of queued jobs
+        self._r: list = []            # sorted entries of running jobs
+        self._entry: dict[str, tuple] = {}
+        self._waits: list = []        # heap (bump time, index, wait_since, job) of queued jobs
+        self._rebuild_needed = True
+
+    # -- incremental priority list (time-invariant scheduling policies) --------------------------------------
+    def _key(self, job: Job, now: float):
+        return (job.priority, self.scheduling.key(job, now), job.arrival_s, job.index)
+
+    def _insert(self, lst: list, job: Job, now: float) -> None:
+        e = (self._key(job, now), job)
+        self._entry[job.id] = e
+        bisect.insort(lst, e, key=_first)
+
+    def _remove(self, lst: list, job: Job) -> None:
+        e = self._entry.pop(job.id)
+        i = bisect.bisect_left(lst, e[0], key=_first)
+        if i >= len(lst) or lst[i][1] is not job:
+            raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
+        del lst[i]
+
+    def _push_wait(self, job: Job) -> None:
+        if self.scheduling.starvation_s < math.inf:
+            heapq.heappush(self._waits, (job.wait_since_s + self.scheduling.starvation_s, job.index,
+                                         job.wait_since_s, job))
+
+    def _bump_top(self) -> float:
+        w = self._waits
+        while w and (w[0][3].status != QUEUED or w[0][3].wait_since_s != w[0][2] or w[0][3].priority == 1):
+            heapq.heappop(w)
+        return w[0][0] if w else math.inf
+
+    def _rebuild(self, view: SimView) -> None:
+        now = view.now
+        sched = self.scheduling
+        self._q, self._r, self._entry, self._waits = [], [], {}, []
+        for j in view.jobs.active.values():
+            sched.bump(j, now)
+            e = (self._key(j, now), j)
+            self._entry[j.id] = e
+            (self._r if j.status == RUNNING else self._q).append(e)
+            if j.status == QUEUED:
+                self._push_wait(j)
+        self._q.sort(key=_first)
+        self._r.sort(key=_first)
+        self._rebuild_needed = False
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        if self.incremental and not self._rebuild_needed:
+            for j in jobs:
+                self._insert(self._q, j, view.now)
+                self._push_wait(j)
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        if self.incremental and not self._rebuild_needed:
+            self._remove(self._r, job)
+
+    def after_apply(self, decision: Decision, view: SimView) -> None:
+        if not self.incremental or self._rebuild_needed:
+            return
+        now = view.now
+        moved = set()
+        for j in decision.preempt:
+            self._remove(self._r, j)
+            moved.add(j.id)
+            if j not in decision.launch:
+                self._insert(self._q, j, now)
+                self._push_wait(j)
+        for j in decision.launch:
+            if j.id not in moved:
+                self._remove(self._q, j)
+            self._insert(self._r, j, now)
 
     def decide(self, view: SimView) -> Decision:
-        order = self.scheduling.order(view)
-        decision = self.placement.place(order, view)
-        if self.scheduling.time_invariant:
-            self._next_bump = self.scheduling.next_bump_s(view.jobs.active.values())
-        return decision
+        if not self.incremental:
+            order = self.scheduling.order(view)
+            return self.placement.place(order, view)
+        if self._rebuild_needed or view.now >= self._bump_top():
+            self._rebuild(view)
+        self._next_bump = self._bump_top()
+        pl = self.placement
+        if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
+            order = [j for _, j in sorted(self._q + self._r, key=_first)]
+            return pl.place(order, view)
+        return pl.place_ranked(self._q, self._r, view)
 
     def can_skip(self, view: SimView, changed: bool) -> bool:
-        return self.scheduling.time_invariant and not changed and view.now < self._next_bump
+        return self.incremental and not changed and view.now < self._next_bump
+
+    def idle_until(self, view: SimView) -> float:
+        return self._next_bump if self.incremental else view.now
 
     def describe(self) -> dict:
         return {"scheduling": self.scheduling.describe(), "placement": self.placement.describe()}

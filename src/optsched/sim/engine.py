@@ -190,6 +190,7 @@ class Simulator:
         decision = self.policy.decide(view)
         self._decisions += 1
         self._apply(decision, now)
+        self.policy.after_apply(decision, view)
         self._dirty = False
         for c in self.collectors:
             c.collect(view)
@@ -245,7 +246,7 @@ class Simulator:
                            or len(self.jstate.active) > len(self._running))
                 if waiting:
                     self.view.now = now
-                    floor_t = now if self._dirty else max(now, policy_idle_until(policy, self.view))
+                    floor_t = now if self._dirty else max(now, policy.idle_until(self.view))
                     k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
                     t_s = k * R if floor_t < math.inf else math.inf
                 else:
@@ -305,11 +306,3 @@ class Simulator:
                 and self.policy.next_wakeup(self.view.now) == math.inf and not self._heap_top() < math.inf):
             raise SimulationStalled(f"{len(self.jstate.active) + self.admission.holding} jobs wait, nothing runs, "
                                     "nothing will arrive, and the policy started nothing")
-
-
-def policy_idle_until(policy: SchedulerPlacer, view: SimView) -> float:
-    """Time before which a decision without any new event cannot change anything (rounds are skipped)."""
-    if policy.can_skip(view, False):
-        nb = getattr(policy, "_next_bump", math.inf)
-        return nb
-    return view.now
