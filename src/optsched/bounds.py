@@ -201,3 +201,183 @@ def estimate_bracket_violations(inst: RarInstance, est: Estimates | None = None)
         if not (est.l * hi <= r + 1e-9 and r <= est.u * lo + 1e-9):
             bad.append(j.id)
     return bad
+
+
+# ==========================================================================================================
+# Paper 001 (A-SRPT, Luo et al.): Lemmas 1-3 and Theorem 1 as functions of the instance parameters
+# ==========================================================================================================
+# Notation of the paper's section IV-D (digest 001 section 4). Which statements hold, the preconditions each
+# proof step uses, and the counterexamples without them: docs/algorithms/a-srpt.md, "Theory verified".
+# Arithmetic is generic: int / Fraction inputs give exact results (the property tests use Fractions).
+
+@dataclass(frozen=True)
+class AsrptParameters:
+    """Per-job data of paper 001's bounds, one entry per job in the same order.
+
+    ``alpha_min``: the true alpha_i^min (smallest per-iteration time over the placements the cluster admits);
+    ``alpha_tilde_min``: Heavy-Edge's estimate alpha~_i^min; ``alpha_max``: alpha_i^max (all replicas on
+    distinct servers); ``alpha_placed_max`` (optional): the largest alpha_i(x) over the admissible placements,
+    used only to check Lemma 2's precondition alpha_i(x) <= alpha_i^max. ``predicted``: n~_i; ``tau``: the
+    delay factor.
+    """
+
+    total_gpus: int
+    gpus: tuple[int, ...]
+    iterations: tuple
+    predicted: tuple
+    alpha_min: tuple
+    alpha_tilde_min: tuple
+    alpha_max: tuple
+    alpha_placed_max: tuple | None = None
+    tau: object = 0
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.gpus)
+
+    @property
+    def g_max(self) -> int:
+        """g^max = max_i g_i."""
+        return max(self.gpus)
+
+    @property
+    def rho(self):
+        """rho = max_i alpha_i^max / alpha_i^min (Lemma 1)."""
+        return max(_div(a, b) for a, b in zip(self.alpha_max, self.alpha_min))
+
+    @property
+    def rho_bar(self):
+        """rho-bar = alpha^max / alpha^min = max_i alpha_i^max / min_i alpha_i^min (Theorem 1)."""
+        return _div(max(self.alpha_max), min(self.alpha_min))
+
+    @property
+    def eps(self):
+        """epsilon = sum_i |n_i - n~_i| (eq. 9)."""
+        return sum((abs(n - p) for n, p in zip(self.iterations, self.predicted)), 0)
+
+    @property
+    def eps_bar(self):
+        """epsilon-bar = epsilon / I (eq. 9)."""
+        return _div(self.eps, self.n_jobs)
+
+    def a1_sizes(self, predicted: bool = False) -> tuple:
+        """Virtual sizes (g_i/G) n_i alpha~_i^min (instance A1) or with n~_i (A~1)."""
+        ns = self.predicted if predicted else self.iterations
+        return tuple(_div(g * n * a, self.total_gpus) for g, n, a in zip(self.gpus, ns, self.alpha_tilde_min))
+
+
+def _div(a, b):
+    """a / b, exact for ints and Fractions."""
+    from fractions import Fraction
+
+    if isinstance(a, int) and isinstance(b, int):
+        return Fraction(a, b)
+    return a / b
+
+
+def asrpt_preconditions(p: AsrptParameters) -> list[str]:
+    """The preconditions of paper 001's bounds that ``p`` violates (empty: all hold).
+
+    * ``G > g_max``: Lemma 2 and Theorem 1 divide by G - g^max (at least G - g^max GPUs are busy while the
+      head of the queue is blocked).
+    * ``alpha_min <= alpha_tilde_min <= alpha_max`` for every job: Lemma 1 uses alpha~_i^min <= rho alpha_i^min,
+      Lemma 3's last step alpha~_i^min <= alpha^max. In the pipeline model this holds when
+      B_intra >= B_inter / g (:func:`optsched.perf.pipeline.bandwidth_precondition`, digest 001 point 10).
+    * ``alpha_placed_max <= alpha_max`` (when given): Lemma 2 bounds every run by n_i alpha_i^max.
+    * ``iterations >= 1``: the lower bound alpha^min I(I+1)/(2G) of Theorem 1's proof.
+
+    >>> p = AsrptParameters(8, (2, 8), (3, 1), (3, 1), (1, 1), (1, 2), (2, 2))
+    >>> asrpt_preconditions(p)
+    ['G > g_max: G = 8, g_max = 8']
+    """
+    bad = []
+    if not p.total_gpus > p.g_max:
+        bad.append(f"G > g_max: G = {p.total_gpus}, g_max = {p.g_max}")
+    for i, (lo, mid, hi) in enumerate(zip(p.alpha_min, p.alpha_tilde_min, p.alpha_max)):
+        if not lo <= mid <= hi:
+            bad.append(f"alpha_min <= alpha_tilde_min <= alpha_max: job {i}: {lo} <= {mid} <= {hi} fails")
+    if p.alpha_placed_max is not None:
+        for i, (a, hi) in enumerate(zip(p.alpha_placed_max, p.alpha_max)):
+            if a > hi:
+                bad.append(f"alpha_i(x) <= alpha_max: job {i}: a placement has alpha {a} > alpha_max {hi}")
+    if any(n < 1 for n in p.iterations):
+        bad.append("iterations >= 1 for every job")
+    return bad
+
+
+def _ok(p: AsrptParameters, *needed: str) -> bool:
+    return not any(b.startswith(needed) for b in asrpt_preconditions(p))
+
+
+def asrpt_lower_bound(p: AsrptParameters):
+    """alpha^min I(I+1) / (2G) (paper l. 225): a lower bound on OPT_{A1} and on OPT_A (and on any schedule of A,
+    by the work argument: the k-th completion is at least k alpha^min / G). ``None`` unless every n_i >= 1.
+
+    >>> from fractions import Fraction
+    >>> asrpt_lower_bound(AsrptParameters(4, (1, 1), (1, 1), (1, 1), (3, 3), (3, 3), (3, 3)))
+    Fraction(9, 4)
+    """
+    if any(n < 1 for n in p.iterations):
+        return None
+    return _div(min(p.alpha_min) * p.n_jobs * (p.n_jobs + 1), 2 * p.total_gpus)
+
+
+def asrpt_lemma1_bound(p: AsrptParameters, opt_a):
+    """Lemma 1: OPT_{A1} <= rho OPT_A. Returns rho * opt_a, or ``None`` when alpha~_i^min <= alpha_i^max
+    (the proof's alpha~_i^min <= rho alpha_i^min) fails for some job."""
+    if not _ok(p, "alpha_min <= alpha_tilde_min"):
+        return None
+    return p.rho * opt_a
+
+
+def asrpt_lemma3_bounds(p: AsrptParameters, opt_a1):
+    """Lemma 3 (App. C, eqs. 13-15): OPT_{A~1} <= ``exact`` = OPT_{A1} + I sum_O delta_i - sum_U delta_i
+    <= ``paper`` = OPT_{A1} + I g^max alpha^max eps / G, with delta_i = (g_i/G) |n_i - n~_i| alpha~_i^min.
+
+    Returns ``(exact, paper)``; ``paper`` is ``None`` when alpha~_i^min <= alpha^max fails (the last step)."""
+    over = sum((_div(g * (q - n) * a, p.total_gpus) for g, n, q, a in
+                zip(p.gpus, p.iterations, p.predicted, p.alpha_tilde_min) if q > n), 0)
+    under = sum((_div(g * (n - q) * a, p.total_gpus) for g, n, q, a in
+                 zip(p.gpus, p.iterations, p.predicted, p.alpha_tilde_min) if q < n), 0)
+    exact = opt_a1 + p.n_jobs * over - under
+    if max(p.alpha_tilde_min) > max(p.alpha_max):
+        return exact, None
+    return exact, opt_a1 + _div(p.n_jobs * p.g_max * max(p.alpha_max) * p.eps, p.total_gpus)
+
+
+def asrpt_lemma2_bound(p: AsrptParameters, opt_pred_a1, opt_a):
+    """Lemma 2: Gamma_A <= (1 + tau + rho G/(G - g^max)) OPT_{A~1} + I g^max alpha^max eps / (G - g^max)
+    + rho OPT_A. ``None`` unless G > g^max, alpha~ <= alpha^max and alpha_i(x) <= alpha_i^max hold."""
+    if asrpt_preconditions(p) and not all(b.startswith("iterations") for b in asrpt_preconditions(p)):
+        return None
+    G, gm = p.total_gpus, p.g_max
+    return ((1 + p.tau + _div(p.rho * G, G - gm)) * opt_pred_a1
+            + _div(p.n_jobs * gm * max(p.alpha_max) * p.eps, G - gm) + p.rho * opt_a)
+
+
+def asrpt_theorem1_additive(p: AsrptParameters, opt_a):
+    """Theorem 1 before dividing (paper l. 222-223): Gamma_A <= (2 + tau + rho G/(G - g^max)) rho OPT_A
+    + I g^max alpha^max [(1 + tau)/G + (1 + rho)/(G - g^max)] eps. ``None`` if a precondition fails."""
+    if asrpt_preconditions(p):
+        return None
+    G, gm, rho = p.total_gpus, p.g_max, p.rho
+    return ((2 + p.tau + _div(rho * G, G - gm)) * rho * opt_a
+            + p.n_jobs * gm * max(p.alpha_max) * (_div(1 + p.tau, G) + _div(1 + rho, G - gm)) * p.eps)
+
+
+def asrpt_theorem1_ratio(p: AsrptParameters):
+    """Theorem 1's competitive ratio (paper l. 212-214, 227):
+
+        Gamma_A / OPT_A < (2 + tau + rho G/(G - g^max)) rho + 2 rho g^max rho-bar (1 + tau + (1 + rho) G/(G - g^max)) eps-bar
+
+    ``None`` when a precondition of :func:`asrpt_preconditions` fails.
+
+    >>> p = AsrptParameters(8, (2, 4), (3, 1), (3, 1), (1, 1), (1, 2), (2, 2))
+    >>> asrpt_theorem1_ratio(p)       # rho = 2, eps = 0: (2 + 0 + 2*8/4) * 2
+    Fraction(12, 1)
+    """
+    if asrpt_preconditions(p):
+        return None
+    G, gm, rho = p.total_gpus, p.g_max, p.rho
+    return ((2 + p.tau + _div(rho * G, G - gm)) * rho
+            + 2 * rho * gm * p.rho_bar * (1 + p.tau + _div((1 + rho) * G, G - gm)) * p.eps_bar)
