@@ -72,8 +72,17 @@ class SchedulingPolicy:
 
     Subclasses give a sort ``key(job, now)``; the base adds Blox's anti-starvation bump (a job that has not
     run for ``starvation_s`` gets priority 1, the others 999, and priority sorts first) and breaks ties by
-    arrival then workload order. ``time_invariant`` says the order changes only at events (arrivals,
-    completions, preemptions), which lets the engine skip rounds in which nothing happened.
+    arrival then workload order.
+
+    Two optional promises let the engine go faster without changing any decision:
+
+    * :meth:`key_stable_until`: no job's key changes before this time unless an event happens (arrival,
+      completion, launch, preemption). ``time_invariant = True`` (FIFO) means "never"; the default for the
+      others is "now" (keys drift continuously, as LAS's attained service). Tiresias's keys change only when a
+      running job crosses a queue threshold. Between such times the priority list is maintained incrementally.
+    * :meth:`decision_stable_until`: a decision without an event before this time would decide nothing
+      (the engine skips those rounds). It defaults to :meth:`key_stable_until`; SRTF overrides it to "never":
+      running jobs only get shorter, so a queued job can only lose preemption victims as time passes.
     """
 
     name = "scheduling"
@@ -101,6 +110,14 @@ class SchedulingPolicy:
         now = view.now
         return sorted(view.jobs.active.values(),
                       key=lambda j: (self.bump(j, now), self.key(j, now), j.arrival_s, j.index))
+
+    def key_stable_until(self, view: SimView) -> float:
+        """Earliest time (> now, or now for "continuously changing") a job's key may change without an event."""
+        return math.inf if self.time_invariant else view.now
+
+    def decision_stable_until(self, view: SimView) -> float:
+        """Earliest time a decision without a new event could differ from the last one (see the class doc)."""
+        return self.key_stable_until(view)
 
     def describe(self) -> dict:
         return {"name": self.name, "starvation_s": self.starvation_s}
@@ -218,25 +235,35 @@ class SchedulerPlacer:
 class Composed(SchedulerPlacer):
     """A scheduling policy followed by a placement policy (Blox's Fig. 2 steps 7-8).
 
-    For a time-invariant scheduling policy (FIFO: the order changes only at events) the priority list is kept
-    sorted incrementally (queued and running jobs in two sorted lists, updated on admission, launch,
-    preemption and completion) instead of being re-sorted every round: the same decisions, O(log n) per
-    change instead of O(n log n) per round. The anti-starvation bump is applied, and everything re-sorted,
-    at the first decision at or after the earliest time a waiting job reaches ``starvation_s``.
+    The priority list is kept as two sorted lists (queued and running jobs, by the full key (priority, key,
+    arrival, index)), updated on admission, launch, preemption and completion, and re-sorted from scratch only
+    when a key may have changed: at every decision for LAS and SRTF, at threshold crossings for Tiresias,
+    never for FIFO (O(log n) per change instead of O(n log n) per round). The anti-starvation bump is applied
+    (and everything re-sorted) at the first decision at or after the earliest time a waiting job has waited
+    ``starvation_s``. In event mode (``view.round_s is None``) that time and Tiresias's crossings are wake-ups.
+    ``naive=True`` re-sorts at every decision and never lets the engine skip a round (the reference the fast
+    path is tested against).
     """
 
-    def __init__(self, scheduling: SchedulingPolicy, placement: PlacementPolicy):
+    def __init__(self, scheduling: SchedulingPolicy, placement: PlacementPolicy, naive: bool = False):
         self.scheduling, self.placement = scheduling, placement
+        self.naive = bool(naive)
         self.name = f"{scheduling.name}+{placement.name}"
-        self._next_bump = math.inf
-        self.incremental = bool(scheduling.time_invariant)
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
         self._waits: list = []        # heap (bump time, index, wait_since, job) of queued jobs
         self._rebuild_needed = True
+        self._key_change = -math.inf  # keys may have changed from this time on
+        self._stable_until = -math.inf
+        self._next_bump = math.inf
+        self._wake = math.inf
 
-    # -- incremental priority list (time-invariant scheduling policies) --------------------------------------
+    @property
+    def incremental(self) -> bool:
+        return bool(self.scheduling.time_invariant)
+
+    # -- the sorted lists ----------------------------------------------------------------------------------
     def _key(self, job: Job, now: float):
         return (job.priority, self.scheduling.key(job, now), job.arrival_s, job.index)
 
@@ -278,19 +305,18 @@ class Composed(SchedulerPlacer):
         self._r.sort(key=_first)
         self._rebuild_needed = False
 
+    # -- engine hooks --------------------------------------------------------------------------------------
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
-        if self.incremental and not self._rebuild_needed:
+        if not self._rebuild_needed:
             for j in jobs:
                 self._insert(self._q, j, view.now)
                 self._push_wait(j)
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        if self.incremental and not self._rebuild_needed:
+        if not self._rebuild_needed:
             self._remove(self._r, job)
 
     def after_apply(self, decision: Decision, view: SimView) -> None:
-        if not self.incremental or self._rebuild_needed:
-            return
         now = view.now
         moved = set()
         for j in decision.preempt:
@@ -303,25 +329,34 @@ class Composed(SchedulerPlacer):
             if j.id not in moved:
                 self._remove(self._q, j)
             self._insert(self._r, j, now)
+        sched = self.scheduling
+        self._next_bump = self._bump_top()
+        self._key_change = sched.key_stable_until(view)
+        self._stable_until = sched.decision_stable_until(view)
+        wake = math.inf
+        if view.round_s is None and self._q:  # event mode: threshold crossings and bumps are events
+            st = self._stable_until
+            wake = min(self._next_bump, st if st > now else math.inf)
+        self._wake = wake
 
     def decide(self, view: SimView) -> Decision:
-        if not self.incremental:
-            order = self.scheduling.order(view)
-            return self.placement.place(order, view)
-        if self._rebuild_needed or view.now >= self._bump_top():
+        now = view.now
+        if self.naive or self._rebuild_needed or now >= self._key_change or now >= self._bump_top():
             self._rebuild(view)
-        self._next_bump = self._bump_top()
         pl = self.placement
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
             order = [j for _, j in sorted(self._q + self._r, key=_first)]
             return pl.place(order, view)
         return pl.place_ranked(self._q, self._r, view)
 
-    def can_skip(self, view: SimView, changed: bool) -> bool:
-        return self.incremental and not changed and view.now < self._next_bump
+    def next_wakeup(self, now: float) -> float:
+        return self._wake if self._wake > now else math.inf
 
     def idle_until(self, view: SimView) -> float:
-        return self._next_bump if self.incremental else view.now
+        return view.now if self.naive else min(self._next_bump, self._stable_until)
+
+    def can_skip(self, view: SimView, changed: bool) -> bool:
+        return not changed and view.now < self.idle_until(view)
 
     def describe(self) -> dict:
         return {"scheduling": self.scheduling.describe(), "placement": self.placement.describe()}

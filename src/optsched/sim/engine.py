@@ -191,7 +191,15 @@ class Simulator:
         self._decisions += 1
         self._apply(decision, now)
         self.policy.after_apply(decision, view)
-        self._dirty = False
+        # after a preemption the victims may fit in what is left: decide again (next round / same instant)
+        self._dirty = bool(decision.preempt)
+        if now == self._last_decision_s:
+            self._same_instant += 1
+            if self._same_instant > 10_000:
+                raise SimulationStalled(f"more than 10,000 decisions at t={now} (a preemption cycle?)")
+        else:
+            self._same_instant = 0
+        self._last_decision_s = now
         for c in self.collectors:
             c.collect(view)
         self._record(now)
@@ -224,6 +232,8 @@ class Simulator:
         self._done = self._preemptions = self._decisions = 0
         self._tracked_left = sum(1 for j in jobs if j.tracked)
         self._dirty = False
+        self._last_decision_s = -math.inf
+        self._same_instant = 0
         events = 0
         ai = 0
         now = 0.0
@@ -241,6 +251,8 @@ class Simulator:
             t_c = self._heap_top()
             t_a = arr_t[ai] if ai < n else math.inf
             t_w = policy.next_wakeup(now)
+            if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
+                t_w = math.inf
             if self.mode == "round":
                 waiting = (self._pending or self.admission.holding or policy.every_round
                            or len(self.jstate.active) > len(self._running))

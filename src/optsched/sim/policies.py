@@ -14,13 +14,14 @@ Every rule and the line it follows is in ``docs/algorithms/blox.md``.
 from __future__ import annotations
 
 import bisect
+import math
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import InstanceError
 from .base import AdmissionPolicy, Composed, PlacementPolicy, SchedulerPlacer, SchedulingPolicy
-from .state import Job, Placement, SimView
+from .state import RUNNING, Job, Placement, SimView
 
 
 # -- scheduling ------------------------------------------------------------------------------------------------
@@ -69,6 +70,14 @@ class Srtf(SchedulingPolicy):
             else job.iterations
         return max(0.0, total - job.executed_at(now)) * job.iteration_time_s
 
+    def decision_stable_until(self, view: SimView) -> float:
+        # only running jobs' keys change, and only downwards: their priority over queued jobs can only grow,
+        # so a queued job never gains a preemption victim by waiting; the queued order is constant
+        return math.inf
+
+    def describe(self) -> dict:
+        return {**super().describe(), "use_predicted": self.use_predicted}
+
 
 class Tiresias(SchedulingPolicy):
     """Discrete LAS (Tiresias 2D-LAS as Blox describes it: "FIFO within queues and LAS across queues").
@@ -89,12 +98,34 @@ class Tiresias(SchedulingPolicy):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.thresholds_gpu_s, self.service = th, service
 
+    def service_at(self, job: Job, now: float) -> float:
+        return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
+
     def queue_of(self, job: Job, now: float) -> int:
-        s = job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
-        return bisect.bisect_right(self.thresholds_gpu_s, s)
+        # a relative slack of 1e-12 so that a crossing time computed in floating point lands in the new queue
+        s = self.service_at(job, now)
+        return bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
 
     def key(self, job: Job, now: float):
         return (self.queue_of(job, now), job.arrival_s)
+
+    def key_stable_until(self, view: SimView) -> float:
+        """The next time a running job's attained service reaches the next threshold (queues change only
+        then)."""
+        now, th = view.now, self.thresholds_gpu_s
+        best = math.inf
+        for j in view.jobs.active.values():
+            if j.status != RUNNING:
+                continue
+            q = self.queue_of(j, now)
+            if q >= len(th):
+                continue
+            per_s = j.gpus if self.service == "gpu" else 1
+            t = now + (th[q] - self.service_at(j, now)) / per_s
+            if t <= now:
+                t = math.nextafter(now, math.inf)
+            best = min(best, t)
+        return best
 
     def describe(self) -> dict:
         return {**super().describe(), "thresholds_gpu_s": list(self.thresholds_gpu_s), "service": self.service}
