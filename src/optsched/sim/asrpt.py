@@ -59,7 +59,7 @@ __all__ = ["ASRPT", "ASRPTPerfect", "COMM_HEAVY", "OrderedPolicy", "PolicyRun", 
            "WCSSubTime", "WCSWorkload", "POLICY_NAMES", "run_asrpt", "run_policy", "select_servers"]
 
 COMM_HEAVY = 1.5          # paper l. 178: "1.5 in our experiments"
-DEFAULT_TAU = 1.0         # [R6] the paper gives no tau for its simulations (tau = 0 on the testbed, l. 241)
+DEFAULT_TAU = 100.0       # [R6] the paper gives no tau for its simulations (tau = 0 on the testbed, l. 241)
 
 
 # -- server selection and mapping ------------------------------------------------------------------------------
