@@ -96,6 +96,20 @@ def test_select_most_and_least():
         select_servers(free, 11, True)
 
 
+def test_select_servers_agrees_with_placement_module():
+    from optsched.placement import select_least, select_most
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        free = rng.integers(0, 9, size=int(rng.integers(1, 7)))
+        if free.sum() == 0:
+            continue
+        g = int(rng.integers(1, free.sum() + 1))
+        names = {str(i): int(f) for i, f in enumerate(free)}
+        for most, ref in ((True, select_most), (False, select_least)):
+            assert {str(s): n for s, n in select_servers(free, g, most)} == ref(names, g)
+
+
 def test_non_comm_heavy_multi_gpu_job_uses_select_least():
     # spec-less jobs are never communication-heavy; three unseen blockers (1, 3, 2 GPUs) start at 0
     jobs = [WorkloadJob("x0", 0, 1, 1000, 1.0), WorkloadJob("x1", 0, 3, 1000, 1.0),
