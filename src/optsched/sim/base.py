@@ -70,9 +70,9 @@ class AdmissionPolicy:
 class SchedulingPolicy:
     """Orders the active jobs (queued and running), highest priority first.
 
-    Subclasses give a sort ``key(job, now)``; the base adds Blox's anti-starvation bump (a job that has not
-    run for ``starvation_s`` gets priority 1, the others 999, and priority sorts first) and breaks ties by
-    arrival then workload order.
+    Subclasses give a sort ``key(job, now)``; the base adds Blox's anti-starvation bump (a job that has waited
+    ``starvation_s`` since it last ran gets priority 1 for good, the others 999, and priority sorts first) and
+    breaks ties by arrival then workload order.
 
     Two optional promises let the engine go faster without changing any decision:
 
@@ -95,10 +95,11 @@ class SchedulingPolicy:
         raise NotImplementedError
 
     def bump(self, job: Job, now: float) -> int:
-        if job.status != RUNNING and now - job.wait_since_s >= self.starvation_s:
+        """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
+        gets ``job_priority`` 1 for the rest of its life (Blox sets it and never resets it), the others keep 999;
+        the priority sorts before the policy's key."""
+        if job.priority != 1 and job.status != RUNNING and now - job.wait_since_s >= self.starvation_s:
             job.priority = 1
-        elif job.status == RUNNING:
-            job.priority = 999  # the bump lasts until the job runs again
         return job.priority
 
     def next_bump_s(self, jobs: Iterable[Job]) -> float:

@@ -153,7 +153,6 @@ class Simulator:
             job.status, job.placement, job.t_ref = RUNNING, pl, now
             job.stall_until = now + self.launcher.stall_s(job, pl, now)
             job.launches += 1
-            job.priority = 999
             if math.isnan(job.first_start_s):
                 job.first_start_s = now
             job.seg_start = (now, job.executed)

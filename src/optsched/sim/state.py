@@ -107,7 +107,7 @@ class Job:
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
         self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
         self.seg_start: tuple[float, float] | None = None
-        self.priority = 999                   # Blox's job_priority: 1 after the anti-starvation bump
+        self.priority = 999                   # Blox's job_priority: 1 after the anti-starvation bump (for good)
         self.metrics: dict[str, Any] = {}     # custom metrics (Blox's tracked_metrics)
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
