@@ -4,8 +4,9 @@ Every rule below is documented (with the Blox lines it follows, and what we deci
 ``docs/algorithms/blox.md``, section "Workloads". The shared data files are read in place through
 :func:`optsched.sim.data.data_path`; the repository carries no copy.
 
-* :func:`load_philly`: the Philly trace (``philly/philly.csv``, 82,247 job rows) as a pandas DataFrame in
-  submission order (stable sort by timestamp); job id = position in that order.
+* :func:`load_philly`: the Philly trace (``philly/philly.csv``, 82,247 job rows) as a pandas DataFrame; job id =
+  row position in the file (Blox numbers jobs in the order its parser reads them; the file is not sorted by
+  submission time), or, with ``order="submit"``, position after a stable sort by submission time.
 * :func:`philly_workload`: Blox's Philly-Trace. Blox's Gavel-like filter (``filter="blox"``, the default: run
   time strictly between 10^1.5 and 10^4 minutes and at most 16 GPUs, as in Blox's ``parse_philly_jobs``), arrivals
   re-timed as a Poisson process at ``load_jph`` jobs/hour (the first job arrives after one gap, like Blox's
@@ -67,6 +68,7 @@ BLOX_MIN_DURATION_S = 10 ** 1.5 * 60.0
 BLOX_MAX_DURATION_S = 10 ** 4 * 60.0
 BLOX_MAX_GPUS = 16
 PHILLY_FILTERS = ("blox", "none")
+PHILLY_ORDERS = ("file", "submit")
 
 # Pollux (OSDI'21) Table 1: size category of each application's jobs, in GPU-hours; our nominal iteration times.
 POLLUX_SIZE_GPU_H: dict[str, tuple[float, float]] = {
@@ -159,15 +161,17 @@ def _resolve_path(path: Any, *default: str) -> Path:
 
 
 # -- Philly ----------------------------------------------------------------------------------------------------
-def load_philly(path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """The Philly trace as a DataFrame in submission order (stable sort on ``timestamp``), with columns
-    ``job`` (0..N-1, the job id of Blox's window), ``submit_s`` (seconds since the first submission),
-    ``duration_s``, ``gpus``, ``gpu_time_s``, ``cluster``.
+def load_philly(path: str | os.PathLike | None = None, order: str = "file") -> pd.DataFrame:
+    """The Philly trace as a DataFrame in file order (``order="file"``, Blox's parse order) or submission order
+    (``"submit"``: stable sort on ``timestamp``), with columns ``job`` (0..N-1, the job id of Blox's window),
+    ``submit_s`` (seconds since the first submission), ``duration_s``, ``gpus``, ``gpu_time_s``, ``cluster``.
 
     >>> df = load_philly()
     >>> len(df), list(df.columns)
     (82247, ['job', 'submit_s', 'duration_s', 'gpus', 'gpu_time_s', 'cluster'])
     """
+    if order not in PHILLY_ORDERS:
+        raise InstanceError(f"must be one of {', '.join(PHILLY_ORDERS)}, got {order!r}", field="order")
     p = _resolve_path(path, "philly", "philly.csv")
     try:
         raw = pd.read_csv(p)
@@ -185,27 +189,28 @@ def load_philly(path: str | os.PathLike | None = None) -> pd.DataFrame:
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise InstanceError(f"{p}: row {i + 2} has an invalid timestamp, duration or num_gpus", field="path")
-    order = np.argsort(ts.to_numpy(), kind="stable")
-    t = ts.to_numpy()[order]
+    ts_np = ts.to_numpy()
+    idx = np.argsort(ts_np, kind="stable") if order == "submit" else np.arange(len(raw))
+    t = ts_np[idx]
     df = pd.DataFrame({
         "job": np.arange(len(raw), dtype=np.int64),
-        "submit_s": (t - t[0]) / np.timedelta64(1, "s") if len(t) else np.zeros(0),
-        "duration_s": dur.to_numpy(dtype=float)[order],
-        "gpus": gpus.to_numpy().astype(np.int64)[order],
+        "submit_s": (t - ts_np.min()) / np.timedelta64(1, "s") if len(t) else np.zeros(0),
+        "duration_s": dur.to_numpy(dtype=float)[idx],
+        "gpus": gpus.to_numpy().astype(np.int64)[idx],
     })
     df["gpu_time_s"] = df["duration_s"] * df["gpus"]
-    df["cluster"] = (raw["cluster"].astype(str).to_numpy()[order] if "cluster" in raw.columns
+    df["cluster"] = (raw["cluster"].astype(str).to_numpy()[idx] if "cluster" in raw.columns
                      else np.array([""] * len(raw)))
     return df
 
 
 def philly_jobs(filter: str = "blox", path: str | os.PathLike | None = None,
-                frame: pd.DataFrame | None = None) -> pd.DataFrame:
+                frame: pd.DataFrame | None = None, order: str = "file") -> pd.DataFrame:
     """The Philly rows a workload draws from: all of them (``filter="none"``) or Blox's Gavel-like selection
-    (``"blox"``), renumbered 0..M-1 in submission order (``trace_job`` keeps the original position)."""
+    (``"blox"``), renumbered 0..M-1 in the frame's order (``trace_job`` keeps the original position)."""
     if filter not in PHILLY_FILTERS:
         raise InstanceError(f"must be one of {', '.join(PHILLY_FILTERS)}, got {filter!r}", field="filter")
-    df = load_philly(path) if frame is None else frame
+    df = load_philly(path, order) if frame is None else frame
     if filter == "blox":
         keep = ((df["duration_s"] > BLOX_MIN_DURATION_S) & (df["duration_s"] < BLOX_MAX_DURATION_S)
                 & (df["gpus"] <= BLOX_MAX_GPUS))
@@ -230,13 +235,13 @@ def _jobs_from_arrays(ids, arrivals, gpus, durations, models, it_times, tracked)
 def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, int] | None = (3000, 4000),
                     filter: str = "blox", n_jobs: int | None = None, max_gpus: int | None = None,
                     models: Mapping[str, float] | None = None, path: str | os.PathLike | None = None,
-                    frame: pd.DataFrame | None = None) -> Workload:
+                    frame: pd.DataFrame | None = None, order: str = "file") -> Workload:
     """Blox's Philly-Trace at ``load_jph`` jobs/hour (rules in the module docstring).
 
     ``n_jobs`` keeps the first jobs only (the default keeps them all, so that load keeps arriving until the tracked
     window is done; pair with ``simulate(..., stop_when_tracked_done=True)``); beyond the trace it cycles
     (:func:`replicate_philly`). ``max_gpus`` drops jobs larger than the cluster (before numbering). ``window=None``
-    tracks every job. ``frame`` reuses a :func:`load_philly` frame (no re-read).
+    tracks every job. ``frame`` reuses a :func:`load_philly` frame (no re-read; its order wins over ``order``).
 
     >>> wl = philly_workload(4.0, seed=1, n_jobs=50, window=(10, 20))
     >>> len(wl), sum(j.tracked for j in wl), wl.jobs[0].arrival_s > 0, wl.meta["filter"]
@@ -245,7 +250,7 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
     lam = _check_load(load_jph)
     seed = _check_seed(seed)
     win = _check_window(window)
-    src = philly_jobs(filter, path, frame)
+    src = philly_jobs(filter, path, frame, order)
     if max_gpus is not None:
         src = src[src["gpus"] <= int(max_gpus)].reset_index(drop=True)
         src["job"] = np.arange(len(src), dtype=np.int64)
@@ -267,14 +272,15 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
         raise InstanceError(f"the window {win[0]}:{win[1]} starts after the last job ({n - 1})", field="window")
     jobs = _jobs_from_arrays(ids, arrivals, src["gpus"].to_numpy()[rows], src["duration_s"].to_numpy()[rows],
                              mnames, it_times, tracked)
-    meta = {"trace": "philly", "filter": filter, "load_jph": lam, "window": list(win) if win else None,
+    meta = {"trace": "philly", "filter": filter, "order": order if frame is None else "frame", "load_jph": lam,
+            "window": list(win) if win else None,
             "trace_jobs": int(len(src)), "models": "uniform over Blox Table 2 (PHILLY_MODELS)",
             "arrivals": "poisson"}
     return Workload(jobs, name=f"philly-{filter}-{lam:g}jph", seed=seed, meta=meta)
 
 
 def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int = 0, *, filter: str = "none",
-                     window: tuple[int, int] | None = None, path=None, frame=None) -> Workload:
+                     window: tuple[int, int] | None = None, path=None, frame=None, order: str = "file") -> Workload:
     """``n_jobs`` Philly-derived jobs: job ``i`` takes trace row ``i mod N`` (Blox's
     ``self.jobs[job_id % total_jobs]``), Poisson arrivals at ``load_jph``, random Table 2 models.
     The default (whole trace, 130 jobs/hour) keeps a 2,000-GPU cluster about 70% busy.
@@ -283,7 +289,8 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
     >>> len(wl), wl.jobs[7].duration_alone_s == wl.jobs[0].duration_alone_s
     (20, True)
     """
-    return philly_workload(load_jph, seed, window=window, filter=filter, n_jobs=n_jobs, path=path, frame=frame)
+    return philly_workload(load_jph, seed, window=window, filter=filter, n_jobs=n_jobs, path=path, frame=frame,
+                           order=order)
 
 
 # -- Pollux ----------------------------------------------------------------------------------------------------
@@ -405,7 +412,7 @@ def synthetic_workload(n_jobs: int = 200, load_jph: float = 8.0, seed: int = 0, 
 # -- the CLI's WORKLOAD argument ---------------------------------------------------------------------------------
 def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
                      window: tuple[int, int] | None = None, n_jobs: int | None = None,
-                     max_gpus: int | None = None, philly_filter: str = "blox",
+                     max_gpus: int | None = None, philly_filter: str = "blox", philly_order: str = "file",
                      philly_frame: pd.DataFrame | None = None) -> Workload:
     """``philly`` | ``pollux:N`` | ``synthetic`` | a path to a workload file (JSON or CSV, ``docs/formats.md``).
 
@@ -425,7 +432,7 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
     if spec == "philly":
         return philly_workload(8.0 if load_jph is None else load_jph, seed,
                                window=(3000, 4000) if window is None else window, filter=philly_filter,
-                               n_jobs=n_jobs, max_gpus=max_gpus, frame=philly_frame)
+                               n_jobs=n_jobs, max_gpus=max_gpus, frame=philly_frame, order=philly_order)
     if spec.startswith("pollux"):
         rest = spec[len("pollux"):]
         try:
