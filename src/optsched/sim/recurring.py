@@ -53,7 +53,7 @@ from ..perf.pipeline import Network
 from ..problems.pipeline import PipelineJob
 
 __all__ = ["GROUP_RULES", "REFERENCE_NETWORK", "config_names", "map_models", "philly_frame", "predict_frame",
-           "rescale_to_load", "split_train_test", "synthetic_recurring_frame", "to_workload"]
+           "rescale_to_load", "rolling_predictions", "split_train_test", "synthetic_recurring_frame", "to_workload"]
 
 GROUP_RULES = ("vc-gpus-dur", "vc-gpus")
 REFERENCE_NETWORK = Network.paper_simulation()   # 8 GPUs/server, 10 Gbps, 300 GB/s (section V-B)
@@ -238,6 +238,31 @@ def predict_frame(train: pd.DataFrame, test: pd.DataFrame, predictor: str = "ran
     cols = ["group_id", "user_id", "iterations"]
     p.fit(train[cols])
     return np.asarray(p.predict(test[cols]), dtype=float)
+
+
+def rolling_predictions(frame: pd.DataFrame, predictor: str = "random-forest", period_s: float = 7 * 86400.0,
+                        seed: int = 0) -> np.ndarray:
+    """Predictions with periodic retraining (paper l. 233: "frequent retrainings (hourly/daily)"): the frame's
+    submission span is cut into periods of ``period_s``; the jobs of each period are predicted in one batch by a
+    predictor fitted on every job submitted before the period starts (the first period has no history: all 0,
+    unseen). Used for the 75,000-job run, whose window is larger than any 20% test part.
+
+    >>> fr = map_models(synthetic_recurring_frame(300, seed=4), seed=4)
+    >>> p = rolling_predictions(fr, "median", period_s=10 * 86400.0)
+    >>> len(p) == len(fr), bool((p[fr["submit_s"] < fr["submit_s"].iloc[0] + 10 * 86400.0] == 0).all())
+    (True, True)
+    """
+    if not period_s > 0:
+        raise InstanceError(f"must be positive, got {period_s!r}", field="period_s")
+    t = frame["submit_s"].to_numpy(float)
+    period = np.floor((t - t[0]) / period_s).astype(np.int64)
+    out = np.zeros(len(frame))
+    for k in np.unique(period):
+        idx = np.flatnonzero(period == k)
+        hist = frame.iloc[:idx[0]]
+        if len(hist):
+            out[idx] = predict_frame(hist, frame.iloc[idx], predictor, seed=seed)
+    return out
 
 
 # -- workloads -------------------------------------------------------------------------------------------------
