@@ -305,3 +305,17 @@ def test_philly_frame_group_rules():
     assert (a["user_id"] == b["user_id"]).all()
     with pytest.raises(InstanceError):
         philly_frame("by-magic")
+
+
+def test_rolling_predictions_use_only_earlier_jobs():
+    from optsched.sim.recurring import rolling_predictions
+
+    fr = map_models(synthetic_recurring_frame(300, seed=6), seed=6)
+    period = 5 * 86400.0
+    pred = rolling_predictions(fr, "mean", period_s=period)
+    start = fr["submit_s"].iloc[0]
+    for i in range(0, len(fr), 7):
+        cut = start + np.floor((fr["submit_s"].iloc[i] - start) / period) * period
+        hist = fr[(fr["submit_s"] < cut) & (fr["group_id"] == fr["group_id"].iloc[i])]
+        want = hist["iterations"].mean() if len(hist) else 0.0
+        assert math.isclose(pred[i], want, rel_tol=1e-9)
