@@ -120,12 +120,13 @@ class _PredictingPolicy(SchedulerPlacer):
     def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
                  intra_gbs: float | None = None):
         if isinstance(predictor, str) and predictor not in ("workload", "perfect"):
-            from ..predict import make_predictor
-            raise InstanceError(f"predictor must be 'workload', 'perfect' or a fitted IterationPredictor, got "
-                                f"{predictor!r} (fit {make_predictor(predictor).name!r} on a history and pass it)"
-                                if predictor in ("random-forest", "mean", "median") else
-                                f"predictor must be 'workload', 'perfect' or a fitted IterationPredictor, got "
-                                f"{predictor!r}", field="predictor")
+            hint = (" (fit optsched.predict.make_predictor(...) on a history and pass the object)"
+                    if predictor in ("random-forest", "mean", "median") else "")
+            raise InstanceError(f"must be 'workload', 'perfect' or a fitted IterationPredictor, got {predictor!r}"
+                                + hint, field="predictor")
+        if not isinstance(predictor, str) and not hasattr(predictor, "predict"):
+            raise InstanceError(f"must be 'workload', 'perfect' or a fitted IterationPredictor, got "
+                                f"{type(predictor).__name__}", field="predictor")
         self.predictor = predictor
         self.seed = 0 if seed is None else int(seed)
         self.nic_gbps, self.intra_gbs = nic_gbps, intra_gbs
@@ -193,8 +194,7 @@ class _PredictingPolicy(SchedulerPlacer):
         self._predict(jobs)
         self._profile(jobs)
 
-    def _launch(self, decision: Decision, job: Job, pl: Placement, alpha_s: float, free: np.ndarray,
-                now: float) -> None:
+    def _launch(self, decision: Decision, job: Job, pl: Placement, alpha_s: float, free: np.ndarray) -> None:
         decision.launch[job] = pl
         free[list(pl.servers)] -= pl.counts
         job.metrics["alpha_s"] = alpha_s
@@ -276,7 +276,7 @@ class ASRPT(_PredictingPolicy):
                     q.popleft()
                     self._wait, self._kappa, self._deadline = None, math.inf, math.inf
                     job.metrics["early_start"] = a < job.metrics.get("kappa_s", math.inf)
-                    self._launch(decision, job, pl, a, free, now)
+                    self._launch(decision, job, pl, a, free)
                     total_free -= job.gpus
                     continue
                 break  # [R8] the queue stays blocked behind the waiting head
@@ -291,7 +291,7 @@ class ASRPT(_PredictingPolicy):
                 job.metrics["window_s"] = window
                 if a <= self.comm_heavy * self.atmin_s[job.id] or not now + window > now:  # line 12 [R5]
                     q.popleft()
-                    self._launch(decision, job, pl, a, free, now)
+                    self._launch(decision, job, pl, a, free)
                     total_free -= job.gpus
                     continue
                 self._wait, self._kappa, self._deadline = job, a, now + window          # line 16
@@ -299,7 +299,7 @@ class ASRPT(_PredictingPolicy):
                 break
             q.popleft()
             pl, a = self.mapper.place(job, select_servers(free, job.gpus, False))      # lines 27-28
-            self._launch(decision, job, pl, a, free, now)
+            self._launch(decision, job, pl, a, free)
             total_free -= job.gpus
         return decision
 
@@ -376,7 +376,7 @@ class OrderedPolicy(_PredictingPolicy):
                 h = heaps[best]
             job = heapq.heappop(h)[3]
             pl, a = self.mapper.place(job, select_servers(free, job.gpus, True))
-            self._launch(decision, job, pl, a, free, view.now)
+            self._launch(decision, job, pl, a, free)
             total_free -= job.gpus
         return decision
 
