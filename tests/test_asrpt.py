@@ -319,3 +319,25 @@ def test_rolling_predictions_use_only_earlier_jobs():
         hist = fr[(fr["submit_s"] < cut) & (fr["group_id"] == fr["group_id"].iloc[i])]
         want = hist["iterations"].mean() if len(hist) else 0.0
         assert math.isclose(pred[i], want, rel_tol=1e-9)
+
+
+def test_cli_simulate_a_srpt_on_a_workload_file(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    wl = tmp_path / "abc.csv"
+    wl.write_text("id,arrival_s,gpus,iterations,iteration_time_s,predicted_iterations\n"
+                  "a,0,2,10,1,10\nb,0,1,4,1,4\nc,0,1,20,1,20\n")
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "optsched", "simulate", str(wl), "--scheduler", "a-srpt", "--event",
+                           "--servers", "1", "--gpus-per-server", "2", "--no-progress", "--quiet", "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    jobs = {j["id"]: (j["first_start_s"], j["completion_s"]) for j in json.loads(out.read_text())["jobs"]}
+    assert jobs == {"b": (2.0, 6.0), "a": (12.0, 22.0), "c": (22.0, 42.0)}  # the hand-computed case above
+    bad = subprocess.run([sys.executable, "-m", "optsched", "simulate", str(wl), "--scheduler", "a-srpt",
+                          "--event", "--servers", "1", "--gpus-per-server", "2", "--perf", "mixed", "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    # MixedPerf's default g = 8 does not match 2-GPU servers: one-line error, exit 2
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
