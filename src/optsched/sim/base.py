@@ -80,6 +80,8 @@ class SchedulingPolicy:
       completion, launch, preemption). ``time_invariant = True`` (FIFO) means "never"; the default for the
       others is "now" (keys drift continuously, as LAS's attained service). Tiresias's keys change only when a
       running job crosses a queue threshold. Between such times the priority list is maintained incrementally.
+    * ``waiting_keys_constant``: a waiting job's key is frozen (LAS: attained service, SRTF: remaining work,
+      Tiresias: queue), so when keys drift only the running jobs (at most one per GPU) are re-sorted.
     * :meth:`decision_stable_until`: a decision without an event before this time would decide nothing
       (the engine skips those rounds). It defaults to :meth:`key_stable_until`; SRTF overrides it to "never":
       running jobs only get shorter, so a queued job can only lose preemption victims as time passes.
@@ -87,6 +89,9 @@ class SchedulingPolicy:
 
     name = "scheduling"
     time_invariant = False
+    # True: a job's key does not change while it waits (only running jobs' keys drift), so between events
+    # only the running jobs need re-sorting. True for FIFO, LAS, SRTF and Tiresias; False by default.
+    waiting_keys_constant = False
 
     def __init__(self, starvation_s: float = STARVATION_S):
         self.starvation_s = float(starvation_s)
@@ -306,6 +311,14 @@ class Composed(SchedulerPlacer):
         self._r.sort(key=_first)
         self._rebuild_needed = False
 
+    def _resort_running(self, now: float) -> None:
+        key, entry = self._key, self._entry
+        r = [(key(j, now), j) for _, j in self._r]
+        r.sort(key=_first)
+        for e in r:
+            entry[e[1].id] = e
+        self._r = r
+
     # -- engine hooks --------------------------------------------------------------------------------------
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
         if not self._rebuild_needed:
@@ -342,8 +355,13 @@ class Composed(SchedulerPlacer):
 
     def decide(self, view: SimView) -> Decision:
         now = view.now
-        if self.naive or self._rebuild_needed or now >= self._key_change or now >= self._bump_top():
+        if self.naive or self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
+        elif now >= self._key_change:
+            if self.scheduling.waiting_keys_constant:
+                self._resort_running(now)  # only running jobs' keys moved
+            else:
+                self._rebuild(view)
         pl = self.placement
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
             order = [j for _, j in sorted(self._q + self._r, key=_first)]

@@ -258,8 +258,11 @@ class Simulator:
                 if waiting:
                     self.view.now = now
                     floor_t = now if self._dirty else max(now, policy.idle_until(self.view))
-                    k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
-                    t_s = k * R if floor_t < math.inf else math.inf
+                    if floor_t < math.inf:
+                        k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
+                        t_s = k * R
+                    else:
+                        t_s = math.inf
                 else:
                     t_s = math.inf
             else:

@@ -29,6 +29,7 @@ class Fifo(SchedulingPolicy):
     """Arrival order. Blox: key ``(job_priority, submit_time)``."""
 
     name = "fifo"
+    waiting_keys_constant = True
     time_invariant = True
 
     def key(self, job: Job, now: float):
@@ -40,6 +41,7 @@ class Las(SchedulingPolicy):
     wall-clock seconds held (``service="time"``, Blox's simulator); ``service="gpu"`` uses GPU-seconds."""
 
     name = "las"
+    waiting_keys_constant = True
 
     def __init__(self, service: str = "time", **kw):
         super().__init__(**kw)
@@ -60,6 +62,7 @@ class Srtf(SchedulingPolicy):
     speed; ours stays exact under slow-downs and stalls). ``use_predicted`` ranks by predicted iterations."""
 
     name = "srtf"
+    waiting_keys_constant = True
 
     def __init__(self, use_predicted: bool = False, **kw):
         super().__init__(**kw)
@@ -87,6 +90,7 @@ class Tiresias(SchedulingPolicy):
     """
 
     name = "tiresias"
+    waiting_keys_constant = True
 
     def __init__(self, thresholds_gpu_s=(3600.0,), service: str = "gpu", **kw):
         super().__init__(**kw)
