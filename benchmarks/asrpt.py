@@ -287,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-jobs", type=int, default=75_000)
     ap.add_argument("--big-policies", default="a-srpt", help="comma-separated policy labels, or 'all'")
     ap.add_argument("--big-source", default="philly", choices=("philly", "synthetic"))
+    ap.add_argument("--big-taus", default="", help="extra A-SRPT rows at these tau values, e.g. 1,10,1000")
     args = ap.parse_args(argv)
     log = lambda s: print(s, flush=True)  # noqa: E731
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -294,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.big:
         wanted = [p for p in POLICIES if args.big_policies == "all" or p[1] in args.big_policies.split(",")
                   or p[0] in args.big_policies.split(",")]
+        for tau in [float(x) for x in args.big_taus.split(",") if x.strip()]:
+            wanted.append((f"A-SRPT tau={tau:g}", "a-srpt", {"tau": tau}))
         rows, info = big_run(args.big_jobs, 250, wanted, 0, 1.0, args.big_source, log)
         if args.big_source == "philly":
             what = (f"the last {info['jobs']:,} jobs (by submission time) of the Philly trace mapped onto Table I "
@@ -306,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                     "history on which the random forest is fitted (50/50 split)")
         lines = ["# A-SRPT at the paper's scale: wall time (our simulator, our machine)", "",
                  f"Command: `.venv/bin/python benchmarks/asrpt.py --big --big-jobs {args.big_jobs} "
-                 f"--big-policies {args.big_policies} --big-source {args.big_source}`", "",
+                 f"--big-policies {args.big_policies} --big-source {args.big_source}"
+                 + (f" --big-taus {args.big_taus}" if args.big_taus else "") + "`", "",
                  f"Workload: {what}; unseen (n~ = 0) share {info['unseen_share']:.2f}, single-GPU share "
                  f"{info['single_gpu_share']:.2f}; arrivals compressed (factor {info['arrival_factor']:.3g}) to "
                  "offered load 1.0 on 250 servers x 8 GPUs, 10 Gbps NIC, 300 GB/s NVLink, `MixedPerf`, event-driven "
