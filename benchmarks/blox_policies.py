@@ -5,7 +5,7 @@ and the admission study (Fig. 12): LAS with Accept-all / Accept 1.0x, 1.2x, 1.4x
 Run: ``.venv/bin/python benchmarks/blox_policies.py [--quick] [--workers 2] [--no-admission] [--seed S]``.
 Writes ``docs/results/blox_policies.{md,csv}`` and plots ``blox_policies_{jct,responsiveness}_vs_load.png``,
 ``blox_policies_jct_cdf.png``, ``blox_admission.{md,csv}`` (``*_quick`` names with ``--quick``: a smoke run on
-16 GPUs (4 x 4) at loads 2 and 6 jobs/hour with jobs 300-399 tracked), atomically.
+4 GPUs (one server) at loads 1 and 2 jobs/hour with jobs 300-399 tracked), atomically.
 
 Workload: ``optsched.sim.traces.philly_workload`` (Blox's filter, Poisson re-timing with the same seed at every
 load, uniform Table 2 models; rules in docs/algorithms/blox.md). Each run stops once every tracked job is done.
@@ -77,7 +77,7 @@ def checks(table: pd.DataFrame) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="16 GPUs, window 300-400, loads 2 and 6; *_quick files")
+    ap.add_argument("--quick", action="store_true", help="4 GPUs, window 300-400, loads 1 and 2; *_quick files")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-admission", action="store_true", help="skip the admission study")
@@ -88,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.loads:
         loads = [float(x) for x in args.loads.split(",")]
     else:
-        loads = [2.0, 6.0] if args.quick else [float(x) for x in range(1, 10)]
+        loads = [1.0, 2.0] if args.quick else [float(x) for x in range(1, 10)]
     sfx = "_quick" if args.quick else ""
-    servers = 4 if args.quick else 32
+    servers = 1 if args.quick else 32
     run_kw = dict(seed=args.seed, window=window, servers=servers, gpus_per_server=4)
     RESULTS.mkdir(parents=True, exist_ok=True)
     given = list(sys.argv[1:] if argv is None else argv)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         print("written: " + ", ".join(str(p) for p in paths))
 
     if not args.no_admission:
-        load = 6.0 if args.quick else 8.0
+        load = 2.0 if args.quick else 8.0
         t0 = time.perf_counter()
         table, cdfs = sweep("philly", ["las"], ["consolidated"], list(ADMISSIONS), [load], workers=args.workers,
                             **run_kw)
