@@ -66,7 +66,9 @@ def abstract_instances(draw, max_jobs: int = 4, precondition: bool = True):
         fewest = shapes[0]                       # (g, ..., g, rest): the fewest-servers layout
         alphas = {s: draw(st.integers(1, 6)) for s in shapes}
         n = draw(st.integers(1, 3))
-        amax = max(alphas.values()) + (draw(st.integers(0, 2)) if precondition else 0)
+        # precondition: alpha_max >= every shape's alpha; otherwise the paper's recipe (l. 81): the alpha of the
+        # most spread shape, which need not be the maximum
+        amax = max(alphas.values()) + draw(st.integers(0, 2)) if precondition else alphas[shapes[-1]]
         modes = tuple(Mode(s, n * a, a) for s, a in alphas.items())
         jobs.append(TotalJctJob(f"j{i}", draw(st.integers(0, 3)), gi, modes, iterations=n, alpha_max=amax,
                                 alpha_tilde_min=alphas[fewest]))
