@@ -167,6 +167,7 @@ class PlacementPolicy:
                 lo = bisect.bisect_right(running, rank, key=_first)
                 trial = None
                 chosen: list[Job] = []
+                avail = int(free.sum())
                 for k in range(len(running) - 1, lo - 1, -1):
                     victim = running[k][1]
                     if victim.id in preempted:
@@ -175,10 +176,12 @@ class PlacementPolicy:
                         trial = free.copy()
                     vp = victim.placement
                     trial[list(vp.servers)] += vp.counts
+                    avail += vp.gpus
                     chosen.append(victim)
-                    pl = self.find(job, trial, view)
-                    if pl is not None:
-                        break
+                    if avail >= job.gpus:  # no placement policy can fit a job in fewer free GPUs
+                        pl = self.find(job, trial, view)
+                        if pl is not None:
+                            break
                 if pl is not None:
                     free = trial
                     decision.preempt.extend(chosen)

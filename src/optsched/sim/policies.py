@@ -180,6 +180,9 @@ class AcceptK(AdmissionPolicy):
         return {"name": self.name, "k": self.k}
 
 
+_BIG = np.iinfo(np.int64).max
+
+
 # -- placement -------------------------------------------------------------------------------------------------
 class Consolidated(PlacementPolicy):
     """Fewest servers. A job that fits in one server goes to one server: an exact fit first, otherwise the
@@ -192,13 +195,12 @@ class Consolidated(PlacementPolicy):
     def find(self, job, free, view):
         g = job.gpus
         cap = view.cluster.capacity
-        if g <= cap.max():
-            ok = free >= g
-            if not ok.any():
+        if g <= view.cluster.max_capacity:
+            # exact fit first, then the fewest free >= g; ties by server index
+            cand = np.where(free >= g, free, _BIG)
+            s = int(cand.argmin())
+            if cand[s] == _BIG:
                 return None
-            # exact fit first, then fewest free >= g; ties by server index
-            cand = np.where(ok, free, np.iinfo(np.int64).max)
-            s = int(np.argmin(cand))
             return Placement.of({s: g})
         whole = np.flatnonzero(free == cap)
         if cap[whole].sum() < g:

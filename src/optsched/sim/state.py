@@ -197,6 +197,7 @@ class ClusterState:
         self.capacity = np.array([s.gpus for s in cluster.servers], dtype=np.int64)
         self.free = self.capacity.copy()
         self.total_gpus = int(self.capacity.sum())
+        self.max_capacity = int(self.capacity.max())
         self.busy_gpus = 0
         self.jobs_on: list[dict[str, int]] = [dict() for _ in cluster.servers]  # server -> {job id: gpus}
 
