@@ -7,7 +7,7 @@ hour's worth). Rules (digest 004, section 1, the repo's ``update_shared_thp``):
 * throughput alone = ``isolated_thp["model,G,N"]`` samples/s for G GPUs over N servers; a placement whose N
   is not tabulated uses the smallest tabulated N above it (more spread, never optimistic), or the largest;
 * a single-server placement is not in the table (the RL scheduler cannot express one): we use the fewest
-  tabulated servers for that G (our decision, documented in docs/algorithms/blox.md) and no contention;
+  tabulated servers for that G (our decision, documented in docs/algorithms/blox-engine.md) and no contention;
 * a multi-server job j co-located (sharing a server) with multi-server jobs gets
   ``ratio_j = max(min over those neighbours of shared_thp_ratio[j, other], 0.35)`` (pairwise worst case with
   the repo's floor); alone or single-server, ratio 1. Seconds per sample = 1 / (throughput x ratio).

@@ -1,14 +1,17 @@
 """The discrete-event engine: arrivals, completions and scheduling rounds in continuous time.
 
-Semantics (the full list, with the Blox lines they follow, is in ``docs/algorithms/blox.md``):
+Semantics (the full list, with the Blox lines they follow, is in ``docs/algorithms/blox-engine.md``):
 
 * Events at one instant are handled in this order: completions, then arrivals, then the scheduling decision.
-* ``mode="round"`` (Blox, default ``round_s=300``): decisions happen only at times k x round_s; a job arriving
-  at t waits for the first round at or after t; GPUs freed by a completion stay idle until the next round.
-  Rounds in which nothing can change are skipped (no job waiting; or a time-invariant order such as FIFO with
-  no event since the last round): skipping them gives exactly the same trajectory, only faster.
-* ``mode="event"``: a decision after every batch of simultaneous arrivals/completions (and at a policy's
-  requested wake-up time).
+* ``mode="round"`` (Blox, default ``round_s=300``): decisions happen only at times k x round_s (plus the wake-up
+  times a combined policy asks for); a job arriving at t waits for the first round at or after t; GPUs freed by a
+  completion stay idle until the next round. Rounds in which nothing can change are skipped (no job waiting; or
+  no event since the last decision and a scheduling policy that promises no change before a later time): the
+  same trajectory, only faster.
+* ``mode="event"``: a decision after every batch of simultaneous arrivals/completions and at the policy's
+  wake-up times (for ``Composed``: Tiresias threshold crossings and anti-starvation bumps).
+* After a decision that preempted a job, another decision follows (next round / same instant): a victim may fit
+  in what is left.
 * Completions are exact, not round-quantised (Blox stamps them with the round time): a running job's progress
   rate (iterations/s = 1 / iteration time from the performance model) is constant between events and is
   recomputed for every running job whenever the running set changes if the model is co-location-aware.

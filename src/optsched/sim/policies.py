@@ -1,7 +1,7 @@
 """The Blox policies: scheduling (FIFO, LAS, SRTF, Tiresias), admission (accept-all, accept-k) and placement
 (consolidated, first-free, scattered), and :func:`build` that turns a config (name or dict) into a policy.
 
-Every rule and the line it follows is in ``docs/algorithms/blox.md``.
+Every rule and the line it follows is in ``docs/algorithms/blox-engine.md``.
 
 >>> build_scheduling("tiresias", thresholds_gpu_s=[100, 1000]).thresholds_gpu_s
 (100.0, 1000.0)
