@@ -193,6 +193,18 @@ def test_accept_k():
     assert got == allr
 
 
+@pytest.mark.parametrize("mode", ["event", "round"])
+def test_accept_k_holds_while_nothing_waits(mode):
+    # same jobs, k = 0.5 (limit 2 GPUs): 0 <= 2 admits a; 4 > 2 holds b and c. Nothing is queued while a runs
+    # (the held jobs wait in admission). At 100 demand is 0: b is admitted (4 > 2 then holds c); b 100-200. At 200
+    # c is admitted: c 200-210. Round mode with 10 s rounds: every event falls on a round.
+    wl = Workload((WorkloadJob("a", 0, 4, 100, 1.0), WorkloadJob("b", 0, 4, 100, 1.0),
+                   WorkloadJob("c", 0, 1, 10, 1.0)))
+    got, r = run(wl, gpus_per_server=4, scheduler="fifo", mode=mode, round_s=10, admission="accept-0.5")
+    assert got == {"a": (0, 100, 0), "b": (100, 200, 0), "c": (200, 210, 0)}
+    assert r.jobs["admitted_s"].tolist() == [0, 100, 200]
+
+
 def test_no_backfill_but_backfill_on_request():
     # 2 GPUs, FIFO. a: 1 GPU 100 s at 0; b: 2 GPUs 10 s at 1; c: 1 GPU 10 s at 2.
     # Blox (no backfilling): b is blocked behind a, c waits behind b although a GPU is free: b 100-110, c 110-120.
