@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-admission", action="store_true", help="skip the admission study")
     ap.add_argument("--admission-only", action="store_true", help="only the admission study")
     ap.add_argument("--loads", default=None, help="override the loads, e.g. 1,5,9")
+    ap.add_argument("--admissions", default=",".join(ADMISSIONS),
+                    help="admission variants of the study (default all; without accept-all the baseline row is "
+                         "taken from blox_policies.csv, LAS at the same load)")
     args = ap.parse_args(argv)
     window = (300, 400) if args.quick else (3000, 4000)
     if args.loads:
@@ -121,11 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_admission:
         load = 2.0 if args.quick else 8.0
         t0 = time.perf_counter()
-        table, cdfs = sweep("philly", ["las"], ["consolidated"], list(ADMISSIONS), [load], workers=args.workers,
-                            **run_kw)
+        adms = [a.strip() for a in args.admissions.split(",") if a.strip()]
+        table, cdfs = sweep("philly", ["las"], ["consolidated"], adms, [load], workers=args.workers, **run_kw)
         wall = time.perf_counter() - t0
-        base = table.loc[table["admission"] == "accept-all", "avg_jct_s"].iloc[0]
-        base_r = table.loc[table["admission"] == "accept-all", "avg_responsiveness_s"].iloc[0]
+        prev_csv = RESULTS / f"blox_policies{sfx}.csv"
+        if "accept-all" not in adms and prev_csv.exists():
+            prev = pd.read_csv(prev_csv)
+            row = prev[(prev["scheduler"] == "las") & (prev["load"] == load)
+                       & (prev["admission"] == "accept-all")]
+            table = pd.concat([row[table.columns], table], ignore_index=True)
+        has_base = (table["admission"] == "accept-all").any()
+        base = table.loc[table["admission"] == "accept-all", "avg_jct_s"].iloc[0] if has_base else float("nan")
+        base_r = (table.loc[table["admission"] == "accept-all", "avg_responsiveness_s"].iloc[0] if has_base
+                  else float("nan"))
         lines = [
             f"# Admission study: LAS + FIFO admission (Accept k x) on Philly at {load:g} jobs/h (our simulator)", "",
             f"Our simulator's numbers. Command: {cmd} (seed {args.seed}, {wall:.0f} s); setting as in "
