@@ -39,7 +39,8 @@ def cases(draw):
             f"j{i}", float(draw(st.sampled_from([0, 0, 5, 10, 30, 60, 100, 250, 333]))),
             draw(st.integers(1, total)), float(draw(st.integers(1, 120))),
             draw(st.sampled_from([0.5, 1.0, 1.5, 3.0])), tracked=draw(st.booleans()) or i == 0))
-    cfg = dict(scheduler=draw(st.sampled_from(SCHEDULERS)), placement=draw(st.sampled_from(PLACEMENTS)),
+    placement = {"name": draw(st.sampled_from(PLACEMENTS)), "backfill": draw(st.booleans())}
+    cfg = dict(scheduler=draw(st.sampled_from(SCHEDULERS)), placement=placement,
                admission=draw(st.sampled_from(ADMISSIONS)), mode=draw(st.sampled_from(["round", "event"])),
                round_s=float(draw(st.sampled_from([7, 50, 300]))), restore_s=float(draw(st.sampled_from([0, 4]))),
                perf=ConstantPerf(draw(st.sampled_from([1.0, 1.25, 2.0]))))
@@ -115,6 +116,29 @@ def test_fast_path_equals_naive(case):
     assert fast.summary["decisions"] <= naive.summary["decisions"]
 
 
+@settings(max_examples=40)
+@given(cases())
+def test_walk_pruning_changes_nothing(case):
+    # fit_by_size lets the placement walk skip jobs at least as large as one that did not fit; a copy of the
+    # same placement without that promise asks find() for every job: the decisions must be identical.
+    wl, cluster, cfg = case
+    cfg = dict(cfg)
+    pruned = build_policy(cfg.pop("scheduler"), cfg.pop("placement"))
+    plain_pl = type(pruned.placement)(preemptive=pruned.placement.preemptive, backfill=pruned.placement.backfill)
+    plain_pl.fit_by_size = False
+    a = simulate(wl, cluster, scheduler=pruned, **cfg)
+    b = simulate(wl, cluster, scheduler=Composed(pruned.scheduling.__class__(**_opts(pruned.scheduling)), plain_pl),
+                 **cfg)
+    cols = ["first_start_s", "completion_s", "preemptions"]
+    assert np.array_equal(a.jobs[cols].to_numpy(), b.jobs[cols].to_numpy())
+
+
+def _opts(sched) -> dict:
+    d = sched.describe()
+    d.pop("name")
+    return d
+
+
 @settings(max_examples=15)
 @given(cases())
 def test_same_seed_same_result(case):
@@ -131,7 +155,7 @@ def test_fifo_starts_in_arrival_order(case):
     # FIFO without backfilling and without bumps (no starvation threshold reached: 1000 h) starts jobs in
     # arrival order (ties: workload order), whatever the placement and admission (both FIFO too).
     wl, cluster, cfg = case
-    cfg = {**cfg, "scheduler": "fifo"}
+    cfg = {**cfg, "scheduler": "fifo", "placement": cfg["placement"]["name"]}
     r = simulate(wl, cluster, **cfg)
     df = r.jobs.assign(order=range(len(r.jobs))).sort_values(["arrival_s", "order"])
     assert df["first_start_s"].is_monotonic_increasing

@@ -136,9 +136,14 @@ class PlacementPolicy:
     ``preemptive``, suspend running jobs of *lower* priority from the lowest-priority end until the job fits
     (a dry run first: if even all of them would not make room, nobody is suspended); if it still does not
     fit, stop (``backfill=False``, Blox) or go on to the next job (``backfill=True``).
+
+    ``fit_by_size = True`` promises that whether :meth:`find` succeeds depends only on the job's GPU count and the
+    free GPUs, monotonically (if g GPUs do not fit, more do not either): the walk then stops asking for jobs at
+    least as large as one that failed (a large speed-up with backfilling).
     """
 
     name = "placement"
+    fit_by_size = False
 
     def __init__(self, preemptive: bool = True, backfill: bool = False):
         self.preemptive, self.backfill = bool(preemptive), bool(backfill)
@@ -159,16 +164,28 @@ class PlacementPolicy:
         The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
         Subclasses that change the walk override this (or :meth:`place`); most only write :meth:`find`."""
         free = view.cluster.free.copy()
+        free_total = int(free.sum())
         decision = Decision()
         preempted: set[str] = set()
+        n_run = len(running)
+        # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
+        # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
+        min_failed = min_failed_dry = math.inf
         for rank, job in queued:
-            pl = self.find(job, free, view)
-            if pl is None and self.preemptive and running:
-                lo = bisect.bisect_right(running, rank, key=_first)
+            g = job.gpus
+            lo = bisect.bisect_right(running, rank, key=_first) if (self.preemptive and n_run) else n_run
+            # find() is never asked to fit a job into fewer free GPUs than it needs (no placement can)
+            if g > free_total or g >= min_failed:
+                pl = None
+            else:
+                pl = self.find(job, free, view)
+                if pl is None and self.fit_by_size:
+                    min_failed = g
+            if pl is None and lo < n_run and g < min_failed_dry:
                 trial = None
                 chosen: list[Job] = []
-                avail = int(free.sum())
-                for k in range(len(running) - 1, lo - 1, -1):
+                avail = free_total
+                for k in range(n_run - 1, lo - 1, -1):
                     victim = running[k][1]
                     if victim.id in preempted:
                         continue
@@ -178,19 +195,25 @@ class PlacementPolicy:
                     trial[list(vp.servers)] += vp.counts
                     avail += vp.gpus
                     chosen.append(victim)
-                    if avail >= job.gpus:  # no placement policy can fit a job in fewer free GPUs
+                    if avail >= g:
                         pl = self.find(job, trial, view)
                         if pl is not None:
                             break
                 if pl is not None:
-                    free = trial
+                    free, free_total = trial, avail
+                    min_failed = min_failed_dry = math.inf
                     decision.preempt.extend(chosen)
                     preempted.update(v.id for v in chosen)
+                elif self.fit_by_size:
+                    min_failed_dry = g
             if pl is not None:
                 decision.launch[job] = pl
                 free[list(pl.servers)] -= pl.counts
+                free_total -= pl.gpus  # fewer free GPUs: a demand that failed still fails
             elif not self.backfill:
                 break
+            elif free_total == 0 and lo >= n_run:
+                break  # later jobs have lower priority, hence no more victims than this one: none fits
         return decision
 
     def describe(self) -> dict:

@@ -191,6 +191,7 @@ class Consolidated(PlacementPolicy):
     as possible (Blox is silent: it never finds a place for such a job)."""
 
     name = "consolidated"
+    fit_by_size = True
 
     def find(self, job, free, view):
         g = job.gpus
@@ -221,6 +222,7 @@ class FirstFree(PlacementPolicy):
     which "fills node by node", and the First-Free GPU placement of section 7)."""
 
     name = "first-free"
+    fit_by_size = True
 
     def find(self, job, free, view):
         g = job.gpus
@@ -239,6 +241,7 @@ class Scattered(PlacementPolicy):
     ``first-free``; this policy is the spread-out end of the placement spectrum."""
 
     name = "scattered"
+    fit_by_size = True
 
     def find(self, job, free, view):
         g = job.gpus
