@@ -205,3 +205,11 @@ def test_rar_continuous_model_in_the_engine():
     r = simulate(wl, Cluster.homogeneous(2, 2), placement="scattered", perf=perf, mode="event")
     x_done = 50 * t_alone + 50 * t_shared
     assert r.jobs["completion_s"].tolist() == pytest.approx([x_done, x_done + 50 * t_alone])
+
+
+def test_policy_object_reused_across_runs():
+    # a Composed keeps incremental state; reusing the object for a second run must give the same result
+    pol = build_policy("las", "consolidated")
+    a = simulate(WL, servers=1, gpus_per_server=2, scheduler=pol, mode="event")
+    b = simulate(WL, servers=1, gpus_per_server=2, scheduler=pol, mode="event")
+    assert a.jobs["completion_s"].tolist() == b.jobs["completion_s"].tolist() == [140, 150, 50]

@@ -290,6 +290,7 @@ class Composed(SchedulerPlacer):
         self._stable_until = -math.inf
         self._next_bump = math.inf
         self._wake = math.inf
+        self._bound = None
 
     @property
     def incremental(self) -> bool:
@@ -346,7 +347,17 @@ class Composed(SchedulerPlacer):
         self._r = r
 
     # -- engine hooks --------------------------------------------------------------------------------------
+    def _bind(self, view: SimView) -> None:
+        # a Composed object may be reused for another run: start from scratch when the job state is new
+        if view.jobs is not self._bound:
+            self._bound = view.jobs
+            self._q, self._r, self._entry, self._waits = [], [], {}, []
+            self._rebuild_needed = True
+            self._key_change = self._stable_until = -math.inf
+            self._next_bump = self._wake = math.inf
+
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        self._bind(view)
         if not self._rebuild_needed:
             for j in jobs:
                 self._insert(self._q, j, view.now)
@@ -380,6 +391,7 @@ class Composed(SchedulerPlacer):
         self._wake = wake
 
     def decide(self, view: SimView) -> Decision:
+        self._bind(view)
         now = view.now
         if self.naive or self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
