@@ -213,3 +213,20 @@ def test_policy_object_reused_across_runs():
     a = simulate(WL, servers=1, gpus_per_server=2, scheduler=pol, mode="event")
     b = simulate(WL, servers=1, gpus_per_server=2, scheduler=pol, mode="event")
     assert a.jobs["completion_s"].tolist() == b.jobs["completion_s"].tolist() == [140, 150, 50]
+
+
+def test_cluster_state_gpu_frame_seen_by_a_collector():
+    # Blox's per-GPU data frame: one row per GPU; IN_USE rows match the busy GPUs and name their job
+    frames = []
+
+    class Snap(MetricCollector):
+        name = "snap"
+
+        def collect(self, view):
+            frames.append((view.now, view.cluster.gpu_frame(), view.cluster.busy_gpus))
+
+    simulate(WL, Cluster.homogeneous(2, 2), mode="event", collectors=[Snap()], placement="first-free")
+    t, df, busy = frames[0]  # t=0: a holds 2 GPUs of server s0
+    assert len(df) == 4 and int(df["IN_USE"].sum()) == busy == 2
+    assert df.loc[df["IN_USE"], "JOB_IDS"].tolist() == ["a", "a"]
+    assert df.loc[df["IN_USE"], "Node_ID"].tolist() == ["s0", "s0"]
