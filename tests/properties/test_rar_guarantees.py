@@ -99,12 +99,15 @@ def test_theorem5_and_lemma4_counterexample():
 
 
 def test_theorem5_violations_are_found_by_hypothesis():
-    """Not a fluke of one instance: a search over exact-rate instances (u = l = phi = 1) finds a violation."""
+    """Not a fluke of one instance: a search over exact-rate instances (u = l = phi = 1) finds a violation.
+
+    Derandomized: a random search found one in most runs but not all (hypothesis.find raised NoSuchExample).
+    """
     def violates(inst):
         return solve(inst, "sjf-bco").objective > theorem5_ratio(inst) * optimum(inst) + EPS
 
     found = find(exact_rate_rar_instances(), violates,
-                 settings=settings(max_examples=500, database=None, deadline=None))
+                 settings=settings(max_examples=500, database=None, deadline=None, derandomize=True))
     assert violates(found)
 
 
