@@ -30,11 +30,13 @@ SCHEDULE_FORMAT = "optsched/schedule@1"
 READERS: dict[str, str] = {
     RAR_FORMAT: "optsched.io:rar_from_dict",
     "optsched/pipeline-job@1": "optsched.problems.pipeline:from_dict",
+    "optsched/workload@1": "optsched.sim.workloads:workload_from_dict",
 }
 # problem class name -> "module:function" returning a JSON-ready dict
 WRITERS: dict[str, str] = {
     "RarInstance": "optsched.io:rar_to_dict",
     "PipelineJob": "optsched.problems.pipeline:to_dict", "PipelineJobSet": "optsched.problems.pipeline:to_dict",
+    "Workload": "optsched.sim.workloads:workload_to_dict",
 }
 
 
