@@ -106,3 +106,17 @@ def test_sweep_with_two_workers_matches_one(tmp_path):
 
 def test_parse_loads():
     assert parse_loads("1-3,5") == [1.0, 2.0, 3.0, 5.0]
+
+
+def test_drain_horizon_cuts_unfinished_jobs(tmp_path):
+    # one GPU, FIFO: a runs [0, 3600), b would run [3600, 7200); the horizon 1.5 h after the last arrival (0)
+    # leaves b unfinished
+    f = tmp_path / "two.csv"
+    f.write_text("id,arrival_s,gpus,iterations,iteration_time_s\na,0,1,3600,1.0\nb,0,1,3600,1.0\n")
+    out = tmp_path / "o.json"
+    assert main(["simulate", str(f), "--servers", "1", "--gpus-per-server", "1", "--event", "--drain-h", "1.5",
+                 "--no-progress", "--quiet", "-o", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["summary"]["finished_tracked"] == 1
+    jobs = {j["id"]: j for j in data["jobs"]}
+    assert jobs["a"]["completion_s"] == 3600.0 and jobs["b"]["completion_s"] is None
