@@ -336,8 +336,14 @@ def test_cli_simulate_a_srpt_on_a_workload_file(tmp_path):
     assert proc.returncode == 0, proc.stderr
     jobs = {j["id"]: (j["first_start_s"], j["completion_s"]) for j in json.loads(out.read_text())["jobs"]}
     assert jobs == {"b": (2.0, 6.0), "a": (12.0, 22.0), "c": (22.0, 42.0)}  # the hand-computed case above
+    # --perf mixed takes the cluster's g = 2 (jobs without a pipeline spec keep their profiled time)
+    out2 = tmp_path / "r2.json"
+    ok = subprocess.run([sys.executable, "-m", "optsched", "simulate", str(wl), "--scheduler", "a-srpt", "--event",
+                         "--servers", "1", "--gpus-per-server", "2", "--perf", "mixed", "--no-progress", "--quiet",
+                         "-o", str(out2)], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(out2.read_text())["config"]["perf"]["gpus_per_server"] == 2
     bad = subprocess.run([sys.executable, "-m", "optsched", "simulate", str(wl), "--scheduler", "a-srpt",
-                          "--event", "--servers", "1", "--gpus-per-server", "2", "--perf", "mixed", "--quiet"],
+                          "--event", "--servers", "1", "--gpus-per-server", "2", "--perf", "nosuch", "--quiet"],
                          capture_output=True, text=True, timeout=120)
-    # MixedPerf's default g = 8 does not match 2-GPU servers: one-line error, exit 2
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -51,6 +51,29 @@ def _cluster(cluster: Any, servers: int | None, gpus_per_server: int | None) -> 
     return Cluster.homogeneous(servers, gpus_per_server)
 
 
+def _perf_for_cluster(perf: Any, cluster: Cluster) -> Any:
+    """A perf model named without options that takes ``gpus_per_server`` (paper 001's ``mixed``) gets the
+    cluster's, when every server has the same number of GPUs."""
+    import inspect
+
+    if not isinstance(perf, (str, dict)):
+        return perf
+    spec = {"name": perf} if isinstance(perf, str) else dict(perf)
+    factory = PERF_MODELS.get(spec.get("name"))
+    if factory is None:
+        build_perf(spec.get("name"))  # loads the plugin that registers the name, or raises a clear error
+        factory = PERF_MODELS.get(spec.get("name"))
+    sizes = {s.gpus for s in cluster.servers}
+    try:
+        takes_g = "gpus_per_server" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes_g = False
+    if takes_g and "gpus_per_server" not in spec and len(sizes) == 1:
+        spec["gpus_per_server"] = sizes.pop()
+        return spec
+    return perf
+
+
 def simulate(workload, cluster: Any = None, scheduler: Any = "fifo", placement: Any = "consolidated",
              admission: Any = "accept-all", perf: Any = None, mode: str = "round", round_s: float = 300.0,
              seed: int | None = 0, progress: bool = False, *, servers: int | None = None,
@@ -77,7 +100,11 @@ def simulate(workload, cluster: Any = None, scheduler: Any = "fifo", placement: 
     cl = _cluster(cluster, servers, gpus_per_server)
     policy = build_policy(scheduler, placement, seed=seed, **scheduler_options)
     adm = build_admission(admission)
-    pm = build_perf(perf)
+    pm = build_perf(_perf_for_cluster(perf, cl))
+    g_model = pm.describe().get("gpus_per_server")
+    if g_model is not None and any(s.gpus != g_model for s in cl.servers):
+        raise InstanceError(f"perf model {pm.describe().get('name')!r} assumes {g_model} GPUs per server, the "
+                            f"cluster has {sorted({s.gpus for s in cl.servers})}", field="perf.gpus_per_server")
     if launch is None:
         launch = LaunchMechanism(restore_s=restore_s)
     elif restore_s:
