@@ -214,6 +214,20 @@ class ASRPT(_PredictingPolicy):
     ``tau``: delay factor (max wait tau * p~_i of a communication-heavy job); ``comm_heavy``: the threshold
     (1.5); ``predictor``: see the module docstring; ``seed``: Heavy-Edge's random fill.
 
+    Ablation options (not in the paper; defaults = the paper's reading, section "Ablation" of the doc):
+
+    * ``window_blocks_queue=False``: while the popped head waits in its delay window, later queued jobs may
+      start: the head's current SelectMost picks are reserved, and each later job (in queue order, skipping
+      those that do not fit) starts on the rest if it needs no window of its own (not communication-heavy:
+      SelectLeast; heavy: SelectMost and only if alpha <= COMM_HEAVY alpha~min, else it stays queued).
+    * ``head_blocks_queue=False``: the same backfill past a head that does not fit (line 5), with no
+      reservation for that head (it may starve; the ablation measures the cost of strict FIFO).
+    * ``release="arrival"``: a job enters the pending queue at its arrival instead of its virtual completion;
+      the queue is ordered by p~_i (SRPT priority at release; ties arrival, workload position).
+
+    >>> ASRPT(window_blocks_queue=False, release="arrival").describe()["release"]
+    'arrival'
+
     Introspection for tests: ``queue_log`` (job ids in the order they entered pending_queue, with the time),
     ``start_order``, and per job ``metrics``: ``virtual_completion_s``, ``queued_s``, ``popped_s``,
     ``comm_heavy``, ``window_s``, ``alpha_s``.
@@ -222,17 +236,27 @@ class ASRPT(_PredictingPolicy):
     name = "a-srpt"
 
     def __init__(self, tau: float = DEFAULT_TAU, comm_heavy: float = COMM_HEAVY, predictor: Any = "workload",
-                 seed: int | None = 0, nic_gbps: float | None = None, intra_gbs: float | None = None):
+                 seed: int | None = 0, nic_gbps: float | None = None, intra_gbs: float | None = None, *,
+                 window_blocks_queue: bool = True, head_blocks_queue: bool = True, release: str = "virtual"):
         super().__init__(predictor, seed, nic_gbps, intra_gbs)
         for n, v in (("tau", tau), ("comm_heavy", comm_heavy)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
                 raise InstanceError(f"must be a finite number >= 0, got {v!r}", field=n)
+        for n, v in (("window_blocks_queue", window_blocks_queue), ("head_blocks_queue", head_blocks_queue)):
+            if not isinstance(v, bool):
+                raise InstanceError(f"must be True or False, got {v!r}", field=n)
+        if release not in ("virtual", "arrival"):
+            raise InstanceError(f"must be 'virtual' or 'arrival', got {release!r}", field="release")
         self.tau, self.comm_heavy = float(tau), float(comm_heavy)
+        # ablation options (docs/algorithms/a-srpt.md, "Ablation"); the defaults are the paper's reading
+        self.window_blocks_queue, self.head_blocks_queue, self.release = window_blocks_queue, head_blocks_queue, release
         self.vm = VirtualSRPT()
         self.queue: deque[Job] = deque()
+        self._heap: list = []             # release="arrival": (p~_i, arrival, index, job)
         self.jobs: dict[str, Job] = {}
         self.queue_log: list[tuple[str, float]] = []
-        self._wait: Job | None = None     # head job inside its delay window
+        self._wait: Job | None = None     # popped head job inside its delay window
+        self._wait_picks: list[tuple[int, int]] = []
         self._kappa = math.inf
         self._deadline = math.inf
 
@@ -244,9 +268,10 @@ class ASRPT(_PredictingPolicy):
         for jid in self.vm.advance(now):  # [R1] Alg. 1 line 2: newly completed, in completion order
             job = self.jobs.pop(jid)
             job.metrics["virtual_completion_s"] = self.vm.completion[jid]
-            job.metrics["queued_s"] = now
-            self.queue.append(job)
-            self.queue_log.append((jid, now))
+            if self.release == "virtual":
+                job.metrics["queued_s"] = now
+                self.queue.append(job)
+                self.queue_log.append((jid, now))
 
     def on_admit(self, jobs, view) -> None:
         super().on_admit(jobs, view)
@@ -255,65 +280,127 @@ class ASRPT(_PredictingPolicy):
         for j in jobs:
             self.jobs[j.id] = j
             self.vm.add(j.id, now, self.virtual_size_s(j))  # release = admission time (= arrival, event mode)
+            if self.release == "arrival":  # ablation: queued at once, in SRPT priority at release (p~_i)
+                heapq.heappush(self._heap, (self.virtual_size_s(j), j.arrival_s, j.index, j))
+                j.metrics["queued_s"] = now
+                self.queue_log.append((j.id, now))
 
     def is_comm_heavy(self, job: Job) -> bool:
         """[R4] alpha_max / alpha~_min >= COMM_HEAVY (Alg. 1 line 8)."""
         return self.amax_s[job.id] >= self.comm_heavy * self.atmin_s[job.id]
+
+    def _pending(self):
+        """The pending queue in its order, lazily: virtual-completion FIFO (paper) or, with
+        ``release="arrival"``, p~_i priority (ties: arrival, workload position)."""
+        if self.release == "virtual":
+            yield from self.queue  # not mutated while iterated: removals happen in _remove
+            return
+        if self._heap:
+            yield self._heap[0][3]
+            yield from (e[3] for e in sorted(self._heap[1:], key=lambda e: e[:3]))
+
+    def _remove(self, started: set[str]) -> None:
+        if not started:
+            return
+        left = len(started)
+        if self.release == "virtual":
+            q = self.queue
+            while q and q[0].id in started:  # the usual case: a prefix of the queue started
+                q.popleft()
+                left -= 1
+            if left:
+                self.queue = deque(j for j in q if j.id not in started)
+        else:
+            h = self._heap
+            while h and h[0][3].id in started:
+                heapq.heappop(h)
+                left -= 1
+            if left:
+                self._heap = [e for e in h if e[3].id not in started]
+                heapq.heapify(self._heap)
 
     def decide(self, view: SimView) -> Decision:
         self._setup(view)
         now = view.now
         self._advance(now)
         free = view.cluster.free.copy()
-        total_free = int(free.sum())
         decision = Decision()
-        q = self.queue
-        while q:
-            job = q[0]
-            if job is self._wait:  # [R7] inside the delay window: re-plan at the current availability
-                pl, a = self.mapper.place(job, select_servers(free, job.gpus, True))
-                if a < self._kappa or now >= self._deadline:
-                    q.popleft()
-                    self._wait, self._kappa, self._deadline = None, math.inf, math.inf
-                    job.metrics["early_start"] = a < job.metrics.get("kappa_s", math.inf)
-                    self._launch(decision, job, pl, a, free)
-                    total_free -= job.gpus
-                    continue
-                break  # [R8] the queue stays blocked behind the waiting head
-            if job.gpus > total_free:  # Alg. 1 line 5: head-of-line blocking, strict FIFO [R3]
+        reserved = np.zeros_like(free)   # GPUs kept for the waiting head (window_blocks_queue=False)
+        blocked = False                  # the head cannot start now: later jobs only by the ablation rules
+        if self._wait is not None:       # [R7] inside the delay window: re-plan at the current availability
+            job = self._wait
+            picks = select_servers(free, job.gpus, True)
+            pl, a = self.mapper.place(job, picks)
+            if a < self._kappa or now >= self._deadline:
+                self._wait, self._kappa, self._deadline, self._wait_picks = None, math.inf, math.inf, []
+                job.metrics["early_start"] = a < job.metrics.get("kappa_s", math.inf)
+                self._launch(decision, job, pl, a, free)
+            elif self.window_blocks_queue:
+                return decision  # [R8] the queue stays blocked behind the waiting head
+            else:  # ablation (a): keep the head's current SelectMost picks, backfill the rest
+                blocked = True
+                for s, n in picks:
+                    reserved[s] += n
+        started: set[str] = set()
+        for job in self._pending():
+            avail = free - reserved
+            total_free = int(avail.sum())
+            if total_free <= 0:
                 break
+            if blocked:  # ablation backfill: start a later job only if it fits and needs no window of its own
+                if job.gpus > total_free:
+                    continue
+                heavy = self.is_comm_heavy(job)
+                pl, a = self.mapper.place(job, select_servers(avail, job.gpus, heavy))
+                if heavy and not a <= self.comm_heavy * self.atmin_s[job.id]:
+                    continue
+                job.metrics.update(popped_s=now, comm_heavy=heavy, backfilled=True)
+                started.add(job.id)
+                self._launch(decision, job, pl, a, free)
+                continue
+            if job.gpus > total_free:  # Alg. 1 line 5: head-of-line blocking, strict FIFO [R3]
+                if self.head_blocks_queue:
+                    break
+                blocked = True  # ablation: backfill past a head that does not fit (no reservation for it)
+                continue
             job.metrics["popped_s"] = now
             heavy = self.is_comm_heavy(job)
             job.metrics["comm_heavy"] = heavy
+            started.add(job.id)  # popped (line 7): leaves the queue, started now or held in the window
             if heavy:
-                pl, a = self.mapper.place(job, select_servers(free, job.gpus, True))   # line 9-11
+                picks = select_servers(avail, job.gpus, True)
+                pl, a = self.mapper.place(job, picks)                                  # line 9-11
                 window = self.tau * self.virtual_size_s(job)                           # line 17 [R6]
                 job.metrics["window_s"] = window
                 if a <= self.comm_heavy * self.atmin_s[job.id] or not now + window > now:  # line 12 [R5]
-                    q.popleft()
                     self._launch(decision, job, pl, a, free)
-                    total_free -= job.gpus
                     continue
                 self._wait, self._kappa, self._deadline = job, a, now + window          # line 16
                 job.metrics["kappa_s"] = a
-                break
-            q.popleft()
-            pl, a = self.mapper.place(job, select_servers(free, job.gpus, False))      # lines 27-28
+                if self.window_blocks_queue:
+                    break
+                blocked = True
+                for s, n in picks:
+                    reserved[s] += n
+                continue
+            pl, a = self.mapper.place(job, select_servers(avail, job.gpus, False))     # lines 27-28
             self._launch(decision, job, pl, a, free)
-            total_free -= job.gpus
+        self._remove(started)
         return decision
 
     def next_wakeup(self, now: float) -> float:
         t = self._deadline
         ready = getattr(self.vm, "_ready", None)  # the virtual machine's next completion (all jobs released)
-        if ready:
+        if ready and self.release == "virtual":
             t = min(t, self.vm.now + ready[0][0])
         if t <= now:
             t = math.nextafter(now, math.inf)
         return t
 
     def describe(self) -> dict:
-        return {**super().describe(), "tau": self.tau, "comm_heavy": self.comm_heavy}
+        return {**super().describe(), "tau": self.tau, "comm_heavy": self.comm_heavy,
+                "window_blocks_queue": self.window_blocks_queue, "head_blocks_queue": self.head_blocks_queue,
+                "release": self.release}
 
 
 @register_scheduler("a-srpt-perfect")
