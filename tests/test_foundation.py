@@ -101,3 +101,14 @@ def test_result_gap():
                lower_bound=8)
     assert r.gap == pytest.approx(0.2)
     assert "gap=20.00%" in r.summary()
+
+
+def test_cli_usage_errors_are_one_line_with_exit_2(capsys):
+    from optsched.cli import main
+
+    for argv in (["simulate", "synthetic", "--servers", "0"], ["nosuch"], ["solve"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "error:" in err[0], (argv, err)

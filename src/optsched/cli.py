@@ -16,10 +16,17 @@ from .errors import InstanceError, OptschedError
 EXIT_INPUT = 2
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__, commands
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="optsched",
         description="Schedule distributed deep-learning jobs on GPU clusters, with exact optimisation "
                     "(CP-SAT, MILP) beside the papers' approximation algorithms.",
