@@ -28,8 +28,6 @@ continuous optimum, rounded up an upper bound: the ratio is bracketed).
 from __future__ import annotations
 
 import argparse
-import math
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -41,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.io import atomic_open  # noqa: E402
+from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.perf.mixed import MixedPerf  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.asrpt import DEFAULT_TAU, run_policy  # noqa: E402
@@ -274,9 +272,7 @@ def plot(tables: dict, path: Path) -> None:
     np.atleast_1d(axes)[0].legend(fontsize=7)
     fig.suptitle("A-SRPT vs baselines, our simulator (Philly mapped to Table I), mean over seeds", fontsize=10)
     fig.tight_layout()
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

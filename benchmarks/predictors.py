@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.io import atomic_open  # noqa: E402
+from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.predict import (  # noqa: E402
     PREDICTORS, RandomForestPredictor, evaluate_predictors, make_predictor, train_test_split_by_time,
 )
@@ -158,7 +158,7 @@ def observations(per_seed: pd.DataFrame) -> list[str]:
 
 
 def markdown(summary: pd.DataFrame, n_jobs: int, seeds: list[int], stats: dict, argv: list[str],
-             notes: list[str] = ()) -> str:
+             notes: list[str] = (), png: str = "predictors.png") -> str:
     lines = [
         "# Iteration predictors on a synthetic recurring history",
         "",
@@ -188,7 +188,7 @@ def markdown(summary: pd.DataFrame, n_jobs: int, seeds: list[int], stats: dict, 
         "",
         *notes,
         "",
-        "![absolute error CDF](predictors.png)",
+        f"![absolute error CDF]({png})",
         "",
     ]
     return "\n".join(lines)
@@ -212,9 +212,7 @@ def plot(errors: pd.DataFrame, path: Path) -> None:
     ax.set_title("Prediction error CDF (our synthetic history, last seed)")
     ax.legend()
     fig.tight_layout()
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,15 +224,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     n_jobs = args.jobs or (2_000 if args.quick else 50_000)
     seeds = list(range(args.seeds or (1 if args.quick else 5)))
+    sfx = "_quick" if args.quick else ""
     per_seed, errors, stats = run(n_jobs, seeds)
     summary = summarise(per_seed)
     print(summary.to_string(float_format=lambda v: f"{v:.3f}"))
     text = markdown(summary, n_jobs, seeds, stats, list(argv if argv is not None else sys.argv[1:]),
-                    observations(per_seed))
-    with atomic_open(args.out / "predictors.md", encoding="utf-8") as fh:
+                    observations(per_seed), png=f"predictors{sfx}.png")
+    # --quick writes its own files: a smoke run never overwrites the full results
+    with atomic_open(args.out / f"predictors{sfx}.md", encoding="utf-8") as fh:
         fh.write(text)
-    plot(errors, args.out / "predictors.png")
-    print(f"wrote {args.out / 'predictors.md'} and {args.out / 'predictors.png'}")
+    plot(errors, args.out / f"predictors{sfx}.png")
+    print(f"wrote {args.out / f'predictors{sfx}.md'} and {args.out / f'predictors{sfx}.png'}")
     return 0
 
 

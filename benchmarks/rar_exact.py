@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io as _io
 import json
 import statistics
 import subprocess
@@ -40,7 +39,7 @@ from optsched.bounds import lower_bound, makespan_lower_bound  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
 from optsched.evaluate import evaluate  # noqa: E402
 from optsched.exact.rar_cpsat import greedy_schedule, solve_rar_cpsat  # noqa: E402
-from optsched.io import atomic_open, load, save, write_json  # noqa: E402
+from optsched.io import atomic_open, load, save, write_json, save_figure  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
 from optsched.registry import algorithms, solve  # noqa: E402
 
@@ -299,11 +298,7 @@ def plot(rows: list[dict], names: list[str], path: Path) -> None:
     ax.legend(ncol=len(names), fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    buf = _io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    with atomic_open(path, "wb") as fh:
-        fh.write(buf.getvalue())
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -314,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-library", action="store_true", help="(re)generate instances/rar and index.json")
     ap.add_argument("--target-n", type=int, default=10, help="fresh 6x3 instances for the proof-time target")
     args = ap.parse_args(argv)
+    # --quick writes its own files: a smoke run never overwrites the full results
+    sfx = "_quick" if args.quick else ""
+    out_md, out_png = OUT_MD.with_name(f"{OUT_MD.stem}{sfx}.md"), OUT_PNG.with_name(f"{OUT_PNG.stem}{sfx}.png")
     tl = 10.0 if args.quick else args.time_limit
     if args.build_library:
         build_library(tl, num_workers=args.workers)
@@ -362,12 +360,12 @@ def main(argv: list[str] | None = None) -> int:
                _md_table(["algorithm", "makespan", "gap to the bound", "runtime s"],
                          [[n, mk, f"{100 * (mk / preset['lb'] - 1):.1f} %", rt]
                           for n, (mk, rt) in preset["heuristics"].items()]), ""]
-    md += ["![gaps](rar_exact.png)", ""]
-    OUT_MD.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(OUT_MD, encoding="utf-8") as fh:
+    md += [f"![gaps]({out_png.name})", ""]
+    out_md.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out_md, encoding="utf-8") as fh:
         fh.write("\n".join(md))
     if rows:
-        plot(rows, names, OUT_PNG)
+        plot(rows, names, out_png)
     print("\n".join(md))
     return 0 if not bad else 1
 

@@ -18,7 +18,6 @@ are this simulator's (eqs. 6-9 as resolved in ``docs/algorithms/sjf-bco.md``), n
 from __future__ import annotations
 
 import argparse
-import io
 import platform
 import statistics
 import sys
@@ -32,7 +31,7 @@ from tqdm import tqdm  # noqa: E402
 
 from optsched.evaluate import evaluate  # noqa: E402
 from optsched.generate import mobihoc22_preset  # noqa: E402
-from optsched.io import atomic_open  # noqa: E402
+from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.registry import algorithms, solve  # noqa: E402
 
 OUT_MD = ROOT / "docs" / "results" / "rar_heuristics.md"
@@ -159,11 +158,7 @@ def plot(comp, ks, ls, ss, path: Path) -> None:
     ax[1, 1].legend()
     fig.suptitle("RAR-DDLS heuristics on OUR simulator (paper 000 eqs. 6-9), not the paper's numbers")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    with atomic_open(path, "wb") as fh:
-        fh.write(buf.getvalue())
+    save_figure(fig, path, dpi=90)
 
 
 def comparison_rows(comp) -> tuple[list[list[object]], int]:
@@ -239,7 +234,7 @@ def report(args, seeds, comp, ks, ls, ss, cv, elapsed: float) -> str:
         "",
         f"SJF-BCO has the smallest makespan (ties included) on {cv_wins} of {len(seeds)} seeds.",
         "",
-        "![plots](rar_heuristics.png)",
+        f"![plots](rar_heuristics{'_quick' if args.quick else ''}.png)",
         "",
     ]
     return "\n".join(lines)
@@ -251,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="number of preset seeds (default 10)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per algorithm and seed (default 3)")
     args = ap.parse_args(argv)
+    # --quick writes its own files: a smoke run never overwrites the full results
+    sfx = "_quick" if args.quick else ""
+    out_md, out_png = OUT_MD.with_name(f"{OUT_MD.stem}{sfx}.md"), OUT_PNG.with_name(f"{OUT_PNG.stem}{sfx}.png")
     if args.quick:
         args.seeds, args.repeats = 2, 1
     seeds = list(range(args.seeds))
@@ -265,11 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     cv = comparison(seeds, 1, contention_xi=1.0)
     elapsed = time.perf_counter() - t0
     md = report(args, seeds, comp, ks, ls, ss, cv, elapsed)
-    with atomic_open(OUT_MD, encoding="utf-8") as fh:
+    with atomic_open(out_md, encoding="utf-8") as fh:
         fh.write(md)
-    plot(comp, ks, ls, ss, OUT_PNG)
+    plot(comp, ks, ls, ss, out_png)
     print(md)
-    print(f"written {OUT_MD.relative_to(ROOT)} and {OUT_PNG.relative_to(ROOT)}")
+    print(f"written {out_md.relative_to(ROOT)} and {out_png.relative_to(ROOT)}")
     return 0
 
 

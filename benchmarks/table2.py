@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from optsched.algorithms.heavy_edge import _adjacency_of, _graph_of, heavy_edge  # noqa: E402
 from optsched.exact.placement import (min_cut_placement, min_time_placement,  # noqa: E402
                                       min_time_placement_per_server)
-from optsched.io import atomic_open  # noqa: E402
+from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.models import catalogue_job  # noqa: E402
 from optsched.perf.pipeline import Network, alpha, alpha_max, alpha_tilde_min, compute_lower_bound  # noqa: E402
 from optsched.placement import select_most  # noqa: E402
@@ -190,9 +190,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.tick_params(axis="x", labelsize=7)
     fig.suptitle("Table II with the optimum (our solvers on this machine; not the paper's numbers)")
     fig.tight_layout()
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,6 @@ Writes ``docs/results/total_jct.md`` and ``docs/results/total_jct.png`` (``--qui
 from __future__ import annotations
 
 import argparse
-import io as _io
 import statistics
 import sys
 import time
@@ -34,7 +33,7 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.bounds import asrpt_lower_bound, asrpt_theorem1_ratio  # noqa: E402
 from optsched.exact.total_jct import brute_force_total_jct, from_pipeline_jobs, solve_total_jct  # noqa: E402
-from optsched.io import atomic_open  # noqa: E402
+from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.models import catalogue_job  # noqa: E402
 
 SPECS = ("VGG19:1gpu", "VGG19:dp4", "VGG19:pp4", "ResNet152:1gpu", "Inception-V3:1gpu", "Inception-V3:dp4",
@@ -147,11 +146,7 @@ def plot(rows: list[dict], path: Path) -> None:
     a2.set_xlabel("jobs"), a2.set_ylabel("ratio to OPT_A"), a2.legend(fontsize=8)
     a2.set_title("our simulator's A-SRPT vs the optimum")
     fig.tight_layout()
-    buf = _io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    with atomic_open(path, "wb") as fh:
-        fh.write(buf.getvalue())
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,6 +72,15 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[
         raise
 
 
+def save_figure(fig, path: str | os.PathLike, dpi: int = 110, **kwargs: Any) -> None:
+    """Write a matplotlib figure as PNG atomically and close it (every plot of the benchmarks and the simulator)."""
+    import matplotlib.pyplot as plt
+
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=dpi, **kwargs)
+    plt.close(fig)
+
+
 def write_json(path: str | os.PathLike, data: Any) -> None:
     """Write ``data`` as indented JSON, atomically."""
     with atomic_open(path, encoding="utf-8") as fh:

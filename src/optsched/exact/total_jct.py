@@ -38,7 +38,6 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from numbers import Real
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence

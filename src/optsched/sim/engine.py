@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..errors import InstanceError, OptschedError, ScheduleError
 from ..perf.base import PerfModel
 from .base import (AdmissionPolicy, Composed, Decision, LaunchMechanism, MetricCollector, PlacementPolicy,
                    SchedulerPlacer, SchedulingPolicy)
-from .state import DONE, QUEUED, RUNNING, WAITING_ADMISSION, ClusterState, Job, JobState, Placement, SimView
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, SimView
 
 
 class SimulationStalled(OptschedError):

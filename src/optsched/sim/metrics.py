@@ -206,8 +206,5 @@ def plot_vs_load(table: pd.DataFrame, path, metric: str = "avg_jct_s", by: str =
 
 
 def _save(fig, path) -> None:
-    from ..io import atomic_open
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-    plt.close(fig)
+    from ..io import save_figure
+    save_figure(fig, path, bbox_inches="tight")
