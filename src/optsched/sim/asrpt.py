@@ -253,6 +253,7 @@ class ASRPT(_PredictingPolicy):
         self.vm = VirtualSRPT()
         self.queue: deque[Job] = deque()
         self._heap: list = []             # release="arrival": (p~_i, arrival, index, job)
+        self._qgpus: dict[int, int] = {}  # GPU demand -> number of queued jobs (prunes the ablation backfill)
         self.jobs: dict[str, Job] = {}
         self.queue_log: list[tuple[str, float]] = []
         self._wait: Job | None = None     # popped head job inside its delay window
@@ -272,6 +273,7 @@ class ASRPT(_PredictingPolicy):
                 job.metrics["queued_s"] = now
                 self.queue.append(job)
                 self.queue_log.append((jid, now))
+                self._qgpus[job.gpus] = self._qgpus.get(job.gpus, 0) + 1
 
     def on_admit(self, jobs, view) -> None:
         super().on_admit(jobs, view)
@@ -284,6 +286,7 @@ class ASRPT(_PredictingPolicy):
                 heapq.heappush(self._heap, (self.virtual_size_s(j), j.arrival_s, j.index, j))
                 j.metrics["queued_s"] = now
                 self.queue_log.append((j.id, now))
+                self._qgpus[j.gpus] = self._qgpus.get(j.gpus, 0) + 1
 
     def is_comm_heavy(self, job: Job) -> bool:
         """[R4] alpha_max / alpha~_min >= COMM_HEAVY (Alg. 1 line 8)."""
@@ -297,7 +300,10 @@ class ASRPT(_PredictingPolicy):
             return
         if self._heap:
             yield self._heap[0][3]
-            yield from (e[3] for e in sorted(self._heap[1:], key=lambda e: e[:3]))
+            h = self._heap.copy()  # the rest, lazily in heap order (most decisions stop at the head)
+            heapq.heappop(h)
+            while h:
+                yield heapq.heappop(h)[3]
 
     def _remove(self, started: set[str]) -> None:
         if not started:
@@ -342,6 +348,8 @@ class ASRPT(_PredictingPolicy):
                 for s, n in picks:
                     reserved[s] += n
         started: set[str] = set()
+        failed: set = set()  # backfill: (structure, GPUs) that needed a window at the current availability
+        qg = self._qgpus
         for job in self._pending():
             avail = free - reserved
             total_free = int(avail.sum())
@@ -349,13 +357,21 @@ class ASRPT(_PredictingPolicy):
                 break
             if blocked:  # ablation backfill: start a later job only if it fits and needs no window of its own
                 if job.gpus > total_free:
+                    if min((g for g, c in qg.items() if c > 0), default=total_free + 1) > total_free:
+                        break  # no queued job is small enough: the rest of the scan cannot start anything
                     continue
                 heavy = self.is_comm_heavy(job)
+                key = (SpecCache.key(job.spec) if isinstance(job.spec, PipelineJob) else job.id, job.gpus)
+                if heavy and key in failed:
+                    continue
                 pl, a = self.mapper.place(job, select_servers(avail, job.gpus, heavy))
                 if heavy and not a <= self.comm_heavy * self.atmin_s[job.id]:
+                    failed.add(key)
                     continue
                 job.metrics.update(popped_s=now, comm_heavy=heavy, backfilled=True)
                 started.add(job.id)
+                qg[job.gpus] -= 1
+                failed.clear()  # the availability changed
                 self._launch(decision, job, pl, a, free)
                 continue
             if job.gpus > total_free:  # Alg. 1 line 5: head-of-line blocking, strict FIFO [R3]
@@ -367,6 +383,7 @@ class ASRPT(_PredictingPolicy):
             heavy = self.is_comm_heavy(job)
             job.metrics["comm_heavy"] = heavy
             started.add(job.id)  # popped (line 7): leaves the queue, started now or held in the window
+            qg[job.gpus] -= 1
             if heavy:
                 picks = select_servers(avail, job.gpus, True)
                 pl, a = self.mapper.place(job, picks)                                  # line 9-11
