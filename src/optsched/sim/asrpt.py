@@ -292,18 +292,26 @@ class ASRPT(_PredictingPolicy):
         """[R4] alpha_max / alpha~_min >= COMM_HEAVY (Alg. 1 line 8)."""
         return self.amax_s[job.id] >= self.comm_heavy * self.atmin_s[job.id]
 
-    def _pending(self):
+    def _pending(self, started: set[str]):
         """The pending queue in its order, lazily: virtual-completion FIFO (paper) or, with
-        ``release="arrival"``, p~_i priority (ties: arrival, workload position)."""
+        ``release="arrival"``, p~_i priority (ties: arrival, workload position). ``started``: ids the caller
+        popped; with ``release="arrival"`` a popped head leaves the heap here at once."""
         if self.release == "virtual":
             yield from self.queue  # not mutated while iterated: removals happen in _remove
             return
-        if self._heap:
-            yield self._heap[0][3]
-            h = self._heap.copy()  # the rest, lazily in heap order (most decisions stop at the head)
+        h = self._heap
+        while h:
+            top = h[0][3]
+            yield top
+            if top.id not in started:
+                break
             heapq.heappop(h)
-            while h:
-                yield heapq.heappop(h)[3]
+            started.discard(top.id)
+        if len(h) > 1:  # the head was skipped (ablation backfill): the rest in heap order, on a copy
+            rest = h.copy()
+            heapq.heappop(rest)
+            while rest:
+                yield heapq.heappop(rest)[3]
 
     def _remove(self, started: set[str]) -> None:
         if not started:
@@ -350,7 +358,7 @@ class ASRPT(_PredictingPolicy):
         started: set[str] = set()
         failed: set = set()  # backfill: (structure, GPUs) that needed a window at the current availability
         qg = self._qgpus
-        for job in self._pending():
+        for job in self._pending(started):
             avail = free - reserved
             total_free = int(avail.sum())
             if total_free <= 0:
