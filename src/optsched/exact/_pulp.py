@@ -5,7 +5,7 @@ HiGHS comes from the ``highsbox`` wheel (a HiGHS binary) through PuLP's ``HiGHS_
 whichever loads second fails to import (seen with ortools 9.15 and highspy 1.15).
 
 >>> import pulp
->>> p = pulp.LpProblem("t", pulp.LpMaximize); x = pulp.LpVariable("x", 0, 3, cat="Integer")
+>>> p = pulp.LpProblem("t", pulp.LpMaximize); x = var(p, "x", 0, 3, cat="Integer")
 >>> p += x
 >>> solve(p, "highs"), solve(p, "cbc"), x.value()
 ('optimal', 'optimal', 3.0)
@@ -14,6 +14,7 @@ whichever loads second fails to import (seen with ortools 9.15 and highspy 1.15)
 from __future__ import annotations
 
 import os
+import warnings
 
 import pulp
 
@@ -49,10 +50,20 @@ def solver(name: str, time_limit: float | None = None, msg: bool = False, thread
     raise SolverError(f"unknown MILP solver {name!r} (known: {', '.join(SOLVERS)})")
 
 
+def var(prob: "pulp.LpProblem", name: str, lo: float | None = None, hi: float | None = None,
+        cat: str = "Continuous") -> "pulp.LpVariable":
+    """A variable created by (and attached to) ``prob``: PuLP 3.3 deprecates the free ``LpVariable(...)``."""
+    if hasattr(prob, "add_variable"):
+        return prob.add_variable(name, lo, hi, cat=cat)
+    return pulp.LpVariable(name, lo, hi, cat=cat)  # pragma: no cover - PuLP < 3.3
+
+
 def solve(prob: "pulp.LpProblem", name: str = "cbc", time_limit: float | None = None, **kw) -> str:
     """Solve ``prob`` in place; return ``"optimal"``, ``"infeasible"``, ``"unbounded"``, ``"time limit"``
     (a feasible solution without proof) or ``"unknown"``."""
-    prob.solve(solver(name, time_limit, **kw))
+    with warnings.catch_warnings():  # PuLP 3.x announces its 4.0 API on every solver object
+        warnings.simplefilter("ignore", DeprecationWarning)
+        prob.solve(solver(name, time_limit, **kw))
     status = pulp.LpStatus[prob.status]
     if status == "Optimal":
         # PuLP reports a time-limited CBC run with a solution as Optimal; sol_status tells them apart

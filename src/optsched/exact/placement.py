@@ -28,10 +28,8 @@ weight kept inside servers. Servers of equal size are ordered by their smallest 
 
 from __future__ import annotations
 
-import functools
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -267,27 +265,14 @@ def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
     return _STATUS.get(_pulp.solve(prob, solver, time_limit, gap_rel=0.0), SolveStatus.UNKNOWN)
 
 
-def _quiet_pulp(func):
-    """PuLP 3.x warns about its own API moving in 4.0 on every variable; the models are unaffected."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-@_quiet_pulp
 def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: float | None):
     import pulp
 
     prob = pulp.LpProblem("min_time_placement", pulp.LpMinimize)
     n = len(m.cost)
-    nv = [pulp.LpVariable(f"n{i}", 0, int(m.ub[i]), cat="Integer") for i in range(n)]
-    yv = [pulp.LpVariable(f"y{i}", cat="Binary") for i in range(n)]
-    a = pulp.LpVariable("alpha", m.lower_bound(job.n_stages))
+    nv = [_pulp.var(prob, f"n{i}", 0, int(m.ub[i]), cat="Integer") for i in range(n)]
+    yv = [_pulp.var(prob, f"y{i}", cat="Binary") for i in range(n)]
+    a = _pulp.var(prob, "alpha", m.lower_bound(job.n_stages))
     prob += a
     for s, k in enumerate(job.replicas):
         prob += pulp.lpSum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k
@@ -303,7 +288,6 @@ def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: fl
 
 
 # -- min-time: the per-server compact MILP (digest 6(a); the reference the column model is measured against) --
-@_quiet_pulp
 def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[str, int], *,
                                   form: str = "mapping", solver: str = "highs", time_limit: float | None = 60.0,
                                   symmetry_breaking: bool = True) -> ExactPlacement:
@@ -326,13 +310,13 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
     st = job.stages
     M = len(items)
     prob = pulp.LpProblem("min_time_per_server", pulp.LpMinimize)
-    w = {(s, m, c): pulp.LpVariable(f"w_{s}_{m}_{c}", cat="Binary")
+    w = {(s, m, c): _pulp.var(prob, f"w_{s}_{m}_{c}", cat="Binary")
          for s in range(S) for m in range(M) for c in range(1, min(ks[s], items[m][1]) + 1)}
     x = {(s, m): pulp.lpSum(c * w[s, m, c] for c in range(1, min(ks[s], items[m][1]) + 1)) for s in range(S)
          for m in range(M)}
     y = {(s, m): pulp.lpSum(w[s, m, c] for c in range(1, min(ks[s], items[m][1]) + 1)) for s in range(S)
          for m in range(M)}
-    alpha_v = pulp.LpVariable("alpha", 0)
+    alpha_v = _pulp.var(prob, "alpha", 0)
     prob += alpha_v
     for s in range(S):
         prob += pulp.lpSum(x[s, m] for m in range(M)) == ks[s]
@@ -470,14 +454,13 @@ def _cut_symmetry(nV, groups, var, add, total) -> None:
                 add(var(v, cur) <= total([var(u, prev) for u in range(v)]))
 
 
-@_quiet_pulp
 def _min_cut_pulp(V, E, items, groups, solver, time_limit):
     import pulp
 
     prob = pulp.LpProblem("min_cut_placement", pulp.LpMaximize)
     nV, M = len(V), len(items)
-    a = [[pulp.LpVariable(f"a{v}_{m}", cat="Binary") for m in range(M)] for v in range(nV)]
-    z = [[pulp.LpVariable(f"z{e}_{m}", 0, 1) for m in range(M)] for e in range(len(E))]
+    a = [[_pulp.var(prob, f"a{v}_{m}", cat="Binary") for m in range(M)] for v in range(nV)]
+    z = [[_pulp.var(prob, f"z{e}_{m}", 0, 1) for m in range(M)] for e in range(len(E))]
     prob += pulp.lpSum(w * z[e][m] for e, (_, _, w) in enumerate(E) for m in range(M))
     for v in range(nV):
         prob += pulp.lpSum(a[v]) == 1

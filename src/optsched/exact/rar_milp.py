@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -65,8 +64,8 @@ def min_max_load(gpus: Sequence[int], weights: Sequence[float], n_gpus: int, *, 
     J, N = range(len(gpus)), range(n_gpus)
     prob = pulp.LpProblem("min_max_gpu_load", pulp.LpMinimize)
     cat = pulp.LpContinuous if relax else pulp.LpBinary
-    x = {(j, g): _var(prob, f"x_{j}_{g}", 0, 1, cat) for j in J for g in N}
-    theta = _var(prob, "theta", 0, None, pulp.LpContinuous)
+    x = {(j, g): _pulp.var(prob, f"x_{j}_{g}", 0, 1, cat) for j in J for g in N}
+    theta = _pulp.var(prob, "theta", 0, None, pulp.LpContinuous)
     prob += theta
     for j in J:
         prob += pulp.lpSum(x[j, g] for g in N) == gpus[j], f"gang_{j}"
@@ -81,20 +80,13 @@ def min_max_load(gpus: Sequence[int], weights: Sequence[float], n_gpus: int, *, 
     if symmetry:
         for g in range(n_gpus - 1):
             prob += load[g] >= load[g + 1], f"sym_{g}"
-    with warnings.catch_warnings():  # PuLP 3.x announces its 4.0 API on every solver object
-        warnings.simplefilter("ignore", DeprecationWarning)
-        status = _pulp.solve(prob, solver, time_limit, threads=threads if solver == "cbc" else None)
+    status = _pulp.solve(prob, solver, time_limit, threads=threads if solver == "cbc" else None)
     value = pulp.value(theta) if status in ("optimal", "time limit") else None
     assignment: tuple[tuple[int, ...], ...] = ()
     if value is not None and not relax:
         assignment = tuple(tuple(g for g in N if (x[j, g].value() or 0) > 0.5) for j in J)
     return LoadResult(value, status, solver, time.perf_counter() - t0, assignment, relax)
 
-
-def _var(prob: pulp.LpProblem, name: str, lo, hi, cat):
-    if hasattr(prob, "add_variable"):  # PuLP >= 3.3: variables belong to their model
-        return prob.add_variable(name, lo, hi, cat=cat)
-    return pulp.LpVariable(name, lo, hi, cat=cat)  # pragma: no cover - older PuLP
 
 
 def certified_weights(inst: RarInstance) -> list[float]:
