@@ -70,7 +70,9 @@ BLOX_MAX_GPUS = 16
 PHILLY_FILTERS = ("blox", "none")
 PHILLY_ORDERS = ("file", "submit")
 
-# Pollux (OSDI'21) Table 1: size category of each application's jobs, in GPU-hours; our nominal iteration times.
+# Pollux (OSDI'21) Table 1: size category of each application's jobs, in GPU-hours, as Pollux's generator
+# (adaptdl simulator/workload.py) assigned them from Philly GPU time; the Small floor 0.1 h is ours (its is 60 s).
+# Our nominal iteration times.
 POLLUX_SIZE_GPU_H: dict[str, tuple[float, float]] = {
     "cifar10": (0.1, 1.0),       # Small (ResNet-18/CIFAR-10)
     "ncf": (0.1, 1.0),           # Small (NeuMF/MovieLens)
