@@ -2,11 +2,11 @@
 
 Run: ``.venv/bin/python benchmarks/total_jct.py [--quick] [--seeds K] [--time-limit S] [--workers W]``.
 
-Instances (:func:`instance`, seeded ``default_rng([seed, n])``): n = 3..8 jobs drawn from paper 001's Table I
-catalogue (``optsched.models``, ESTIMATED profiles) with at most 4 GPUs, on 2 servers x 4 GPUs (G = 8),
-NIC 10 Gbps, NVLink 300 GB/s (the paper's simulation network), 20-400 iterations, releases uniform in
-[0, 5] s (so that jobs contend), predicted iterations = true +- up to 50%. Problem A is built with
-:func:`optsched.exact.total_jct.from_pipeline_jobs` (every placement shape, exact alpha per shape, time unit
+Instances (:func:`optsched.exact.total_jct.random_pipeline_jobs`, seeded ``default_rng([seed, n])``): n = 3..8 jobs
+drawn from paper 001's Table I catalogue (``optsched.models``, ESTIMATED profiles) with at most 4 GPUs, on 2
+servers x 4 GPUs (G = 8), NIC 10 Gbps, NVLink 300 GB/s (the paper's simulation network), 20-400 iterations,
+releases uniform in [0, 5] s (so that jobs contend), predicted iterations = true +- up to 50%. Problem A is built
+with :func:`optsched.exact.total_jct.from_pipeline_jobs` (every placement shape, exact alpha per shape, time unit
 10 ms, durations rounded up) and solved with CP-SAT (:func:`~optsched.exact.total_jct.solve_total_jct`).
 
 Per n: CP-SAT median / max solve time and how many instances it proves optimal within the time limit; the
@@ -25,35 +25,19 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from optsched.bounds import asrpt_lower_bound, asrpt_theorem1_ratio  # noqa: E402
-from optsched.exact.total_jct import brute_force_total_jct, from_pipeline_jobs, solve_total_jct  # noqa: E402
+from optsched.exact.total_jct import (  # noqa: E402
+    brute_force_total_jct, from_pipeline_jobs, random_pipeline_jobs as instance, solve_total_jct)
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.models import catalogue_job  # noqa: E402
 
-SPECS = ("VGG19:1gpu", "VGG19:dp4", "VGG19:pp4", "ResNet152:1gpu", "Inception-V3:1gpu", "Inception-V3:dp4",
-         "Inception-V3:pp2x2", "BERT-large:1gpu", "BERT-large:dp4", "T5:pp3", "GPT-6.7B:pp3")
 CLUSTER = (2, 4)
 NIC_GBPS, INTRA_GBS = 10.0, 300.0
 UNIT_S = 0.01
 BRUTE_MAX = 5
-
-
-def instance(n: int, seed: int) -> list[tuple]:
-    """Jobs ``(id, release_s, PipelineJob, iterations, predicted)`` for ``run_asrpt`` / ``from_pipeline_jobs``."""
-    rng = np.random.default_rng([seed, n])
-    jobs = []
-    for i in range(n):
-        spec = catalogue_job(SPECS[int(rng.integers(len(SPECS)))], f"j{i}")
-        iters = int(rng.integers(20, 401))
-        pred = max(0, int(round(iters * rng.uniform(0.5, 1.5))))
-        jobs.append((f"j{i}", float(np.round(rng.uniform(0, 5), 2)), spec, iters, pred))
-    return jobs
 
 
 def run_one(n: int, seed: int, time_limit: float, workers: int) -> dict:

@@ -31,12 +31,14 @@ READERS: dict[str, str] = {
     RAR_FORMAT: "optsched.io:rar_from_dict",
     "optsched/pipeline-job@1": "optsched.problems.pipeline:from_dict",
     "optsched/workload@1": "optsched.sim.workloads:workload_from_dict",
+    "optsched/total-jct@1": "optsched.exact.total_jct:from_dict",
 }
 # problem class name -> "module:function" returning a JSON-ready dict
 WRITERS: dict[str, str] = {
     "RarInstance": "optsched.io:rar_to_dict",
     "PipelineJob": "optsched.problems.pipeline:to_dict", "PipelineJobSet": "optsched.problems.pipeline:to_dict",
     "Workload": "optsched.sim.workloads:workload_to_dict",
+    "TotalJctInstance": "optsched.exact.total_jct:to_dict",
 }
 
 
@@ -232,13 +234,14 @@ def rar_to_dict(inst: RarInstance) -> dict:
 
 
 # -- schedules ---------------------------------------------------------------------------------------------
-def schedule_to_dict(schedule: Schedule, objective: float | None = None, **extra: Any) -> dict:
+def schedule_to_dict(schedule: Schedule, makespan: float | None = None, **extra: Any) -> dict:
+    """The JSON form of a schedule; ``makespan`` defaults to the latest completion, ``extra`` keys follow it."""
     out: dict[str, Any] = {"format": SCHEDULE_FORMAT, "instance": schedule.instance,
                            "algorithm": schedule.algorithm}
-    if objective is None:
-        objective = schedule.makespan
-    if objective is not None:
-        out["makespan"] = objective
+    if makespan is None:
+        makespan = schedule.makespan
+    if makespan is not None:
+        out["makespan"] = makespan
     out.update(extra)
     rows = []
     for j in schedule.jobs:
@@ -276,6 +279,6 @@ def load_schedule(path: str | os.PathLike) -> Schedule:
     return schedule_from_dict(read_json(path))
 
 
-def save_schedule(schedule: Schedule, path: str | os.PathLike, objective: float | None = None, **extra: Any) -> None:
+def save_schedule(schedule: Schedule, path: str | os.PathLike, makespan: float | None = None, **extra: Any) -> None:
     """Write a schedule file atomically."""
-    write_json(path, schedule_to_dict(schedule, objective, **extra))
+    write_json(path, schedule_to_dict(schedule, makespan, **extra))

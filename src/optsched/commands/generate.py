@@ -10,6 +10,8 @@ Kinds:
 
 * ``rar``: RAR-DDLS (paper 000): ``optsched generate rar --jobs N --servers S --seed K -o FILE`` or
   ``optsched generate rar --preset mobihoc22 --seed K -o FILE``.
+* ``total-jct``: paper 001's problem A (total completion time with placement choice) on tiny clusters, for
+  the exact models: ``optsched generate total-jct --jobs N --servers M --gpus-per-server G --seed K -o FILE``.
 """
 
 from __future__ import annotations
@@ -55,12 +57,55 @@ def _summary_rar(inst) -> str:
             f"{inst.cluster.total_gpus} GPUs, horizon {inst.horizon}")
 
 
+def _register_total_jct(kinds) -> None:
+    p = kinds.add_parser("total-jct", help="total-JCT instance with placement choice (paper 001, tiny)",
+                         description="Paper 001's problem A for the exact models: N jobs drawn from the Table I "
+                                     "catalogue (estimated profiles, at most 4 GPUs each), releases in [0, 5] s, "
+                                     "20-400 iterations; every placement shape is a mode with its exact "
+                                     "per-iteration time (optsched.exact.total_jct.random_total_jct_instance). "
+                                     "Solve it with 'optsched solve FILE --algorithm total-jct-cpsat'.")
+    p.add_argument("--jobs", type=int, default=5, help="number of jobs (default 5)")
+    p.add_argument("--servers", type=int, default=2, help="number of servers (default 2)")
+    p.add_argument("--gpus-per-server", type=int, default=4, help="GPUs per server (default 4)")
+    p.add_argument("--time-unit", type=float, default=0.01, help="seconds per time unit (default 0.01)")
+    p.add_argument("--nic-gbps", type=float, default=10.0, help="NIC bandwidth in Gbps (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.set_defaults(build=_build_total_jct)
+
+
+def _build_total_jct(args: argparse.Namespace):
+    from ..errors import InstanceError
+    from ..exact.total_jct import random_total_jct_instance
+
+    for name in ("jobs", "servers", "gpus_per_server", "seed"):
+        if getattr(args, name) < (0 if name == "seed" else 1):
+            raise InstanceError(f"must be a {'non-negative' if name == 'seed' else 'positive'} integer, got "
+                                f"{getattr(args, name)}", field=f"--{name.replace('_', '-')}")
+    for name in ("time_unit", "nic_gbps"):
+        if not getattr(args, name) > 0:
+            raise InstanceError(f"must be a positive number, got {getattr(args, name)}",
+                                field=f"--{name.replace('_', '-')}")
+    if args.gpus_per_server * args.servers < 4:
+        raise InstanceError("the catalogue's jobs need up to 4 GPUs: give at least 4 GPUs in total",
+                            field="--gpus-per-server")
+    return random_total_jct_instance(args.jobs, args.seed, args.servers, args.gpus_per_server,
+                                     time_unit_s=args.time_unit, nic_gbps=args.nic_gbps)
+
+
+def _summary_total_jct(inst) -> str:
+    modes = sum(len(j.modes) for j in inst.jobs)
+    return (f"{inst.name}: {inst.n_jobs} jobs ({modes} placement shapes), {len(inst.cluster.servers)} servers, "
+            f"{inst.cluster.total_gpus} GPUs, time unit {inst.time_unit_s} s")
+
+
 # kind -> function registering its sub-parser, or "module:function" imported when the CLI is built
 KINDS: dict[str, Callable | str] = {
     "rar": _register_rar,
+    "total-jct": _register_total_jct,
 }
 # problem class name -> one-line summary (kinds without one print the class name and the file)
-SUMMARIES: dict[str, Callable] = {"RarInstance": _summary_rar}
+SUMMARIES: dict[str, Callable] = {"RarInstance": _summary_rar, "TotalJctInstance": _summary_total_jct}
 
 
 def register(sub) -> None:

@@ -305,8 +305,12 @@ def _options(inst: TotalJctInstance, symmetry_job: int | None = None) -> list[li
 # -- evaluation ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TotalJctEvaluation:
+    """``objective``: sum_i w_i C_i; ``makespan``: max_i C_i; ``average_jct``: mean of C_i - r_i (time units)."""
+
     objective: int
     schedule: Schedule
+    makespan: int = 0
+    average_jct: float = 0.0
 
 
 def check_schedule(inst: TotalJctInstance, schedule: Schedule) -> int:
@@ -357,7 +361,9 @@ def evaluate_total_jct(inst: TotalJctInstance, schedule: Schedule) -> TotalJctEv
         j = inst.job(sj.id)
         d = {m.shape: m.duration for m in j.modes}[tuple(sorted(sj.placement.values(), reverse=True))]
         rows.append(ScheduledJob(sj.id, sj.start, dict(sj.placement), sj.start + d, sj.stage_placement))
-    return TotalJctEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name))
+    jct = [r.completion - inst.job(r.id).release for r in rows]
+    return TotalJctEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name),
+                              max(r.completion for r in rows), sum(jct) / len(jct))
 
 
 register_evaluator("TotalJctInstance", "optsched.exact.total_jct:evaluate_total_jct")
@@ -673,3 +679,128 @@ def from_pipeline_jobs(jobs: Sequence, cluster: Cluster | tuple[int, int] = (2, 
                                1 if weights is None else weights.get(str(jid), 1), iters, alpha_max(spec, net),
                                alpha_tilde_min(spec, net, seed=seed)))
     return TotalJctInstance(cl, tuple(out), float(time_unit_s), name)
+
+
+# -- instance files and generator ----------------------------------------------------------------------------
+FORMAT = "optsched/total-jct@1"
+
+# paper 001's Table I catalogue entries with at most 4 GPUs (optsched.models, ESTIMATED profiles): jobs that fit
+# the tiny clusters on which the exact model is tractable
+TINY_SPECS = ("VGG19:1gpu", "VGG19:dp4", "VGG19:pp4", "ResNet152:1gpu", "Inception-V3:1gpu", "Inception-V3:dp4",
+              "Inception-V3:pp2x2", "BERT-large:1gpu", "BERT-large:dp4", "T5:pp3", "GPT-6.7B:pp3")
+
+
+def random_pipeline_jobs(n: int, seed: int, specs: Sequence[str] = TINY_SPECS) -> list[tuple]:
+    """``n`` jobs ``(id, release_s, PipelineJob, iterations, predicted)`` drawn with ``default_rng([seed, n])``:
+    a catalogue entry from ``specs``, 20-400 iterations, release uniform in [0, 5] s (so that jobs contend),
+    predicted iterations = true +- up to 50 %. The input of :func:`from_pipeline_jobs` and of
+    :func:`optsched.sim.asrpt.run_asrpt`.
+
+    >>> [(j[0], j[2].gpus, j[3]) for j in random_pipeline_jobs(2, 0)]
+    [('j0', 3, 50), ('j1', 3, 75)]
+    """
+    import numpy as np
+
+    from ..models import catalogue_job
+
+    if not _is_int(n) or n < 1:
+        raise InstanceError(f"must be a positive integer, got {n!r}", field="jobs")
+    rng = np.random.default_rng([seed, n])
+    jobs = []
+    for i in range(n):
+        spec = catalogue_job(specs[int(rng.integers(len(specs)))], f"j{i}")
+        iters = int(rng.integers(20, 401))
+        pred = max(0, int(round(iters * rng.uniform(0.5, 1.5))))
+        jobs.append((f"j{i}", float(np.round(rng.uniform(0, 5), 2)), spec, iters, pred))
+    return jobs
+
+
+def random_total_jct_instance(n: int, seed: int, servers: int = 2, gpus_per_server: int = 4, *,
+                              time_unit_s: float = 0.01, nic_gbps: float = 10.0, intra_gbs: float = 300.0
+                              ) -> TotalJctInstance:
+    """Problem A of paper 001 on :func:`random_pipeline_jobs` (exact alpha per shape, durations rounded up);
+    the instances of ``benchmarks/total_jct.py`` with the defaults (2 x 4 GPUs, 10 ms units).
+
+    >>> inst = random_total_jct_instance(3, 0)
+    >>> inst.n_jobs, inst.cluster.total_gpus, inst.name
+    (3, 8, 'total-jct-j3-s2x4-seed0')
+    """
+    return from_pipeline_jobs(random_pipeline_jobs(n, seed), (servers, gpus_per_server), nic_gbps=nic_gbps,
+                              intra_gbs=intra_gbs, time_unit_s=time_unit_s, seed=seed,
+                              name=f"total-jct-j{n}-s{servers}x{gpus_per_server}-seed{seed}")
+
+
+def to_dict(inst: TotalJctInstance) -> dict:
+    """The JSON form (format ``optsched/total-jct@1``, ``docs/formats.md``) of an instance."""
+    out: dict[str, Any] = {"format": FORMAT}
+    if inst.name:
+        out["name"] = inst.name
+    out["time_unit_s"] = inst.time_unit_s
+    out["cluster"] = {"servers": [{"id": s.id, "gpus": s.gpus} for s in inst.cluster.servers]}
+    rows = []
+    for j in inst.jobs:
+        row: dict[str, Any] = {"id": j.id, "release": j.release, "gpus": j.gpus}
+        if j.weight != 1:
+            row["weight"] = j.weight
+        for name in ("iterations", "alpha_max", "alpha_tilde_min"):
+            if getattr(j, name) is not None:
+                row[name] = getattr(j, name)
+        modes = []
+        for m in j.modes:
+            md: dict[str, Any] = {"shape": list(m.shape), "duration": m.duration}
+            if m.alpha is not None:
+                md["alpha"] = m.alpha
+            if m.stages is not None:
+                md["stages"] = [list(c) for c in m.stages]
+            modes.append(md)
+        row["modes"] = modes
+        rows.append(row)
+    out["jobs"] = rows
+    return out
+
+
+def from_dict(data: Mapping[str, Any], name: str = "") -> TotalJctInstance:
+    """Read the JSON form; every error names the field path and the job.
+
+    >>> from_dict({"format": FORMAT, "cluster": {"servers": [{"id": "s0", "gpus": 2}]},
+    ...            "jobs": [{"id": "a", "release": 0, "gpus": 2, "modes": [{"shape": [2]}]}]})
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[0].modes[0].duration (job 'a'): missing field
+    """
+    from ..cluster import Server
+    from ..io import Fields, check_format
+
+    top = Fields(data, "")
+    check_format(data, FORMAT)
+    servers = []
+    for i, s in enumerate(top.obj("cluster").array("servers")):
+        sf = Fields(s, f"cluster.servers[{i}]")
+        servers.append(Server(sf.string("id"), sf.integer("gpus")))
+    jobs = []
+    for i, j in enumerate(top.array("jobs")):
+        jid = j.get("id") if isinstance(j, Mapping) else None
+        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
+        modes = []
+        for k, m in enumerate(jf.array("modes")):
+            mf = Fields(m, f"{jf.where}.modes[{k}]", jf.job)
+            shape = mf.array("shape")
+            for v in shape:
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise InstanceError(f"must be positive integers, got {shape!r}", field=mf.path("shape"),
+                                        job=jf.job)
+            stages = None
+            if "stages" in m:
+                cols = mf.array("stages")
+                if len(cols) != len(shape) or any(not isinstance(c, list) or not all(_is_int(x) for x in c)
+                                                  for c in cols):
+                    raise InstanceError("must list one array of integer per-stage counts per server of the shape",
+                                        field=mf.path("stages"), job=jf.job)
+                stages = tuple(tuple(c) for c in cols)
+            alpha = mf.number("alpha") if "alpha" in m else None
+            modes.append(Mode(tuple(shape), mf.integer("duration"), alpha, stages))
+        opt = {k: jf.number(k) for k in ("iterations", "alpha_max", "alpha_tilde_min") if k in j}
+        jobs.append(TotalJctJob(jf.string("id"), jf.integer("release"), jf.integer("gpus"), tuple(modes),
+                                jf.integer("weight", 1), **opt))
+    return TotalJctInstance(Cluster(tuple(servers)), tuple(jobs), top.number("time_unit_s", 1.0),
+                            str(data.get("name", name) or name))
