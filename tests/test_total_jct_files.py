@@ -97,6 +97,9 @@ def test_cli_rejects_bad_input_with_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "jobs[0].modes[0].duration" in err and "'a'" in err and "Traceback" not in err
     assert main(["generate", "total-jct", "--jobs", "0", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    assert main(["generate", "total-jct", "--time-unit", "0", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--time-unit" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
     # a schedule that overloads the server is rejected, not scored
     good = tmp_path / "good.json"

@@ -78,14 +78,13 @@ def _build_total_jct(args: argparse.Namespace):
     from ..errors import InstanceError
     from ..exact.total_jct import random_total_jct_instance
 
-    for name in ("jobs", "servers", "gpus_per_server", "seed"):
-        if getattr(args, name) < (0 if name == "seed" else 1):
-            raise InstanceError(f"must be a {'non-negative' if name == 'seed' else 'positive'} integer, got "
-                                f"{getattr(args, name)}", field=f"--{name.replace('_', '-')}")
-    for name in ("time_unit", "nic_gbps"):
-        if not getattr(args, name) > 0:
-            raise InstanceError(f"must be a positive number, got {getattr(args, name)}",
-                                field=f"--{name.replace('_', '-')}")
+    for flag, v, low in (("jobs", args.jobs, 1), ("servers", args.servers, 1),
+                         ("gpus-per-server", args.gpus_per_server, 1), ("seed", args.seed, 0)):
+        if v < low:
+            raise InstanceError(f"must be an integer >= {low}, got {v}", field=f"--{flag}")
+    for flag, v in (("time-unit", args.time_unit), ("nic-gbps", args.nic_gbps)):
+        if not v > 0:
+            raise InstanceError(f"must be a positive number, got {v}", field=f"--{flag}")
     if args.gpus_per_server * args.servers < 4:
         raise InstanceError("the catalogue's jobs need up to 4 GPUs: give at least 4 GPUs in total",
                             field="--gpus-per-server")
