@@ -84,8 +84,11 @@ def test_cli_generate_solve_evaluate(tmp_path, capsys):
     brute = brute_force_total_jct(loaded)
     assert data["objective"] == brute.objective
     assert data["makespan"] == max(j["completion"] for j in data["jobs"])
+    release = {j.id: j.release for j in loaded.jobs}
+    avg = sum(j["completion"] - release[j["id"]] for j in data["jobs"]) / len(data["jobs"])
     assert main(["evaluate", str(inst), str(sched)]) == 0
-    assert f"objective={brute.objective} makespan={data['makespan']}" in capsys.readouterr().out
+    assert f"objective={brute.objective} makespan={data['makespan']} average JCT={avg:.2f}" \
+        in capsys.readouterr().out
 
 
 def test_cli_rejects_bad_input_with_exit_2(tmp_path, capsys):

@@ -356,12 +356,12 @@ def check_schedule(inst: TotalJctInstance, schedule: Schedule) -> int:
 def evaluate_total_jct(inst: TotalJctInstance, schedule: Schedule) -> TotalJctEvaluation:
     """Evaluator for the registry: the checked objective and the schedule with completions filled in."""
     total = check_schedule(inst, schedule)
-    rows = []
+    rows, jct = [], []
     for sj in schedule:
         j = inst.job(sj.id)
         d = {m.shape: m.duration for m in j.modes}[tuple(sorted(sj.placement.values(), reverse=True))]
         rows.append(ScheduledJob(sj.id, sj.start, dict(sj.placement), sj.start + d, sj.stage_placement))
-    jct = [r.completion - inst.job(r.id).release for r in rows]
+        jct.append(sj.start + d - j.release)
     return TotalJctEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name),
                               max(r.completion for r in rows), sum(jct) / len(jct))
 
