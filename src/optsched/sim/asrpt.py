@@ -358,14 +358,19 @@ class ASRPT(_PredictingPolicy):
         started: set[str] = set()
         failed: set = set()  # backfill: (structure, GPUs) that needed a window at the current availability
         qg = self._qgpus
+        # avail / total_free / the smallest queued GPU count change only when a job launches or the head
+        # reserves GPUs: recomputed there, not per scanned job (the ablation scans long queues)
+        avail = free - reserved
+        total_free = int(avail.sum())
+        smallest = None
         for job in self._pending(started):
-            avail = free - reserved
-            total_free = int(avail.sum())
             if total_free <= 0:
                 break
             if blocked:  # ablation backfill: start a later job only if it fits and needs no window of its own
                 if job.gpus > total_free:
-                    if min((g for g, c in qg.items() if c > 0), default=total_free + 1) > total_free:
+                    if smallest is None:
+                        smallest = min((g for g, c in qg.items() if c > 0), default=total_free + 1)
+                    if smallest > total_free:
                         break  # no queued job is small enough: the rest of the scan cannot start anything
                     continue
                 heavy = self.is_comm_heavy(job)
@@ -381,6 +386,8 @@ class ASRPT(_PredictingPolicy):
                 qg[job.gpus] -= 1
                 failed.clear()  # the availability changed
                 self._launch(decision, job, pl, a, free)
+                avail = free - reserved
+                total_free, smallest = int(avail.sum()), None
                 continue
             if job.gpus > total_free:  # Alg. 1 line 5: head-of-line blocking, strict FIFO [R3]
                 if self.head_blocks_queue:
@@ -399,17 +406,19 @@ class ASRPT(_PredictingPolicy):
                 job.metrics["window_s"] = window
                 if a <= self.comm_heavy * self.atmin_s[job.id] or not now + window > now:  # line 12 [R5]
                     self._launch(decision, job, pl, a, free)
-                    continue
-                self._wait, self._kappa, self._deadline = job, a, now + window          # line 16
-                job.metrics["kappa_s"] = a
-                if self.window_blocks_queue:
-                    break
-                blocked = True
-                for s, n in picks:
-                    reserved[s] += n
-                continue
-            pl, a = self.mapper.place(job, select_servers(avail, job.gpus, False))     # lines 27-28
-            self._launch(decision, job, pl, a, free)
+                else:
+                    self._wait, self._kappa, self._deadline = job, a, now + window      # line 16
+                    job.metrics["kappa_s"] = a
+                    if self.window_blocks_queue:
+                        break
+                    blocked = True
+                    for s, n in picks:
+                        reserved[s] += n
+            else:
+                pl, a = self.mapper.place(job, select_servers(avail, job.gpus, False))  # lines 27-28
+                self._launch(decision, job, pl, a, free)
+            avail = free - reserved
+            total_free, smallest = int(avail.sum()), None
         self._remove(started)
         return decision
 
