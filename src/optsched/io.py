@@ -43,15 +43,21 @@ WRITERS: dict[str, str] = {
 
 
 # -- generic helpers ---------------------------------------------------------------------------------------
-def read_json(path: str | os.PathLike) -> Any:
-    """Parse a JSON file; a missing file or malformed JSON raises :class:`InstanceError`."""
+def read_text(path: str | os.PathLike, encoding: str = "utf-8") -> str:
+    """A text file's contents; a missing or unreadable file raises :class:`InstanceError`."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding=encoding)
     except FileNotFoundError:
         raise InstanceError(f"no such file: {p}") from None
     except OSError as exc:
         raise InstanceError(f"cannot read {p}: {exc.strerror}") from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Parse a JSON file; a missing file or malformed JSON raises :class:`InstanceError`."""
+    p = Path(path)
+    text = read_text(p)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

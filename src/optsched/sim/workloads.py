@@ -319,16 +319,11 @@ def read_workload(path: str | os.PathLike) -> Workload:
     ...
     optsched.errors.InstanceError: jobs[0].iterations (job 'a'): must be a finite number > 0, got -5.0
     """
+    from ..io import read_json, read_text
+
     p = Path(path)
     if p.suffix.lower() == ".csv":
-        try:
-            text = p.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise InstanceError(f"no such file: {p}") from None
-        except OSError as exc:
-            raise InstanceError(f"cannot read {p}: {exc.strerror}") from None
-        return workload_from_csv_text(text, name=p.stem)
-    from ..io import read_json
+        return workload_from_csv_text(read_text(p, encoding="utf-8-sig"), name=p.stem)
     return workload_from_dict(read_json(p), name=p.stem)
 
 
