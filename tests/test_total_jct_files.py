@@ -99,10 +99,13 @@ def test_cli_rejects_bad_input_with_exit_2(tmp_path, capsys):
     assert main(["solve", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "jobs[0].modes[0].duration" in err and "'a'" in err and "Traceback" not in err
-    assert main(["generate", "total-jct", "--jobs", "0", "-o", str(tmp_path / "x.json")]) == 2
-    assert "--jobs" in capsys.readouterr().err
-    assert main(["generate", "total-jct", "--time-unit", "0", "-o", str(tmp_path / "x.json")]) == 2
-    assert "--time-unit" in capsys.readouterr().err
+    # flag values are checked by argparse (one-line usage error, exit 2), the seed by the build step
+    for flag, value in (("--jobs", "0"), ("--time-unit", "0"), ("--nic-gbps", "-1")):
+        with pytest.raises(SystemExit) as stop:
+            main(["generate", "total-jct", flag, value, "-o", str(tmp_path / "x.json")])
+        assert stop.value.code == 2 and flag in capsys.readouterr().err
+    assert main(["generate", "total-jct", "--seed", "-1", "-o", str(tmp_path / "x.json")]) == 2
+    assert "--seed" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
     # a schedule that overloads the server is rejected, not scored
     good = tmp_path / "good.json"

@@ -20,6 +20,8 @@ import argparse
 import importlib
 from typing import Callable
 
+from ._args import positive_float, positive_int
+
 
 def _register_rar(kinds) -> None:
     p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
@@ -64,11 +66,14 @@ def _register_total_jct(kinds) -> None:
                                      "20-400 iterations; every placement shape is a mode with its exact "
                                      "per-iteration time (optsched.exact.total_jct.random_total_jct_instance). "
                                      "Solve it with 'optsched solve FILE --algorithm total-jct-cpsat'.")
-    p.add_argument("--jobs", type=int, default=5, help="number of jobs (default 5)")
-    p.add_argument("--servers", type=int, default=2, help="number of servers (default 2)")
-    p.add_argument("--gpus-per-server", type=int, default=4, help="GPUs per server (default 4)")
-    p.add_argument("--time-unit", type=float, default=0.01, help="seconds per time unit (default 0.01)")
-    p.add_argument("--nic-gbps", type=float, default=10.0, help="NIC bandwidth in Gbps (default 10)")
+    p.add_argument("--jobs", type=positive_int("--jobs"), default=5, help="number of jobs (default 5)")
+    p.add_argument("--servers", type=positive_int("--servers"), default=2, help="number of servers (default 2)")
+    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
+                   help="GPUs per server (default 4)")
+    p.add_argument("--time-unit", type=positive_float("--time-unit"), default=0.01,
+                   help="seconds per time unit (default 0.01)")
+    p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0,
+                   help="NIC bandwidth in Gbps (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
     p.set_defaults(build=_build_total_jct)
@@ -78,13 +83,8 @@ def _build_total_jct(args: argparse.Namespace):
     from ..errors import InstanceError
     from ..exact.total_jct import random_total_jct_instance
 
-    for flag, v, low in (("jobs", args.jobs, 1), ("servers", args.servers, 1),
-                         ("gpus-per-server", args.gpus_per_server, 1), ("seed", args.seed, 0)):
-        if v < low:
-            raise InstanceError(f"must be an integer >= {low}, got {v}", field=f"--{flag}")
-    for flag, v in (("time-unit", args.time_unit), ("nic-gbps", args.nic_gbps)):
-        if not v > 0:
-            raise InstanceError(f"must be a positive number, got {v}", field=f"--{flag}")
+    if args.seed < 0:  # numpy's generator rejects negative seeds with a traceback
+        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
     if args.gpus_per_server * args.servers < 4:
         raise InstanceError("the catalogue's jobs need up to 4 GPUs: give at least 4 GPUs in total",
                             field="--gpus-per-server")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..errors import InstanceError
+from ._args import positive_float, positive_int
 
 SUMMARY_ROWS = (
     ("jobs", "jobs simulated", "{:d}"), ("tracked", "jobs tracked", "{:d}"),
@@ -42,30 +43,6 @@ SUMMARY_ROWS = (
 
 
 # -- argument helpers ------------------------------------------------------------------------------------------
-def _positive_int(name: str):
-    def conv(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
-        return v
-    return conv
-
-
-def _positive_float(name: str):
-    def conv(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {text!r}") from None
-        if not (v > 0 and math.isfinite(v)):
-            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {text!r}")
-        return v
-    return conv
-
-
 def parse_list(text: str | None) -> list[str]:
     """``"fifo,las"`` -> ``['fifo', 'las']``."""
     return [t.strip() for t in (text or "").split(",") if t.strip()]
@@ -109,18 +86,18 @@ def register(sub) -> None:
     p.add_argument("--scheduler", default="fifo", help="scheduling policy name (fifo, las, srtf, tiresias, ...)")
     p.add_argument("--placement", default="consolidated", help="consolidated | first-free | scattered")
     p.add_argument("--admission", default="accept-all", help="accept-all | accept-k | accept-1.2 (k = 1.2) ...")
-    p.add_argument("--load", type=_positive_float("--load"), default=None,
+    p.add_argument("--load", type=positive_float("--load"), default=None,
                    help="jobs per hour (Poisson re-timing; philly/synthetic default 8, pollux keeps its times)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--round-s", type=_positive_float("--round-s"), default=300.0,
+    mode.add_argument("--round-s", type=positive_float("--round-s"), default=300.0,
                       help="round length in seconds (Blox's round-based mode, default 300)")
     mode.add_argument("--event", action="store_true", help="event-driven mode: decide at every arrival/completion")
     p.add_argument("--jobs-window", default=None, metavar="START:END",
                    help="track only jobs START <= id < END (philly default 3000:4000; others: all jobs)")
-    p.add_argument("--jobs", type=_positive_int("--jobs"), default=None,
+    p.add_argument("--jobs", type=positive_int("--jobs"), default=None,
                    help="number of jobs (synthetic default 200; philly/pollux/files: truncate)")
-    p.add_argument("--servers", type=_positive_int("--servers"), default=32, help="servers (default 32)")
-    p.add_argument("--gpus-per-server", type=_positive_int("--gpus-per-server"), default=4,
+    p.add_argument("--servers", type=positive_int("--servers"), default=32, help="servers (default 32)")
+    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
                    help="GPUs per server (default 4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the workload generator and policies (default 0)")
     p.add_argument("--perf", default=None, help="performance model name (default constant, cross-server x1.25)")
@@ -129,7 +106,7 @@ def register(sub) -> None:
                    help="blox: Blox's Gavel-like filter (31.6 min < run time < 6.9 days, <= 16 GPUs); none: all")
     p.add_argument("--philly-order", choices=("file", "submit"), default="file",
                    help="job ids in file order (Blox's parse order, default) or submission order")
-    p.add_argument("--drain-h", type=_positive_float("--drain-h"), default=None,
+    p.add_argument("--drain-h", type=positive_float("--drain-h"), default=None,
                    help="stop this many simulated hours after the last tracked arrival (default: when all "
                         "tracked jobs finish)")
     p.add_argument("-o", "--output", help="write the run's JSON (per-job records, summary, time series) here")
@@ -144,7 +121,7 @@ def register(sub) -> None:
     sw.add_argument("--loads", default="1-9", help="jobs/hour: 1-9 or 1,2,4 (default 1-9)")
     sw.add_argument("--out", default="docs/results", help="output folder of a sweep (default docs/results)")
     sw.add_argument("--name", default="sweep", help="file name stem of a sweep's outputs (default sweep)")
-    sw.add_argument("--workers", type=_positive_int("--workers"), default=1, help="processes (default 1)")
+    sw.add_argument("--workers", type=positive_int("--workers"), default=1, help="processes (default 1)")
     p.set_defaults(func=run)
 
 
