@@ -36,7 +36,8 @@ from optsched.exact.placement import (min_cut_placement, min_time_placement,  # 
                                       min_time_placement_per_server)
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.models import catalogue_job  # noqa: E402
-from optsched.perf.pipeline import Network, alpha, alpha_max, alpha_tilde_min, compute_lower_bound  # noqa: E402
+from optsched.algorithms.heavy_edge import alpha_tilde_min  # noqa: E402
+from optsched.perf.pipeline import Network, alpha, alpha_max, compute_lower_bound  # noqa: E402
 from optsched.placement import select_most  # noqa: E402
 
 JOBS = {"VGG19": "VGG19:hybrid16", "GPT-175B": "GPT-175B:pp3x4"}

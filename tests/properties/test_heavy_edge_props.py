@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optsched.algorithms.heavy_edge import _adjacency, cut_weight, heavy_edge
-from optsched.exact.placement import min_cut_placement
-from optsched.perf.pipeline import (Network, alpha, alpha_max, alpha_min, alpha_tilde_min, compute_lower_bound,
+from optsched.algorithms.heavy_edge import _adjacency, alpha_tilde_min, cut_weight, heavy_edge
+from optsched.exact.placement import alpha_min, min_cut_placement
+from optsched.perf.pipeline import (Network, alpha, alpha_max, compute_lower_bound,
                                     enumerate_count_matrices, min_alpha_enumerate, singleton_layout)
 from optsched.problems.pipeline import pipeline_job
 

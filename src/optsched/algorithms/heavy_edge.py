@@ -36,6 +36,7 @@ import networkx as nx
 import numpy as np
 
 from ..errors import InstanceError
+from ..perf.pipeline import Network, alpha, fewest_servers_layout
 from ..problems.pipeline import PipelineJob, pipeline_job
 
 Vertex = tuple[int, int]  # (stage, replica), 0-based
@@ -311,3 +312,17 @@ def fig2_job() -> PipelineJob:
     # inter-stage weight 2 d^out_{s-1} / k_s: 1 MB -> d^out_1 = 1; 0.5 MB -> d^out_2 = 0.5; RAR k=2: w = h
     return pipeline_job("fig2", replicas=[2, 2, 2], forward_ms=[1.0, 1.0, 1.0], backward_ms=[2.0, 2.0, 2.0],
                         d_out_mb=[1.0, 0.5, 0.0], params_mb=[20.0, 4.0, 2.0], allreduce="ring")
+
+
+# -- alpha-tilde_min: Heavy-Edge on the fewest-servers layout -----------------------------------------------
+def alpha_tilde_min(job: PipelineJob, net: Network, seed: int | None = 0) -> float:
+    """alpha-tilde_i^min (section IV-B): Heavy-Edge on the fewest-servers layout, evaluated by eq. (7) (ms).
+
+    >>> from optsched.perf.pipeline import alpha_max
+    >>> net = Network.paper_simulation()
+    >>> alpha_tilde_min(fig2_job(), net) <= alpha_max(fig2_job(), net)
+    True
+    """
+    free = {f"m{i}": c for i, c in enumerate(fewest_servers_layout(job, net.gpus_per_server))}
+    res = heavy_edge(job, free, rng=seed)
+    return alpha(job, net, res.counts, check=False)

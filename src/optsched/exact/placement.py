@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import InstanceError, SolverError
-from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to
+from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to, min_alpha_enumerate
 from ..problems.pipeline import PipelineJob
 from ..result import SolveStatus
 from . import _pulp
@@ -476,3 +476,21 @@ def _min_cut_pulp(V, E, items, groups, solver, time_limit):
         return None, status, None
     part = [max(range(M), key=lambda m: a[v][m].varValue or 0) for v in range(nV)]
     return part, status, None
+
+
+def alpha_min(job: PipelineJob, net: Network, *, method: str = "exact", time_limit: float | None = 10.0) -> float:
+    """The true alpha_i^min (ms) over every placement on a cluster of idle g-GPU servers.
+
+    ``method="enumerate"`` walks every multiset of server columns (tiny jobs only, ~g_i <= 10);
+    ``method="exact"`` solves the selection-form CP-SAT model of :func:`min_time_placement` with g_i idle
+    servers (any size; optimality proven unless the time limit stops it, then it raises).
+    """
+    if method == "enumerate":
+        return min_alpha_enumerate(job, net, [net.gpus_per_server] * job.gpus, exact_sizes=False)[0]
+    if method == "exact":
+        res = min_time_placement(job, net, {f"m{i}": net.gpus_per_server for i in range(job.gpus)},
+                                 form="selection", solver="cpsat", time_limit=time_limit)
+        if res.status != SolveStatus.OPTIMAL:
+            raise InstanceError(f"alpha_min not proven within {time_limit} s (status {res.status})", job=job.id)
+        return res.alpha
+    raise InstanceError(f"must be 'exact' or 'enumerate', got {method!r}", field="method")

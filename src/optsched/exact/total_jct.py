@@ -625,7 +625,8 @@ def from_pipeline_jobs(jobs: Sequence, cluster: Cluster | tuple[int, int] = (2, 
     [15, 566, 290]
     """
     from ..algorithms.heavy_edge import heavy_edge
-    from ..perf.pipeline import Network, alpha as alpha_of, alpha_max, alpha_tilde_min, min_alpha_enumerate
+    from ..algorithms.heavy_edge import alpha_tilde_min
+    from ..perf.pipeline import Network, alpha as alpha_of, alpha_max, min_alpha_enumerate
     from ..problems.pipeline import PipelineJob
 
     if alpha not in ("exact", "heavy-edge"):

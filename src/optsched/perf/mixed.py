@@ -82,7 +82,7 @@ class SpecCache:
         k = self.key(spec)
         v = self._atmin.get(k)
         if v is None:
-            from .pipeline import alpha_tilde_min
+            from ..algorithms.heavy_edge import alpha_tilde_min
             v = self._atmin[k] = alpha_tilde_min(spec, self.network, seed=self.seed)
         return v
 

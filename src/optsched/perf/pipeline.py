@@ -166,7 +166,7 @@ def alpha(job: PipelineJob, net: Network, x, *, check: bool = True) -> float:
     return max((column_cost(job, net, c) for c in columns_of(x)), default=0.0)
 
 
-# -- alpha_max, alpha-tilde_min, alpha_min -----------------------------------------------------------------
+# -- alpha_max and the lower bound ---------------------------------------------------------------------------
 def singleton_layout(job: PipelineJob) -> list[Column]:
     """g_i servers holding one replica each (the layout that defines alpha_max)."""
     S = job.n_stages
@@ -203,36 +203,6 @@ def fewest_servers_layout(job: PipelineJob, gpus_per_server: int) -> list[int]:
     n = job.gpus
     full, rest = divmod(n, gpus_per_server)
     return [gpus_per_server] * full + ([rest] if rest else [])
-
-
-def alpha_tilde_min(job: PipelineJob, net: Network, seed: int | None = 0) -> float:
-    """alpha-tilde_i^min (section IV-B): Heavy-Edge on the fewest-servers layout, evaluated by eq. (7)."""
-    from ..algorithms.heavy_edge import heavy_edge
-
-    free = {f"m{i}": c for i, c in enumerate(fewest_servers_layout(job, net.gpus_per_server))}
-    res = heavy_edge(job, free, rng=seed)
-    return alpha(job, net, res.counts, check=False)
-
-
-def alpha_min(job: PipelineJob, net: Network, *, method: str = "exact", time_limit: float | None = 10.0) -> float:
-    """The true alpha_i^min over every placement on a cluster of idle g-GPU servers.
-
-    ``method="enumerate"`` walks every multiset of server columns (tiny jobs only, ~g_i <= 10);
-    ``method="exact"`` solves the selection-form CP-SAT model of :mod:`optsched.exact.placement` with g_i
-    idle servers (any size; optimality proven unless the time limit stops it, then it raises).
-    """
-    if method == "enumerate":
-        return min_alpha_enumerate(job, net, [net.gpus_per_server] * job.gpus, exact_sizes=False)[0]
-    if method == "exact":
-        from ..exact.placement import min_time_placement
-        from ..result import SolveStatus
-
-        res = min_time_placement(job, net, {f"m{i}": net.gpus_per_server for i in range(job.gpus)},
-                                 form="selection", solver="cpsat", time_limit=time_limit)
-        if res.status != SolveStatus.OPTIMAL:
-            raise InstanceError(f"alpha_min not proven within {time_limit} s (status {res.status})", job=job.id)
-        return res.alpha
-    raise ValueError(f"unknown method {method!r}")
 
 
 # -- brute force (the oracle of the exact models' tests) ---------------------------------------------------
