@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/rar_exact.py [--quick] [--time-limit S] [--build-library]``.
 
-* Instance library (``instances/rar/rar-j{jobs}-s{servers}-seed{k}.json``, listed with the proven optimum, the
-  solver, status and runtime in ``instances/index.json``): ``--build-library`` (re)generates it with
+* Instance library (``src/optsched/instances/rar/rar-j{jobs}-s{servers}-seed{k}.json``, listed with the proven optimum, the
+  solver, status and runtime in ``src/optsched/instances/index.json``): ``--build-library`` (re)generates it with
   ``optsched generate rar`` and solves every instance with the CP-SAT model; a normal run re-proves every
   entry and reports any disagreement with the index.
 * Per size class (jobs, servers): every registered heuristic's makespan relative to the optimum T*
@@ -37,14 +37,16 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.bounds import lower_bound, makespan_lower_bound  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
-from optsched.evaluate import evaluate  # noqa: E402
+from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.exact.rar_cpsat import greedy_schedule, solve_rar_cpsat  # noqa: E402
 from optsched.io import atomic_open, load, save, write_json, save_figure  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
-from optsched.registry import algorithms, solve  # noqa: E402
+from optsched.api import solve  # noqa: E402
+from optsched.registry import list_algorithms  # noqa: E402
 
-LIB = ROOT / "instances" / "rar"
-INDEX = ROOT / "instances" / "index.json"
+PKG = ROOT / "src" / "optsched"  # the bundled instances ship as package data; index paths are relative to it
+LIB = PKG / "instances" / "rar"
+INDEX = PKG / "instances" / "index.json"
 PRESET = LIB / "mobihoc22-seed0.json"
 OUT_MD = ROOT / "docs" / "results" / "rar_exact.md"
 OUT_PNG = ROOT / "docs" / "results" / "rar_exact.png"
@@ -82,18 +84,18 @@ def small_instance(n_jobs: int, n_servers: int, seed: int) -> RarInstance:
 
 
 def paper_style_instance(n_jobs: int, n_servers: int, seed: int) -> RarInstance:
-    """``optsched.generate.random_rar_instance`` (paper 000 section 7's per-job rules) scaled down: servers of
+    """``optsched.generators.rar.random_rar_instance`` (paper 000 section 7's per-job rules) scaled down: servers of
     {2, 4, 8} GPUs and F in [100, 600], so that 3-10 jobs compete for GPUs and the time-indexed model stays
     small. (The CLI's defaults, servers of 4-32 GPUs and F >= 1000, make such instances trivial: every job
     runs at once and T* is the longest job; two CLI-made instances are in the library to show it.)"""
-    from optsched.generate import random_rar_instance
+    from optsched.generators.rar import random_rar_instance
 
     return random_rar_instance(n_jobs, n_servers, seed, horizon=200, server_gpus=(2, 4, 8),
                                iterations=(100, 600), name=f"rar-paper-j{n_jobs}-s{n_servers}-seed{seed}")
 
 
 FAMILIES = {
-    "paper": (paper_style_instance, "optsched.generate.random_rar_instance({n}, {s}, {k}, horizon=200, "
+    "paper": (paper_style_instance, "optsched.generators.rar.random_rar_instance({n}, {s}, {k}, horizon=200, "
                                     "server_gpus=(2, 4, 8), iterations=(100, 600))"),
     "contention": (small_instance, "benchmarks/rar_exact.py small_instance({n}, {s}, {k})"),
 }
@@ -104,7 +106,7 @@ def generate(family: str, n_jobs: int, n_servers: int, seed: int, path: Path) ->
     """Write one library instance; return how it was made."""
     if family == "cli":
         cmd = ["optsched", "generate", "rar", "--jobs", str(n_jobs), "--servers", str(n_servers), "--seed",
-               str(seed), "--horizon", "1200", "-o", str(path.relative_to(ROOT))]
+               str(seed), "--horizon", "1200", "-o", str(path)]
         subprocess.run([sys.executable, "-m", *cmd], check=True, capture_output=True, text=True, cwd=ROOT)
         return " ".join(cmd)
     make, how = FAMILIES[family]
@@ -135,7 +137,7 @@ def build_library(time_limit: float, classes=CLASSES, seeds=SEEDS, num_workers: 
         inst = load(path)
         res = solve_rar_cpsat(inst, time_limit=time_limit, num_workers=num_workers, seed=0)
         entries.append({
-            "path": str(path.relative_to(ROOT)), "problem": "rar-ddls", "family": fam, "jobs": inst.n_jobs,
+            "path": str(path.relative_to(PKG)), "problem": "rar-ddls", "family": fam, "jobs": inst.n_jobs,
             "servers": len(inst.cluster.servers), "gpus": inst.cluster.total_gpus,
             "optimum" if res.status.value == "optimal" else "best_known": res.objective,
             "lower_bound": res.lower_bound, "status": res.status.value,
@@ -155,7 +157,7 @@ def build_library(time_limit: float, classes=CLASSES, seeds=SEEDS, num_workers: 
 
 # -- measurements -----------------------------------------------------------------------------------------
 def heuristic_names() -> list[str]:
-    return [n for n, s in algorithms("RarInstance").items() if not s.exact]
+    return [n for n, s in list_algorithms("rar-ddls").items() if not s.exact]
 
 
 def run_heuristics(inst: RarInstance, seed: int = 0) -> dict[str, tuple[int, float]]:
@@ -173,7 +175,7 @@ def run_heuristics(inst: RarInstance, seed: int = 0) -> dict[str, tuple[int, flo
 def library_rows(entries: list[dict], time_limit: float, num_workers: int) -> list[dict]:
     rows = []
     for e in _progress(entries, desc="re-prove"):
-        inst = load(ROOT / e["path"])
+        inst = load(PKG / e["path"])
         res = solve_rar_cpsat(inst, time_limit=time_limit, num_workers=num_workers, seed=0)
         recorded = e.get("optimum", e.get("best_known"))
         agree = (res.status.value != "optimal" or e["status"] != "optimal" or res.objective == recorded)
@@ -236,7 +238,7 @@ def demo_rows(limit: int = 3, time_limit: float = 10.0) -> tuple[list[str], list
     header = ["instance", "jobs", "servers", "T* (CP-SAT)", "status"] + [f"{n} / T*" for n in names]
     rows = []
     for e in entries:
-        inst = load(ROOT / e["path"])
+        inst = load(PKG / e["path"])
         res = solve_rar_cpsat(inst, time_limit=time_limit, num_workers=2, seed=0)
         row: list[object] = [Path(e["path"]).stem, inst.n_jobs, len(inst.cluster.servers), res.objective,
                              res.status.value]

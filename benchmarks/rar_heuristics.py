@@ -29,10 +29,11 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tqdm import tqdm  # noqa: E402
 
-from optsched.evaluate import evaluate  # noqa: E402
-from optsched.generate import mobihoc22_preset  # noqa: E402
+from optsched.evaluators.rar import evaluate  # noqa: E402
+from optsched.generators.rar import mobihoc22_preset  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.registry import algorithms, solve  # noqa: E402
+from optsched.api import solve  # noqa: E402
+from optsched.registry import list_algorithms  # noqa: E402
 
 OUT_MD = ROOT / "docs" / "results" / "rar_heuristics.md"
 OUT_PNG = ROOT / "docs" / "results" / "rar_heuristics.png"
@@ -41,7 +42,7 @@ ORDER = ("sjf-bco", "ff", "ls", "rand")
 
 def heuristics() -> list[str]:
     """Registered RAR-DDLS heuristics (not exact models), the paper's four first."""
-    names = [n for n, s in algorithms("RarInstance").items() if not s.exact]
+    names = [n for n, s in list_algorithms("rar-ddls").items() if not s.exact]
     return [n for n in ORDER if n in names] + sorted(n for n in names if n not in ORDER)
 
 
@@ -69,7 +70,7 @@ def run_one(inst, name: str, seed: int = 0, **options) -> dict:
 def comparison_table(inst, seed: int = 0) -> str:
     """Makespan, average JCT and runtime of every registered RAR-DDLS heuristic on ``inst`` (one run each).
 
-    >>> from optsched.generate import tiny_rar_example
+    >>> from optsched.generators.rar import tiny_rar_example
     >>> print(comparison_table(tiny_rar_example()).splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
     | algorithm | makespan (slots) | avg JCT (slots) | makespan / SJF-BCO | runtime (s) |
     """

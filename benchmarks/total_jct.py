@@ -30,8 +30,8 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from optsched.bounds import asrpt_lower_bound, asrpt_theorem1_ratio  # noqa: E402
-from optsched.exact.total_jct import (  # noqa: E402
-    brute_force_total_jct, from_pipeline_jobs, random_pipeline_jobs as instance, solve_total_jct)
+from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct  # noqa: E402
+from optsched.generators.total_jct import from_pipeline_jobs, random_pipeline_jobs as instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
 
 CLUSTER = (2, 4)

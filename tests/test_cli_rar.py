@@ -10,7 +10,7 @@ import pytest
 
 import optsched
 from optsched.cli import main
-from optsched.generate import mobihoc22_preset, random_rar_instance
+from optsched.generators.rar import mobihoc22_preset, random_rar_instance
 from optsched.perf.rar import iteration_time, tau_bounds
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from optsched import ScheduleError
 from optsched.cluster import Cluster, Server
-from optsched.evaluate import evaluate
+from optsched.evaluators.rar import evaluate
 from optsched.problems.rar import RarInstance, RarJob
 from optsched.result import Schedule, ScheduledJob
 

@@ -19,6 +19,7 @@ from optsched.bounds import duration_range, lower_bound, makespan_lower_bound, p
 from optsched.cluster import Cluster, Server
 from optsched.exact.rar_brute import brute_force
 from optsched.exact.rar_cpsat import canonical, greedy_schedule, serial_schedule, solve_rar_cpsat
+from optsched.io import bundled_path
 from optsched.exact.rar_milp import (brute_min_max_load, feasibility_milp, lp_closed_form, lp_lower_bound,
                                      milp_lower_bound, min_max_load)
 from optsched.problems.rar import RarInstance, RarJob
@@ -139,7 +140,7 @@ def test_too_large_model_returns_heuristic_with_certified_bound():
 
 
 def test_registry_and_cli_report_bound_and_gap(tmp_path):
-    from optsched.io import save
+    from optsched.api import save
 
     inst = contention_pair()
     res = solve(inst, "exact", time_limit=20, num_workers=1)
@@ -207,18 +208,15 @@ def test_milp_on_instance_cbc_equals_highs():
 
 # -- the instance library ---------------------------------------------------------------------------------
 def _index() -> list[dict]:
-    path = ROOT / "instances" / "index.json"
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text())
+    data = json.loads(bundled_path("index.json").read_text())
     return [e for e in data.get("instances", []) if e.get("problem") == "rar-ddls"]
 
 
 def _library_or_random(n_jobs: int) -> RarInstance:
     for e in sorted(_index(), key=lambda e: e["path"]):
         if e["jobs"] == n_jobs:
-            return load(ROOT / e["path"])
-    from optsched.generate import tiny_rar_example
+            return load(bundled_path(e["path"]))
+    from optsched.generators.rar import tiny_rar_example
     return tiny_rar_example()
 
 
@@ -226,7 +224,7 @@ def _library_or_random(n_jobs: int) -> RarInstance:
                                          key=lambda e: (e.get("runtime_s", 0), e["path"]))[:4],
                          ids=lambda e: Path(e["path"]).stem)
 def test_library_optimum_reproved(entry):
-    inst = load(ROOT / entry["path"])
+    inst = load(bundled_path(entry["path"]))
     res = solve_rar_cpsat(inst, num_workers=2, time_limit=30)
     assert res.status == SolveStatus.OPTIMAL and res.objective == entry["optimum"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from optsched.cli import main as cli_main
 from optsched.errors import InstanceError
-from optsched.io import from_dict, load, save, to_dict
+from optsched.api import from_dict, load, save, to_dict
 from optsched.models import CATALOGUE, MODEL_NAMES, catalogue_job, single_gpu_models
 from optsched.algorithms.heavy_edge import alpha_tilde_min
 from optsched.exact.placement import alpha_min

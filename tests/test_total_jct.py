@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from optsched.cluster import Cluster, Server
 from optsched.errors import InstanceError, ScheduleError
-from optsched.exact.total_jct import (
-    Mode, TotalJctInstance, TotalJctJob, brute_force_total_jct, check_schedule, concrete_placements,
-    from_pipeline_jobs, greedy_total_jct, shapes_of, solve_total_jct,
-)
+from optsched.algorithms.total_jct import greedy_total_jct
+from optsched.evaluators.total_jct import check_schedule
+from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct
+from optsched.generators.total_jct import from_pipeline_jobs
+from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, concrete_placements, shapes_of
 from optsched.result import Schedule, ScheduledJob, SolveStatus
 
 
@@ -128,12 +129,17 @@ def test_time_limit_reports_status_and_bound():
 
 
 def test_registry_and_solve():
+    import optsched
     from optsched import registry
 
     inst = _two_server_example()
-    assert registry.solve(inst, "total-jct-cpsat", time_limit=10).objective == 10
-    assert registry.solve(inst, "total-jct-brute").objective == 10
-    assert registry.get("total-jct-cpsat").exact
+    assert optsched.solve(inst, "total-jct-cpsat", time_limit=10).objective == 10
+    assert optsched.solve(inst, "total-jct-brute").objective == 10
+    assert optsched.solve(inst).algorithm == "total-jct-cpsat"   # the problem's own default
+    greedy = optsched.solve(inst, "total-jct-greedy")
+    assert greedy.status == SolveStatus.FEASIBLE and greedy.objective >= 10
+    assert registry.get_algorithm("total-jct-cpsat").exact
+    assert not registry.get_algorithm("total-jct-greedy").exact
 
 
 def test_shapes_and_concrete_placements():

@@ -8,12 +8,12 @@ import math
 
 import pytest
 
-from optsched import io
+import optsched as io  # load, save and from_dict are the package doors
 from optsched.cli import main
 from optsched.errors import InstanceError
-from optsched.exact.total_jct import (
-    FORMAT, brute_force_total_jct, random_pipeline_jobs, random_total_jct_instance, solve_total_jct,
-)
+from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct
+from optsched.generators.total_jct import random_pipeline_jobs, random_total_jct_instance
+from optsched.problems.total_jct import FORMAT
 
 
 def test_round_trip_keeps_every_field(tmp_path):

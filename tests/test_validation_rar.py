@@ -14,8 +14,8 @@ import pytest
 
 import optsched
 from optsched import InstanceError
-from optsched.generate import tiny_rar_example
-from optsched.io import rar_to_dict
+from optsched.generators.rar import tiny_rar_example
+from optsched.problems.rar import to_dict as rar_to_dict
 
 # tiny_rar_example: s0, s1 with 4 GPUs each (8 in all); j0 (G = 4), j1 (G = 2).
 BASE = rar_to_dict(tiny_rar_example())

@@ -1,40 +1,61 @@
 """optsched: exact and approximation algorithms for scheduling distributed deep-learning jobs on GPU clusters.
 
->>> import optsched
->>> inst = optsched.generate.tiny_rar_example()
->>> res = optsched.solve(inst, algorithm="sjf-bco")
->>> optsched.evaluate(inst, res.schedule).makespan == res.objective
-True
+One door per task, the same for every problem (RAR-DDLS, total JCT, pipeline placement, ...):
 
-The public API is re-exported here; heavy modules (solvers, simulator) are imported on first use.
+>>> import optsched
+>>> inst = optsched.generate("rar", jobs=6, servers=2, seed=1)      # or optsched.load("file.json")
+>>> res = optsched.solve(inst, algorithm="sjf-bco")                 # default: the problem's own algorithm
+>>> optsched.evaluate(inst, res.schedule).objective == res.objective
+True
+>>> sorted(optsched.list_algorithms("rar"))
+['brute-force', 'exact', 'ff', 'ls', 'rand', 'sjf-bco']
+
+Online policies run in the simulator: ``optsched.simulate(workload, scheduler="las", ...)``. Heavy modules
+(solvers, the simulator, pandas) are imported on first use; ``optsched.algorithms``, ``optsched.exact`` and
+``optsched.sim`` are the subpackages.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-from . import generate
+from .api import evaluate, from_dict, generate, load, save, solve, to_dict
 from .cluster import Cluster, Server
 from .errors import InstanceError, OptschedError, ScheduleError, SolverError
-from .evaluate import evaluate  # eager, so that ``optsched.evaluate`` is the function, not the module
-from .io import load, load_schedule, save, save_schedule
-from .problems.rar import RarInstance, RarJob
-from .registry import algorithms, solve
+from .io import load_schedule, save_schedule
+from .registry import get_problem, list_algorithms, problems
 from .result import Result, Schedule, ScheduledJob, SolveStatus
+
+if TYPE_CHECKING:  # what the lazy names below resolve to
+    from . import bounds, predict
+    from .placement import place
+    from .problems.pipeline import PipelineJob
+    from .problems.placement import PlacementInstance
+    from .problems.rar import RarInstance, RarJob
+    from .problems.total_jct import TotalJctInstance
+    from .problems.workload import Workload, WorkloadJob
+    from .sim import simulate
 
 __version__ = "0.1.0"
 
-# name -> module, imported on first attribute access (one line per name: later modules add theirs here)
+# name -> module, imported on first attribute access
 _LAZY = {
     "bounds": "optsched.bounds",
     "predict": "optsched.predict",
     "place": "optsched.placement",
-    "PipelineJob": "optsched.problems.pipeline",
     "simulate": "optsched.sim",
+    "RarInstance": "optsched.problems.rar",
+    "RarJob": "optsched.problems.rar",
+    "TotalJctInstance": "optsched.problems.total_jct",
+    "PlacementInstance": "optsched.problems.placement",
+    "PipelineJob": "optsched.problems.pipeline",
+    "Workload": "optsched.problems.workload",
+    "WorkloadJob": "optsched.problems.workload",
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         module = importlib.import_module(_LAZY[name])
         value = module if module.__name__.endswith("." + name) else getattr(module, name)
@@ -44,7 +65,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Cluster", "InstanceError", "OptschedError", "RarInstance", "RarJob", "Result", "Schedule",
-    "ScheduleError", "ScheduledJob", "Server", "SolveStatus", "SolverError", "algorithms", "evaluate",
-    "generate", "load", "load_schedule", "save", "save_schedule", "solve", *_LAZY,
+    "Cluster", "InstanceError", "OptschedError", "Result", "Schedule", "ScheduleError", "ScheduledJob", "Server",
+    "SolveStatus", "SolverError", "evaluate", "from_dict", "generate", "get_problem", "list_algorithms", "load",
+    "load_schedule", "problems", "save", "save_schedule", "solve", "to_dict", *_LAZY,
 ]

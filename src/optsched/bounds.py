@@ -12,7 +12,7 @@ Placement classes and contention levels
     meets p in 1 .. ``max_contention(inst)`` (it counts itself), a single-server job has p = 0.
     :func:`phi_table` tabulates floor(1/tau) over these (n, p) pairs.
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> inst = tiny_rar_example()
 >>> placement_classes(inst, inst.jobs[0])
 (1, 2)
@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
+from .algorithms import sjf_bco
 from .perf.rar import iteration_time, iterations_per_slot, max_contention
 from .problems.rar import RarInstance, RarJob
+from .problems.total_jct import AsrptParameters, _div
 
 
 # -- placement classes, phi tables, durations --------------------------------------------------------------
@@ -118,19 +120,31 @@ def _closed_form_lb(inst: RarInstance) -> int:
     return int(lb)
 
 
-def lower_bound(inst: RarInstance, *, lp: bool = True, time_limit: float | None = 60.0) -> int:
+def lp_closed_form(gpus: Sequence[int], weights: Sequence[float], n_gpus: int) -> float:
+    """The LP relaxation's value in closed form: max(sum_j G_j w_j / N, max_j w_j, max pair w_j + w_k).
+
+    (Proof in the formulation: spreading every job uniformly, x_jg = G_j / N, meets all constraints with
+    every load equal to the average; no LP solution does better than the average load or the cuts.)
+    """
+    v = max(sum(g * w for g, w in zip(gpus, weights)) / n_gpus, max(weights))
+    for j in range(len(gpus)):
+        for k in range(j + 1, len(gpus)):
+            if gpus[j] + gpus[k] > n_gpus:
+                v = max(v, weights[j] + weights[k])
+    return v
+
+
+def lower_bound(inst: RarInstance) -> int:
     """The best certified lower bound on the optimal makespan we can compute cheaply.
 
     The closed-form bound of :func:`makespan_lower_bound`, raised by the LP relaxation of the min max-load
-    problem with the certified weights d_min_j (``optsched.exact.rar_milp.lp_lower_bound``) when ``lp``.
+    problem with the certified weights d_min_j, whose value :func:`lp_closed_form` gives without a solver
+    (``optsched.exact.rar_milp.lp_lower_bound`` solves the same LP with HiGHS; a test checks they agree).
     Valid for every instance; used by the ``exact`` solver as ``Result.lower_bound``.
     """
-    lb = makespan_lower_bound(inst)
-    if lp:
-        from .exact.rar_milp import lp_lower_bound
-
-        lb = max(lb, math.ceil(lp_lower_bound(inst, time_limit=time_limit) - 1e-9))
-    return int(lb)
+    dmin = [float(duration_range(inst, j)[0]) for j in inst.jobs]
+    lp = lp_closed_form([j.gpus for j in inst.jobs], dmin, inst.cluster.total_gpus)
+    return int(max(makespan_lower_bound(inst), math.ceil(lp - 1e-9)))
 
 
 # -- the paper's guarantees (section 6) ------------------------------------------------------------------
@@ -145,8 +159,6 @@ class Estimates:
 
 def estimates(inst: RarInstance) -> Estimates:
     """SJF-BCO's estimates (``optsched.algorithms.sjf_bco.estimates``), normalised to :class:`Estimates`."""
-    from .algorithms import sjf_bco
-
     raw = sjf_bco.estimates(inst)
     if isinstance(raw, tuple):
         rho, u, l = raw  # noqa: E741
@@ -209,71 +221,6 @@ def estimate_bracket_violations(inst: RarInstance, est: Estimates | None = None)
 # Notation of the paper's section IV-D (digest 001 section 4). Which statements hold, the preconditions each
 # proof step uses, and the counterexamples without them: docs/algorithms/a-srpt.md, "Theory verified".
 # Arithmetic is generic: int / Fraction inputs give exact results (the property tests use Fractions).
-
-@dataclass(frozen=True)
-class AsrptParameters:
-    """Per-job data of paper 001's bounds, one entry per job in the same order.
-
-    ``alpha_min``: the true alpha_i^min (smallest per-iteration time over the placements the cluster admits);
-    ``alpha_tilde_min``: Heavy-Edge's estimate alpha~_i^min; ``alpha_max``: alpha_i^max (all replicas on
-    distinct servers); ``alpha_placed_max`` (optional): the largest alpha_i(x) over the admissible placements,
-    used only to check Lemma 2's precondition alpha_i(x) <= alpha_i^max. ``predicted``: n~_i; ``tau``: the
-    delay factor.
-    """
-
-    total_gpus: int
-    gpus: tuple[int, ...]
-    iterations: tuple
-    predicted: tuple
-    alpha_min: tuple
-    alpha_tilde_min: tuple
-    alpha_max: tuple
-    alpha_placed_max: tuple | None = None
-    tau: object = 0
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.gpus)
-
-    @property
-    def g_max(self) -> int:
-        """g^max = max_i g_i."""
-        return max(self.gpus)
-
-    @property
-    def rho(self):
-        """rho = max_i alpha_i^max / alpha_i^min (Lemma 1)."""
-        return max(_div(a, b) for a, b in zip(self.alpha_max, self.alpha_min))
-
-    @property
-    def rho_bar(self):
-        """rho-bar = alpha^max / alpha^min = max_i alpha_i^max / min_i alpha_i^min (Theorem 1)."""
-        return _div(max(self.alpha_max), min(self.alpha_min))
-
-    @property
-    def eps(self):
-        """epsilon = sum_i |n_i - n~_i| (eq. 9)."""
-        return sum((abs(n - p) for n, p in zip(self.iterations, self.predicted)), 0)
-
-    @property
-    def eps_bar(self):
-        """epsilon-bar = epsilon / I (eq. 9)."""
-        return _div(self.eps, self.n_jobs)
-
-    def a1_sizes(self, predicted: bool = False) -> tuple:
-        """Virtual sizes (g_i/G) n_i alpha~_i^min (instance A1) or with n~_i (A~1)."""
-        ns = self.predicted if predicted else self.iterations
-        return tuple(_div(g * n * a, self.total_gpus) for g, n, a in zip(self.gpus, ns, self.alpha_tilde_min))
-
-
-def _div(a, b):
-    """a / b, exact for ints and Fractions."""
-    from fractions import Fraction
-
-    if isinstance(a, int) and isinstance(b, int):
-        return Fraction(a, b)
-    return a / b
-
 
 def asrpt_preconditions(p: AsrptParameters) -> list[str]:
     """The preconditions of paper 001's bounds that ``p`` violates (empty: all hold).

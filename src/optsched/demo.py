@@ -13,12 +13,12 @@ import json
 import sys
 from pathlib import Path
 
-from .io import load
-from .registry import algorithms, solve
+from .api import evaluate, load, solve
+from .errors import InstanceError
+from .io import bundled_path
+from .registry import list_algorithms
 
-ROOT = Path(__file__).resolve().parents[2]
-PRESET = ROOT / "instances" / "rar" / "mobihoc22-seed0.json"
-INDEX = ROOT / "instances" / "index.json"
+PRESET = "rar/mobihoc22-seed0.json"
 
 
 def table(header: list[str], rows: list[list[object]]) -> str:
@@ -36,13 +36,11 @@ def _cell(c: object) -> str:
 
 
 def heuristic_names() -> list[str]:
-    return [n for n, s in algorithms("RarInstance").items() if not s.exact]
+    return [n for n, s in list_algorithms("rar-ddls").items() if not s.exact]
 
 
 def compare_heuristics(inst, seed: int = 0) -> str:
     """Makespan, average JCT and runtime of every registered RAR-DDLS heuristic on one instance."""
-    from .evaluate import evaluate
-
     results = {name: solve(inst, name, seed=seed) for name in heuristic_names()}
     ref = results.get("sjf-bco")
     rows = []
@@ -55,8 +53,6 @@ def compare_heuristics(inst, seed: int = 0) -> str:
 
 def compare_with_optimum(paths: list[Path], time_limit: float = 20.0) -> str:
     """Each heuristic's makespan divided by the CP-SAT optimum on small instances."""
-    if "exact" not in algorithms("RarInstance"):
-        return "(no exact solver registered)"
     names = heuristic_names()
     rows = []
     for p in paths:
@@ -70,14 +66,12 @@ def compare_with_optimum(paths: list[Path], time_limit: float = 20.0) -> str:
 
 
 def tiny_instances(limit: int) -> list[Path]:
-    """The fastest-to-prove bundled instances listed in instances/index.json."""
-    if not INDEX.exists():
-        return []
-    index = json.loads(INDEX.read_text())
+    """The fastest-to-prove bundled instances listed in the bundled ``index.json``."""
+    index = json.loads(bundled_path("index.json").read_text())
     entries = index.get("instances", index) if isinstance(index, dict) else index
     entries = [e for e in entries if e.get("status") == "optimal" and "path" in e]
     entries.sort(key=lambda e: (e.get("runtime_s", 0.0), e["path"]))
-    return [ROOT / e["path"] for e in entries[:limit]]
+    return [bundled_path(e["path"]) for e in entries[:limit]]
 
 
 def blox_policies(load_jph: float = 8.0, window: tuple[int, int] = (3000, 3300)) -> str:
@@ -119,20 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optsched.demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", type=int, default=3, help="how many bundled tiny instances to solve exactly")
     args = ap.parse_args(argv)
-    if not PRESET.exists():
-        print(f"bundled instance missing: {PRESET}", file=sys.stderr)
-        return 1
-    inst = load(PRESET)
+    inst = load(bundled_path(PRESET))
     gpus = inst.cluster.total_gpus
-    print(f"RAR-DDLS, paper 000's section 7 setting: {PRESET.relative_to(ROOT)} "
+    print(f"RAR-DDLS, paper 000's section 7 setting: bundled:{PRESET} "
           f"({inst.n_jobs} jobs, {len(inst.cluster.servers)} servers, {gpus} GPUs, horizon {inst.horizon})\n")
     print(compare_heuristics(inst))
     tiny = tiny_instances(args.tiny)
     if tiny:
         print("\nHeuristics vs the proven optimum (CP-SAT) on bundled tiny instances:\n")
         print(compare_with_optimum(tiny))
-    from .errors import InstanceError
-
     try:
         print("\nOnline (our simulator): Blox's policies on the Philly trace at 8 jobs/hour, 32 x 4 GPUs, "
               "jobs 3000-3299 measured:\n")

@@ -1,45 +1,49 @@
-"""JSON read/write of instances and schedules, with validation that names the field and the job.
+"""Files: reading text and JSON with clear errors, typed access to JSON fields, atomic writes, schedule files.
 
-Every file carries a ``"format"`` tag (``optsched/rar-ddls@1``, ``optsched/schedule@1``, ...). Readers for
-the formats of other problems register themselves in :data:`READERS` / :data:`WRITERS` (``"module:function"``
-strings, imported on first use, so reading a RAR file never imports the simulator).
+This module is the bottom of the package (it knows no problem): every problem module reads its own format
+with :class:`Fields` (errors name the field path and the job), and :mod:`optsched.api` dispatches
+``load``/``save`` on the ``"format"`` tag through :mod:`optsched.registry`.
 
-All writes are atomic: the file is written next to its target and renamed into place, so a failed run never
-leaves a half-written output.
+Writes go through :func:`atomic_open`: a regular file is written beside its target and renamed into place
+(a failed run never leaves a half-written output); a symlink keeps being a link (its target gets the new
+content), a hard link stays shared, and a FIFO or a device is written straight into, never replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
+import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping
 
-from .cluster import Cluster, Server
 from .errors import InstanceError
-from .problems.rar import FORMAT as RAR_FORMAT
-from .problems.rar import RarInstance, RarJob
 from .result import Schedule, ScheduledJob
 
 SCHEDULE_FORMAT = "optsched/schedule@1"
 
-# format tag -> "module:function" taking (dict, name) and returning a problem object
-READERS: dict[str, str] = {
-    RAR_FORMAT: "optsched.io:rar_from_dict",
-    "optsched/pipeline-job@1": "optsched.problems.pipeline:from_dict",
-    "optsched/workload@1": "optsched.sim.workloads:workload_from_dict",
-    "optsched/total-jct@1": "optsched.exact.total_jct:from_dict",
-}
-# problem class name -> "module:function" returning a JSON-ready dict
-WRITERS: dict[str, str] = {
-    "RarInstance": "optsched.io:rar_to_dict",
-    "PipelineJob": "optsched.problems.pipeline:to_dict", "PipelineJobSet": "optsched.problems.pipeline:to_dict",
-    "Workload": "optsched.sim.workloads:workload_to_dict",
-    "TotalJctInstance": "optsched.exact.total_jct:to_dict",
-}
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_path(name: str) -> Path:
+    """The path of an instance file shipped with the package (``src/optsched/instances``), e.g.
+    ``bundled_path("rar/mobihoc22-seed0.json")``; :func:`optsched.load` also takes ``"bundled:rar/..."``.
+
+    >>> bundled_path("index.json").name
+    'index.json'
+    """
+    from importlib.resources import files
+
+    rel = name[len(BUNDLED_PREFIX):] if name.startswith(BUNDLED_PREFIX) else name
+    rel = rel[len("instances/"):] if rel.startswith("instances/") else rel
+    path = Path(str(files("optsched") / "instances" / rel))
+    if not path.is_file():
+        raise InstanceError(f"no bundled instance {rel!r} (see {path.parent.parent / 'index.json'})")
+    return path
 
 
 # -- generic helpers ---------------------------------------------------------------------------------------
@@ -50,8 +54,10 @@ def read_text(path: str | os.PathLike, encoding: str = "utf-8") -> str:
         return p.read_text(encoding=encoding)
     except FileNotFoundError:
         raise InstanceError(f"no such file: {p}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{p} is not {encoding} text (undecodable byte at offset {exc.start})") from None
     except OSError as exc:
-        raise InstanceError(f"cannot read {p}: {exc.strerror}") from None
+        raise InstanceError(f"cannot read {p}: {exc.strerror or exc}") from None
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -62,18 +68,66 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"malformed JSON in {p} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InstanceError(f"JSON in {p} is nested too deeply to be an optsched file") from None
+
+
+_UMASK: int | None = None
+
+
+def _file_mode() -> int:
+    """The permissions a plain ``open(path, "w")`` would give a new file: 0o666 minus the umask."""
+    global _UMASK
+    if _UMASK is None:
+        _UMASK = os.umask(0)
+        os.umask(_UMASK)
+    return 0o666 & ~_UMASK
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[Any]:
-    """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds."""
-    target = Path(path)
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open ``path`` for writing so that a failure leaves what was there untouched.
+
+    * ``"-"``: standard output (text or binary by ``mode``), left open;
+    * a symlink is resolved first: the link stays, the file it points to gets the content;
+    * anything that is not a regular file (a FIFO, a device such as ``/dev/null``) is written straight into;
+    * a regular file is written to a temporary file beside it and renamed over it only if the block
+      succeeds; the new file gets the usual permissions (0o666 minus the umask, or the replaced file's mode);
+      a file with several hard links is rewritten in place from the finished temporary file, so the links
+      keep sharing it.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "out.txt")
+    >>> with atomic_open(p) as fh:
+    ...     _ = fh.write("hello")
+    >>> open(p).read(), sorted(os.listdir(d))
+    ('hello', ['out.txt'])
+    """
+    if os.fspath(path) == "-":
+        yield sys.stdout.buffer if "b" in mode else sys.stdout
+        return
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(target, mode, **kwargs) as fh:
+            yield fh
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _file_mode())
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
-        os.replace(tmp, target)
+        if st is not None and st.st_nlink > 1:
+            with open(tmp, "rb") as src, open(target, "r+b") as dst:
+                dst.truncate(0)
+                shutil.copyfileobj(src, dst)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -94,11 +148,6 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
     with atomic_open(path, encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")
-
-
-def _resolve(spec: str) -> Callable:
-    module, func = spec.split(":")
-    return getattr(importlib.import_module(module), func)
 
 
 class Fields:
@@ -155,88 +204,6 @@ def check_format(data: Any, expected: str | None = None) -> str:
     if expected is not None and fmt != expected:
         raise InstanceError(f"expected {expected!r}, got {fmt!r}", field="format")
     return fmt
-
-
-# -- instances ---------------------------------------------------------------------------------------------
-def load(path: str | os.PathLike):
-    """Read and validate an instance file of any known format.
-
-    >>> import tempfile, os
-    >>> from optsched.generate import tiny_rar_example
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "x.json")
-    >>> save(tiny_rar_example(), p); load(p).n_jobs
-    2
-    """
-    data = read_json(path)
-    fmt = check_format(data)
-    if fmt not in READERS:
-        known = ", ".join(sorted(READERS))
-        raise InstanceError(f"unknown format {fmt!r} (known: {known})", field="format")
-    return _resolve(READERS[fmt])(data, Path(path).stem)
-
-
-def from_dict(data: Mapping[str, Any], name: str = ""):
-    """Validate an already-parsed instance of any known format."""
-    fmt = check_format(data)
-    if fmt not in READERS:
-        raise InstanceError(f"unknown format {fmt!r}", field="format")
-    return _resolve(READERS[fmt])(data, name)
-
-
-def to_dict(problem) -> dict:
-    kind = type(problem).__name__
-    if kind not in WRITERS:
-        raise TypeError(f"no writer for {kind}")
-    return _resolve(WRITERS[kind])(problem)
-
-
-def save(problem, path: str | os.PathLike) -> None:
-    """Write an instance (any problem with a registered writer) atomically."""
-    write_json(path, to_dict(problem))
-
-
-def rar_from_dict(data: Mapping[str, Any], name: str = "") -> RarInstance:
-    top = Fields(data, "")
-    check_format(data, RAR_FORMAT)
-    c = top.obj("cluster")
-    servers = []
-    for i, s in enumerate(c.array("servers")):
-        sf = Fields(s, f"cluster.servers[{i}]")
-        servers.append(Server(sf.string("id"), sf.integer("gpus")))
-    cluster = Cluster(tuple(servers), intra_bandwidth=c.number("intra_bandwidth"),
-                      inter_bandwidth=c.number("inter_bandwidth"))
-    jobs = []
-    for i, j in enumerate(top.array("jobs")):
-        jid = j.get("id") if isinstance(j, Mapping) else None
-        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
-        jobs.append(RarJob(
-            id=jf.string("id"), gpus=jf.integer("gpus"), iterations=jf.integer("iterations"),
-            gradient_size=jf.number("gradient_size"), batch_size=jf.number("batch_size"),
-            forward_time_per_sample=jf.number("forward_time_per_sample"),
-            backward_time=jf.number("backward_time"), lam=jf.number("lambda", 1.0)))
-    return RarInstance(
-        cluster=cluster, horizon=top.integer("horizon"), jobs=tuple(jobs),
-        reduce_speed=c.number("reduce_speed"), contention_xi=c.number("contention_xi"),
-        overhead_xi=c.number("overhead_xi"), degradation_alpha=c.number("degradation_alpha"),
-        name=str(data.get("name", name) or name))
-
-
-def rar_to_dict(inst: RarInstance) -> dict:
-    c = inst.cluster
-    out: dict[str, Any] = {"format": RAR_FORMAT}
-    if inst.name:
-        out["name"] = inst.name
-    out["cluster"] = {
-        "servers": [{"id": s.id, "gpus": s.gpus} for s in c.servers],
-        "intra_bandwidth": c.intra_bandwidth, "inter_bandwidth": c.inter_bandwidth,
-        "reduce_speed": inst.reduce_speed, "contention_xi": inst.contention_xi,
-        "overhead_xi": inst.overhead_xi, "degradation_alpha": inst.degradation_alpha,
-    }
-    out["horizon"] = inst.horizon
-    out["jobs"] = [{"id": j.id, "gpus": j.gpus, "iterations": j.iterations, "gradient_size": j.gradient_size,
-                    "batch_size": j.batch_size, "forward_time_per_sample": j.forward_time_per_sample,
-                    "backward_time": j.backward_time, "lambda": j.lam} for j in inst.jobs]
-    return out
 
 
 # -- schedules ---------------------------------------------------------------------------------------------

@@ -1,112 +1,210 @@
-"""One registry maps algorithm names to functions: ``optsched.solve``, the CLI and the benchmarks all go
-through it.
+"""The one registry: every problem the package knows, found by its data class, and every algorithm by name.
 
-An algorithm is a function ``f(instance, *, seed=None, time_limit=None, **options)`` returning either a
-:class:`~optsched.result.Schedule` (optionally as ``(schedule, info_dict)``), which :func:`solve` scores with
-the problem's evaluator, or a complete :class:`~optsched.result.Result` (exact models, which report their
-own status and bound). Modules in ``optsched.algorithms`` and ``optsched.exact`` register themselves with
-:func:`register` and are imported on first use.
+A :class:`Problem` ties together what a newcomer looks for under one name: the data class(es), the file format
+(tag, reader, writer), the evaluator, the generator, the default algorithm and the algorithms that solve it
+(name -> module, imported on first use, so resolving ``sjf-bco`` never imports OR-Tools or pandas). Problem
+modules (:mod:`optsched.problems`) register their :class:`Problem` when imported; algorithm modules register
+their functions with :func:`algorithm`. ``optsched.load / save / solve / evaluate / generate``, the CLI and the
+benchmarks all go through here (:mod:`optsched.api` holds the doors).
+
+Problem identity is the class: ``problem_of(inst)`` walks the instance's class hierarchy, never its name.
+
+>>> from optsched.problems.rar import RarInstance
+>>> p = problem_of(RarInstance)
+>>> p.name, p.format, p.default_algorithm
+('rar-ddls', 'optsched/rar-ddls@1', 'sjf-bco')
+>>> get_algorithm("ff").problem is p
+True
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
-import time
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from .errors import InstanceError
-from .result import Result, Schedule, SolveStatus
 
-_PACKAGES = ("optsched.algorithms", "optsched.exact")
+# every module that registers a Problem; imported when a lookup by name or format tag needs all of them
+PROBLEM_MODULES: tuple[str, ...] = (
+    "optsched.problems.rar",
+    "optsched.problems.placement",
+    "optsched.problems.pipeline",
+    "optsched.problems.total_jct",
+    # "optsched.problems.workload",  (added when the simulator branch lands)
+)
 
 
-@dataclass(frozen=True)
-class AlgorithmSpec:
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """Everything that belongs to one problem; ``evaluator``, ``generator`` and the algorithm modules are
+    ``"module:function"`` / module strings, imported on first use (they live in higher layers).
+
+    ``classes`` are the data classes this problem reads and writes (the first is the main one);
+    ``algorithms`` maps each algorithm name to the module that registers it (a test keeps the table and the
+    registrations in sync).
+    """
+
     name: str
-    problem: str  # class name of the problem data it takes, e.g. "RarInstance"
+    title: str
+    classes: tuple[type, ...]
+    format: str
+    reader: Callable[[Mapping[str, Any], str], Any]
+    writer: Callable[[Any], dict]
+    evaluator: str | None = None
+    generator: str | None = None
+    default_algorithm: str | None = None
+    algorithms: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def cls(self) -> type:
+        return self.classes[0]
+
+    def __repr__(self) -> str:
+        return f"Problem({self.name!r}, format={self.format!r}, default_algorithm={self.default_algorithm!r})"
+
+    def resolve_evaluator(self) -> Callable[..., Any]:
+        if self.evaluator is None:
+            raise InstanceError(f"problem {self.name!r} has no evaluator (it is simulated, not solved)",
+                                field="problem")
+        return _resolve(self.evaluator)
+
+    def resolve_generator(self) -> Callable[..., Any]:
+        if self.generator is None:
+            raise InstanceError(f"problem {self.name!r} has no generator", field="problem")
+        return _resolve(self.generator)
+
+
+@dataclass(frozen=True, eq=False)
+class Algorithm:
+    """A registered algorithm: ``func(instance, *, seed=None, time_limit=None, **options)`` returns a
+    :class:`~optsched.result.Schedule` (optionally ``(schedule, info)``), scored by the problem's evaluator, or
+    a complete :class:`~optsched.result.Result` (exact models, which report their own status and bound)."""
+
+    name: str
+    problem: Problem
     func: Callable[..., Any]
     exact: bool
     description: str
 
+    @property
+    def kind(self) -> str:
+        return "exact" if self.exact else "heuristic"
 
-_REGISTRY: dict[str, AlgorithmSpec] = {}
-_EVALUATORS: dict[str, str] = {"RarInstance": "optsched.evaluate:evaluate"}
-_discovered = False
+
+_PROBLEMS: dict[str, Problem] = {}
+_BY_CLASS: dict[type, Problem] = {}
+_BY_FORMAT: dict[str, Problem] = {}
+_ALGORITHMS: dict[str, Algorithm] = {}
+_loaded = False
 
 
-def register(name: str, problem: str, *, exact: bool = False, description: str = ""):
-    """Decorator registering an algorithm under ``name`` for problems of class ``problem``."""
+def _resolve(spec: str) -> Callable[..., Any]:
+    module, func = spec.split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def register_problem(problem: Problem) -> Problem:
+    """Register ``problem`` (called once by its module in :mod:`optsched.problems`)."""
+    for key in (problem.name, *problem.aliases):
+        _PROBLEMS[key] = problem
+    for cls in problem.classes:
+        _BY_CLASS[cls] = problem
+    _BY_FORMAT[problem.format] = problem
+    return problem
+
+
+def _load_all() -> None:
+    global _loaded
+    if not _loaded:
+        for mod in PROBLEM_MODULES:
+            importlib.import_module(mod)
+        _loaded = True
+
+
+def problems() -> dict[str, Problem]:
+    """Every registered problem by its name (aliases left out).
+
+    >>> sorted(problems())
+    ['pipeline-job', 'placement', 'rar-ddls', 'total-jct', 'workload']
+    """
+    _load_all()
+    return {p.name: p for p in sorted(set(_PROBLEMS.values()), key=lambda p: p.name)}
+
+
+def get_problem(name: str) -> Problem:
+    """A problem by name or alias (``"rar-ddls"`` or ``"rar"``)."""
+    _load_all()
+    if name not in _PROBLEMS:
+        raise InstanceError(f"unknown problem {name!r} (known: {', '.join(problems())})", field="problem")
+    return _PROBLEMS[name]
+
+
+def problem_of(obj: Any) -> Problem:
+    """The problem an instance (or a data class) belongs to, by class, walking the class hierarchy."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    for c in cls.__mro__:
+        if c in _BY_CLASS:
+            return _BY_CLASS[c]
+    raise InstanceError(f"{cls.__name__} is not the data of a registered problem", field="instance")
+
+
+def problem_for_format(tag: str) -> Problem:
+    """The problem whose files carry the format tag ``tag``."""
+    _load_all()
+    if tag not in _BY_FORMAT:
+        raise InstanceError(f"unknown format {tag!r} (known: {', '.join(sorted(_BY_FORMAT))})", field="format")
+    return _BY_FORMAT[tag]
+
+
+def algorithm(name: str, problem: type, *, exact: bool = False, description: str = ""):
+    """Decorator registering ``func`` as algorithm ``name`` for the problem whose data class is ``problem``.
+
+    The name must appear in that problem's ``algorithms`` table (so that it can be found without importing
+    every solver); the first line of the docstring is the default description.
+    """
+    prob = problem_of(problem)
 
     def deco(func):
-        _REGISTRY[name] = AlgorithmSpec(name, problem, func, exact, description or (func.__doc__ or "").strip()
-                                        .split("\n")[0])
+        if prob.algorithms.get(name) != func.__module__:
+            raise RuntimeError(f"algorithm {name!r} of {func.__module__} is missing from the algorithms table of "
+                               f"problem {prob.name!r}")  # a programming error, caught by the test suite
+        doc = description or (func.__doc__ or "").strip().split("\n")[0]
+        _ALGORITHMS[name] = Algorithm(name, prob, func, exact, doc)
         return func
 
     return deco
 
 
-def register_evaluator(problem: str, spec: str) -> None:
-    """Register ``"module:function"`` as the evaluator of ``problem`` (it must return ``.objective`` and
-    ``.schedule``)."""
-    _EVALUATORS[problem] = spec
+def get_algorithm(name: str) -> Algorithm:
+    """The algorithm registered under ``name``; only its module is imported."""
+    if name not in _ALGORITHMS:
+        _load_all()
+        for prob in set(_PROBLEMS.values()):
+            if name in prob.algorithms:
+                importlib.import_module(prob.algorithms[name])
+                break
+    if name not in _ALGORITHMS:
+        raise InstanceError(f"unknown algorithm {name!r} (known: {', '.join(list_algorithms())})",
+                            field="algorithm")
+    return _ALGORITHMS[name]
 
 
-def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    for pkg_name in _PACKAGES:
-        pkg = importlib.import_module(pkg_name)
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{pkg_name}.{mod.name}")
+def list_algorithms(problem: str | type | None = None) -> dict[str, Algorithm]:
+    """Registered algorithms by name, optionally only those of one problem (name, alias or data class).
 
+    Imports every algorithm module of the problems asked for.
 
-def algorithms(problem: str | None = None) -> dict[str, AlgorithmSpec]:
-    """Registered algorithms, optionally only those for one problem class name."""
-    _discover()
-    return {n: s for n, s in sorted(_REGISTRY.items()) if problem is None or s.problem == problem}
-
-
-def get(name: str) -> AlgorithmSpec:
-    specs = algorithms()
-    if name not in specs:
-        raise InstanceError(f"unknown algorithm {name!r} (known: {', '.join(specs)})", field="algorithm")
-    return specs[name]
-
-
-def evaluator(problem: str) -> Callable:
-    module, func = _EVALUATORS[problem].split(":")
-    return getattr(importlib.import_module(module), func)
-
-
-def solve(instance, algorithm: str = "sjf-bco", *, seed: int | None = None, time_limit: float | None = None,
-          **options: Any) -> Result:
-    """Run ``algorithm`` on ``instance`` and return a scored :class:`Result`.
-
-    >>> from optsched.generate import tiny_rar_example
-    >>> r = solve(tiny_rar_example(), "ff")
-    >>> r.status.value, r.objective == r.schedule.makespan
-    ('feasible', True)
+    >>> sorted(list_algorithms("rar-ddls"))[:3]
+    ['brute-force', 'exact', 'ff']
     """
-    spec = get(algorithm)
-    kind = type(instance).__name__
-    if spec.problem != kind:
-        raise InstanceError(f"algorithm {algorithm!r} solves {spec.problem}, not {kind}", field="algorithm")
-    t0 = time.perf_counter()
-    out = spec.func(instance, seed=seed, time_limit=time_limit, **options)
-    runtime = time.perf_counter() - t0
-    if isinstance(out, Result):
-        return out
-    info: dict[str, Any] = {}
-    if isinstance(out, tuple):
-        out, info = out
-    if not isinstance(out, Schedule):
-        raise TypeError(f"algorithm {algorithm!r} returned {type(out).__name__}")
-    scored = evaluator(kind)(instance, out)
-    sched = Schedule(scored.schedule.jobs, algorithm=algorithm, instance=getattr(instance, "name", ""))
-    return Result(objective=scored.objective, status=SolveStatus.FEASIBLE, runtime_s=runtime, schedule=sched,
-                  algorithm=algorithm, seed=seed, info=info)
+    _load_all()
+    if problem is None:
+        wanted = set(_PROBLEMS.values())
+    else:
+        wanted = {problem_of(problem) if isinstance(problem, type) else get_problem(problem)}
+    for prob in wanted:
+        for mod in sorted(set(prob.algorithms.values())):
+            importlib.import_module(mod)
+    return {n: a for n, a in sorted(_ALGORITHMS.items()) if a.problem in wanted}

@@ -1,15 +1,57 @@
 """What every algorithm returns: a :class:`Schedule` inside a :class:`Result`.
 
 A schedule says, per job, when it starts and how many GPUs it takes on which servers; it is the contract
-between algorithms and :mod:`optsched.evaluate`, which scores it independently of who made it.
+between algorithms and the evaluators (:mod:`optsched.evaluators`), which score it independently of who made
+it. Schedules and results are immutable, pickle and deep-copy with the standard library (so
+``ProcessPoolExecutor.map(optsched.solve, ...)`` works), and turn into dicts and pandas frames.
+
+>>> import pickle
+>>> r = Result(12, SolveStatus.OPTIMAL, 0.5, Schedule([ScheduledJob("j0", 0, {"s0": 2}, completion=12)]),
+...            "exact", lower_bound=12, info={"nodes": 3})
+>>> r
+Result(algorithm='exact', status=optimal, objective=12, bound=12, gap=0.00%, runtime=0.500s, jobs=1)
+>>> pickle.loads(pickle.dumps(r)) == r
+True
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict that pickles and deep-copies (``types.MappingProxyType`` does neither).
+
+    >>> d = FrozenDict({"s0": 2})
+    >>> d["s0"], isinstance(d, dict)
+    (2, True)
+    >>> d["s1"] = 1
+    Traceback (most recent call last):
+    ...
+    TypeError: read-only mapping
+    """
+
+    __slots__ = ()
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("read-only mapping")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _readonly  # type: ignore
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+
+def freeze(value: Any) -> Any:
+    """``value`` with every mapping inside it (recursively) made a :class:`FrozenDict`."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    return value
 
 
 class SolveStatus(str, enum.Enum):
@@ -41,7 +83,10 @@ class ScheduledJob:
     def __post_init__(self) -> None:
         # drop zero entries so that {"s0": 2, "s1": 0} and {"s0": 2} are the same placement
         object.__setattr__(self, "placement",
-                           MappingProxyType({s: int(n) for s, n in sorted(self.placement.items()) if n}))
+                           FrozenDict({s: int(n) for s, n in sorted(self.placement.items()) if n}))
+        if self.stage_placement is not None:
+            object.__setattr__(self, "stage_placement",
+                               FrozenDict({s: tuple(int(x) for x in c) for s, c in self.stage_placement.items()}))
 
     @property
     def gpus(self) -> int:
@@ -74,8 +119,12 @@ class Schedule:
                 return j
         raise KeyError(job_id)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ScheduledJob]:
         return iter(self.jobs)
+
+    def __repr__(self) -> str:
+        return (f"Schedule(jobs={len(self.jobs)}, makespan={_fmt(self.makespan)}, algorithm={self.algorithm!r}, "
+                f"instance={self.instance!r})")
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -90,6 +139,30 @@ class Schedule:
         """A copy whose jobs carry the given completion times."""
         return Schedule(tuple(ScheduledJob(j.id, j.start, j.placement, completions[j.id], j.stage_placement)
                               for j in self.jobs), self.algorithm, self.instance)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per job: ``id, start, completion, gpus, servers, placement`` (and ``stage_placement``)."""
+        out = []
+        for j in self.jobs:
+            row: dict[str, Any] = {"id": j.id, "start": j.start, "completion": j.completion, "gpus": j.gpus,
+                                   "servers": len(j.placement), "placement": dict(j.placement)}
+            if j.stage_placement is not None:
+                row["stage_placement"] = {s: list(c) for s, c in j.stage_placement.items()}
+            out.append(row)
+        return out
+
+    def to_frame(self) -> "pd.DataFrame":
+        """The schedule as a pandas DataFrame, one row per job (see :meth:`rows`).
+
+        >>> Schedule([ScheduledJob("a", 0, {"s0": 2}, 5)]).to_frame()[["id", "start", "completion", "gpus"]]
+          id  start  completion  gpus
+        0  a      0           5     2
+        """
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["id", "start", "completion", "gpus", "servers", "placement",
+                                                  *(["stage_placement"] if any(j.stage_placement is not None
+                                                                               for j in self.jobs) else [])])
 
 
 @dataclass(frozen=True)
@@ -110,6 +183,25 @@ class Result:
     seed: int | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", SolveStatus(self.status))
+        object.__setattr__(self, "info", freeze(self.info))
+
+    def __repr__(self) -> str:
+        parts = [f"algorithm={self.algorithm!r}", f"status={self.status}", f"objective={_fmt(self.objective)}"]
+        if self.lower_bound is not None:
+            parts.append(f"bound={_fmt(self.lower_bound)}")
+            if self.gap is not None:
+                parts.append(f"gap={self.gap:.2%}")
+        parts.append(f"runtime={self.runtime_s:.3f}s")
+        parts.append(f"jobs={len(self.schedule) if self.schedule is not None else 0}")
+        return f"Result({', '.join(parts)})"
+
+    @property
+    def found(self) -> bool:
+        """True when a schedule was found (a time limit may stop an exact model before any)."""
+        return self.schedule is not None
+
     @property
     def gap(self) -> float | None:
         """Relative gap (objective - bound) / objective, ``None`` without both."""
@@ -120,13 +212,58 @@ class Result:
         return max(0.0, (self.objective - self.lower_bound) / abs(self.objective))
 
     def summary(self) -> str:
+        """One line: algorithm, status, objective, bound and gap (where known), runtime."""
         parts = [f"algorithm={self.algorithm}", f"status={self.status}",
                  f"objective={_fmt(self.objective)}"]
         if self.lower_bound is not None:
             parts.append(f"bound={_fmt(self.lower_bound)}")
-            parts.append(f"gap={self.gap:.2%}")
+            if self.gap is not None:
+                parts.append(f"gap={self.gap:.2%}")
         parts.append(f"runtime={self.runtime_s:.3f}s")
+        if self.schedule is None:
+            parts.append("(no schedule found)")
         return " ".join(parts)
+
+    def to_dict(self, schedule: bool = True) -> dict[str, Any]:
+        """A JSON-ready dict: the figures, ``info``, and (with ``schedule``) one row per job.
+
+        >>> Result(3, SolveStatus.FEASIBLE, 0.1, None, "ff").to_dict()["status"]
+        'feasible'
+        """
+        out: dict[str, Any] = {"algorithm": self.algorithm, "status": self.status.value,
+                               "objective": self.objective, "lower_bound": self.lower_bound, "gap": self.gap,
+                               "runtime_s": self.runtime_s, "seed": self.seed, "info": _plain(self.info)}
+        if schedule:
+            out["schedule"] = self.schedule.rows() if self.schedule is not None else None
+        return out
+
+    def to_frame(self) -> "pd.DataFrame":
+        """The schedule as a DataFrame (:meth:`Schedule.to_frame`), the result's figures in ``.attrs``."""
+        import pandas as pd
+
+        frame = self.schedule.to_frame() if self.schedule is not None else pd.DataFrame()
+        frame.attrs.update(self.to_dict(schedule=False))
+        return frame
+
+
+class Evaluation(Protocol):
+    """What every problem's evaluator returns (:func:`optsched.evaluate`)."""
+
+    @property
+    def objective(self) -> float: ...
+
+    @property
+    def schedule(self) -> Schedule: ...
+
+    def summary(self) -> str: ...
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _fmt(x: float | None) -> str:

@@ -30,9 +30,9 @@ from optsched.bounds import (
 )
 from optsched.cluster import Cluster
 from optsched.exact.single_machine import srpt
-from optsched.exact.total_jct import (
-    Mode, TotalJctInstance, TotalJctJob, from_pipeline_jobs, shapes_of, solve_total_jct,
-)
+from optsched.exact.total_jct import solve_total_jct
+from optsched.generators.total_jct import from_pipeline_jobs
+from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, shapes_of
 from optsched.perf.pipeline import Network, bandwidth_precondition
 from optsched.problems.pipeline import pipeline_job
 from optsched.result import SolveStatus

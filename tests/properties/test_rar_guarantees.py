@@ -30,7 +30,7 @@ from optsched.exact.rar_brute import brute_force  # noqa: E402
 from optsched.exact.rar_cpsat import solve_rar_cpsat  # noqa: E402
 from optsched.exact.rar_milp import feasibility_milp  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
-from optsched.registry import algorithms  # noqa: E402
+from optsched.registry import list_algorithms  # noqa: E402
 from optsched.result import SolveStatus  # noqa: E402
 
 pytest.importorskip("optsched.algorithms.sjf_bco")
@@ -46,7 +46,7 @@ def optimum(inst: RarInstance) -> int:
 
 
 def heuristics() -> list[str]:
-    return [n for n, s in algorithms("RarInstance").items() if not s.exact]
+    return [n for n, s in list_algorithms("rar-ddls").items() if not s.exact]
 
 
 def busy_times(inst: RarInstance, res) -> dict[tuple, int]:

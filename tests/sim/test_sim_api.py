@@ -187,7 +187,7 @@ def test_builders_accept_objects_and_dicts():
 def test_rar_continuous_model_in_the_engine():
     # paper 000's contention model: two 2-GPU jobs split over the same two servers contend (p = 2), so each
     # runs slower than alone; the engine recomputes both rates when the second starts and when it finishes.
-    from optsched.generate import tiny_rar_example
+    from optsched.generators.rar import tiny_rar_example
     from optsched.perf.rar import iteration_time
     from optsched.perf.rar_continuous import RarContinuousPerf
 

@@ -11,8 +11,8 @@ otherwise. They differ in the GPUs they pick and in theta (``docs/algorithms/sjf
 * RAND: G_j GPUs drawn uniformly without replacement among the eligible ones, theta^RAND = T ("to avoid the
   long running time"); if theta = T cannot pack every job, no limit at all.
 
->>> from optsched.generate import tiny_rar_example
->>> from optsched.evaluate import evaluate
+>>> from optsched.generators.rar import tiny_rar_example
+>>> from optsched.evaluators.rar import evaluate
 >>> inst = tiny_rar_example()
 >>> sched, info = first_fit(inst)
 >>> evaluate(inst, sched).makespan == info["makespan_packing"]
@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..problems.rar import RarInstance
-from ..registry import register
+from ..registry import algorithm
 from .sjf_bco import Packer, Packing, bisect_theta, info_for, pk_U
 
 
@@ -52,13 +52,13 @@ def _bisected(inst: RarInstance, rule, name: str):
     return pk.schedule(best, name), info_for(pk, best)
 
 
-@register("ff", "RarInstance")
+@algorithm("ff", RarInstance)
 def first_fit(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
     """First-Fit (paper 000, section 7): first G_j available GPUs server by server, load <= theta^FF."""
     return _bisected(inst, ff_rule, "ff")
 
 
-@register("ls", "RarInstance")
+@algorithm("ls", RarInstance)
 def list_scheduling(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
     """List-Scheduling (paper 000, section 7): G_j least-loaded available GPUs, load <= theta^LS."""
     return _bisected(inst, ls_rule, "ls")
@@ -82,7 +82,7 @@ class RandRule:
         return np.sort(self.rng.choice(cand, size=int(pk.size[j]), replace=False))
 
 
-@register("rand", "RarInstance")
+@algorithm("rand", RarInstance)
 def random_placement(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
     """Random (paper 000, section 7): random available GPUs, load <= theta^RAND = T; uses ``seed``."""
     pk = Packer(inst)

@@ -19,7 +19,7 @@ In short:
   the maximum estimated GPU load W-hat_max of that packing (re-running the packing at this limit yields the
   same schedule; the integer found by the bisection is ``theta_bisection``).
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> inst = tiny_rar_example()
 >>> est = estimates(inst)
 >>> est.u >= 1 >= est.l > 0, sorted(est.rho_hat) == ["j0", "j1"]
@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import InstanceError
 from ..perf.rar import iteration_time, iterations_per_slot, max_contention, tau_bounds
 from ..problems.rar import RarInstance
-from ..registry import register
+from ..registry import algorithm
 from ..result import Schedule, ScheduledJob
 
 _EPS = 1e-9  # slack on U + rho-hat/u <= theta, so that a limit equal to a float sum admits that sum
@@ -65,7 +65,7 @@ class Estimates:
                     step theta*_u <= T* of Theorem 5);
     ``load[j]``     rho-hat_j / u: what job j adds to each of its GPUs' estimated load U (eq. 15).
 
-    >>> from optsched.generate import tiny_rar_example
+    >>> from optsched.generators.rar import tiny_rar_example
     >>> e = estimates(tiny_rar_example())
     >>> all(e.l * e.rho_max[j] <= e.rho_hat[j] <= e.u * e.rho_min[j] for j in e.rho_hat)
     True
@@ -86,7 +86,7 @@ def estimates(inst: RarInstance) -> Estimates:
 
     Stable public API: ``optsched.bounds`` imports it to evaluate Lemmas 2-4 and Theorem 5.
 
-    >>> from optsched.generate import tiny_rar_example
+    >>> from optsched.generators.rar import tiny_rar_example
     >>> e = estimates(tiny_rar_example())
     >>> round(e.rho_hat["j0"], 3), e.rho_min["j0"], e.rho_max["j0"]   # 120 * 0.039875 (one server)
     (4.785, 5, 7)
@@ -370,7 +370,7 @@ def sjf_bco_rules(pk: Packer, kappa: int) -> Callable[[int], Rule]:
     return lambda j: fa_ffp if pk.size[j] <= kappa else lbsgf
 
 
-@register("sjf-bco", "RarInstance")
+@algorithm("sjf-bco", RarInstance)
 def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
             kappa: int | None = None, lam: float | None = None):
     """SJF-BCO (paper 000, Alg. 1-3): smallest job first, FA-FFP/LBSGF packing, bisection on theta.

@@ -1,10 +1,8 @@
 """``optsched generate KIND ...``: write a generated instance file (atomically) and print a summary.
 
-Each kind of instance is a sub-command registered in :data:`KINDS`; adding one is a one-line edit here plus
-a function ``register(kinds_subparsers)`` (anywhere) that adds its parser and sets ``build=`` to a function
-``build(args) -> problem`` (any problem :func:`optsched.io.save` can write). Example::
-
-    KINDS["pipeline"] = "optsched.commands._generate_pipeline:register"
+Each kind is a registered problem (:mod:`optsched.registry`) with a sub-command here: :data:`KINDS` maps the
+problem's name to a function ``register(kinds_subparsers)`` (or a ``"module:function"`` string) that adds its
+parser and sets ``build=`` to ``build(args) -> instance``; the instance is written with :func:`optsched.save`.
 
 Kinds:
 
@@ -12,12 +10,15 @@ Kinds:
   ``optsched generate rar --preset mobihoc22 --seed K -o FILE``.
 * ``total-jct``: paper 001's problem A (total completion time with placement choice) on tiny clusters, for
   the exact models: ``optsched generate total-jct --jobs N --servers M --gpus-per-server G --seed K -o FILE``.
+* ``placement``: one catalogue job on random free GPUs (paper 001, IV-B):
+  ``optsched generate placement --job VGG19:hybrid16 --servers 4 --seed K -o FILE``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from typing import Callable
 
 from ._args import positive_float, positive_int
@@ -26,7 +27,7 @@ from ._args import positive_float, positive_int
 def _register_rar(kinds) -> None:
     p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
                          description="A random RAR-DDLS instance in the style of paper 000's section 7 "
-                                     "(optsched.generate.random_rar_instance), or its exact setting with "
+                                     "(optsched.generators.rar.random_rar_instance), or its exact setting with "
                                      "--preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
     p.add_argument("--preset", choices=["mobihoc22"], help="the paper's section 7 setting (ignores --jobs)")
     p.add_argument("--jobs", type=int, default=20, help="number of jobs (default 20)")
@@ -39,7 +40,7 @@ def _register_rar(kinds) -> None:
 
 def _build_rar(args: argparse.Namespace):
     from ..errors import InstanceError
-    from ..generate import mobihoc22_preset, random_rar_instance
+    from ..generators.rar import mobihoc22_preset, random_rar_instance
 
     horizon = 1200 if args.horizon is None else args.horizon
     for name, v in (("jobs", args.jobs), ("servers", args.servers), ("horizon", horizon)):
@@ -64,7 +65,7 @@ def _register_total_jct(kinds) -> None:
                          description="Paper 001's problem A for the exact models: N jobs drawn from the Table I "
                                      "catalogue (estimated profiles, at most 4 GPUs each), releases in [0, 5] s, "
                                      "20-400 iterations; every placement shape is a mode with its exact "
-                                     "per-iteration time (optsched.exact.total_jct.random_total_jct_instance). "
+                                     "per-iteration time (optsched.generators.total_jct.random_total_jct_instance). "
                                      "Solve it with 'optsched solve FILE --algorithm total-jct-cpsat'.")
     p.add_argument("--jobs", type=positive_int("--jobs"), default=5, help="number of jobs (default 5)")
     p.add_argument("--servers", type=positive_int("--servers"), default=2, help="number of servers (default 2)")
@@ -81,7 +82,7 @@ def _register_total_jct(kinds) -> None:
 
 def _build_total_jct(args: argparse.Namespace):
     from ..errors import InstanceError
-    from ..exact.total_jct import random_total_jct_instance
+    from ..generators.total_jct import random_total_jct_instance
 
     if args.seed < 0:  # numpy's generator rejects negative seeds with a traceback
         raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
@@ -98,13 +99,49 @@ def _summary_total_jct(inst) -> str:
             f"{inst.cluster.total_gpus} GPUs, time unit {inst.time_unit_s} s")
 
 
-# kind -> function registering its sub-parser, or "module:function" imported when the CLI is built
+def _register_placement(kinds) -> None:
+    p = kinds.add_parser("placement", help="one pipeline job on random free GPUs (paper 001, placement)",
+                         description="A Table I catalogue job (estimated profile) on servers with random free "
+                                     "GPUs that hold it with some room to spare "
+                                     "(optsched.generators.placement.random_placement_instance). Solve it with "
+                                     "'optsched solve FILE --algorithm heavy-edge|exact-time|exact-cut'.")
+    p.add_argument("--job", default=None, metavar="MODEL:CONFIG",
+                   help="catalogue job, e.g. VGG19:hybrid16 ('optsched place --list-models'); default: random")
+    p.add_argument("--servers", type=positive_int("--servers"), default=4, help="number of servers (default 4)")
+    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=8,
+                   help="GPUs per server, g (default 8)")
+    p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0, help="B_inter in Gbit/s (10)")
+    p.add_argument("--intra-gbs", type=positive_float("--intra-gbs"), default=300.0, help="B_intra in GB/s (300)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.set_defaults(build=_build_placement)
+
+
+def _build_placement(args: argparse.Namespace):
+    from ..errors import InstanceError
+    from ..generators.placement import random_placement_instance
+
+    if args.seed < 0:
+        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
+    return random_placement_instance(args.seed, servers=args.servers, gpus_per_server=args.gpus_per_server,
+                                     nic_gbps=args.nic_gbps, intra_gbs=args.intra_gbs, job=args.job)
+
+
+def _summary_placement(inst) -> str:
+    free = ",".join(f"{s}={n}" for s, n in inst.free.items())
+    return (f"{inst.name}: job {inst.job.id} ({inst.job.gpus} GPUs, {inst.job.n_stages} stages) on free GPUs "
+            f"{free}")
+
+
+# problem name -> function registering its sub-parser, or "module:function" imported when the CLI is built
 KINDS: dict[str, Callable | str] = {
     "rar": _register_rar,
     "total-jct": _register_total_jct,
+    "placement": _register_placement,
 }
-# problem class name -> one-line summary (kinds without one print the class name and the file)
-SUMMARIES: dict[str, Callable] = {"RarInstance": _summary_rar, "TotalJctInstance": _summary_total_jct}
+# problem name -> one-line summary (problems without one print the class name)
+SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
+                                  "placement": _summary_placement}
 
 
 def register(sub) -> None:
@@ -123,10 +160,14 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..io import save
+    from ..api import save
+    from ..registry import problem_of
 
-    problem = args.build(args)
-    save(problem, args.output)
-    summary = SUMMARIES.get(type(problem).__name__, lambda x: type(x).__name__)(problem)
-    print(f"{summary}\nwritten to {args.output}")
+    instance = args.build(args)
+    save(instance, args.output)
+    summary = SUMMARIES.get(problem_of(instance).name, lambda x: type(x).__name__)(instance)
+    if args.output == "-":
+        print(summary, file=sys.stderr)
+    else:
+        print(f"{summary}\nwritten to {args.output}")
     return 0

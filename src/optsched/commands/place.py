@@ -53,7 +53,7 @@ def parse_free(text: str | None) -> dict[str, int]:
 
 def load_job(spec: str, job_id: str | None = None):
     from ..errors import InstanceError
-    from ..io import load
+    from ..api import load
     from ..problems.pipeline import PipelineJob, PipelineJobSet
 
     if spec.startswith("model:") and not os.path.exists(spec):

@@ -12,7 +12,7 @@ anyone finish earlier; proof in ``formulations/rar-ddls-cpsat.md``, section "Mon
 * starts are enumerated only up to (best makespan - 1) - (fewest slots the job can take), the latter counted
   from the evaluator's own ``phi_for`` on each placement alone.
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> brute_force(tiny_rar_example()).makespan
 5
 """
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import InstanceError, ScheduleError
-from ..evaluate import evaluate
+from ..evaluators.rar import evaluate
 from ..problems.rar import RarInstance, RarJob
-from ..registry import register
+from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
 
 MAX_JOBS = 3
@@ -101,7 +101,7 @@ def brute_force(inst: RarInstance, *, max_jobs: int = MAX_JOBS, max_servers: int
                        counters["nodes"])
 
 
-@register("brute-force", "RarInstance", exact=True,
+@algorithm("brute-force", RarInstance, exact=True,
           description="exhaustive enumeration of starts and placements (<= 3 jobs, <= 2 servers)")
 def brute(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None, **options) -> Result:
     """Exhaustive enumeration of starts and placements (<= 3 jobs, <= 2 servers)."""

@@ -12,7 +12,7 @@ The objective is the makespan max_j C_j.
 The returned objective is always the evaluator's score of the returned schedule; at a proven optimum it
 equals the model's objective (checked on every solve: a mismatch raises :class:`SolverError`).
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> from optsched import evaluate
 >>> res = solve_rar_cpsat(tiny_rar_example(), time_limit=20, num_workers=1)
 >>> res.status.value, res.objective == evaluate(tiny_rar_example(), res.schedule).makespan
@@ -31,18 +31,22 @@ from typing import Any, Mapping
 
 from ortools.sat.python import cp_model
 
-from ..bounds import duration_range, makespan_lower_bound, phi_table, placement_classes
+from ..algorithms.baselines import first_fit, list_scheduling, random_placement
+from ..algorithms.sjf_bco import sjf_bco
+from ..bounds import duration_range, lower_bound, makespan_lower_bound, phi_table, placement_classes
 from ..errors import ScheduleError, SolverError
-from ..evaluate import evaluate
+from ..evaluators.rar import evaluate
 from ..perf.rar import contention, max_contention, phi_for
 from ..problems.rar import RarInstance, RarJob
-from ..registry import register
+from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
 
 # time-indexed model size (jobs x slots x servers) above which we do not build the model at all
 MAX_MODEL_CELLS = 60_000
 # the greedy incumbent is only computed up to this many jobs
 GREEDY_MAX_JOBS = 16
+# the paper's heuristics, each a warm start for the model (name -> function returning (schedule, info))
+HEURISTICS = {"ff": first_fit, "ls": list_scheduling, "rand": random_placement, "sjf-bco": sjf_bco}
 
 
 # -- incumbents: upper bounds and hints ---------------------------------------------------------------------
@@ -67,7 +71,7 @@ def _fill(inst: RarInstance, job: RarJob, n: int, free: Mapping[str, int] | None
 def serial_schedule(inst: RarInstance) -> Schedule:
     """Every job alone, one after another, each on its fastest placement class: always feasible.
 
-    >>> from optsched.generate import tiny_rar_example
+    >>> from optsched.generators.rar import tiny_rar_example
     >>> serial_schedule(tiny_rar_example())["j1"].start   # j0 alone on one server: ceil(120/25) slots
     5
     """
@@ -118,8 +122,6 @@ def incumbents(inst: RarInstance, seed: int | None = 0, heuristics: bool = True,
                greedy: bool = True) -> list[tuple[int, str, Schedule]]:
     """(makespan, name, schedule) of the serial schedule, the greedy one (<= GREEDY_MAX_JOBS jobs) and every
     registered heuristic, best first. Heuristics that fail are skipped (their failure is not this solver's business)."""
-    from ..registry import algorithms, solve
-
     out: list[tuple[int, str, Schedule]] = []
     # the greedy replays partial schedules for every (start, class) pair: quadratic in jobs, tiny instances only
     use_greedy = greedy and inst.n_jobs <= GREEDY_MAX_JOBS
@@ -128,15 +130,14 @@ def incumbents(inst: RarInstance, seed: int | None = 0, heuristics: bool = True,
         sched = make(inst)
         out.append((evaluate(inst, sched).makespan, name, sched))
     if heuristics:
-        for name, spec in algorithms("RarInstance").items():
-            if spec.exact:
-                continue
+        for name, func in HEURISTICS.items():
             try:
-                r = solve(inst, name, seed=seed)
+                sched = func(inst, seed=seed)
             except Exception:  # noqa: BLE001 - a broken heuristic must not break the exact solver
                 continue
-            if r.schedule is not None:
-                out.append((evaluate(inst, r.schedule).makespan, name, r.schedule))
+            if isinstance(sched, tuple):
+                sched = sched[0]
+            out.append((evaluate(inst, sched).makespan, name, sched))
     out.sort(key=lambda x: (x[0], x[1]))
     return out
 
@@ -453,8 +454,6 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
     H = ub
     cells = inst.n_jobs * H * len(inst.cluster.servers)
     if cells > max_cells:
-        from ..bounds import lower_bound
-
         lb = lower_bound(inst)
         status = SolveStatus.OPTIMAL if lb >= ub else SolveStatus.FEASIBLE
         return result(ub_sched, status, lb,
@@ -498,7 +497,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
                   fallback=f"CP-SAT found no schedule in time; returning the {ub_name} schedule")
 
 
-@register("exact", "RarInstance", exact=True,
+@algorithm("exact", RarInstance, exact=True,
           description="CP-SAT model of RAR-DDLS with per-slot contention (makespan, proven optimum or bound)")
 def exact(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
           num_workers: int = 2, **options: Any) -> Result:

@@ -17,7 +17,7 @@ Two weightings:
   (:func:`optsched.bounds.duration_range`). Then theta*(w) <= T* (the optimal makespan), and so is the LP
   relaxation: this is the certified lower bound used for large instances.
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> r = min_max_load([4, 2], [5.0, 3.0], 8, solver="cbc")
 >>> r.theta, r.status
 (5.0, 'optimal')
@@ -34,7 +34,7 @@ from typing import Sequence
 
 import pulp
 
-from ..bounds import duration_range
+from ..bounds import duration_range, estimates, lp_closed_form  # noqa: F401 (lp_closed_form re-exported)
 from ..errors import InstanceError
 from ..problems.rar import RarInstance
 from . import _pulp
@@ -96,8 +96,6 @@ def certified_weights(inst: RarInstance) -> list[float]:
 
 def estimated_weights(inst: RarInstance) -> list[float]:
     """w_j = rho-hat_j / u, the paper's eq. (15), from SJF-BCO's estimates."""
-    from ..bounds import estimates
-
     est = estimates(inst)
     return [est.rho_hat[j.id] / est.u for j in inst.jobs]
 
@@ -110,20 +108,6 @@ def feasibility_milp(inst: RarInstance, *, weights: str = "estimated", solver: s
     w = estimated_weights(inst) if weights == "estimated" else certified_weights(inst)
     return min_max_load([j.gpus for j in inst.jobs], w, inst.cluster.total_gpus, solver=solver, relax=relax,
                         time_limit=time_limit)
-
-
-def lp_closed_form(gpus: Sequence[int], weights: Sequence[float], n_gpus: int) -> float:
-    """The LP relaxation's value in closed form: max(sum_j G_j w_j / N, max_j w_j, max pair w_j + w_k).
-
-    (Proof in the formulation: spreading every job uniformly, x_jg = G_j / N, meets all constraints with
-    every load equal to the average; no LP solution does better than the average load or the cuts.)
-    """
-    v = max(sum(g * w for g, w in zip(gpus, weights)) / n_gpus, max(weights))
-    for j in range(len(gpus)):
-        for k in range(j + 1, len(gpus)):
-            if gpus[j] + gpus[k] > n_gpus:
-                v = max(v, weights[j] + weights[k])
-    return v
 
 
 def lp_lower_bound(inst: RarInstance, *, solver: str = "highs", time_limit: float | None = 60.0) -> float:

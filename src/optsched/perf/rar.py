@@ -1,11 +1,14 @@
-"""Paper 000's per-iteration time under contention (eqs. 6-9), in slots.
+"""Paper 000's per-iteration time under contention (eqs. 6-9), in slots: the model every RAR-DDLS scorer uses.
 
-Resolutions of the digest's open points (``docs/algorithms/sjf-bco.md``):
+The scalar part (tau of eq. 8 for a job on n servers at contention p, phi = floor(1/tau) of eq. 9, the bounds
+of section 5) is defined with the problem in :mod:`optsched.problems.rar` (validation needs it) and re-exported
+here; this module adds the per-slot contention of a set of active jobs (eq. 6). Resolutions of the digest's
+open points (``docs/algorithms/sjf-bco.md``):
 
 * k = max(1, xi_1 * p) so that a job alone on its links keeps its full bandwidth (f(alpha, 1) = 1);
 * p_j counts the jobs active in the slot that are split over several servers and share one of j's servers
   (j included); a job on one server has p_j = 0 and uses the intra-server bandwidth;
-* iterations per slot phi = floor(1/tau) (eq. 9), computed once here so every caller agrees exactly.
+* iterations per slot phi = floor(1/tau) (eq. 9), computed once so every caller agrees exactly.
 
 >>> f_degradation(2.0, 0.5)
 2.5
@@ -15,74 +18,13 @@ Resolutions of the digest's open points (``docs/algorithms/sjf-bco.md``):
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
-from ..problems.rar import RarInstance, RarJob
+from ..problems.rar import (RarInstance, RarJob, contention_k, f_degradation, iteration_time, iterations_per_slot,
+                            max_contention, tau_bounds)
 
-# floor(1/tau) is taken with this slack so that tau = 1/n computed in floating point still gives n.
-_FLOOR_EPS = 1e-9
-
-
-def f_degradation(k: float, alpha: float) -> float:
-    """f(alpha, k) = k + alpha (k - 1): bandwidth degradation with k contending jobs (section 4.1)."""
-    return k + alpha * (k - 1.0)
-
-
-def contention_k(p: int, xi1: float) -> float:
-    """k = max(1, xi_1 * p) ([D] of digest section 1)."""
-    return max(1.0, xi1 * p)
-
-
-def iteration_time(inst: RarInstance, job: RarJob, n_servers: int, p: int) -> float:
-    """tau_j of eq. (8) for ``job`` spread over ``n_servers`` servers with contention ``p``.
-
-    tau = 2(w-1)m/(wB) + (w-1)m/(wC) + xi_2 * n_servers + Delta^f M + Delta^b, with w = G_j and
-    B = b^i on one server, b^e / f(alpha, k) across servers.
-    """
-    w = job.gpus
-    if n_servers <= 1:
-        bandwidth = inst.cluster.intra_bandwidth
-    else:
-        bandwidth = inst.cluster.inter_bandwidth / f_degradation(contention_k(p, inst.contention_xi),
-                                                                 inst.degradation_alpha)
-    ring = (w - 1) * job.gradient_size / w
-    return (2.0 * ring / bandwidth + ring / inst.reduce_speed
-            + inst.overhead_xi * max(1, n_servers) + job.compute_time)
-
-
-def iterations_per_slot(tau: float) -> int:
-    """phi = floor(1/tau) (eq. 9)."""
-    return math.floor(1.0 / tau + _FLOOR_EPS)
-
-
-def max_contention(inst: RarInstance) -> int:
-    """Largest p any job can see: split jobs sharing one server, at most one per GPU of the largest server."""
-    split_capable = sum(1 for j in inst.jobs if j.gpus >= 2)
-    return max(1, min(inst.cluster.max_server_gpus, split_capable))
-
-
-def tau_bounds(inst: RarInstance, job: RarJob, explain: bool = False):
-    """(tau_min, tau_max) over every placement and every contention level the job can meet.
-
-    These are section 5's bounds (number of servers in [1, G_j], bandwidth in [b^e/f(alpha, k_max), b^i])
-    restricted to what the cluster allows: a single-server placement only if a server has G_j GPUs, at most
-    min(G_j, |S|) servers, at least the fewest servers holding G_j GPUs.  With ``explain`` a third item says
-    which placement gives the maximum.
-    """
-    cluster = inst.cluster
-    options: list[tuple[float, str]] = []
-    if job.gpus <= cluster.max_server_gpus:
-        options.append((iteration_time(inst, job, 1, 0), "one server"))
-    most = min(job.gpus, len(cluster.servers))
-    if most >= 2:
-        fewest = max(2, cluster.min_servers_for(job.gpus))
-        p = max_contention(inst)
-        options.append((iteration_time(inst, job, fewest, 1), f"{fewest} servers, no contention"))
-        options.append((iteration_time(inst, job, most, p), f"{most} servers, contention p={p}"))
-    lo = min(t for t, _ in options)
-    hi, why = max(options)
-    return (lo, hi, why) if explain else (lo, hi)
+__all__ = ["contention", "contention_k", "f_degradation", "iteration_time", "iterations_per_slot",
+           "max_contention", "phi_for", "tau_bounds"]
 
 
 def contention(placements: Mapping[str, Mapping[str, int]]) -> dict[str, int]:

@@ -6,7 +6,7 @@ time is tau_j of eq. (8) in slots, times ``slot_s`` seconds per slot. Continuous
 iterations per slot (not floor(1/tau) of eq. 9: nothing is slotted here), and p_j (eq. 6) is recomputed by
 the engine whenever a job starts, stops or moves.
 
->>> from optsched.generate import tiny_rar_example
+>>> from optsched.generators.rar import tiny_rar_example
 >>> from optsched.sim.state import Job, Placement
 >>> inst = tiny_rar_example(); rj = inst.jobs[0]
 >>> m = RarContinuousPerf(inst, slot_s=1.0)

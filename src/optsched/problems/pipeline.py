@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..errors import InstanceError
+from ..io import Fields, check_format
+from ..registry import Problem, register_problem
 
 FORMAT = "optsched/pipeline-job@1"
 ALLREDUCE_KINDS = ("ring", "tree")
@@ -179,8 +181,62 @@ def pipeline_job(id: str, *, replicas: Sequence[int], forward_ms: Sequence[float
     return PipelineJob(id, tuple(stages), allreduce, model, config)
 
 
+# -- the network ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Network:
+    """g GPUs per server, the NIC bandwidth B_inter and the intra-server bandwidth B_intra (GB/s = MB/ms).
+
+    The paper's simulation (section V-B): 8 GPUs, 10 Gbps NIC = 1.25 GB/s, 300 GB/s NVLink.
+    """
+
+    gpus_per_server: int = 8
+    inter_bandwidth_gbs: float = 1.25
+    intra_bandwidth_gbs: float = 300.0
+
+    def __post_init__(self) -> None:
+        g = self.gpus_per_server
+        if isinstance(g, bool) or not isinstance(g, int) or g <= 0:
+            raise InstanceError(f"must be a positive integer, got {g!r}", field="network.gpus_per_server")
+        for name in ("inter_bandwidth_gbs", "intra_bandwidth_gbs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise InstanceError(f"must be a positive number, got {v!r}", field=f"network.{name}")
+
+    @classmethod
+    def paper_simulation(cls) -> "Network":
+        """250 x 8 V100 cluster of section V-B: 10 Gbps NIC (1.25 GB/s), 300 GB/s NVLink."""
+        return cls(8, 10.0 / 8.0, 300.0)
+
+    @classmethod
+    def from_gbps(cls, gpus_per_server: int, nic_gbps: float, intra_gbs: float) -> "Network":
+        """NIC given in Gbit/s (as papers quote it), intra-server bandwidth in GB/s."""
+        return cls(gpus_per_server, nic_gbps / 8.0, intra_gbs)
+
+    @property
+    def precondition_holds(self) -> bool:
+        """B_intra >= B_inter / g: the condition under which alpha(x) <= alpha_max for every x (digest 1.10)."""
+        return bandwidth_precondition(self)
+
+
+def bandwidth_precondition(net: Network) -> bool:
+    """True iff B_intra >= B_inter / g, under which every placement has alpha(x) <= alpha_max.
+
+    >>> bandwidth_precondition(Network(8, 1.25, 300.0)), bandwidth_precondition(Network(8, 16.0, 1.0))
+    (True, False)
+    """
+    return net.intra_bandwidth_gbs >= net.inter_bandwidth_gbs / net.gpus_per_server
+
+
+def require_bandwidth_precondition(net: Network) -> None:
+    """Raise :class:`InstanceError` unless B_intra >= B_inter / g."""
+    if not bandwidth_precondition(net):
+        raise InstanceError(f"B_intra = {net.intra_bandwidth_gbs:g} GB/s is below B_inter / g = "
+                            f"{net.inter_bandwidth_gbs:g}/{net.gpus_per_server} GB/s; alpha(x) <= alpha_max "
+                            "does not hold", field="network.intra_bandwidth_gbs")
+
+
 # -- JSON --------------------------------------------------------------------------------------------------
-def job_from_fields(jf, jid: str | None = None) -> PipelineJob:
+def job_from_fields(jf: Fields, jid: str | None = None) -> PipelineJob:
     """Parse one job from an :class:`optsched.io.Fields` view (``d_in_mb`` optional: derived when absent)."""
     job_id = jf.string("id")
     allreduce = jf.string("allreduce", "ring")
@@ -221,8 +277,6 @@ def job_to_json(job: PipelineJob) -> dict[str, Any]:
 
 def from_dict(data: Mapping[str, Any], name: str = "") -> PipelineJob | PipelineJobSet:
     """Read ``optsched/pipeline-job@1``: one job (top-level ``stages``) or a set (top-level ``jobs``)."""
-    from ..io import Fields, check_format
-
     check_format(data, FORMAT)
     top = Fields(data, "")
     if "jobs" in data:
@@ -244,3 +298,10 @@ def to_dict(problem: PipelineJob | PipelineJobSet) -> dict[str, Any]:
         out["jobs"] = [job_to_json(j) for j in problem.jobs]
         return out
     return {"format": FORMAT, **job_to_json(problem)}
+
+
+PROBLEM = register_problem(Problem(
+    name="pipeline-job",
+    title="mixed-parallelism training jobs (paper 001): the input of placement and of the simulator's jobs",
+    classes=(PipelineJob, PipelineJobSet), format=FORMAT, reader=from_dict, writer=to_dict,
+))

@@ -1,8 +1,15 @@
 """RAR-DDLS (paper 000, MobiHoc '22, section 4.1): ring-all-reduce jobs under communication contention.
 
 Units: time in slots (a slot is the unit of time; per-iteration times are fractions of a slot); data and
-bandwidth in any consistent unit (data per slot). See ``docs/formats.md`` for the JSON form and
-``optsched.perf.rar`` for the per-iteration time model.
+bandwidth in any consistent unit (data per slot). See ``docs/formats.md`` for the JSON form.
+
+The problem is defined together with its per-iteration time model (section 4.1, eqs. 6-9), so the scalar part
+of that model lives here, where validation needs it: :func:`iteration_time` (tau, eq. 8),
+:func:`iterations_per_slot` (phi = floor(1/tau), eq. 9), :func:`tau_bounds`. :mod:`optsched.perf.rar` adds the
+per-slot contention of a set of active jobs (eq. 6) on top. Resolutions of the digest's open points
+(``docs/algorithms/sjf-bco.md``): k = max(1, xi_1 * p) so that a job alone on its links keeps its full
+bandwidth (f(alpha, 1) = 1); floor(1/tau) is taken with a 1e-9 slack so that tau = 1/n computed in floating
+point still gives n.
 
 >>> from optsched.cluster import Cluster, Server
 >>> inst = RarInstance(Cluster((Server("s0", 4),), intra_bandwidth=100.0, inter_bandwidth=10.0),
@@ -15,12 +22,20 @@ bandwidth in any consistent unit (data per slot). See ``docs/formats.md`` for th
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
 
-from ..cluster import Cluster, _is_number
+from ..cluster import Cluster, Server, _is_number
 from ..errors import InstanceError
+from ..io import Fields, check_format
+from ..registry import Problem, register_problem
 
 FORMAT = "optsched/rar-ddls@1"
+
+# floor(1/tau) is taken with this slack so that tau = 1/n computed in floating point still gives n.
+_FLOOR_EPS = 1e-9
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,13 @@ class RarInstance:
         """n_g = max_j G_j."""
         return max(j.gpus for j in self.jobs)
 
+    @cached_property
+    def max_contention(self) -> int:
+        """Largest p any job can see: split jobs sharing one server, at most one per GPU of the largest
+        server (computed once per instance)."""
+        split_capable = sum(1 for j in self.jobs if j.gpus >= 2)
+        return max(1, min(self.cluster.max_server_gpus, split_capable))
+
     def job(self, job_id: str) -> RarJob:
         for j in self.jobs:
             if j.id == job_id:
@@ -113,8 +135,6 @@ class RarInstance:
                 raise InstanceError(f"needs {j.gpus} GPUs but the cluster has {self.cluster.total_gpus}",
                                     field=f"{where}.gpus", job=j.id)
         # Paper 000 [D]: phi = floor(1/tau) must be >= 1 under every placement, or the job may never finish.
-        from ..perf.rar import tau_bounds
-
         for i, j in enumerate(self.jobs):
             _, worst, why = tau_bounds(self, j, explain=True)
             if worst >= 1.0:
@@ -122,3 +142,128 @@ class RarInstance:
                     f"per-iteration time reaches {worst:.4g} slots ({why}), so floor(1/tau) = 0 and the job "
                     "would never progress; lower the compute/communication times or the overheads",
                     field=f"jobs[{i}]", job=j.id)
+
+
+# -- the per-iteration time model (section 4.1, eqs. 6-9) -------------------------------------------------
+def f_degradation(k: float, alpha: float) -> float:
+    """f(alpha, k) = k + alpha (k - 1): bandwidth degradation with k contending jobs (section 4.1)."""
+    return k + alpha * (k - 1.0)
+
+
+def contention_k(p: int, xi1: float) -> float:
+    """k = max(1, xi_1 * p) ([D] of digest section 1)."""
+    return max(1.0, xi1 * p)
+
+
+def iteration_time(inst: RarInstance, job: RarJob, n_servers: int, p: int) -> float:
+    """tau_j of eq. (8) for ``job`` spread over ``n_servers`` servers with contention ``p``.
+
+    tau = 2(w-1)m/(wB) + (w-1)m/(wC) + xi_2 * n_servers + Delta^f M + Delta^b, with w = G_j and
+    B = b^i on one server, b^e / f(alpha, k) across servers.
+    """
+    w = job.gpus
+    if n_servers <= 1:
+        bandwidth = inst.cluster.intra_bandwidth
+    else:
+        bandwidth = inst.cluster.inter_bandwidth / f_degradation(contention_k(p, inst.contention_xi),
+                                                                 inst.degradation_alpha)
+    ring = (w - 1) * job.gradient_size / w
+    return (2.0 * ring / bandwidth + ring / inst.reduce_speed
+            + inst.overhead_xi * max(1, n_servers) + job.compute_time)
+
+
+def iterations_per_slot(tau: float) -> int:
+    """phi = floor(1/tau) (eq. 9)."""
+    return math.floor(1.0 / tau + _FLOOR_EPS)
+
+
+def max_contention(inst: RarInstance) -> int:
+    """Largest p any job can see: split jobs sharing one server, at most one per GPU of the largest server."""
+    return inst.max_contention
+
+
+def tau_bounds(inst: RarInstance, job: RarJob, explain: bool = False):
+    """(tau_min, tau_max) over every placement and every contention level the job can meet.
+
+    These are section 5's bounds (number of servers in [1, G_j], bandwidth in [b^e/f(alpha, k_max), b^i])
+    restricted to what the cluster allows: a single-server placement only if a server has G_j GPUs, at most
+    min(G_j, |S|) servers, at least the fewest servers holding G_j GPUs.  With ``explain`` a third item says
+    which placement gives the maximum.
+    """
+    cluster = inst.cluster
+    options: list[tuple[float, str]] = []
+    if job.gpus <= cluster.max_server_gpus:
+        options.append((iteration_time(inst, job, 1, 0), "one server"))
+    most = min(job.gpus, len(cluster.servers))
+    if most >= 2:
+        fewest = max(2, cluster.min_servers_for(job.gpus))
+        p = max_contention(inst)
+        options.append((iteration_time(inst, job, fewest, 1), f"{fewest} servers, no contention"))
+        options.append((iteration_time(inst, job, most, p), f"{most} servers, contention p={p}"))
+    lo = min(t for t, _ in options)
+    hi, why = max(options)
+    return (lo, hi, why) if explain else (lo, hi)
+
+
+# -- the file format optsched/rar-ddls@1 -----------------------------------------------------------------
+def from_dict(data: Mapping[str, Any], name: str = "") -> RarInstance:
+    """Read and validate ``optsched/rar-ddls@1`` (see ``docs/formats.md``)."""
+    top = Fields(data, "")
+    check_format(data, FORMAT)
+    c = top.obj("cluster")
+    servers = []
+    for i, s in enumerate(c.array("servers")):
+        sf = Fields(s, f"cluster.servers[{i}]")
+        servers.append(Server(sf.string("id"), sf.integer("gpus")))
+    cluster = Cluster(tuple(servers), intra_bandwidth=c.number("intra_bandwidth"),
+                      inter_bandwidth=c.number("inter_bandwidth"))
+    jobs = []
+    for i, j in enumerate(top.array("jobs")):
+        jid = j.get("id") if isinstance(j, Mapping) else None
+        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
+        jobs.append(RarJob(
+            id=jf.string("id"), gpus=jf.integer("gpus"), iterations=jf.integer("iterations"),
+            gradient_size=jf.number("gradient_size"), batch_size=jf.number("batch_size"),
+            forward_time_per_sample=jf.number("forward_time_per_sample"),
+            backward_time=jf.number("backward_time"), lam=jf.number("lambda", 1.0)))
+    return RarInstance(
+        cluster=cluster, horizon=top.integer("horizon"), jobs=tuple(jobs),
+        reduce_speed=c.number("reduce_speed"), contention_xi=c.number("contention_xi"),
+        overhead_xi=c.number("overhead_xi"), degradation_alpha=c.number("degradation_alpha"),
+        name=str(data.get("name", name) or name))
+
+
+def to_dict(inst: RarInstance) -> dict[str, Any]:
+    """The JSON form of ``inst`` (inverse of :func:`from_dict`)."""
+    c = inst.cluster
+    out: dict[str, Any] = {"format": FORMAT}
+    if inst.name:
+        out["name"] = inst.name
+    out["cluster"] = {
+        "servers": [{"id": s.id, "gpus": s.gpus} for s in c.servers],
+        "intra_bandwidth": c.intra_bandwidth, "inter_bandwidth": c.inter_bandwidth,
+        "reduce_speed": inst.reduce_speed, "contention_xi": inst.contention_xi,
+        "overhead_xi": inst.overhead_xi, "degradation_alpha": inst.degradation_alpha,
+    }
+    out["horizon"] = inst.horizon
+    out["jobs"] = [{"id": j.id, "gpus": j.gpus, "iterations": j.iterations, "gradient_size": j.gradient_size,
+                    "batch_size": j.batch_size, "forward_time_per_sample": j.forward_time_per_sample,
+                    "backward_time": j.backward_time, "lambda": j.lam} for j in inst.jobs]
+    return out
+
+
+PROBLEM = register_problem(Problem(
+    name="rar-ddls", aliases=("rar",),
+    title="RAR-DDLS (paper 000): ring-all-reduce jobs under communication contention, minimise the makespan",
+    classes=(RarInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
+    evaluator="optsched.evaluators.rar:evaluate",
+    generator="optsched.generators.rar:random_rar_instance",
+    default_algorithm="sjf-bco",
+    algorithms={
+        "sjf-bco": "optsched.algorithms.sjf_bco",
+        "ff": "optsched.algorithms.baselines", "ls": "optsched.algorithms.baselines",
+        "rand": "optsched.algorithms.baselines",
+        "exact": "optsched.exact.rar_cpsat",
+        "brute-force": "optsched.exact.rar_brute",
+    },
+))

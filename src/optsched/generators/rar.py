@@ -1,10 +1,12 @@
-"""Instance generators and the papers' evaluation presets."""
+"""RAR-DDLS instance generators (paper 000) and the paper's evaluation preset (section 7)."""
 
 from __future__ import annotations
 
-from .cluster import Cluster, Server
-from .errors import InstanceError
-from .problems.rar import RarInstance, RarJob
+import numpy as np
+
+from ..cluster import Cluster, Server
+from ..errors import InstanceError
+from ..problems.rar import RarInstance, RarJob, contention_k, f_degradation, max_contention, tau_bounds
 
 
 def tiny_rar_example() -> RarInstance:
@@ -64,16 +66,12 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
       from xi_2 (a variant where contention bites, e.g. 1.0); the ranges above still hold, since m_j is sized
       for the worst contention.
 
-    The result is checked against :func:`optsched.perf.rar.tau_bounds` before it is returned.
+    The result is checked against :func:`optsched.problems.rar.tau_bounds` before it is returned.
 
     >>> inst = random_rar_instance(12, 3, seed=1)
     >>> inst.n_jobs, len(inst.cluster.servers), inst.horizon
     (12, 3, 1200)
     """
-    import numpy as np
-
-    from .perf.rar import contention_k, f_degradation, max_contention, tau_bounds
-
     if jobs < 1 or servers < 1:
         raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
     rng = np.random.default_rng(seed)
@@ -132,8 +130,6 @@ def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200,
     >>> inst.n_jobs, inst.max_job_gpus, len(inst.cluster.servers), inst.horizon
     (160, 32, 20, 1200)
     """
-    import numpy as np
-
     sizes = [g for g, c in MOBIHOC22_JOB_MIX for _ in range(c)]
     np.random.default_rng([seed, 22]).shuffle(sizes)  # the trace's arrival order, not sorted by size
     suffix = ("" if servers == 20 else f"-s{servers}") + ("" if contention_xi is None else f"-xi{contention_xi:g}")

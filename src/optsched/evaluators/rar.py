@@ -1,4 +1,4 @@
-"""Exact, slot-level scoring of a finished schedule, independent of the algorithm that made it.
+"""Exact, slot-level scoring of a RAR-DDLS schedule, independent of the algorithm that made it.
 
 For RAR-DDLS (paper 000) the evaluator replays the schedule slot by slot: the set of active jobs fixes each
 job's contention p_j[t] (eq. 6), hence tau_j[t] (eq. 8) and phi_j[t] = floor(1/tau_j[t]) iterations in
@@ -21,10 +21,10 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from .errors import InstanceError, ScheduleError
-from .perf.rar import contention, phi_for
-from .problems.rar import RarInstance
-from .result import Schedule
+from ..errors import InstanceError, ScheduleError
+from ..perf.rar import contention, phi_for
+from ..problems.rar import RarInstance
+from ..result import Schedule
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,18 @@ class Evaluation:
     average_jct: float
     exceeds_horizon: bool
     schedule: Schedule  # the input schedule with the evaluated completions filled in
+    horizon: int = 0
+
+    objective_name = "makespan"
 
     @property
     def objective(self) -> int:
         return self.makespan
+
+    def summary(self) -> str:
+        """One line: makespan and average JCT (slots), and a note when the makespan passes the horizon."""
+        note = f" (exceeds the horizon T={self.horizon})" if self.exceeds_horizon else ""
+        return f"feasible: makespan={self.makespan} average JCT={self.average_jct:.2f}{note}"
 
 
 def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
@@ -122,4 +130,5 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
         average_jct=sum(completions.values()) / len(completions),
         exceeds_horizon=makespan > inst.horizon,
         schedule=schedule.with_completions(completions),
+        horizon=inst.horizon,
     )

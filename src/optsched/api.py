@@ -1,0 +1,126 @@
+"""The doors: ``load``, ``save``, ``solve``, ``evaluate``, ``generate``, the same for every problem.
+
+Each goes through :mod:`optsched.registry`: the problem is found from the instance's class (or the file's
+``"format"`` tag), and the problem's reader, writer, evaluator, generator and algorithms do the work.
+
+>>> import optsched
+>>> inst = optsched.generate("rar", jobs=6, servers=2, seed=1)
+>>> res = optsched.solve(inst)                       # the problem's default algorithm: SJF-BCO
+>>> res.algorithm, optsched.evaluate(inst, res.schedule).objective == res.objective
+('sjf-bco', True)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Union
+
+from .errors import InstanceError
+from .io import BUNDLED_PREFIX, bundled_path, check_format, read_json, write_json
+from .registry import get_algorithm, get_problem, problem_for_format, problem_of
+from .result import Evaluation, Result, Schedule, SolveStatus
+
+if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import no problem module)
+    from .problems.pipeline import PipelineJob, PipelineJobSet
+    from .problems.placement import PlacementInstance
+    from .problems.rar import RarInstance
+    from .problems.total_jct import TotalJctInstance
+    from .problems.workload import Workload
+
+    #: an instance of an offline problem: what :func:`solve` and :func:`evaluate` take
+    Instance = Union[RarInstance, TotalJctInstance, PlacementInstance]
+    #: anything :func:`load` returns and :func:`save` writes
+    ProblemData = Union[RarInstance, TotalJctInstance, PlacementInstance, PipelineJob, PipelineJobSet, Workload]
+
+__all__ = ["evaluate", "from_dict", "generate", "load", "save", "solve", "to_dict"]
+
+
+def from_dict(data: Mapping[str, Any], name: str = "") -> ProblemData:
+    """Validate an already-parsed file of any registered format (dispatch on its ``"format"`` tag)."""
+    return problem_for_format(check_format(data)).reader(data, name)
+
+
+def to_dict(obj: ProblemData) -> dict[str, Any]:
+    """The JSON-ready form of any registered problem's data."""
+    return problem_of(obj).writer(obj)
+
+
+def load(path: str | os.PathLike[str]) -> ProblemData:
+    """Read and validate a file of any registered format (RAR-DDLS, total JCT, placement, pipeline jobs,
+    workloads); a bad file raises :class:`~optsched.errors.InstanceError` naming the field and the job.
+    ``"bundled:rar/mobihoc22-seed0.json"`` names an instance shipped with the package.
+
+    >>> import tempfile, os, optsched
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.json")
+    >>> optsched.save(optsched.generate("rar", jobs=2, servers=2, seed=0), p); optsched.load(p).n_jobs
+    2
+    """
+    if os.fspath(path).startswith(BUNDLED_PREFIX):
+        path = bundled_path(os.fspath(path))
+    return from_dict(read_json(path), Path(path).stem)
+
+
+def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
+    """Write any registered problem's data to ``path`` (atomically; ``"-"`` is standard output)."""
+    write_json(path, to_dict(obj))
+
+
+def generate(problem: str, **params: Any) -> ProblemData:
+    """A random instance of ``problem`` (a name such as ``"rar"``, ``"total-jct"``, ``"placement"``) from its
+    registered generator; ``params`` are the generator's (``optsched list problems`` shows each generator).
+
+    >>> generate("total-jct", n=3, seed=0).n_jobs
+    3
+    """
+    gen = get_problem(problem).resolve_generator()
+    try:
+        return gen(**params)
+    except TypeError as exc:
+        raise InstanceError(f"bad parameters for the {problem!r} generator: {exc}", field="generate") from None
+
+
+def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
+    """Score ``schedule`` on ``instance`` with the problem's independent evaluator; an infeasible schedule
+    raises :class:`~optsched.errors.ScheduleError` naming the field and the job."""
+    if not isinstance(schedule, Schedule):
+        raise InstanceError(f"must be a Schedule, got {type(schedule).__name__}", field="schedule")
+    evaluator = problem_of(instance).resolve_evaluator()
+    result: Evaluation = evaluator(instance, schedule)
+    return result
+
+
+def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None = None,
+          time_limit: float | None = None, **options: Any) -> Result:
+    """Run ``algorithm`` (default: the problem's own, e.g. ``sjf-bco`` for RAR-DDLS, ``total-jct-cpsat`` for
+    total JCT) on ``instance`` and return a :class:`~optsched.result.Result`, scored by the problem's evaluator.
+
+    >>> from optsched.generators.rar import tiny_rar_example
+    >>> r = solve(tiny_rar_example(), "ff")
+    >>> r.status.value, r.objective == r.schedule.makespan
+    ('feasible', True)
+    """
+    prob = problem_of(instance)
+    name = algorithm or prob.default_algorithm
+    if name is None:
+        raise InstanceError(f"problem {prob.name!r} has no algorithms (it is simulated, not solved)",
+                            field="algorithm")
+    spec = get_algorithm(name)
+    if spec.problem is not prob:
+        raise InstanceError(f"algorithm {name!r} solves {spec.problem.name}, not {prob.name} "
+                            f"(its algorithms: {', '.join(sorted(prob.algorithms))})", field="algorithm")
+    t0 = time.perf_counter()
+    out = spec.func(instance, seed=seed, time_limit=time_limit, **options)
+    runtime = time.perf_counter() - t0
+    if isinstance(out, Result):
+        return out
+    info: dict[str, Any] = {}
+    if isinstance(out, tuple):
+        out, info = out
+    if not isinstance(out, Schedule):
+        raise TypeError(f"algorithm {name!r} returned {type(out).__name__}")
+    scored = evaluate(instance, out)
+    sched = Schedule(scored.schedule.jobs, algorithm=name, instance=getattr(instance, "name", ""))
+    return Result(objective=scored.objective, status=SolveStatus.FEASIBLE, runtime_s=runtime, schedule=sched,
+                  algorithm=name, seed=seed, info=info)
