@@ -40,7 +40,11 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.predict import (  # noqa: E402
-    PREDICTORS, RandomForestPredictor, evaluate_predictors, make_predictor, train_test_split_by_time,
+    PREDICTORS,
+    RandomForestPredictor,
+    evaluate_predictors,
+    make_predictor,
+    train_test_split_by_time,
 )
 
 DAY_S = 86_400.0
@@ -169,7 +173,8 @@ def markdown(summary: pd.DataFrame, n_jobs: int, seeds: list[int], stats: dict, 
         f"Command: `.venv/bin/python benchmarks/predictors.py{(' ' + ' '.join(argv)) if argv else ''}`",
         "",
         f"{n_jobs} jobs per history, seeds {seeds}; train = first 80% by submission time, test = the rest.",
-        f"Share of jobs in groups submitted >= 5 times: {np.mean(stats['recurrence_share']):.1%} (paper's trace: ~65%).",
+        f"Share of jobs in groups submitted >= 5 times: {np.mean(stats['recurrence_share']):.1%} "
+        "(paper's trace: ~65%).",
         f"Share of test jobs in groups unseen in training (predicted 0): {np.mean(stats['unseen_share']):.1%}.",
         "",
         "| predictor | avg abs error (mean over seeds) | min-max over seeds | avg abs error, seen groups only "

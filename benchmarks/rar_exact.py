@@ -2,10 +2,10 @@
 
 Run: ``.venv/bin/python benchmarks/rar_exact.py [--quick] [--time-limit S] [--build-library]``.
 
-* Instance library (``src/optsched/instances/rar/rar-j{jobs}-s{servers}-seed{k}.json``, listed with the proven optimum, the
-  solver, status and runtime in ``src/optsched/instances/index.json``): ``--build-library`` (re)generates it with
-  ``optsched generate rar`` and solves every instance with the CP-SAT model; a normal run re-proves every
-  entry and reports any disagreement with the index.
+* Instance library (``src/optsched/instances/rar/rar-j{jobs}-s{servers}-seed{k}.json``, listed with the proven
+  optimum, the solver, status and runtime in ``src/optsched/instances/index.json``): ``--build-library``
+  (re)generates it with ``optsched generate rar`` and solves every instance with the CP-SAT model; a normal run
+  re-proves every entry and reports any disagreement with the index.
 * Per size class (jobs, servers): every registered heuristic's makespan relative to the optimum T*
   (gap = makespan / T* - 1), its distribution, and runtime ratios (heuristic / CP-SAT, same run).
 * Target 1: CP-SAT proves optimality on fresh 6-job / 3-server instances with model horizon <= 60 slots:
@@ -35,13 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
+from optsched.api import solve  # noqa: E402
 from optsched.bounds import lower_bound, makespan_lower_bound  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
 from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.exact.rar_cpsat import greedy_schedule, solve_rar_cpsat  # noqa: E402
-from optsched.io import atomic_open, load, save, write_json, save_figure  # noqa: E402
+from optsched.io import atomic_open, load, save, save_figure, write_json  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
-from optsched.api import solve  # noqa: E402
 from optsched.registry import list_algorithms  # noqa: E402
 
 PKG = ROOT / "src" / "optsched"  # the bundled instances ship as package data; index paths are relative to it

@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tqdm import tqdm  # noqa: E402
 
+from optsched.api import solve  # noqa: E402
 from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.generators.rar import mobihoc22_preset  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.api import solve  # noqa: E402
 from optsched.registry import list_algorithms  # noqa: E402
 
 OUT_MD = ROOT / "docs" / "results" / "rar_heuristics.md"
@@ -181,7 +181,6 @@ COMP_HEADER = ["algorithm", "makespan mean", "min", "max", "avg JCT mean", "make
 
 def report(args, seeds, comp, ks, ls, ss, cv, elapsed: float) -> str:
     names = list(comp)
-    ref = comp["sjf-bco"]["makespan"]
     rows, wins = comparison_rows(comp)
     cv_rows, cv_wins = comparison_rows(cv)
     per_seed = [[s] + [comp[n]["makespan"][i] for n in names] for i, s in enumerate(seeds)]

@@ -31,12 +31,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.algorithms.heavy_edge import _adjacency_of, _graph_of, heavy_edge  # noqa: E402
-from optsched.exact.placement import (min_cut_placement, min_time_placement,  # noqa: E402
-                                      min_time_placement_per_server)
+from optsched.algorithms.heavy_edge import (  # noqa: E402
+    _adjacency_of,
+    _graph_of,
+    alpha_tilde_min,  # noqa: E402
+    heavy_edge,
+)
+from optsched.exact.placement import min_cut_placement, min_time_placement, min_time_placement_per_server  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.models import catalogue_job  # noqa: E402
-from optsched.algorithms.heavy_edge import alpha_tilde_min  # noqa: E402
 from optsched.perf.pipeline import Network, alpha, alpha_max, compute_lower_bound  # noqa: E402
 from optsched.placement import select_most  # noqa: E402
 

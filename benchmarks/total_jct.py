@@ -31,7 +31,8 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.bounds import asrpt_lower_bound, asrpt_theorem1_ratio  # noqa: E402
 from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct  # noqa: E402
-from optsched.generators.total_jct import from_pipeline_jobs, random_pipeline_jobs as instance  # noqa: E402
+from optsched.generators.total_jct import from_pipeline_jobs  # noqa: E402
+from optsched.generators.total_jct import random_pipeline_jobs as instance
 from optsched.io import atomic_open, save_figure  # noqa: E402
 
 CLUSTER = (2, 4)
@@ -119,7 +120,8 @@ def plot(rows: list[dict], path: Path) -> None:
     a1.semilogy(ns, mx, "s--", label="CP-SAT max")
     bn = [n for n in ns if n <= BRUTE_MAX]
     if bn:
-        a1.semilogy(bn, [_med([r["brute_s"] for r in rows if r["n"] == n]) for n in bn], "^:", label="brute force median")
+        a1.semilogy(bn, [_med([r["brute_s"] for r in rows if r["n"] == n]) for n in bn], "^:",
+                    label="brute force median")
     a1.set_xlabel("jobs"), a1.set_ylabel("solve time (s)"), a1.legend(), a1.set_title("exact total JCT (ours)")
     for key, label in (("asrpt", "A-SRPT / OPT"), ("perfect", "A-SRPT-Perfect / OPT")):
         a2.plot(ns, [_med([r[key] for r in rows if r["n"] == n and r["status"] == "optimal"]) for n in ns], "o-",

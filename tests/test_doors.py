@@ -67,7 +67,7 @@ def test_algorithm_tables_match_the_registrations():
     """Every name in a problem's table is registered by the module the table names, and every registered
     algorithm appears in its problem's table (so a lookup by name never needs to import every solver)."""
     for prob in registry.problems().values():
-        for name, module in prob.algorithms.items():
+        for module in prob.algorithms.values():
             importlib.import_module(module)
     registered = registry._ALGORITHMS
     for prob in registry.problems().values():

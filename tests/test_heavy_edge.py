@@ -6,8 +6,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from optsched.algorithms.heavy_edge import (cut_weight, double_binary_tree_edges, fig2_job, heavy_edge, replica_graph,
-                                            vertex_name)
+from optsched.algorithms.heavy_edge import (
+    cut_weight,
+    double_binary_tree_edges,
+    fig2_job,
+    heavy_edge,
+    replica_graph,
+    vertex_name,
+)
 from optsched.errors import InstanceError
 from optsched.models import catalogue_job
 from optsched.problems.pipeline import pipeline_job

@@ -7,15 +7,22 @@ import math
 
 import pytest
 
+from optsched.algorithms.heavy_edge import alpha_tilde_min
+from optsched.api import from_dict, load, save, to_dict
 from optsched.cli import main as cli_main
 from optsched.errors import InstanceError
-from optsched.api import from_dict, load, save, to_dict
-from optsched.models import CATALOGUE, MODEL_NAMES, catalogue_job, single_gpu_models
-from optsched.algorithms.heavy_edge import alpha_tilde_min
 from optsched.exact.placement import alpha_min
-from optsched.perf.pipeline import (Network, alpha, alpha_max, bandwidth_precondition,
-                                    compute_lower_bound, fewest_servers_layout, require_bandwidth_precondition,
-                                    singleton_layout)
+from optsched.models import CATALOGUE, MODEL_NAMES, catalogue_job, single_gpu_models
+from optsched.perf.pipeline import (
+    Network,
+    alpha,
+    alpha_max,
+    bandwidth_precondition,
+    compute_lower_bound,
+    fewest_servers_layout,
+    require_bandwidth_precondition,
+    singleton_layout,
+)
 from optsched.placement import place
 from optsched.problems.pipeline import FORMAT, PipelineJob, PipelineJobSet, Stage, pipeline_job
 

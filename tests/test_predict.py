@@ -8,8 +8,14 @@ import pytest
 
 from optsched.errors import InstanceError
 from optsched.predict import (
-    PREDICTORS, MeanPredictor, MedianPredictor, PerfectPredictor, RandomForestPredictor, evaluate_predictors,
-    make_predictor, train_test_split_by_time,
+    PREDICTORS,
+    MeanPredictor,
+    MedianPredictor,
+    PerfectPredictor,
+    RandomForestPredictor,
+    evaluate_predictors,
+    make_predictor,
+    train_test_split_by_time,
 )
 
 

@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared strategies
 
-from strategies import rar_instances  # noqa: E402
-
 from optsched import InstanceError, evaluate, solve  # noqa: E402
 from optsched.algorithms import sjf_bco as alg  # noqa: E402
 from optsched.generators.rar import tiny_rar_example  # noqa: E402
+from strategies import rar_instances  # noqa: E402
 
 ALGORITHMS = ("sjf-bco", "ff", "ls", "rand")
 SMALL = rar_instances(max_jobs=6, max_servers=3)

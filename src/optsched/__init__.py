@@ -27,15 +27,18 @@ from .io import load_schedule, save_schedule
 from .registry import get_problem, list_algorithms, problems
 from .result import Result, Schedule, ScheduledJob, SolveStatus
 
-if TYPE_CHECKING:  # what the lazy names below resolve to
-    from . import bounds, predict
-    from .placement import place
-    from .problems.pipeline import PipelineJob
-    from .problems.placement import PlacementInstance
-    from .problems.rar import RarInstance, RarJob
-    from .problems.total_jct import TotalJctInstance
-    from .problems.workload import Workload, WorkloadJob
-    from .sim import simulate
+if TYPE_CHECKING:  # what the lazy names below resolve to (redundant aliases: re-exported)
+    from . import bounds as bounds
+    from . import predict as predict
+    from .placement import place as place
+    from .problems.pipeline import PipelineJob as PipelineJob
+    from .problems.placement import PlacementInstance as PlacementInstance
+    from .problems.rar import RarInstance as RarInstance
+    from .problems.rar import RarJob as RarJob
+    from .problems.total_jct import TotalJctInstance as TotalJctInstance
+    from .problems.workload import Workload as Workload
+    from .problems.workload import WorkloadJob as WorkloadJob
+    from .sim import simulate as simulate
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Union
+from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overload
 
 from .errors import InstanceError
 from .io import BUNDLED_PREFIX, bundled_path, check_format, read_json, write_json
@@ -30,11 +30,14 @@ if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import
     from .problems.workload import Workload
 
     #: an instance of an offline problem: what :func:`solve` and :func:`evaluate` take
-    Instance = Union[RarInstance, TotalJctInstance, PlacementInstance]
+    Instance: TypeAlias = RarInstance | TotalJctInstance | PlacementInstance
     #: anything :func:`load` returns and :func:`save` writes
-    ProblemData = Union[RarInstance, TotalJctInstance, PlacementInstance, PipelineJob, PipelineJobSet, Workload]
+    ProblemData: TypeAlias = (RarInstance | TotalJctInstance | PlacementInstance | PipelineJob | PipelineJobSet
+                              | Workload)
 
-__all__ = ["evaluate", "from_dict", "generate", "load", "save", "solve", "to_dict"]
+__all__ = ["evaluate", "from_dict", "generate", "load", "load_instance", "save", "solve", "to_dict"]
+
+T = TypeVar("T")
 
 
 def from_dict(data: Mapping[str, Any], name: str = "") -> ProblemData:
@@ -47,19 +50,55 @@ def to_dict(obj: ProblemData) -> dict[str, Any]:
     return problem_of(obj).writer(obj)
 
 
-def load(path: str | os.PathLike[str]) -> ProblemData:
+@overload
+def load(path: str | os.PathLike[str]) -> ProblemData: ...
+
+
+@overload
+def load(path: str | os.PathLike[str], expect: type[T]) -> T: ...
+
+
+def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
     """Read and validate a file of any registered format (RAR-DDLS, total JCT, placement, pipeline jobs,
     workloads); a bad file raises :class:`~optsched.errors.InstanceError` naming the field and the job.
-    ``"bundled:rar/mobihoc22-seed0.json"`` names an instance shipped with the package.
+    ``"bundled:rar/mobihoc22-seed0.json"`` names an instance shipped with the package. With ``expect`` (a data
+    class), a file of another problem is refused and the result is typed as that class.
 
     >>> import tempfile, os, optsched
     >>> p = os.path.join(tempfile.mkdtemp(), "x.json")
-    >>> optsched.save(optsched.generate("rar", jobs=2, servers=2, seed=0), p); optsched.load(p).n_jobs
+    >>> optsched.save(optsched.generate("rar", jobs=2, servers=2, seed=0), p)
+    >>> optsched.load(p, optsched.RarInstance).n_jobs
     2
+    >>> optsched.load(p, optsched.TotalJctInstance)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: format: expected a total-jct file, got optsched/rar-ddls@1
     """
     if os.fspath(path).startswith(BUNDLED_PREFIX):
         path = bundled_path(os.fspath(path))
-    return from_dict(read_json(path), Path(path).stem)
+    data = read_json(path)
+    if expect is not None:
+        want = problem_of(expect)
+        tag = check_format(data)
+        if tag != want.format:
+            raise InstanceError(f"expected a {want.name} file, got {tag}", field="format")
+    obj = from_dict(data, Path(path).stem)
+    if expect is not None and not isinstance(obj, expect):
+        raise InstanceError(f"expected {expect.__name__}, the file holds {type(obj).__name__}", field="format")
+    return obj
+
+
+def load_instance(path: str | os.PathLike[str]) -> Instance:
+    """:func:`load` for :func:`solve` and :func:`evaluate`: a file of a problem that is simulated rather than
+    solved (a workload, a pipeline job) is refused with a hint instead of failing later."""
+    obj = load(path)
+    prob = problem_of(obj)
+    if prob.evaluator is None:
+        hint = {"pipeline-job": " (place it with 'optsched place', or wrap it in an optsched/placement@1 file)",
+                "workload": " (run it with 'optsched simulate')"}.get(prob.name, "")
+        raise InstanceError(f"a {prob.name} file is not an offline instance to solve or evaluate{hint}",
+                            field="format")
+    return cast("Instance", obj)
 
 
 def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from .algorithms import sjf_bco
 from .perf.rar import iteration_time, iterations_per_slot, max_contention
@@ -101,7 +101,8 @@ def makespan_lower_bound(inst: RarInstance) -> int:
 
     max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  max_k ceil( sum_{j: (k+1) G_j > N} d_min_j / k ) ):
     every job runs at least d_min_j slots on G_j GPUs, no slot holds more than N GPU-slots, and no slot holds
-    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified makespan lower bound".
+    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified
+    makespan lower bound".
     """
     return _closed_form_lb(inst)
 
@@ -315,7 +316,8 @@ def asrpt_theorem1_additive(p: AsrptParameters, opt_a):
 def asrpt_theorem1_ratio(p: AsrptParameters):
     """Theorem 1's competitive ratio (paper l. 212-214, 227):
 
-        Gamma_A / OPT_A < (2 + tau + rho G/(G - g^max)) rho + 2 rho g^max rho-bar (1 + tau + (1 + rho) G/(G - g^max)) eps-bar
+        Gamma_A / OPT_A < (2 + tau + rho G/(G - g^max)) rho
+                          + 2 rho g^max rho-bar (1 + tau + (1 + rho) G/(G - g^max)) eps-bar
 
     ``None`` when a precondition of :func:`asrpt_preconditions` fails.
 

@@ -58,7 +58,7 @@ class Cluster:
                 raise InstanceError(f"must be a positive number, got {v!r}", field=f"cluster.{name}")
 
     @classmethod
-    def homogeneous(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> "Cluster":
+    def homogeneous(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:
         """``n_servers`` servers ``s0..s{n-1}`` with ``gpus_per_server`` GPUs each."""
         return cls(tuple(Server(f"s{i}", gpus_per_server) for i in range(n_servers)), **bandwidths)
 

@@ -13,10 +13,13 @@ import json
 import sys
 from pathlib import Path
 
-from .api import evaluate, load, solve
-from .errors import InstanceError
+from .api import load, solve
+from .errors import InstanceError, SolverError
+from .evaluators.rar import evaluate as evaluate_rar
 from .io import bundled_path
+from .problems.rar import RarInstance
 from .registry import list_algorithms
+from .result import Result
 
 PRESET = "rar/mobihoc22-seed0.json"
 
@@ -39,15 +42,22 @@ def heuristic_names() -> list[str]:
     return [n for n, s in list_algorithms("rar-ddls").items() if not s.exact]
 
 
-def compare_heuristics(inst, seed: int = 0) -> str:
+def _objective(r: Result) -> float:
+    if r.objective is None:  # heuristics always return a schedule; an exact model may not within its limit
+        raise SolverError(f"{r.algorithm} found no schedule ({r.status})")
+    return r.objective
+
+
+def compare_heuristics(inst: RarInstance, seed: int = 0) -> str:
     """Makespan, average JCT and runtime of every registered RAR-DDLS heuristic on one instance."""
     results = {name: solve(inst, name, seed=seed) for name in heuristic_names()}
-    ref = results.get("sjf-bco")
-    rows = []
+    ref = _objective(results["sjf-bco"])
+    rows: list[list[object]] = []
     for name, r in results.items():
-        ev = evaluate(inst, r.schedule)
-        rel = f"{r.objective / ref.objective:.3f}" if ref else "-"
-        rows.append([name, r.objective, round(ev.average_jct, 1), rel, round(r.runtime_s, 3)])
+        assert r.schedule is not None
+        ev = evaluate_rar(inst, r.schedule)
+        rows.append([name, _objective(r), round(ev.average_jct, 1), f"{_objective(r) / ref:.3f}",
+                     round(r.runtime_s, 3)])
     return table(["algorithm", "makespan (slots)", "avg JCT (slots)", "makespan / SJF-BCO", "runtime (s)"], rows)
 
 
@@ -56,11 +66,11 @@ def compare_with_optimum(paths: list[Path], time_limit: float = 20.0) -> str:
     names = heuristic_names()
     rows = []
     for p in paths:
-        inst = load(p)
+        inst = load(p, RarInstance)
         opt = solve(inst, "exact", time_limit=time_limit)
         row: list[object] = [p.stem, inst.n_jobs, len(inst.cluster.servers), f"{opt.objective} ({opt.status})"]
         for name in names:
-            row.append(round(solve(inst, name, seed=0).objective / opt.objective, 3))
+            row.append(round(_objective(solve(inst, name, seed=0)) / _objective(opt), 3))
         rows.append(row)
     return table(["instance", "jobs", "servers", "optimum T*"] + [f"{n} / T*" for n in names], rows)
 
@@ -80,32 +90,31 @@ def blox_policies(load_jph: float = 8.0, window: tuple[int, int] = (3000, 3300))
     from .sim.traces import philly_workload
 
     wl = philly_workload(load_jph, seed=0, window=window, n_jobs=window[1] + 300)
-    rows = []
+    rows: list[list[object]] = []
     for name in ("fifo", "las", "srtf", "tiresias"):
         r = simulate(wl, servers=32, gpus_per_server=4, scheduler=name, stop_when_tracked_done=True)
         s = r.summary
         rows.append([name, round(s["avg_jct_s"] / 3600, 2), round(s["p99_jct_s"] / 3600, 2),
                      round(s["avg_responsiveness_s"] / 60, 1), s["preemptions_total"]])
-    return table(["scheduler", "avg JCT (h)", "p99 JCT (h)", "avg responsiveness (min)", "preemptions (all jobs)"], rows)
+    return table(["scheduler", "avg JCT (h)", "p99 JCT (h)", "avg responsiveness (min)", "preemptions (all jobs)"],
+                 rows)
 
 
 def asrpt_vs_baselines(n_jobs: int = 2000, servers: int = 16) -> str:
     """Total JCT of A-SRPT (median predictor) and its baselines on Philly jobs mapped to Table I models."""
     from .perf.mixed import MixedPerf
     from .sim import simulate
-    from .sim.recurring import (map_models, philly_frame, predict_frame, rescale_to_load, split_train_test,
-                                to_workload)
+    from .sim.recurring import map_models, philly_frame, predict_frame, rescale_to_load, split_train_test, to_workload
 
     train, test = split_train_test(map_models(philly_frame(), seed=0), 0.8)
     predicted = predict_frame(train, test, "median", seed=0)
     wl = rescale_to_load(to_workload(test.iloc[:n_jobs], predicted[:n_jobs], seed=0), servers * 8, 1.0)
-    rows = []
+    totals: dict[str, float] = {}
     for name in ("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime"):
-        r = simulate(wl, (servers, 8), scheduler=name, perf=MixedPerf(8, 10.0), mode="event", seed=0)
-        rows.append([name, round(float(r.jobs["jct_s"].sum()) / 3600, 1)])
-    best = min(r[1] for r in rows[2:])
-    for r in rows:
-        r.append(round(r[1] / best, 3))
+        res = simulate(wl, (servers, 8), scheduler=name, perf=MixedPerf(8, 10.0), mode="event", seed=0)
+        totals[name] = round(float(res.jobs["jct_s"].sum()) / 3600, 1)
+    best = min(v for k, v in totals.items() if not k.startswith("a-srpt"))
+    rows: list[list[object]] = [[name, v, round(v / best, 3)] for name, v in totals.items()]
     return table(["policy", "total JCT (h)", "/ best baseline"], rows)
 
 
@@ -113,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optsched.demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", type=int, default=3, help="how many bundled tiny instances to solve exactly")
     args = ap.parse_args(argv)
-    inst = load(bundled_path(PRESET))
+    inst = load(bundled_path(PRESET), RarInstance)
     gpus = inst.cluster.total_gpus
     print(f"RAR-DDLS, paper 000's section 7 setting: bundled:{PRESET} "
           f"({inst.n_jobs} jobs, {len(inst.cluster.servers)} servers, {gpus} GPUs, horizon {inst.horizon})\n")

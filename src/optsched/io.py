@@ -134,7 +134,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
         raise
 
 
-def save_figure(fig, path: str | os.PathLike, dpi: int = 110, **kwargs: Any) -> None:
+def save_figure(fig: Any, path: str | os.PathLike, dpi: int = 110, **kwargs: Any) -> None:
     """Write a matplotlib figure as PNG atomically and close it (every plot of the benchmarks and the simulator)."""
     import matplotlib.pyplot as plt
 
@@ -194,7 +194,7 @@ class Fields:
             raise InstanceError(f"must be a JSON array, got {type(v).__name__}", field=self.path(key), job=self.job)
         return v
 
-    def obj(self, key: str) -> "Fields":
+    def obj(self, key: str) -> Fields:
         return Fields(self.raw(key), self.path(key), self.job)
 
 

@@ -167,7 +167,8 @@ def _build() -> dict[str, ModelSpec]:
     # GPTs: 3-layer versions, 12 d^2 parameters per layer, sequence 512
     for name, d, batch in (("GPT-6.7B", 4096, 32), ("GPT-13B", 5120, 32), ("GPT-175B", 12288, 16)):
         layers = tuple(_transformer_layer(d, 512, 12 * d * d / 1e6) for _ in range(3))
-        cfgs = [("pp3", (1, 2, 3), (1, 1, 1)), ("pp3x2", (1, 2, 3), (2, 2, 2)), ("pp3x4", (1, 2, 3), (4, 4, 4))]
+        cfgs: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = [
+            ("pp3", (1, 2, 3), (1, 1, 1)), ("pp3x2", (1, 2, 3), (2, 2, 2)), ("pp3x4", (1, 2, 3), (4, 4, 4))]
         spec = ModelSpec(name, {"GPT-6.7B": 6700, "GPT-13B": 13000, "GPT-175B": 175000}[name], batch, layers,
                          (), note="3-layer version (paper V-A)")
         if spec.single_gpu:

@@ -33,7 +33,8 @@ from .algorithms.heavy_edge import Vertex, contiguous_assignment, cut_weight, he
 from .cluster import Cluster
 from .errors import InstanceError
 from .exact.placement import min_cut_placement, min_time_placement
-from .perf.pipeline import Network, alpha as alpha_of, compute_lower_bound
+from .perf.pipeline import Network, compute_lower_bound
+from .perf.pipeline import alpha as alpha_of
 from .problems.pipeline import PipelineJob
 from .problems.placement import PlacementInstance
 from .registry import algorithm as register_algorithm

@@ -40,7 +40,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InstanceError
+from .errors import InstanceError, SolverError
 
 __all__ = [
     "IterationPredictor", "MeanPredictor", "MedianPredictor", "PerfectPredictor", "PREDICTORS",
@@ -112,7 +112,7 @@ class IterationPredictor:
 
     name = "predictor"
 
-    def fit(self, history: Any) -> "IterationPredictor":
+    def fit(self, history: Any) -> IterationPredictor:
         raise NotImplementedError
 
     def predict(self, jobs: Any) -> np.ndarray:
@@ -130,7 +130,7 @@ class _GroupStatPredictor(IterationPredictor):
 
     stat = "mean"
 
-    def fit(self, history: Any) -> "_GroupStatPredictor":
+    def fit(self, history: Any) -> _GroupStatPredictor:
         frame = as_job_frame(history)
         table = frame.groupby("group_id", sort=False)[TARGET].agg(self.stat)
         self._groups = pd.Index(table.index)
@@ -190,14 +190,17 @@ class RandomForestPredictor(IterationPredictor):
         self.seed = seed
         self.n_estimators = n_estimators
         self.forest_options = {"criterion": "squared_error", "n_jobs": 1, **forest_options}
-        self.model = None
+        self.model: Any = None
 
     def _features(self, frame: pd.DataFrame) -> np.ndarray:
         return np.column_stack([self._groups.get_indexer(frame["group_id"]),
                                 self._users.get_indexer(frame["user_id"])]).astype(float)
 
-    def fit(self, history: Any) -> "RandomForestPredictor":
-        from sklearn.ensemble import RandomForestRegressor  # heavy import, only when used
+    def fit(self, history: Any) -> RandomForestPredictor:
+        try:
+            from sklearn.ensemble import RandomForestRegressor  # heavy import, only when used
+        except ModuleNotFoundError:
+            raise SolverError("the random-forest predictor needs scikit-learn: pip install 'optsched[ml]'") from None
 
         frame = as_job_frame(history)
         self._groups = pd.Index(pd.unique(frame["group_id"]))
@@ -227,7 +230,7 @@ class PerfectPredictor(IterationPredictor):
 
     name = "perfect"
 
-    def fit(self, history: Any) -> "PerfectPredictor":
+    def fit(self, history: Any) -> PerfectPredictor:
         self._groups = pd.Index([])
         return self
 

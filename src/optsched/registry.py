@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from .errors import InstanceError
 
@@ -93,6 +93,8 @@ class Algorithm:
         return "exact" if self.exact else "heuristic"
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 _PROBLEMS: dict[str, Problem] = {}
 _BY_CLASS: dict[type, Problem] = {}
 _BY_FORMAT: dict[str, Problem] = {}
@@ -158,7 +160,8 @@ def problem_for_format(tag: str) -> Problem:
     return _BY_FORMAT[tag]
 
 
-def algorithm(name: str, problem: type, *, exact: bool = False, description: str = ""):
+def algorithm(name: str, problem: type, *, exact: bool = False, description: str = ""
+              ) -> Callable[[F], F]:
     """Decorator registering ``func`` as algorithm ``name`` for the problem whose data class is ``problem``.
 
     The name must appear in that problem's ``algorithms`` table (so that it can be found without importing
@@ -166,7 +169,7 @@ def algorithm(name: str, problem: type, *, exact: bool = False, description: str
     """
     prob = problem_of(problem)
 
-    def deco(func):
+    def deco(func: F) -> F:
         if prob.algorithms.get(name) != func.__module__:
             raise RuntimeError(f"algorithm {name!r} of {func.__module__} is missing from the algorithms table of "
                                f"problem {prob.name!r}")  # a programming error, caught by the test suite

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[Any, Any]):
     """A read-only dict that pickles and deep-copies (``types.MappingProxyType`` does neither).
 
     >>> d = FrozenDict({"s0": 2})
@@ -41,7 +41,7 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     def _readonly(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("read-only mapping")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _readonly  # type: ignore
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _readonly
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (dict(self),))
@@ -133,9 +133,11 @@ class Schedule:
     def makespan(self) -> float | None:
         """Latest completion, or ``None`` while any completion is unknown."""
         c = [j.completion for j in self.jobs]
-        return max(c) if c and None not in c else None
+        if not c or any(x is None for x in c):
+            return None
+        return max(x for x in c if x is not None)
 
-    def with_completions(self, completions: Mapping[str, float]) -> "Schedule":
+    def with_completions(self, completions: Mapping[str, float]) -> Schedule:
         """A copy whose jobs carry the given completion times."""
         return Schedule(tuple(ScheduledJob(j.id, j.start, j.placement, completions[j.id], j.stage_placement)
                               for j in self.jobs), self.algorithm, self.instance)
@@ -151,7 +153,7 @@ class Schedule:
             out.append(row)
         return out
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """The schedule as a pandas DataFrame, one row per job (see :meth:`rows`).
 
         >>> Schedule([ScheduledJob("a", 0, {"s0": 2}, 5)]).to_frame()[["id", "start", "completion", "gpus"]]
@@ -237,7 +239,7 @@ class Result:
             out["schedule"] = self.schedule.rows() if self.schedule is not None else None
         return out
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """The schedule as a DataFrame (:meth:`Schedule.to_frame`), the result's figures in ``.attrs``."""
         import pandas as pd
 

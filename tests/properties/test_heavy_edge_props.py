@@ -10,8 +10,15 @@ from hypothesis import strategies as st
 
 from optsched.algorithms.heavy_edge import _adjacency, alpha_tilde_min, cut_weight, heavy_edge
 from optsched.exact.placement import alpha_min, min_cut_placement
-from optsched.perf.pipeline import (Network, alpha, alpha_max, compute_lower_bound,
-                                    enumerate_count_matrices, min_alpha_enumerate, singleton_layout)
+from optsched.perf.pipeline import (
+    Network,
+    alpha,
+    alpha_max,
+    compute_lower_bound,
+    enumerate_count_matrices,
+    min_alpha_enumerate,
+    singleton_layout,
+)
 from optsched.problems.pipeline import pipeline_job
 
 sizes_mb = st.floats(0.0, 8.0, allow_nan=False).map(lambda v: round(v, 3))
@@ -64,7 +71,7 @@ def brute_min_cut(job, sizes):
             best = min(best, sum(w for w, u, v in adj.edges_desc if where[u] != where[v]))
             return
         for part in itertools.combinations(left, sizes[m]):
-            rec(m + 1, [v for v in left if v not in part], {**where, **{v: m for v in part}})
+            rec(m + 1, [v for v in left if v not in part], {**where, **dict.fromkeys(part, m)})
 
     rec(0, list(adj.vertices), {})
     return best

@@ -18,11 +18,15 @@ from hypothesis import HealthCheck, find, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the shared strategies
 
-from strategies import exact_rate_rar_instances, micro_rar_instances, rar_instances  # noqa: E402
-
 from optsched import evaluate, solve  # noqa: E402
 from optsched.bounds import (  # noqa: E402
-    duration_range, estimate_bracket_violations, estimates, lemma3_bound, lemma4_bound, n_g, phi_ratio,
+    duration_range,
+    estimate_bracket_violations,
+    estimates,
+    lemma3_bound,
+    lemma4_bound,
+    n_g,
+    phi_ratio,
     theorem5_ratio,
 )
 from optsched.cluster import Cluster, Server  # noqa: E402
@@ -32,6 +36,7 @@ from optsched.exact.rar_milp import feasibility_milp  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
 from optsched.registry import list_algorithms  # noqa: E402
 from optsched.result import SolveStatus  # noqa: E402
+from strategies import exact_rate_rar_instances, micro_rar_instances, rar_instances  # noqa: E402
 
 pytest.importorskip("optsched.algorithms.sjf_bco")
 TINY = micro_rar_instances(max_jobs=4, max_servers=3, max_iterations=100)

@@ -22,7 +22,11 @@ from hypothesis import strategies as st
 
 from optsched.errors import InstanceError
 from optsched.exact.single_machine import (
-    VirtualSRPT, best_nonpreemptive_schedule, brute_force_preemptive_optimum, srpt, virtual_size,
+    VirtualSRPT,
+    best_nonpreemptive_schedule,
+    brute_force_preemptive_optimum,
+    srpt,
+    virtual_size,
 )
 
 fractions = st.builds(F, st.integers(0, 24), st.integers(1, 4))

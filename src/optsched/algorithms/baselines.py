@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -82,6 +83,10 @@ class RandRule:
         return np.sort(self.rng.choice(cand, size=int(pk.size[j]), replace=False))
 
 
+def _same_rule(rule: RandRule, j: int) -> RandRule:
+    return rule
+
+
 @algorithm("rand", RarInstance)
 def random_placement(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None):
     """Random (paper 000, section 7): random available GPUs, load <= theta^RAND = T; uses ``seed``."""
@@ -90,7 +95,7 @@ def random_placement(inst: RarInstance, *, seed: int | None = None, time_limit: 
     best: Packing | None = None
     for theta in (float(inst.horizon), math.inf):
         rule = RandRule(np.random.default_rng(seed))  # same draws whichever limit is used
-        best = pk.run(order, theta, lambda j: rule)
+        best = pk.run(order, theta, functools.partial(_same_rule, rule))
         if best is not None:
             break
     assert best is not None

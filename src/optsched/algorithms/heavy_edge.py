@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import AbstractSet, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -218,7 +218,7 @@ def heavy_edge(job: PipelineJob, free: Mapping[str, int] | Sequence[tuple[str, i
 
 
 def _grow(adj: _Adjacency, unassigned: set[Vertex], gm: int, gen: np.random.Generator,
-          earlier: set[Vertex] = frozenset()) -> list[Vertex]:
+          earlier: AbstractSet[Vertex] = frozenset()) -> list[Vertex]:
     """Fill one multi-GPU server: seed with the heaviest edge in U, grow by the heaviest edge to node_set
     (and to the ``earlier`` servers' vertices under the alternative reading)."""
     node_set: list[Vertex] = []
@@ -272,11 +272,11 @@ def cut_weight(job: PipelineJob, assignment: Mapping[str, Sequence[Vertex]]) -> 
     """
     where: dict[Vertex, str] = {}
     for sid, vs in assignment.items():
-        for v in vs:
+        for raw in vs:
+            v: Vertex = (int(raw[0]), int(raw[1]))
             if v in where:
-                raise InstanceError(f"replica {vertex_name(tuple(v))} assigned twice", field="assignment",
-                                    job=job.id)
-            where[tuple(v)] = sid
+                raise InstanceError(f"replica {vertex_name(v)} assigned twice", field="assignment", job=job.id)
+            where[v] = sid
     adj = _adjacency(job)
     missing = [v for v in adj.vertices if v not in where]
     if missing or len(where) != len(adj.vertices):
@@ -294,7 +294,7 @@ def contiguous_assignment(job: PipelineJob, counts: Mapping[str, Sequence[int]])
     nxt = [0] * job.n_stages
     out: dict[str, tuple[Vertex, ...]] = {}
     for sid, col in counts.items():
-        vs = []
+        vs: list[Vertex] = []
         for s, c in enumerate(col):
             vs.extend((s, nxt[s] + r) for r in range(c))
             nxt[s] += c

@@ -75,6 +75,7 @@ def greedy_total_jct(inst: TotalJctInstance) -> dict[str, tuple[int, tuple[int, 
             t = prof.earliest(u, j.release, d)
             if best is None or (t + d, d) < best[0]:
                 best = ((t + d, d), k, u, t)
+        assert best is not None  # every job has at least one mode, hence one option
         _, k, u, t = best
         prof.add(u, t, j.modes[k].duration)
         out[j.id] = (k, u, t)

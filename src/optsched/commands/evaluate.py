@@ -18,10 +18,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import evaluate, load
+    from ..api import evaluate, load_instance
     from ..io import load_schedule
 
-    inst = load(args.instance)
+    inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     ev = evaluate(inst, sched)
     print(ev.summary())

@@ -52,8 +52,8 @@ def parse_free(text: str | None) -> dict[str, int]:
 
 
 def load_job(spec: str, job_id: str | None = None):
-    from ..errors import InstanceError
     from ..api import load
+    from ..errors import InstanceError
     from ..problems.pipeline import PipelineJob, PipelineJobSet
 
     if spec.startswith("model:") and not os.path.exists(spec):

@@ -39,7 +39,7 @@ def print_algorithms(problem: str | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import evaluate, load, solve
+    from ..api import evaluate, load_instance, solve
     from ..errors import InstanceError
     from ..io import save_schedule
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.instance:
         raise InstanceError("is required (or --list to see the algorithms)", field="INSTANCE")
-    inst = load(args.instance)
+    inst = load_instance(args.instance)
     res = solve(inst, args.algorithm, seed=args.seed, time_limit=args.time_limit)
     out = sys.stderr if args.output == "-" else sys.stdout  # the schedule itself goes to standard output
     print(res.summary(), file=out)

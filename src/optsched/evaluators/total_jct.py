@@ -79,11 +79,13 @@ def check_schedule(inst: TotalJctInstance, schedule: Schedule) -> int:
 def evaluate(inst: TotalJctInstance, schedule: Schedule) -> TotalJctEvaluation:
     """The checked objective and the schedule with completions filled in (the registry's evaluator)."""
     total = check_schedule(inst, schedule)
-    rows, jct = [], []
+    rows, ends, jct = [], [], []
     for sj in schedule:
         j = inst.job(sj.id)
         d = {m.shape: m.duration for m in j.modes}[tuple(sorted(sj.placement.values(), reverse=True))]
-        rows.append(ScheduledJob(sj.id, sj.start, dict(sj.placement), sj.start + d, sj.stage_placement))
-        jct.append(sj.start + d - j.release)
-    return TotalJctEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name),
-                              max(r.completion for r in rows), sum(jct) / len(jct))
+        end = int(sj.start) + d
+        rows.append(ScheduledJob(sj.id, sj.start, dict(sj.placement), end, sj.stage_placement))
+        ends.append(end)
+        jct.append(end - j.release)
+    return TotalJctEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name), max(ends),
+                              sum(jct) / len(jct))

@@ -1,9 +1,10 @@
 """Total-JCT instances (paper 001's problem A) from pipeline jobs, and the random generator of the benchmarks.
 
-:func:`from_pipeline_jobs` turns paper 001's pipeline jobs into a :class:`~optsched.problems.total_jct.TotalJctInstance`:
-every shape of g_i GPUs on the cluster's servers, alpha per shape exact (min over count matrices of that shape,
-eq. 7) or Heavy-Edge's, durations n_i * alpha rounded up (an upper bound on the continuous optimum) or down (a
-lower bound). :func:`random_total_jct_instance` is the generator the registry names.
+:func:`from_pipeline_jobs` turns paper 001's pipeline jobs into a
+:class:`~optsched.problems.total_jct.TotalJctInstance`: every shape of g_i GPUs on the cluster's servers,
+alpha per shape exact (min over count matrices of that shape, eq. 7) or Heavy-Edge's, durations n_i * alpha
+rounded up (an upper bound on the continuous optimum) or down (a lower bound). :func:`random_total_jct_instance`
+is the generator the registry names.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ..algorithms.heavy_edge import alpha_tilde_min, heavy_edge
 from ..cluster import Cluster
 from ..errors import InstanceError
 from ..models import catalogue_job
-from ..perf.pipeline import Network, alpha as alpha_of, alpha_max, min_alpha_enumerate
+from ..perf.pipeline import Network, alpha_max, min_alpha_enumerate
+from ..perf.pipeline import alpha as alpha_of
 from ..problems.pipeline import PipelineJob
 from ..problems.total_jct import Mode, TotalJctInstance, TotalJctJob, _is_int, _is_real, shapes_of
 

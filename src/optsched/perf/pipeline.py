@@ -31,14 +31,12 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InstanceError
-from ..problems.pipeline import (Network, PipelineJob, bandwidth_precondition,  # noqa: F401 (re-exported)
-                                 require_bandwidth_precondition)
+from ..problems.pipeline import Network, PipelineJob, bandwidth_precondition, require_bandwidth_precondition  # noqa: F401 (re-exported)
 
 Column = tuple[int, ...]
 
@@ -83,7 +81,7 @@ def columns_of(x: Mapping[str, Sequence[int]] | Iterable[Sequence[int]]) -> list
 def check_placement(job: PipelineJob, net: Network | None, x, *, capacities: Mapping[str, int] | None = None
                     ) -> None:
     """Raise :class:`InstanceError` unless x is a valid count matrix: eq. (2) per stage, per-server capacity."""
-    items = list(x.items()) if isinstance(x, Mapping) else list(enumerate(x))
+    items: list[tuple[Any, Sequence[int]]] = list(x.items()) if isinstance(x, Mapping) else list(enumerate(x))
     totals = [0] * job.n_stages
     for sid, col in items:
         if len(col) != job.n_stages:

@@ -20,8 +20,16 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..problems.rar import (RarInstance, RarJob, contention_k, f_degradation, iteration_time, iterations_per_slot,
-                            max_contention, tau_bounds)
+from ..problems.rar import (
+    RarInstance,
+    RarJob,
+    contention_k,
+    f_degradation,
+    iteration_time,
+    iterations_per_slot,
+    max_contention,
+    tau_bounds,
+)
 
 __all__ = ["contention", "contention_k", "f_degradation", "iteration_time", "iterations_per_slot",
            "max_contention", "phi_for", "tau_bounds"]

@@ -170,7 +170,7 @@ def pipeline_job(id: str, *, replicas: Sequence[int], forward_ms: Sequence[float
                       ("params_mb", params_mb)):
         if len(seq) != n:
             raise InstanceError(f"has {len(seq)} entries but there are {n} stages", field=name, job=id)
-    stages = []
+    stages: list[Stage] = []
     for s in range(n):
         if s == 0:
             d_in = 0.0
@@ -203,12 +203,12 @@ class Network:
                 raise InstanceError(f"must be a positive number, got {v!r}", field=f"network.{name}")
 
     @classmethod
-    def paper_simulation(cls) -> "Network":
+    def paper_simulation(cls) -> Network:
         """250 x 8 V100 cluster of section V-B: 10 Gbps NIC (1.25 GB/s), 300 GB/s NVLink."""
         return cls(8, 10.0 / 8.0, 300.0)
 
     @classmethod
-    def from_gbps(cls, gpus_per_server: int, nic_gbps: float, intra_gbs: float) -> "Network":
+    def from_gbps(cls, gpus_per_server: int, nic_gbps: float, intra_gbs: float) -> Network:
         """NIC given in Gbit/s (as papers quote it), intra-server bandwidth in GB/s."""
         return cls(gpus_per_server, nic_gbps / 8.0, intra_gbs)
 
@@ -241,7 +241,7 @@ def job_from_fields(jf: Fields, jid: str | None = None) -> PipelineJob:
     job_id = jf.string("id")
     allreduce = jf.string("allreduce", "ring")
     rows = jf.array("stages")
-    stages = []
+    stages: list[Stage] = []
     for i, row in enumerate(rows):
         sf = type(jf)(row, jf.path(f"stages[{i}]"), job_id)
         k = sf.integer("replicas")

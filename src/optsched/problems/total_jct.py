@@ -40,6 +40,7 @@ __all__ = ["FORMAT", "AsrptParameters", "Mode", "TotalJctInstance", "TotalJctJob
 
 FORMAT = "optsched/total-jct@1"
 Shape = tuple[int, ...]
+# numbers below are typed float; at run time ints and Fractions work too (the bound tests use exact Fractions)
 
 
 def _is_int(v: Any) -> bool:
@@ -63,7 +64,7 @@ class Mode:
 
     shape: Shape
     duration: int
-    alpha: Real | None = None
+    alpha: float | None = None
     stages: tuple[tuple[int, ...], ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -83,9 +84,9 @@ class TotalJctJob:
     gpus: int
     modes: tuple[Mode, ...]
     weight: int = 1
-    iterations: Real | None = None
-    alpha_max: Real | None = None
-    alpha_tilde_min: Real | None = None
+    iterations: float | None = None
+    alpha_max: float | None = None
+    alpha_tilde_min: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "modes", tuple(self.modes))
@@ -99,10 +100,10 @@ class TotalJctJob:
         return max(m.duration for m in self.modes)
 
     @property
-    def alpha_min(self) -> Real | None:
+    def alpha_min(self) -> float | None:
         """Smallest per-iteration time over the modes (alpha_i^min on this cluster), if the modes carry alpha."""
         vals = [m.alpha for m in self.modes]
-        return None if any(v is None for v in vals) else min(vals)
+        return None if any(v is None for v in vals) else min(v for v in vals if v is not None)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ class TotalJctInstance:
         after the last release, some job runs at every instant before the last completion)."""
         return max(j.release for j in self.jobs) + sum(j.max_duration for j in self.jobs)
 
-    def asrpt_parameters(self, predicted: Mapping[str, Real] | None = None, tau: Real = 0):
+    def asrpt_parameters(self, predicted: Mapping[str, float] | None = None, tau: float = 0) -> AsrptParameters:
         """Paper 001's bound parameters (:class:`AsrptParameters`, used by :mod:`optsched.bounds`) of this instance.
 
         Needs ``iterations``, ``alpha_max``, ``alpha_tilde_min`` on every job and ``alpha`` on every mode;
@@ -216,7 +217,7 @@ class TotalJctInstance:
             alpha_min=tuple(j.alpha_min for j in self.jobs),
             alpha_tilde_min=tuple(j.alpha_tilde_min for j in self.jobs),
             alpha_max=tuple(j.alpha_max for j in self.jobs),
-            alpha_placed_max=tuple(max(m.alpha for m in j.modes) for j in self.jobs), tau=tau)
+            alpha_placed_max=tuple(max(m.alpha for m in j.modes if m.alpha is not None) for j in self.jobs), tau=tau)
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ class AsrptParameters:
     alpha_tilde_min: tuple
     alpha_max: tuple
     alpha_placed_max: tuple | None = None
-    tau: object = 0
+    tau: Any = 0
 
     @property
     def n_jobs(self) -> int:
@@ -273,15 +274,6 @@ class AsrptParameters:
         """Virtual sizes (g_i/G) n_i alpha~_i^min (instance A1) or with n~_i (A~1)."""
         ns = self.predicted if predicted else self.iterations
         return tuple(_div(g * n * a, self.total_gpus) for g, n, a in zip(self.gpus, ns, self.alpha_tilde_min))
-
-
-def _div(a, b):
-    """a / b, exact for ints and Fractions."""
-    from fractions import Fraction
-
-    if isinstance(a, int) and isinstance(b, int):
-        return Fraction(a, b)
-    return a / b
 
 
 def _div(a, b):
@@ -339,7 +331,8 @@ def concrete_placements(shape: Shape, capacities: Sequence[int]) -> list[tuple[i
     return sorted(out, reverse=True)
 
 
-def placement_options(inst: TotalJctInstance, symmetry_job: int | None = None) -> list[list[tuple[int, tuple[int, ...]]]]:
+def placement_options(inst: TotalJctInstance, symmetry_job: int | None = None
+                      ) -> list[list[tuple[int, tuple[int, ...]]]]:
     """Per job, the list of (mode index, concrete vector). For ``symmetry_job``, only vectors that are
     non-increasing within each class of equal-capacity servers (a valid symmetry break for ONE job)."""
     caps = [s.gpus for s in inst.cluster.servers]
