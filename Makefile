@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # pytest workers: 2 on CI's 2-core machine; override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: demo test install bench clean
+.PHONY: demo test check install bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,11 +18,17 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m optsched.demo
 
-test: $(STAMP)
+# the layering contract (no upward import, no cycle), style and types, then the tests
+check: $(STAMP)
+	$(BIN)/lint-imports --no-logo --no-cache
+	$(BIN)/ruff check --quiet src tests benchmarks
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider tests src/optsched --doctest-modules
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build src/*.egg-info
