@@ -183,3 +183,35 @@ def test_atomic_open_writes_straight_into_a_fifo(tmp_path):
         fh.write("through the pipe")
     reader.join(5)
     assert got == ["through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("where,patch", [
+    ("jobs[0]", lambda d: d["jobs"][0].update(lamda=2.0)),
+    ("cluster", lambda d: d["cluster"].update(speed=1)),
+    ("", lambda d: d.update(horizn=5)),
+])
+def test_unknown_keys_are_refused_in_every_format(tmp_path, where, patch):
+    data = optsched.to_dict(optsched.generate("rar", jobs=2, servers=2, seed=0))
+    patch(data)
+    with pytest.raises(optsched.InstanceError, match="unknown field") as err:
+        optsched.from_dict(data)
+    assert (err.value.field or "") == where
+    for name in ("total-jct", "placement"):
+        d = optsched.to_dict(SOLVABLE[name]())
+        d["typo"] = 1
+        with pytest.raises(optsched.InstanceError, match=r"unknown field\(s\) \['typo'\]"):
+            optsched.from_dict(d)
+
+
+def test_schedule_files_refuse_unknown_keys_and_bad_stage_counts(tmp_path):
+    from optsched.io import schedule_from_dict
+
+    base = {"format": "optsched/schedule@1", "jobs": [{"id": "a", "start": 0, "placement": {"s0": 1}}]}
+    assert schedule_from_dict(base)["a"].gpus == 1
+    with pytest.raises(optsched.InstanceError, match="unknown field"):
+        schedule_from_dict({**base, "jobz": []})
+    bad = {"format": "optsched/schedule@1",
+           "jobs": [{"id": "a", "start": 0, "placement": {"s0": 1}, "stage_placement": {"s0": "x"}}]}
+    with pytest.raises(optsched.InstanceError) as err:
+        schedule_from_dict(bad)
+    assert err.value.field == "jobs[0].stage_placement.s0" and err.value.job == "a"

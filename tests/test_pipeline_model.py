@@ -205,6 +205,7 @@ def test_json_errors_name_path_and_job():
     assert exc.value.field == "stages[1].forward_ms" and exc.value.job == "two"
     bad = {"format": FORMAT, "jobs": [to_dict(two_stage()) | {"format": None}, to_dict(two_stage())]}
     bad["jobs"][0].pop("format")
+    bad["jobs"][1].pop("format")  # a job inside a set carries no format of its own (unknown keys are refused)
     bad["jobs"][1]["stages"][1]["d_in_mb"] = 5.0
     with pytest.raises(InstanceError) as exc:
         from_dict(bad)

@@ -197,6 +197,21 @@ class Fields:
     def obj(self, key: str) -> Fields:
         return Fields(self.raw(key), self.path(key), self.job)
 
+    def only(self, *known: str) -> Fields:
+        """Refuse keys outside ``known`` (one rule for every format: a misspelt optional field such as
+        ``"lamda"`` is an error, never silently replaced by its default); returns ``self``.
+
+        >>> Fields({"id": "a", "lamda": 2}, "jobs[0]", "a").only("id", "lambda")
+        Traceback (most recent call last):
+        ...
+        optsched.errors.InstanceError: jobs[0] (job 'a'): unknown field(s) ['lamda'] (known: id, lambda)
+        """
+        unknown = sorted(str(k) for k in self.data if k not in known)
+        if unknown:
+            raise InstanceError(f"unknown field(s) {unknown} (known: {', '.join(known)})", field=self.where or None,
+                                job=self.job)
+        return self
+
 
 def check_format(data: Any, expected: str | None = None) -> str:
     f = Fields(data, "")
@@ -229,20 +244,34 @@ def schedule_to_dict(schedule: Schedule, makespan: float | None = None, **extra:
     return out
 
 
+# what ``optsched solve`` writes beside the jobs; read back and ignored
+SCHEDULE_KEYS = ("format", "instance", "algorithm", "makespan", "objective", "status", "lower_bound", "runtime_s",
+                 "seed", "jobs")
+
+
 def schedule_from_dict(data: Mapping[str, Any]) -> Schedule:
-    top = Fields(data, "")
+    """Validate an ``optsched/schedule@1`` document; every error names the field path and the job."""
+    top = Fields(data, "").only(*SCHEDULE_KEYS)
     check_format(data, SCHEDULE_FORMAT)
     rows = []
     for i, j in enumerate(top.array("jobs")):
         jid = j.get("id") if isinstance(j, Mapping) else None
-        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
+        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None).only(
+            "id", "start", "completion", "placement", "stage_placement")
         pf = jf.obj("placement")
         placement = {s: pf.integer(s) for s in pf.data}
         completion = jf.number("completion", None) if "completion" in j else None
         stage = None
         if "stage_placement" in j:
             sp = jf.obj("stage_placement")
-            stage = {s: tuple(int(x) for x in sp.raw(s)) for s in sp.data}
+            stage = {}
+            for s in sp.data:
+                counts = sp.raw(s)
+                if not isinstance(counts, list) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0
+                                                       for x in counts):
+                    raise InstanceError(f"must be an array of GPU counts per stage, got {counts!r}",
+                                        field=sp.path(s), job=jf.job)
+                stage[s] = tuple(counts)
         rows.append(ScheduledJob(jf.string("id"), jf.number("start"), placement, completion, stage))
     return Schedule(tuple(rows), algorithm=str(data.get("algorithm", "")), instance=str(data.get("instance", "")))
 

@@ -236,14 +236,19 @@ def require_bandwidth_precondition(net: Network) -> None:
 
 
 # -- JSON --------------------------------------------------------------------------------------------------
-def job_from_fields(jf: Fields, jid: str | None = None) -> PipelineJob:
-    """Parse one job from an :class:`optsched.io.Fields` view (``d_in_mb`` optional: derived when absent)."""
+STAGE_KEYS = ("replicas", "forward_ms", "backward_ms", "d_in_mb", "d_out_mb", "params_mb")
+
+
+def job_from_fields(jf: Fields, jid: str | None = None, extra_keys: tuple[str, ...] = ()) -> PipelineJob:
+    """Parse one job from an :class:`optsched.io.Fields` view (``d_in_mb`` optional: derived when absent);
+    keys other than a job's (and ``extra_keys``, e.g. a file's ``format``) are refused."""
+    jf.only("id", "allreduce", "model", "config", "stages", *extra_keys)
     job_id = jf.string("id")
     allreduce = jf.string("allreduce", "ring")
     rows = jf.array("stages")
     stages: list[Stage] = []
     for i, row in enumerate(rows):
-        sf = type(jf)(row, jf.path(f"stages[{i}]"), job_id)
+        sf = type(jf)(row, jf.path(f"stages[{i}]"), job_id).only(*STAGE_KEYS)
         k = sf.integer("replicas")
         d_out = sf.number("d_out_mb", 0.0)
         if "d_in_mb" in sf.data:
@@ -280,13 +285,14 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> PipelineJob | Pipeline
     check_format(data, FORMAT)
     top = Fields(data, "")
     if "jobs" in data:
+        top.only("format", "name", "jobs")
         jobs = []
         for i, j in enumerate(top.array("jobs")):
             jid = j.get("id") if isinstance(j, Mapping) else None
             jobs.append(job_from_fields(Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)))
         return PipelineJobSet(tuple(jobs), name=str(data.get("name", name) or name))
     jid = data.get("id")
-    return job_from_fields(Fields(data, "", jid if isinstance(jid, str) else None))
+    return job_from_fields(Fields(data, "", jid if isinstance(jid, str) else None), extra_keys=("format", "name"))
 
 
 def to_dict(problem: PipelineJob | PipelineJobSet) -> dict[str, Any]:

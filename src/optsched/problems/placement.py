@@ -80,7 +80,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> PlacementInstance:
     """Read ``optsched/placement@1``: ``job`` (a pipeline job object), ``free`` (server -> free GPUs) and an
     optional ``network`` (``gpus_per_server``, ``nic_gbps``, ``intra_gbs``; default: paper 001's simulation)."""
     check_format(data, FORMAT)
-    top = Fields(data, "")
+    top = Fields(data, "").only("format", "name", "network", "free", "job")
     job_raw = top.raw("job")
     jid = job_raw.get("id") if isinstance(job_raw, Mapping) else None
     job = job_from_fields(Fields(job_raw, "job", jid if isinstance(jid, str) else None))
@@ -88,7 +88,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> PlacementInstance:
     free = {sid: ff.integer(sid) for sid in ff.data}
     network = Network.paper_simulation()
     if "network" in data:
-        nf = top.obj("network")
+        nf = top.obj("network").only("gpus_per_server", "nic_gbps", "intra_gbs")
         network = Network.from_gbps(nf.integer("gpus_per_server", 8), nf.number("nic_gbps", 10.0),
                                      nf.number("intra_gbs", 300.0))
     return PlacementInstance(job, free, network, name=str(data.get("name", name) or name))

@@ -208,19 +208,22 @@ def tau_bounds(inst: RarInstance, job: RarJob, explain: bool = False):
 # -- the file format optsched/rar-ddls@1 -----------------------------------------------------------------
 def from_dict(data: Mapping[str, Any], name: str = "") -> RarInstance:
     """Read and validate ``optsched/rar-ddls@1`` (see ``docs/formats.md``)."""
-    top = Fields(data, "")
+    top = Fields(data, "").only("format", "name", "cluster", "horizon", "jobs")
     check_format(data, FORMAT)
-    c = top.obj("cluster")
+    c = top.obj("cluster").only("servers", "intra_bandwidth", "inter_bandwidth", "reduce_speed", "contention_xi",
+                                "overhead_xi", "degradation_alpha")
     servers = []
     for i, s in enumerate(c.array("servers")):
-        sf = Fields(s, f"cluster.servers[{i}]")
+        sf = Fields(s, f"cluster.servers[{i}]").only("id", "gpus")
         servers.append(Server(sf.string("id"), sf.integer("gpus")))
     cluster = Cluster(tuple(servers), intra_bandwidth=c.number("intra_bandwidth"),
                       inter_bandwidth=c.number("inter_bandwidth"))
     jobs = []
     for i, j in enumerate(top.array("jobs")):
         jid = j.get("id") if isinstance(j, Mapping) else None
-        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
+        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None).only(
+            "id", "gpus", "iterations", "gradient_size", "batch_size", "forward_time_per_sample", "backward_time",
+            "lambda")
         jobs.append(RarJob(
             id=jf.string("id"), gpus=jf.integer("gpus"), iterations=jf.integer("iterations"),
             gradient_size=jf.number("gradient_size"), batch_size=jf.number("batch_size"),

@@ -409,19 +409,20 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> TotalJctInstance:
     ...
     optsched.errors.InstanceError: jobs[0].modes[0].duration (job 'a'): missing field
     """
-    top = Fields(data, "")
+    top = Fields(data, "").only("format", "name", "time_unit_s", "cluster", "jobs")
     check_format(data, FORMAT)
     servers = []
-    for i, s in enumerate(top.obj("cluster").array("servers")):
-        sf = Fields(s, f"cluster.servers[{i}]")
+    for i, s in enumerate(top.obj("cluster").only("servers").array("servers")):
+        sf = Fields(s, f"cluster.servers[{i}]").only("id", "gpus")
         servers.append(Server(sf.string("id"), sf.integer("gpus")))
     jobs = []
     for i, j in enumerate(top.array("jobs")):
         jid = j.get("id") if isinstance(j, Mapping) else None
-        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None)
+        jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None).only(
+            "id", "release", "gpus", "weight", "iterations", "alpha_max", "alpha_tilde_min", "modes")
         modes = []
         for k, m in enumerate(jf.array("modes")):
-            mf = Fields(m, f"{jf.where}.modes[{k}]", jf.job)
+            mf = Fields(m, f"{jf.where}.modes[{k}]", jf.job).only("shape", "duration", "alpha", "stages")
             shape = mf.array("shape")
             for v in shape:
                 if isinstance(v, bool) or not isinstance(v, int):
