@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -380,9 +381,9 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
                     for s in range(S))
         if any(col):
             counts[sid] = col
-    a = max(column_cost(job, net, c) for c in counts.values())
+    best = max(column_cost(job, net, c) for c in counts.values())  # `a` indexes servers above
     info = {"model": "min-time-per-server", "variables": len(w), "objective_value": alpha_v.varValue}
-    return ExactPlacement(counts, a, status, time.perf_counter() - t0, solver, form, a, info=info)
+    return ExactPlacement(counts, best, status, time.perf_counter() - t0, solver, form, best, info=info)
 
 
 # -- min-cut: balanced graph partition ---------------------------------------------------------------------

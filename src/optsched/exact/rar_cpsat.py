@@ -26,8 +26,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -58,7 +59,7 @@ def _fill(inst: RarInstance, job: RarJob, n: int, free: Mapping[str, int] | None
     order = sorted(cap, key=lambda s: (-cap[s], s))[:n]
     if len(order) < n or sum(cap[s] for s in order) < job.gpus or any(cap[s] < 1 for s in order):
         return None
-    pl = {s: 1 for s in order}
+    pl = dict.fromkeys(order, 1)
     rest = job.gpus - n
     if rest < 0:
         return None
@@ -222,7 +223,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
         # redundant: the duration is at least ceil(F_j / best phi of the chosen class n_j)
         table = phi_table(inst, j)
         fastest = [-(-j.iterations // max(table[n])) if n in table else dmin for n in range(max(classes) + 1)]
-        if len(set(fastest[n] for n in classes)) > 1:
+        if len({fastest[n] for n in classes}) > 1:
             dlow = m.new_int_var(dmin, max(fastest), f"dlow[{j.id}]")
             m.add_element(nserv[j.id], fastest, dlow)
             m.add(d >= dlow)
