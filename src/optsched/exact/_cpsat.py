@@ -8,11 +8,12 @@ Two limits, one at a time:
 
 * ``time_limit`` (seconds of wall clock): what a user usually wants, but where the search stops depends on the
   machine and its load, so two runs with the same seed may return different schedules;
-* ``deterministic_limit`` (CP-SAT's ``max_deterministic_time``, in its deterministic units, roughly seconds):
-  the search stops after a fixed amount of counted work, so a run is reproduced exactly by the same limit,
-  seed and model. It replaces the wall-clock limit (either one stopping the run first would make the run
-  depend on the machine again), and with several workers it turns on CP-SAT's ``interleave_search``, whose
-  schedule of the workers does not depend on the threads' timing.
+* ``deterministic_limit`` (CP-SAT's ``max_deterministic_time``): the search stops after a fixed amount of
+  counted work, so a run is reproduced exactly by the same limit, seed and model. The unit is meant to be
+  near a second but is not one: on the 40-job total-JCT model one unit took about 13 s of wall clock.
+  It replaces the wall-clock limit (either one stopping the run first would make the run depend on the
+  machine again), and with several workers it turns on CP-SAT's ``interleave_search``, whose schedule of the
+  workers does not depend on the threads' timing.
 
 ``Run.info()`` says which limit was used; every exact model copies it into its result's ``info``.
 
@@ -47,7 +48,6 @@ __all__ = ["Params", "Run", "new_solver", "solve", "status_of"]
 _MAX_SEED = 2**31 - 1
 
 
-
 @functools.cache
 def _status_table() -> dict[cp_model.CpSolverStatus, SolveStatus]:
     """What each CP-SAT status proves (MODEL_INVALID is an error, not an outcome: see :func:`status_of`)."""
@@ -65,7 +65,7 @@ def _positive(value: float | None, name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InstanceError(f"must be a number of seconds, got {value!r}", field=name)
+        raise InstanceError(f"must be a number, got {value!r}", field=name)
     if not math.isfinite(value) or value <= 0:
         raise InstanceError(f"must be positive and finite, got {value!r}", field=name)
     return float(value)
@@ -203,7 +203,7 @@ class Run:
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None) -> Run:
     """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
     ``log_callback`` attached (the parameters are written into it)."""
-    sol = params.apply(solver if solver is not None else new_solver(params))
+    sol = params.apply(solver) if solver is not None else new_solver(params)
     code = sol.solve(model)
     status = status_of(code, model)
     objective = sol.objective_value if status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT) else None
