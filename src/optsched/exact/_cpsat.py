@@ -127,7 +127,8 @@ class Params:
             prm.max_time_in_seconds = self.time_limit
         if self.seed is not None:
             prm.random_seed = self.seed
-        prm.log_search_progress = self.log
+        if self.log:
+            prm.log_search_progress = True
         return solver
 
     def info(self) -> dict[str, Any]:
