@@ -50,15 +50,15 @@ def solver(name: str, time_limit: float | None = None, msg: bool = False, thread
     raise SolverError(f"unknown MILP solver {name!r} (known: {', '.join(SOLVERS)})")
 
 
-def var(prob: "pulp.LpProblem", name: str, lo: float | None = None, hi: float | None = None,
-        cat: str = "Continuous") -> "pulp.LpVariable":
+def var(prob: pulp.LpProblem, name: str, lo: float | None = None, hi: float | None = None,
+        cat: str = "Continuous") -> pulp.LpVariable:
     """A variable created by (and attached to) ``prob``: PuLP 3.3 deprecates the free ``LpVariable(...)``."""
     if hasattr(prob, "add_variable"):
         return prob.add_variable(name, lo, hi, cat=cat)
     return pulp.LpVariable(name, lo, hi, cat=cat)  # pragma: no cover - PuLP < 3.3
 
 
-def solve(prob: "pulp.LpProblem", name: str = "cbc", time_limit: float | None = None, **kw) -> str:
+def solve(prob: pulp.LpProblem, name: str = "cbc", time_limit: float | None = None, **kw) -> str:
     """Solve ``prob`` in place; return ``"optimal"``, ``"infeasible"``, ``"unbounded"``, ``"time limit"``
     (a feasible solution without proof) or ``"unknown"``."""
     with warnings.catch_warnings():  # PuLP 3.x announces its 4.0 API on every solver object

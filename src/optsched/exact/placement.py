@@ -30,20 +30,21 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import InstanceError, SolverError
 from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to, min_alpha_enumerate
 from ..problems.pipeline import PipelineJob
-from ..result import SolveStatus
-from . import _pulp
+from ..result import SolveStatus, freeze
+from . import _cpsat, _pulp
 
 SOLVERS = ("cpsat", "cbc", "highs")
 _SCALE = 1_000_000  # CP-SAT works in integer nano-ms (ms * 1e6): ties below 1e-6 ms are not separated
+Replica = tuple[int, int]  # a vertex (stage, replica) of the job graph Omega, 0-based
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,19 @@ class ExactPlacement:
     solver: str
     form: str
     objective: float            # alpha for min-time, the cut weight (MB) for min-cut
-    assignment: Mapping[str, tuple[tuple[int, int], ...]] | None = None
+    assignment: Mapping[str, tuple[Replica, ...]] | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # read-only mappings that still pickle and deep-copy (types.MappingProxyType does neither)
+        for name in ("counts", "assignment", "info"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     @property
     def cut_weight_mb(self) -> float:
-        return self.objective if self.info.get("model") == "min-cut" else float(self.info.get("cut_weight_mb", math.nan))
+        if self.info.get("model") == "min-cut":
+            return self.objective
+        return float(self.info.get("cut_weight_mb", math.nan))
 
 
 # -- shared input checks -----------------------------------------------------------------------------------
@@ -88,6 +96,17 @@ def _free_items(job: PipelineJob, free: Mapping[str, int], form: str) -> list[tu
 def _check_solver(solver: str) -> None:
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+
+
+def _cpsat_params(job: PipelineJob, solver: str, time_limit: float | None, num_workers: int, seed: int | None,
+                  deterministic_limit: float | None) -> _cpsat.Params:
+    """CP-SAT's parameters, checked before any work; a seed or deterministic limit given to CBC or HiGHS is
+    an error rather than silently ignored (neither has a deterministic limit here)."""
+    for name, value in (("seed", seed), ("deterministic_limit", deterministic_limit)):
+        if value is not None and solver != "cpsat":
+            raise InstanceError(f"applies to the 'cpsat' solver only, not {solver!r}", field=name, job=job.id)
+    return _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit, num_workers=num_workers,
+                         seed=seed)
 
 
 # -- min-time: the column model ----------------------------------------------------------------------------
@@ -139,7 +158,7 @@ def build_column_model(job: PipelineJob, net: Network, free_counts: Sequence[int
     keep = ub > 0
     if upper_bound is not None:
         keep &= cost <= upper_bound * (1 + 1e-9) + 1e-12
-    return ColumnModel(arr[keep], cost[keep], ub[keep], sizes[keep], MappingProxyType(counts), form)
+    return ColumnModel(arr[keep], cost[keep], ub[keep], sizes[keep], freeze(counts), form)
 
 
 def _assign_columns(items: list[tuple[str, int]], chosen: list[Column], form: str, gi: int) -> dict[str, Column]:
@@ -163,27 +182,32 @@ def _assign_columns(items: list[tuple[str, int]], chosen: list[Column], form: st
 
 def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], *, form: str = "mapping",
                        solver: str = "cpsat", time_limit: float | None = 10.0, num_workers: int = 1,
-                       prune: bool = True) -> ExactPlacement:
+                       prune: bool = True, seed: int | None = None,
+                       deterministic_limit: float | None = None) -> ExactPlacement:
     """Minimise alpha (eq. 7) over per-server replica counts; optimality proven unless the time limit hits.
 
     ``form="mapping"``: ``free`` gives exactly g_i GPUs and each server gives all of its GPUs (the input of
     Heavy-Edge). ``form="selection"``: any subset of the free GPUs (sum >= g_i).
     With ``prune`` (default), Heavy-Edge's placement (on SelectMost's servers for the selection form) gives
     an upper bound, and columns costing more than it are left out of the model (exactness is kept).
+    ``seed`` and ``deterministic_limit`` (CP-SAT only) make a limited run reproducible
+    (:mod:`optsched.exact._cpsat`); ``info["limit"]`` then says which limit applied.
     """
     _check_solver(solver)
+    params = _cpsat_params(job, solver, time_limit, num_workers, seed, deterministic_limit)
     t0 = time.perf_counter()
     items = _free_items(job, free, form)
     gi = job.gpus
     ub = _heavy_edge_bound(job, net, items) if prune else None
     model = build_column_model(job, net, [q for _, q in items], form, upper_bound=ub)
+    run_info: dict[str, Any] = {}
     if solver == "cpsat":
-        n_val, status, bound = _min_time_cpsat(job, model, time_limit, num_workers)
+        n_val, status, bound, run_info = _min_time_cpsat(job, model, params)
     else:
         n_val, status, bound = _min_time_pulp(job, model, solver, time_limit)
     if n_val is None:
-        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver, form,
-                              math.inf, info=MappingProxyType({"model": "min-time", "columns": len(model.cost)}))
+        return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, form, math.inf,
+                              info={"model": "min-time", "columns": len(model.cost), **run_info})
     chosen: list[Column] = []
     for i, n in enumerate(n_val):
         chosen.extend([tuple(int(v) for v in model.cols[i])] * int(n))
@@ -193,9 +217,8 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
 
     assign = contiguous_assignment(job, counts)
     info = {"model": "min-time", "columns": int(len(model.cost)), "classes": dict(model.class_count),
-            "bound": bound, "cut_weight_mb": cut_weight(job, assign), "heavy_edge_bound": ub}
-    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, form, a,
-                          MappingProxyType(assign), MappingProxyType(info))
+            "bound": bound, "cut_weight_mb": cut_weight(job, assign), "heavy_edge_bound": ub, **run_info}
+    return ExactPlacement(counts, a, status, time.perf_counter() - t0, solver, form, a, assign, info)
 
 
 def _heavy_edge_bound(job: PipelineJob, net: Network, items: list[tuple[str, int]]) -> float:
@@ -212,34 +235,31 @@ def _heavy_edge_bound(job: PipelineJob, net: Network, items: list[tuple[str, int
     return max(column_cost(job, net, c) for c in counts.values())
 
 
-def _min_time_cpsat(job: PipelineJob, m: ColumnModel, time_limit: float | None, num_workers: int):
+def _min_time_cpsat(job: PipelineJob, m: ColumnModel, params: _cpsat.Params
+                    ) -> tuple[list[int] | None, SolveStatus, float | None, dict[str, Any]]:
+    """Solve the column model by CP-SAT: copies per column, status, proven lower bound on alpha (ms), and
+    the run's info."""
     from ortools.sat.python import cp_model
 
     md = cp_model.CpModel()
     n = len(m.cost)
     cost_i = [int(math.ceil(c * _SCALE)) for c in m.cost]
-    nv = [md.NewIntVar(0, int(m.ub[i]), f"n{i}") for i in range(n)]
-    yv = [md.NewBoolVar(f"y{i}") for i in range(n)]
+    nv = [md.new_int_var(0, int(m.ub[i]), f"n{i}") for i in range(n)]
+    yv = [md.new_bool_var(f"y{i}") for i in range(n)]
     lb = int(math.ceil(m.lower_bound(job.n_stages) * _SCALE))
-    a = md.NewIntVar(min(lb, max(cost_i, default=0)), max(cost_i, default=0), "alpha")
+    a = md.new_int_var(min(lb, max(cost_i, default=0)), max(cost_i, default=0), "alpha")
     for s, k in enumerate(job.replicas):
-        md.Add(sum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k)
-    _size_constraints(m, lambda idx: sum(nv[i] for i in idx), md.Add)
+        md.add(sum(int(m.cols[i, s]) * nv[i] for i in range(n) if m.cols[i, s]) == k)
+    _size_constraints(m, lambda idx: sum(nv[i] for i in idx), md.add)
     for i in range(n):
-        md.Add(nv[i] <= int(m.ub[i]) * yv[i])
-        md.Add(nv[i] >= 1).OnlyEnforceIf(yv[i])
-        md.Add(a >= cost_i[i]).OnlyEnforceIf(yv[i])
-    md.Minimize(a)
-    sol = cp_model.CpSolver()
-    sol.parameters.num_workers = num_workers
-    if time_limit is not None:
-        sol.parameters.max_time_in_seconds = float(time_limit)
-    st = sol.Solve(md)
-    status = {cp_model.OPTIMAL: SolveStatus.OPTIMAL, cp_model.FEASIBLE: SolveStatus.TIME_LIMIT,
-              cp_model.INFEASIBLE: SolveStatus.INFEASIBLE}.get(st, SolveStatus.UNKNOWN)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, status, None
-    return [sol.Value(v) for v in nv], status, sol.BestObjectiveBound() / _SCALE
+        md.add(nv[i] <= int(m.ub[i]) * yv[i])
+        md.add(nv[i] >= 1).only_enforce_if(yv[i])
+        md.add(a >= cost_i[i]).only_enforce_if(yv[i])
+    md.minimize(a)
+    run = _cpsat.solve(md, params)
+    if run.objective is None:
+        return None, run.status, None, run.info()
+    return [run.value(v) for v in nv], run.status, None if run.bound is None else run.bound / _SCALE, run.info()
 
 
 def _size_constraints(m: ColumnModel, total, add) -> None:
@@ -353,29 +373,30 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
                              >= pulp.lpSum(weight[s] * x[s, b] for s in range(S)))
     status = _solve_pulp(prob, solver, time_limit)
     if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or alpha_v.varValue is None:
-        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver, form,
-                              math.inf, info=MappingProxyType({"model": "min-time-per-server"}))
+        return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, form, math.inf,
+                              info={"model": "min-time-per-server"})
     counts = {}
     for m, (sid, _) in enumerate(items):
         col = tuple(int(round(sum(c * (w[s, m, c].varValue or 0) for c in range(1, min(ks[s], items[m][1]) + 1))))
                     for s in range(S))
         if any(col):
             counts[sid] = col
-    a = max(column_cost(job, net, c) for c in counts.values())
+    best = max(column_cost(job, net, c) for c in counts.values())  # `a` indexes servers above
     info = {"model": "min-time-per-server", "variables": len(w), "objective_value": alpha_v.varValue}
-    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, form, a,
-                          info=MappingProxyType(info))
+    return ExactPlacement(counts, best, status, time.perf_counter() - t0, solver, form, best, info=info)
 
 
 # -- min-cut: balanced graph partition ---------------------------------------------------------------------
 def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str = "cpsat",
-                      time_limit: float | None = 10.0, num_workers: int = 1, net: Network | None = None
-                      ) -> ExactPlacement:
+                      time_limit: float | None = 10.0, num_workers: int = 1, net: Network | None = None,
+                      seed: int | None = None, deterministic_limit: float | None = None) -> ExactPlacement:
     """Partition the replica graph Omega into parts of sizes ``free`` (sum = g_i) with minimum cut weight (MB).
 
-    ``net`` (optional) is used only to report alpha of the partition found.
+    ``net`` (optional) is used only to report alpha of the partition found. ``seed`` and
+    ``deterministic_limit`` as in :func:`min_time_placement` (CP-SAT only).
     """
     _check_solver(solver)
+    params = _cpsat_params(job, solver, time_limit, num_workers, seed, deterministic_limit)
     from ..algorithms.heavy_edge import _adjacency, counts_from_assignment
 
     t0 = time.perf_counter()
@@ -390,57 +411,56 @@ def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str 
     groups: dict[int, list[int]] = {}
     for m, (_, q) in enumerate(items):
         groups.setdefault(q, []).append(m)
+    run_info: dict[str, Any] = {}
     if solver == "cpsat":
-        part, status, bound = _min_cut_cpsat(V, E, items, groups, time_limit, num_workers)
+        part, status, bound, run_info = _min_cut_cpsat(V, E, items, groups, params)
     else:
         part, status, bound = _min_cut_pulp(V, E, items, groups, solver, time_limit)
     if part is None:
-        return ExactPlacement(MappingProxyType({}), math.inf, status, time.perf_counter() - t0, solver,
-                              "mapping", math.inf, info=MappingProxyType({"model": "min-cut"}))
+        return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, "mapping", math.inf,
+                              info={"model": "min-cut", **run_info})
     assign = {items[m][0]: tuple(V[i] for i in range(len(V)) if part[i] == m) for m in range(M)}
     cut = float(sum(w for i, j, w in E if part[i] != part[j]))
     counts = counts_from_assignment(job, assign)
     a = math.nan
     if net is not None:
         a = max(column_cost(job, net, c) for c in counts.values())
-    info = {"model": "min-cut", "total_weight_mb": W, "cut_bound_mb": bound}
-    return ExactPlacement(MappingProxyType(counts), a, status, time.perf_counter() - t0, solver, "mapping",
-                          cut, MappingProxyType(assign), MappingProxyType(info))
+    info = {"model": "min-cut", "total_weight_mb": W, "cut_bound_mb": bound, **run_info}
+    return ExactPlacement(counts, a, status, time.perf_counter() - t0, solver, "mapping", cut, assign, info)
 
 
-def _min_cut_cpsat(V, E, items, groups, time_limit, num_workers):
+def _min_cut_cpsat(V: list[Replica], E: list[tuple[int, int, float]], items: list[tuple[str, int]],
+                   groups: dict[int, list[int]], params: _cpsat.Params
+                   ) -> tuple[list[int] | None, SolveStatus, float | None, dict[str, Any]]:
+    """Solve the partition by CP-SAT: server index per replica, status, proven lower bound on the cut (MB),
+    and the run's info."""
     from ortools.sat.python import cp_model
 
     md = cp_model.CpModel()
     nV, M = len(V), len(items)
-    a = [[md.NewBoolVar(f"a{v}_{m}") for m in range(M)] for v in range(nV)]
+    a = [[md.new_bool_var(f"a{v}_{m}") for m in range(M)] for v in range(nV)]
     for v in range(nV):
-        md.AddExactlyOne(a[v])
+        md.add_exactly_one(a[v])
     for m, (_, q) in enumerate(items):
-        md.Add(sum(a[v][m] for v in range(nV)) == q)
-    _cut_symmetry(nV, groups, lambda v, m: a[v][m], md.Add, lambda xs: sum(xs))
+        md.add(sum(a[v][m] for v in range(nV)) == q)
+    _cut_symmetry(nV, groups, lambda v, m: a[v][m], md.add, lambda xs: sum(xs))
     w_int = [int(round(w * _SCALE)) for _, _, w in E]
     terms = []
     for e, (u, v, _) in enumerate(E):
-        same = md.NewBoolVar(f"same{e}")  # 1 iff u and v share a server
+        same = md.new_bool_var(f"same{e}")  # 1 iff u and v share a server
         for m in range(M):
             # same -> (a_um == a_vm) on every server: both there or both elsewhere
-            md.AddImplication(same, a[u][m]).OnlyEnforceIf(a[v][m])
-            md.AddImplication(same, a[v][m]).OnlyEnforceIf(a[u][m])
+            md.add_implication(same, a[u][m]).only_enforce_if(a[v][m])
+            md.add_implication(same, a[v][m]).only_enforce_if(a[u][m])
         terms.append(w_int[e] * same)
-    md.Maximize(sum(terms))
-    sol = cp_model.CpSolver()
-    sol.parameters.num_workers = num_workers
-    if time_limit is not None:
-        sol.parameters.max_time_in_seconds = float(time_limit)
-    st = sol.Solve(md)
-    status = {cp_model.OPTIMAL: SolveStatus.OPTIMAL, cp_model.FEASIBLE: SolveStatus.TIME_LIMIT,
-              cp_model.INFEASIBLE: SolveStatus.INFEASIBLE}.get(st, SolveStatus.UNKNOWN)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, status, None
-    part = [next(m for m in range(M) if sol.Value(a[v][m])) for v in range(nV)]
-    total = sum(w_int)
-    return part, status, (total - sol.BestObjectiveBound()) / _SCALE
+    md.maximize(sum(terms))
+    run = _cpsat.solve(md, params)
+    if run.objective is None:
+        return None, run.status, None, run.info()
+    part = [next(m for m in range(M) if run.value(a[v][m])) for v in range(nV)]
+    # the bound on the weight kept inside servers is an upper one: total - kept is a lower bound on the cut
+    bound = None if run.bound is None else (sum(w_int) - run.bound) / _SCALE
+    return part, run.status, bound, run.info()
 
 
 def _cut_symmetry(nV, groups, var, add, total) -> None:

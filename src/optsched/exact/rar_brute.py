@@ -22,8 +22,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..errors import InstanceError, ScheduleError
 from ..evaluators.rar import evaluate

@@ -26,8 +26,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -35,11 +36,12 @@ from ..algorithms.baselines import first_fit, list_scheduling, random_placement
 from ..algorithms.sjf_bco import sjf_bco
 from ..bounds import duration_range, lower_bound, makespan_lower_bound, phi_table, placement_classes
 from ..errors import ScheduleError, SolverError
-from ..evaluators.rar import evaluate
+from ..evaluators.rar import Evaluation, evaluate
 from ..perf.rar import contention, max_contention, phi_for
 from ..problems.rar import RarInstance, RarJob
 from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
+from . import _cpsat
 
 # time-indexed model size (jobs x slots x servers) above which we do not build the model at all
 MAX_MODEL_CELLS = 60_000
@@ -57,7 +59,7 @@ def _fill(inst: RarInstance, job: RarJob, n: int, free: Mapping[str, int] | None
     order = sorted(cap, key=lambda s: (-cap[s], s))[:n]
     if len(order) < n or sum(cap[s] for s in order) < job.gpus or any(cap[s] < 1 for s in order):
         return None
-    pl = {s: 1 for s in order}
+    pl = dict.fromkeys(order, 1)
     rest = job.gpus - n
     if rest < 0:
         return None
@@ -86,20 +88,27 @@ def serial_schedule(inst: RarInstance) -> Schedule:
     return Schedule(tuple(rows), algorithm="serial")
 
 
+def _done(sj: ScheduledJob) -> float:
+    """The completion the evaluator wrote into ``sj`` (every job of an evaluated schedule has one)."""
+    if sj.completion is None:
+        raise SolverError(f"job {sj.id!r} has no completion: its schedule was not evaluated (a bug)")
+    return sj.completion
+
+
 def greedy_schedule(inst: RarInstance) -> Schedule:
     """A list schedule scored by the evaluator: jobs by decreasing GPU-slots, each at the (start, placement
     class) pair that minimises the partial makespan, starts tried at 0 and at the completions so far."""
     order = sorted(inst.jobs, key=lambda j: -j.gpus * duration_range(inst, j)[0])
-    placed: list[ScheduledJob] = []
+    placed: list[ScheduledJob] = []  # evaluated: every job carries its completion
     for job in order:
-        best = None
+        best: tuple[tuple[int, float, int], Evaluation] | None = None
         sub = dataclasses.replace(inst, jobs=tuple(inst.job(p.id) for p in placed) + (job,))
-        completions = sorted({0, *(c.completion for c in placed)})
+        completions = sorted({0, *(_done(c) for c in placed)})
         for start in completions:
             for n in placement_classes(inst, job):
                 free = dict(inst.cluster.capacity)
                 for p in placed:  # GPUs held at `start` by jobs placed so far
-                    if p.start <= start < p.completion:
+                    if p.start <= start < _done(p):
                         for s, g in p.placement.items():
                             free[s] -= g
                 pl = _fill(inst, job, n, free)
@@ -149,11 +158,11 @@ class RarModel:
 
     model: cp_model.CpModel
     horizon: int
-    start: dict[str, Any]
-    end: dict[str, Any]
-    gpus: dict[tuple[str, str], Any]          # (job, server) -> y_js
-    makespan: Any
-    hint_vars: dict[str, Any]                 # name -> variable, for hints
+    start: dict[str, cp_model.IntVar]
+    end: dict[str, cp_model.IntVar]
+    gpus: dict[tuple[str, str], cp_model.IntVar]  # (job, server) -> y_js
+    makespan: cp_model.IntVar
+    hint_vars: dict[str, cp_model.IntVar]         # name -> variable, for hints
     server_classes: list[list[str]]           # servers of equal size (interchangeable), in id order
 
 
@@ -173,90 +182,93 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     S = inst.cluster.server_ids
     cap = inst.cluster.capacity
     P = max_contention(inst)
-    hv: dict[str, Any] = {}
-    start, end, y = {}, {}, {}
-    makespan = m.NewIntVar(makespan_lower_bound(inst), H if max_makespan is None else min(H, max_makespan),
-                           "makespan")
-    intervals = {s: [] for s in S}
-    demands = {s: [] for s in S}
-    all_intervals, all_demands = [], []
-    act: dict[tuple[str, int], Any] = {}
-    z: dict[tuple[str, str], Any] = {}
-    split: dict[str, Any] = {}
-    nserv: dict[str, Any] = {}
+    hv: dict[str, cp_model.IntVar] = {}
+    start: dict[str, cp_model.IntVar] = {}
+    end: dict[str, cp_model.IntVar] = {}
+    y: dict[tuple[str, str], cp_model.IntVar] = {}
+    makespan = m.new_int_var(makespan_lower_bound(inst), H if max_makespan is None else min(H, max_makespan),
+                             "makespan")
+    intervals: dict[str, list[cp_model.IntervalVar]] = {s: [] for s in S}
+    demands: dict[str, list[cp_model.LinearExprT]] = {s: [] for s in S}
+    all_intervals: list[cp_model.IntervalVar] = []
+    all_demands: list[cp_model.LinearExprT] = []
+    act: dict[tuple[str, int], cp_model.IntVar] = {}
+    z: dict[tuple[str, str], cp_model.IntVar] = {}
+    split: dict[str, cp_model.IntVar] = {}
+    nserv: dict[str, cp_model.IntVar] = {}
     splittable = [j for j in inst.jobs if max(placement_classes(inst, j)) >= 2]
     for j in inst.jobs:
         classes = placement_classes(inst, j)
         dmin, dmax = duration_range(inst, j)
-        a = m.NewIntVar(0, H - dmin, f"a[{j.id}]")
-        c = m.NewIntVar(dmin, H, f"C[{j.id}]")
-        d = m.NewIntVar(dmin, min(dmax, H), f"d[{j.id}]")
-        iv = m.NewIntervalVar(a, d, c, f"iv[{j.id}]")
+        a = m.new_int_var(0, H - dmin, f"a[{j.id}]")
+        c = m.new_int_var(dmin, H, f"C[{j.id}]")
+        d = m.new_int_var(dmin, min(dmax, H), f"d[{j.id}]")
+        iv = m.new_interval_var(a, d, c, f"iv[{j.id}]")
         start[j.id], end[j.id] = a, c
         hv[f"a[{j.id}]"], hv[f"C[{j.id}]"], hv[f"d[{j.id}]"] = a, c, d
-        m.Add(makespan >= c)
+        m.add(makespan >= c)
         for s in S:
             ub = min(j.gpus, cap[s])
-            y[j.id, s] = m.NewIntVar(0, ub, f"y[{j.id},{s}]")
-            z[j.id, s] = m.NewBoolVar(f"z[{j.id},{s}]")
-            m.Add(y[j.id, s] >= 1).OnlyEnforceIf(z[j.id, s])
-            m.Add(y[j.id, s] == 0).OnlyEnforceIf(z[j.id, s].Not())
+            y[j.id, s] = m.new_int_var(0, ub, f"y[{j.id},{s}]")
+            z[j.id, s] = m.new_bool_var(f"z[{j.id},{s}]")
+            m.add(y[j.id, s] >= 1).only_enforce_if(z[j.id, s])
+            m.add(y[j.id, s] == 0).only_enforce_if(z[j.id, s].negated())
             hv[f"y[{j.id},{s}]"], hv[f"z[{j.id},{s}]"] = y[j.id, s], z[j.id, s]
             intervals[s].append(iv)
             demands[s].append(y[j.id, s])
-        m.Add(sum(y[j.id, s] for s in S) == j.gpus)
-        nserv[j.id] = m.NewIntVarFromDomain(cp_model.Domain.FromValues(list(classes)), f"n[{j.id}]")
-        m.Add(nserv[j.id] == sum(z[j.id, s] for s in S))
+        m.add(sum(y[j.id, s] for s in S) == j.gpus)
+        nserv[j.id] = m.new_int_var_from_domain(cp_model.Domain.from_values(list(classes)), f"n[{j.id}]")
+        m.add(nserv[j.id] == sum(z[j.id, s] for s in S))
         hv[f"n[{j.id}]"] = nserv[j.id]
         # redundant: the duration is at least ceil(F_j / best phi of the chosen class n_j)
         table = phi_table(inst, j)
         fastest = [-(-j.iterations // max(table[n])) if n in table else dmin for n in range(max(classes) + 1)]
-        if len(set(fastest[n] for n in classes)) > 1:
-            dlow = m.NewIntVar(dmin, max(fastest), f"dlow[{j.id}]")
-            m.AddElement(nserv[j.id], fastest, dlow)
-            m.Add(d >= dlow)
+        if len({fastest[n] for n in classes}) > 1:
+            dlow = m.new_int_var(dmin, max(fastest), f"dlow[{j.id}]")
+            m.add_element(nserv[j.id], fastest, dlow)
+            m.add(d >= dlow)
             hv[f"dlow[{j.id}]"] = dlow
         all_intervals.append(iv)
         all_demands.append(j.gpus)
         if j in splittable:
-            split[j.id] = m.NewBoolVar(f"split[{j.id}]")
-            m.Add(nserv[j.id] >= 2).OnlyEnforceIf(split[j.id])
-            m.Add(nserv[j.id] <= 1).OnlyEnforceIf(split[j.id].Not())
+            split[j.id] = m.new_bool_var(f"split[{j.id}]")
+            m.add(nserv[j.id] >= 2).only_enforce_if(split[j.id])
+            m.add(nserv[j.id] <= 1).only_enforce_if(split[j.id].negated())
             hv[f"split[{j.id}]"] = split[j.id]
         # act[j,t] <=> a_j <= t < C_j, through the order literals A[j,t] = [a_j <= t], E[j,t] = [C_j > t]
         for t in range(H):
-            A = m.NewBoolVar(f"A[{j.id},{t}]")
-            E = m.NewBoolVar(f"E[{j.id},{t}]")
-            m.Add(a <= t).OnlyEnforceIf(A)
-            m.Add(a >= t + 1).OnlyEnforceIf(A.Not())
-            m.Add(c >= t + 1).OnlyEnforceIf(E)
-            m.Add(c <= t).OnlyEnforceIf(E.Not())
-            x = m.NewBoolVar(f"act[{j.id},{t}]")
-            m.AddBoolAnd([A, E]).OnlyEnforceIf(x)
-            m.AddBoolOr([A.Not(), E.Not(), x])
+            A = m.new_bool_var(f"A[{j.id},{t}]")
+            E = m.new_bool_var(f"E[{j.id},{t}]")
+            m.add(a <= t).only_enforce_if(A)
+            m.add(a >= t + 1).only_enforce_if(A.negated())
+            m.add(c >= t + 1).only_enforce_if(E)
+            m.add(c <= t).only_enforce_if(E.negated())
+            x = m.new_bool_var(f"act[{j.id},{t}]")
+            m.add_bool_and([A, E]).only_enforce_if(x)
+            m.add_bool_or([A.negated(), E.negated(), x])
             act[j.id, t] = x
             hv[f"A[{j.id},{t}]"], hv[f"E[{j.id},{t}]"], hv[f"act[{j.id},{t}]"] = A, E, x
     for s in S:  # capacity of every server in every slot
-        m.AddCumulative(intervals[s], demands[s], cap[s])
+        m.add_cumulative(intervals[s], demands[s], cap[s])
     # redundant: the whole cluster as one resource of N GPUs, with constant demands G_j (strong propagation)
-    m.AddCumulative(all_intervals, all_demands, inst.cluster.total_gpus)
+    m.add_cumulative(all_intervals, all_demands, inst.cluster.total_gpus)
     # contention: cnt[s,t] >= number of split jobs active on s in slot t
-    cnt: dict[tuple[str, int], Any] = {}
+    cnt: dict[tuple[str, int], cp_model.IntVar] = {}
     for s in S:
         for t in range(H):
             terms = []
             for j in splittable:
-                u = m.NewBoolVar(f"u[{j.id},{s},{t}]")
+                u = m.new_bool_var(f"u[{j.id},{s},{t}]")
                 # u >= z & split & act (a lower bound suffices: counting too many only slows jobs down)
-                m.AddBoolOr([z[j.id, s].Not(), split[j.id].Not(), act[j.id, t].Not(), u])
-                m.AddImplication(u, act[j.id, t])
-                m.AddImplication(u, z[j.id, s])
-                m.AddImplication(u, split[j.id])
+                m.add_bool_or([z[j.id, s].negated(), split[j.id].negated(), act[j.id, t].negated(), u])
+                m.add_implication(u, act[j.id, t])
+                m.add_implication(u, z[j.id, s])
+                m.add_implication(u, split[j.id])
                 hv[f"u[{j.id},{s},{t}]"] = u
                 terms.append(u)
             if terms:
-                k = m.NewIntVar(0, min(len(terms), cap[s]), f"cnt[{s},{t}]")
-                m.Add(k == sum(terms))
+                k = m.new_int_var(0, min(len(terms), cap[s]), f"cnt[{s},{t}]")
+                m.add(k == sum(terms))
                 cnt[s, t] = k
                 hv[f"cnt[{s},{t}]"] = k
     # progress: it[j,t] <= phi_j(n_j, p_j[t]) while active, sum_t it[j,t] >= F_j
@@ -267,36 +279,37 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
         if j not in splittable:
             phi1 = table[1][0]
             for t in range(H):
-                it = m.NewIntVar(0, phi1, f"it[{j.id},{t}]")
-                m.Add(it <= phi1 * act[j.id, t])
+                it = m.new_int_var(0, phi1, f"it[{j.id},{t}]")
+                m.add(it <= phi1 * act[j.id, t])
                 hv[f"it[{j.id},{t}]"] = it
                 its.append(it)
         else:
             nmax = max(table)
-            flat = []
+            flat: list[int] = []  # phi_j(n, p) at index n * (P + 1) + p
             for n in range(nmax + 1):
                 flat.extend(table.get(n, (0,) * (P + 1)))
             for t in range(H):
-                p = m.NewIntVar(0, P, f"p[{j.id},{t}]")
+                p = m.new_int_var(0, P, f"p[{j.id},{t}]")
                 for s in S:
                     if (s, t) in cnt:  # p >= cnt[s,t] on every server j uses
-                        m.Add(p >= cnt[s, t]).OnlyEnforceIf(z[j.id, s])
-                phi = m.NewIntVar(min(flat), phimax, f"phi[{j.id},{t}]")
-                m.AddElement(nserv[j.id] * (P + 1) + p, flat, phi)
-                it = m.NewIntVar(0, phimax, f"it[{j.id},{t}]")
-                m.Add(it <= phi)
-                m.Add(it <= phimax * act[j.id, t])
+                        m.add(p >= cnt[s, t]).only_enforce_if(z[j.id, s])
+                phi = m.new_int_var(min(flat), phimax, f"phi[{j.id},{t}]")
+                m.add_element(nserv[j.id] * (P + 1) + p, flat, phi)
+                it = m.new_int_var(0, phimax, f"it[{j.id},{t}]")
+                m.add(it <= phi)
+                m.add(it <= phimax * act[j.id, t])
                 hv[f"p[{j.id},{t}]"], hv[f"phi[{j.id},{t}]"], hv[f"it[{j.id},{t}]"] = p, phi, it
                 its.append(it)
-        m.Add(sum(its) >= j.iterations)
-    classes = server_classes(inst)
+        m.add(sum(its) >= j.iterations)
+    groups = server_classes(inst)
     if symmetry:
-        _lex_columns(m, inst, y, classes)
-    m.Minimize(makespan)
-    return RarModel(m, H, start, end, y, makespan, hv, classes)
+        _lex_columns(m, inst, y, groups)
+    m.minimize(makespan)
+    return RarModel(m, H, start, end, y, makespan, hv, groups)
 
 
-def _lex_columns(m: cp_model.CpModel, inst: RarInstance, y, classes: list[list[str]]) -> None:
+def _lex_columns(m: cp_model.CpModel, inst: RarInstance, y: dict[tuple[str, str], cp_model.IntVar],
+                 classes: list[list[str]]) -> None:
     """Servers of one size are interchangeable: keep the columns y[., s] of each class in lexicographically
     non-increasing order (jobs in instance order). Any schedule can be permuted into this form."""
     jobs = [j.id for j in inst.jobs]
@@ -305,19 +318,19 @@ def _lex_columns(m: cp_model.CpModel, inst: RarInstance, y, classes: list[list[s
             eq_prefix = None  # literal: columns s1 and s2 agree on every job so far (None = trivially true)
             for i, j in enumerate(jobs):
                 if eq_prefix is None:
-                    m.Add(y[j, s1] >= y[j, s2])
+                    m.add(y[j, s1] >= y[j, s2])
                 else:
-                    m.Add(y[j, s1] >= y[j, s2]).OnlyEnforceIf(eq_prefix)
+                    m.add(y[j, s1] >= y[j, s2]).only_enforce_if(eq_prefix)
                 if i == len(jobs) - 1:
                     break
-                same = m.NewBoolVar(f"same[{j},{s1},{s2}]")
-                m.Add(y[j, s1] == y[j, s2]).OnlyEnforceIf(same)
-                m.Add(y[j, s1] != y[j, s2]).OnlyEnforceIf(same.Not())
-                nxt = m.NewBoolVar(f"eq[{j},{s1},{s2}]")
+                same = m.new_bool_var(f"same[{j},{s1},{s2}]")
+                m.add(y[j, s1] == y[j, s2]).only_enforce_if(same)
+                m.add(y[j, s1] != y[j, s2]).only_enforce_if(same.negated())
+                nxt = m.new_bool_var(f"eq[{j},{s1},{s2}]")
                 if eq_prefix is None:
-                    m.AddImplication(same, nxt)
+                    m.add_implication(same, nxt)
                 else:
-                    m.AddBoolOr([eq_prefix.Not(), same.Not(), nxt])
+                    m.add_bool_or([eq_prefix.negated(), same.negated(), nxt])
                 eq_prefix = nxt
 
 
@@ -366,7 +379,7 @@ def add_hint(rm: RarModel, inst: RarInstance, schedule: Schedule) -> None:
 
     def hint(name, value):
         if name in hv:
-            m.AddHint(hv[name], int(value))
+            m.add_hint(hv[name], int(value))
 
     for j in inst.jobs:
         sj = sched[j.id]
@@ -399,45 +412,51 @@ def add_hint(rm: RarModel, inst: RarInstance, schedule: Schedule) -> None:
     for s in inst.cluster.server_ids:
         for t in range(rm.horizon):
             hint(f"cnt[{s},{t}]", count[s, t])
-    m.AddHint(rm.makespan, max(tr["completion"].values()))
+    m.add_hint(rm.makespan, max(tr["completion"].values()))
 
 
-def read_schedule(rm: RarModel, solver: cp_model.CpSolver, inst: RarInstance) -> Schedule:
+def read_schedule(rm: RarModel, run: _cpsat.Run, inst: RarInstance) -> Schedule:
+    """The schedule of the solution ``run`` found: each job's start and GPUs per server."""
     rows = []
     for j in inst.jobs:
-        pl = {s: solver.Value(rm.gpus[j.id, s]) for s in inst.cluster.server_ids}
-        rows.append(ScheduledJob(j.id, solver.Value(rm.start[j.id]), {s: g for s, g in pl.items() if g}))
+        pl = {s: run.value(rm.gpus[j.id, s]) for s in inst.cluster.server_ids}
+        rows.append(ScheduledJob(j.id, run.value(rm.start[j.id]), {s: g for s, g in pl.items() if g}))
     return Schedule(tuple(rows), algorithm="exact")
 
 
 # -- the solver -------------------------------------------------------------------------------------------
-_STATUS = {cp_model.OPTIMAL: "OPTIMAL", cp_model.FEASIBLE: "FEASIBLE", cp_model.INFEASIBLE: "INFEASIBLE",
-           cp_model.MODEL_INVALID: "MODEL_INVALID", cp_model.UNKNOWN: "UNKNOWN"}
-
-
 def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
-                    seed: int | None = 0, symmetry: bool = True, hint: bool = True, heuristics: bool = True,
-                    greedy: bool = True, shortcut: bool = True, within_horizon: bool = False,
-                    max_cells: int = MAX_MODEL_CELLS, log: bool = False) -> Result:
+                    seed: int | None = 0, deterministic_limit: float | None = None, symmetry: bool = True,
+                    hint: bool = True, heuristics: bool = True, greedy: bool = True, shortcut: bool = True,
+                    within_horizon: bool = False, max_cells: int = MAX_MODEL_CELLS, log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly; see the module docstring.
 
-    ``time_limit`` (s, default 60) bounds the CP-SAT search; ``num_workers`` its threads. With
-    ``within_horizon`` the makespan must not exceed the instance's horizon T (the model may then be
+    ``time_limit`` (s, default 60) bounds the whole solve: CP-SAT gets what the incumbents left of it.
+    ``deterministic_limit`` replaces it by a limit on CP-SAT's deterministic time, so that a run stopped by
+    it is reproduced exactly by the same seed (:mod:`optsched.exact._cpsat`); ``info["limit"]`` says which
+    one applied. ``num_workers`` is CP-SAT's threads, ``seed`` its random seed and the heuristics' seed.
+    With ``within_horizon`` the makespan must not exceed the instance's horizon T (the model may then be
     infeasible). ``heuristics``/``greedy`` choose the incumbents (the serial schedule is always one), ``hint``
     whether the best one hints the search, ``shortcut`` whether an incumbent meeting the closed-form lower
     bound is returned without building the model (tests switch these off to exercise the model alone).
     Instances whose time-indexed model would exceed ``max_cells`` (jobs x slots x servers)
     are not modelled: the best heuristic schedule is returned with the certified lower bound.
+
+    A run stopped by its limit returns status ``time limit`` with the better of CP-SAT's schedule and the
+    incumbent, and the best proven bound.
     """
     t0 = time.perf_counter()
-    info: dict[str, Any] = {"solver": "cp-sat", "num_workers": num_workers}
+    # checked before any work: a bad limit, worker count or seed is the caller's error, reported at once
+    params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
+                           num_workers=num_workers, seed=int(seed or 0), log=log)
+    info: dict[str, Any] = {"solver": "cp-sat", **params.info()}
     cands = incumbents(inst, seed=seed, heuristics=heuristics, greedy=greedy)
     ub, ub_name, ub_sched = cands[0]
     info["incumbent"] = {"algorithm": ub_name, "makespan": ub}
     lb = makespan_lower_bound(inst)
     cap_T = inst.horizon if within_horizon else None
 
-    def result(sched, status, bound, **extra):
+    def result(sched: Schedule | None, status: SolveStatus, bound: int | None, **extra: Any) -> Result:
         info.update(extra)
         obj = None
         if sched is not None:
@@ -462,35 +481,32 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
     rm = build_model(inst, H, symmetry=symmetry, max_makespan=cap_T)
     if hint and (cap_T is None or ub <= cap_T):
         add_hint(rm, inst, ub_sched)
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    prm.num_workers = max(1, int(num_workers))
-    if time_limit is not None:
-        prm.max_time_in_seconds = max(0.01, float(time_limit) - (time.perf_counter() - t0))
-    prm.random_seed = int(seed or 0)
-    prm.log_search_progress = bool(log)
-    code = solver.Solve(rm.model)
-    info.update(cpsat_status=_STATUS.get(code, str(code)), cpsat_wall_s=solver.WallTime(),
-                horizon_slots=H, branches=solver.NumBranches())
-    if code == cp_model.OPTIMAL:
-        sched = read_schedule(rm, solver, inst)
+    if params.time_limit is not None and params.limit == "time":
+        # the incumbents spent part of the budget; CP-SAT gets the rest (at least 10 ms, to return its state)
+        params = dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (time.perf_counter() - t0)))
+    run = _cpsat.solve(rm.model, params)
+    info.update(run.info(), horizon_slots=H)
+    # CP-SAT's bound is proven on the model, whose optimum is the instance's (formulations/rar-ddls-cpsat.md)
+    bound = lb if run.bound is None else max(lb, math.ceil(run.bound - 1e-9))
+    if run.status == SolveStatus.OPTIMAL:
+        sched = read_schedule(rm, run, inst)
         ev = evaluate(inst, sched)
-        model_obj = int(round(solver.ObjectiveValue()))
+        assert run.objective is not None  # an optimal run has a solution
+        model_obj = int(round(run.objective))
         if ev.makespan != model_obj:
             raise SolverError(f"CP-SAT optimum {model_obj} but the evaluator scores its schedule {ev.makespan}: "
                               "model and evaluator disagree (a bug)")
         return result(sched, SolveStatus.OPTIMAL, model_obj)
-    if code == cp_model.INFEASIBLE:
+    if run.status == SolveStatus.INFEASIBLE:
         if cap_T is None:
             raise SolverError(f"CP-SAT proved the model infeasible although the incumbent ({ub_name}) has "
                               f"makespan {ub}: a bug")
         return result(None, SolveStatus.INFEASIBLE, None)
-    bound = max(lb, math.ceil(solver.BestObjectiveBound() - 1e-9)) if code == cp_model.FEASIBLE else lb
-    if code == cp_model.FEASIBLE:
-        sched = read_schedule(rm, solver, inst)
+    if run.found:
+        sched = read_schedule(rm, run, inst)
         best = sched if evaluate(inst, sched).makespan <= ub else ub_sched
         return result(best, SolveStatus.TIME_LIMIT, bound)
-    # no solution within the time limit: fall back to the incumbent, and say so
+    # no solution within the limit: fall back to the incumbent, and say so
     if cap_T is not None and ub > cap_T:
         return result(None, SolveStatus.TIME_LIMIT, bound, fallback="none within the horizon")
     return result(ub_sched, SolveStatus.TIME_LIMIT, bound,

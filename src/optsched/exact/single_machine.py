@@ -34,10 +34,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 from ..errors import InstanceError
 
@@ -47,9 +48,12 @@ __all__ = [
 ]
 
 JobId = Hashable
+# times and sizes: int and Fraction stay exact, a float anywhere makes floats. numbers.Real is what the checks
+# accept at run time (numpy scalars too), but a type checker can do no arithmetic on that abstract class.
+Num = int | float | Fraction
 
 
-def virtual_size(gpus: int, total_gpus: int, iterations: Real, alpha: Real) -> Real:
+def virtual_size(gpus: int, total_gpus: int, iterations: Num, alpha: Num) -> Num:
     """Size of a job on the virtual single machine: ``(g_i / G) * n_i * alpha_i`` (paper 001, Sec. IV-C).
 
     With ``int``/``Fraction`` arguments the result is an exact ``Fraction``.
@@ -70,7 +74,7 @@ def virtual_size(gpus: int, total_gpus: int, iterations: Real, alpha: Real) -> R
     return g * iterations * alpha
 
 
-def _check_number(value: Any, field: str, job: JobId) -> Real:
+def _check_number(value: Any, field: str, job: JobId) -> None:
     # bool is an int subclass but never a meaningful time or size
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InstanceError(f"must be a real number, got {value!r}", field=field, job=str(job))
@@ -78,7 +82,6 @@ def _check_number(value: Any, field: str, job: JobId) -> Real:
         raise InstanceError(f"must be finite, got {value!r}", field=field, job=str(job))
     if value < 0:
         raise InstanceError(f"must be non-negative, got {value!r}", field=field, job=str(job))
-    return value
 
 
 class VirtualSRPT:
@@ -103,13 +106,13 @@ class VirtualSRPT:
     (['long'], 5, 10)
     """
 
-    def __init__(self, start: Real = 0) -> None:
-        self.now: Real = start
-        self.completion: dict[JobId, Real] = {}
-        self._release: dict[JobId, Real] = {}
-        self._future: list[tuple[Real, int, JobId]] = []  # heap of (release, insertion seq, id)
-        self._ready: list[tuple[Real, Real, JobId]] = []  # heap of (remaining, release, id), released jobs
-        self._remaining: dict[JobId, Real] = {}
+    def __init__(self, start: Num = 0) -> None:
+        self.now: Num = start
+        self.completion: dict[JobId, Num] = {}
+        self._release: dict[JobId, Num] = {}
+        self._future: list[tuple[Num, int, JobId]] = []  # heap of (release, insertion seq, id)
+        self._ready: list[tuple[Num, Num, JobId]] = []  # heap of (remaining, release, id), released jobs
+        self._remaining: dict[JobId, Num] = {}
         self._seq = itertools.count()
 
     # -- state -------------------------------------------------------------------------------------------
@@ -118,12 +121,12 @@ class VirtualSRPT:
         """Number of jobs added but not yet completed."""
         return len(self._remaining)
 
-    def remaining(self, job_id: JobId) -> Real:
+    def remaining(self, job_id: JobId) -> Num:
         """Remaining virtual size of an uncompleted job (its full size if not yet released)."""
         return self._remaining[job_id]
 
     # -- input -------------------------------------------------------------------------------------------
-    def add(self, job_id: JobId, release: Real, size: Real) -> None:
+    def add(self, job_id: JobId, release: Num, size: Num) -> None:
         """Register a job released at ``release >= now`` with virtual size ``size >= 0``."""
         if job_id in self._release:
             raise InstanceError("duplicate job id", field="id", job=str(job_id))
@@ -145,7 +148,7 @@ class VirtualSRPT:
             _, _, jid = heapq.heappop(self._future)
             heapq.heappush(self._ready, (self._remaining[jid], self._release[jid], jid))
 
-    def advance(self, t: Real | None = None) -> list[JobId]:
+    def advance(self, t: Num | None = None) -> list[JobId]:
         """Run up to time ``t`` (``None``: until every added job is complete) and return the newly completed
         job ids in completion order (simultaneous completions in priority order)."""
         if t is not None and t < self.now:
@@ -170,11 +173,13 @@ class VirtualSRPT:
                 done.append(jid)
                 continue
             # run the head job until the next event (a release) or the horizon t, whichever comes first
+            # (with neither a release nor t the head job completed above: one of them is set here)
             horizon = next_release if next_release is not None and (t is None or next_release <= t) else t
+            assert horizon is not None
             heapq.heapreplace(self._ready, (rem - (horizon - self.now), rel, jid))
             self._remaining[jid] = rem - (horizon - self.now)
             self.now = horizon
-            if horizon == t and (next_release is None or next_release > t):
+            if horizon == t and (next_release is None or next_release > horizon):
                 break
         if t is not None and t > self.now:
             self.now = t
@@ -185,12 +190,12 @@ class VirtualSRPT:
 class SrptResult:
     """Completion time of every job, the completion order and the total completion time."""
 
-    completion: dict[JobId, Real]
+    completion: dict[JobId, Num]
     order: tuple[JobId, ...]
-    total: Real
+    total: Num
 
 
-def srpt(jobs: Iterable[tuple[JobId, Real, Real]]) -> SrptResult:
+def srpt(jobs: Iterable[tuple[JobId, Num, Num]]) -> SrptResult:
     """Preemptive SRPT on one unit-speed machine for ``(id, release, size)`` triples: the optimum of
     ``1|r_j,pmtn|sum C_j``.
 
@@ -250,20 +255,20 @@ def brute_force_preemptive_optimum(releases: Sequence[int], sizes: Sequence[int]
         if not avail:
             value = best(min(releases[j] for j in range(n) if rem[j] > 0), rem)
         else:
-            value = None
+            costs = []
             for j in avail:
                 nxt = list(rem)
                 nxt[j] -= 1
-                cost = (t + 1 if nxt[j] == 0 else 0) + best(t + 1, tuple(nxt))
-                value = cost if value is None else min(value, cost)
+                costs.append((t + 1 if nxt[j] == 0 else 0) + best(t + 1, tuple(nxt)))
+            value = min(costs)
         memo[key] = value
         return value
 
     return base + best(min(releases, default=0), tuple(sizes))
 
 
-def best_nonpreemptive_schedule(releases: Sequence[int | Real], sizes: Sequence[int | Real]
-                                ) -> tuple[Real, tuple[int, ...]]:
+def best_nonpreemptive_schedule(releases: Sequence[Num], sizes: Sequence[Num]
+                                ) -> tuple[Num, tuple[int, ...]]:
     """Best non-preemptive schedule over all job permutations (each job starts at ``max(previous end,
     release)``): the optimum of ``1|r_j|sum C_j``. Returns ``(total, order)``; at most 7 jobs.
 
@@ -272,9 +277,10 @@ def best_nonpreemptive_schedule(releases: Sequence[int | Real], sizes: Sequence[
     """
     if len(sizes) > 7:
         raise InstanceError("at most 7 jobs for the permutation brute force", field="jobs")
-    best: tuple[Real, tuple[int, ...]] | None = None
+    best: tuple[Num, tuple[int, ...]] | None = None
     for perm in itertools.permutations(range(len(sizes))):
-        t, total = 0, 0
+        t: Num = 0
+        total: Num = 0
         for j in perm:
             t = max(t, releases[j]) + sizes[j]
             total += t

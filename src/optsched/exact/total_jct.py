@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..algorithms.total_jct import Profile, greedy_total_jct
 from ..errors import InstanceError, ScheduleError
@@ -36,18 +35,30 @@ from ..evaluators.total_jct import check_schedule
 from ..problems.total_jct import TotalJctInstance, placement_options, schedule_from_choice
 from ..registry import algorithm
 from ..result import Result, SolveStatus
+from . import _cpsat
+
+if TYPE_CHECKING:  # pragma: no cover - OR-Tools is imported by the solver itself (it takes ~0.5 s)
+    from ortools.sat.python import cp_model
 
 __all__ = ["MAX_BRUTE_JOBS", "brute_force_total_jct", "solve_total_jct"]
 
 
 # -- CP-SAT -------------------------------------------------------------------------------------------------
 def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 1,
-                    symmetry: bool = True, hint: bool = True, seed: int | None = None) -> Result:
+                    symmetry: bool = True, hint: bool = True, seed: int | None = None,
+                    deterministic_limit: float | None = None, log: bool = False) -> Result:
     """Minimise sum_i w_i C_i exactly (``formulations/total-jct.md``). ``status`` is ``optimal`` when proven,
-    ``time limit`` with the best schedule found otherwise. ``lower_bound`` is CP-SAT's proven bound (at least
-    :meth:`TotalJctInstance.trivial_lower_bound`). ``objective`` is recomputed by :func:`check_schedule`."""
+    ``time limit`` with the best schedule found otherwise, and ``unknown`` with ``objective=None`` and
+    ``schedule=None`` when the limit stopped CP-SAT before any schedule. ``lower_bound`` is CP-SAT's proven
+    bound (at least :meth:`TotalJctInstance.trivial_lower_bound`). ``objective`` is recomputed by
+    :func:`check_schedule`. ``deterministic_limit`` replaces ``time_limit`` by a limit on CP-SAT's
+    deterministic time, reproducible with the same ``seed`` (:mod:`optsched.exact._cpsat`); ``info["limit"]``
+    says which one applied."""
     from ortools.sat.python import cp_model
 
+    # checked before the model is built: a bad limit, worker count or seed is reported at once
+    params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
+                           num_workers=num_workers, seed=seed, log=log)
     t0 = time.perf_counter()
     H = inst.horizon()
     caps = [s.gpus for s in inst.cluster.servers]
@@ -56,66 +67,63 @@ def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, 
         sym_job = max(range(inst.n_jobs), key=lambda i: (inst.jobs[i].gpus, -i))
     opts = placement_options(inst, sym_job)
     md = cp_model.CpModel()
-    start, end, lits = {}, {}, {}
-    per_server: list[tuple[list, list]] = [([], []) for _ in caps]
+    start: dict[str, cp_model.IntVar] = {}
+    end: dict[str, cp_model.IntVar] = {}
+    lits: dict[tuple[int, int, tuple[int, ...]], cp_model.IntVar] = {}
+    per_server: list[tuple[list[cp_model.IntervalVar], list[int]]] = [([], []) for _ in caps]
     for i, j in enumerate(inst.jobs):
-        s = md.NewIntVar(j.release, H - j.min_duration, f"S[{j.id}]")
-        e = md.NewIntVar(j.release + j.min_duration, H, f"C[{j.id}]")
+        s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
+        e = md.new_int_var(j.release + j.min_duration, H, f"C[{j.id}]")
         start[j.id], end[j.id] = s, e
         xs = []
         for k, u in opts[i]:
-            x = md.NewBoolVar(f"x[{j.id},{k},{u}]")
+            x = md.new_bool_var(f"x[{j.id},{k},{u}]")
             d = j.modes[k].duration
-            iv = md.NewOptionalIntervalVar(s, d, e, x, f"I[{j.id},{k},{u}]")
+            iv = md.new_optional_interval_var(s, d, e, x, f"I[{j.id},{k},{u}]")
             for m, n in enumerate(u):
                 if n:
                     per_server[m][0].append(iv)
                     per_server[m][1].append(n)
             xs.append(x)
             lits[i, k, u] = x
-        md.AddExactlyOne(xs)
+        md.add_exactly_one(xs)
     for m, (ivs, dem) in enumerate(per_server):
         if ivs:
-            md.AddCumulative(ivs, dem, caps[m])
+            md.add_cumulative(ivs, dem, caps[m])
     lb0 = inst.trivial_lower_bound()
-    md.Minimize(sum(j.weight * end[j.id] for j in inst.jobs))
+    md.minimize(sum(j.weight * end[j.id] for j in inst.jobs))
     if hint:
         g = greedy_total_jct(inst)
         for i, j in enumerate(inst.jobs):
             k, u, t = g[j.id]
             if (i, k, u) not in lits:  # the symmetry-broken job: use an equivalent sorted vector instead
                 continue
-            md.AddHint(start[j.id], t)
+            md.add_hint(start[j.id], t)
             for (ii, kk, uu), x in lits.items():
                 if ii == i:
-                    md.AddHint(x, int((kk, uu) == (k, u)))
-    sol = cp_model.CpSolver()
-    sol.parameters.num_workers = num_workers
-    if seed is not None:
-        sol.parameters.random_seed = int(seed)
-    if time_limit is not None:
-        sol.parameters.max_time_in_seconds = float(time_limit)
-    st = sol.Solve(md)
-    runtime = time.perf_counter() - t0
+                    md.add_hint(x, (kk, uu) == (k, u))
+    run = _cpsat.solve(md, params)
     info: dict[str, Any] = {"horizon": H, "options": sum(len(o) for o in opts), "time_unit_s": inst.time_unit_s,
-                            "solver": "cpsat", "symmetry_job": inst.jobs[sym_job].id if sym_job is not None else None}
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        status = SolveStatus.INFEASIBLE if st == cp_model.INFEASIBLE else SolveStatus.UNKNOWN
-        return Result(None, status, runtime, None, "total-jct-cpsat", lower_bound=lb0, seed=seed,
-                      info=MappingProxyType(info))
+                            "solver": "cpsat", "symmetry_job": inst.jobs[sym_job].id if sym_job is not None else None,
+                            **run.info()}
+    # CP-SAT's bound holds even when it found no schedule (objective values are integers: round it up)
+    lb = lb0 if run.bound is None else max(lb0, math.ceil(run.bound - 1e-9))
+    if run.objective is None:  # stopped before any schedule (or infeasible): say what was proven
+        return Result(None, run.status, time.perf_counter() - t0, None, "total-jct-cpsat",
+                      lower_bound=None if run.status == SolveStatus.INFEASIBLE else lb, seed=seed, info=info)
     choice = {}
     for (i, k, u), x in lits.items():
-        if sol.Value(x):
-            choice[inst.jobs[i].id] = (k, u, sol.Value(start[inst.jobs[i].id]))
+        if run.value(x):
+            choice[inst.jobs[i].id] = (k, u, run.value(start[inst.jobs[i].id]))
     sched = schedule_from_choice(inst, choice, "total-jct-cpsat")
     obj = check_schedule(inst, sched)
-    if abs(obj - sol.ObjectiveValue()) > 1e-6:
-        raise ScheduleError(f"model objective {sol.ObjectiveValue()} != checked objective {obj}")
-    status = SolveStatus.OPTIMAL if st == cp_model.OPTIMAL else SolveStatus.TIME_LIMIT
-    lb = obj if status == SolveStatus.OPTIMAL else max(lb0, int(math.ceil(sol.BestObjectiveBound() - 1e-9)))
-    info["modes"] = MappingProxyType({jid: inst.job(jid).modes[k].shape for jid, (k, _, _) in choice.items()})
-    return Result(obj, status, runtime, sched, "total-jct-cpsat", lower_bound=lb, seed=seed,
-                  info=MappingProxyType(info))
+    if abs(obj - run.objective) > 1e-6:
+        raise ScheduleError(f"model objective {run.objective} != checked objective {obj}")
+    if run.status == SolveStatus.OPTIMAL:
+        lb = obj
+    info["modes"] = {jid: inst.job(jid).modes[k].shape for jid, (k, _, _) in choice.items()}
+    return Result(obj, run.status, time.perf_counter() - t0, sched, "total-jct-cpsat", lower_bound=lb, seed=seed,
+                  info=info)
 
 
 @algorithm("total-jct-cpsat", TotalJctInstance, exact=True,
@@ -153,15 +161,16 @@ def brute_force_total_jct(inst: TotalJctInstance, *, max_jobs: int = MAX_BRUTE_J
     lbj = [j.weight * (j.release + j.min_duration) for j in jobs]
     g = greedy_total_jct(inst)
     best_val = sum(jobs[i].weight * (g[jobs[i].id][2] + jobs[i].modes[g[jobs[i].id][0]].duration) for i in range(n))
-    best = [best_val, dict(g)]
+    best_choice: dict[str, tuple[int, tuple[int, ...], int]] = dict(g)
     placed: dict[str, tuple[int, tuple[int, ...], int]] = {}
-    nodes = [0]
+    nodes = 0
 
     def rec(left: frozenset[int], cost: int, rest_lb: int) -> None:
-        nodes[0] += 1
+        nonlocal best_val, best_choice, nodes
+        nodes += 1
         if not left:
-            if cost < best[0]:
-                best[0], best[1] = cost, dict(placed)
+            if cost < best_val:
+                best_val, best_choice = cost, dict(placed)
             return
         for i in sorted(left):
             j = jobs[i]
@@ -169,7 +178,7 @@ def brute_force_total_jct(inst: TotalJctInstance, *, max_jobs: int = MAX_BRUTE_J
                 d = j.modes[k].duration
                 t = prof.earliest(u, j.release, d)
                 c = cost + j.weight * (t + d)
-                if c + rest_lb - lbj[i] >= best[0]:
+                if c + rest_lb - lbj[i] >= best_val:
                     continue
                 prof.add(u, t, d)
                 placed[j.id] = (k, u, t)
@@ -178,10 +187,10 @@ def brute_force_total_jct(inst: TotalJctInstance, *, max_jobs: int = MAX_BRUTE_J
                 prof.remove(u, t, d)
 
     rec(frozenset(range(n)), 0, sum(lbj))
-    sched = schedule_from_choice(inst, best[1], "total-jct-brute")
+    sched = schedule_from_choice(inst, best_choice, "total-jct-brute")
     obj = check_schedule(inst, sched)
     return Result(obj, SolveStatus.OPTIMAL, time.perf_counter() - t0, sched, "total-jct-brute", lower_bound=obj,
-                  info=MappingProxyType({"nodes": nodes[0]}))
+                  info={"nodes": nodes})
 
 
 @algorithm("total-jct-brute", TotalJctInstance, exact=True,

@@ -1,0 +1,215 @@
+"""The CP-SAT back-end shared by every CP-SAT model in optsched, as :mod:`optsched.exact._pulp` is for PuLP.
+
+The solver's parameters are written in one place (:class:`Params`), CP-SAT's status is mapped to
+:class:`~optsched.result.SolveStatus` in one place (:func:`status_of`), and :func:`solve` returns what every
+model reads back (:class:`Run`: status, objective, proven bound, wall time, the values of a solution).
+
+Two limits, one at a time:
+
+* ``time_limit`` (seconds of wall clock): what a user usually wants, but where the search stops depends on the
+  machine and its load, so two runs with the same seed may return different schedules;
+* ``deterministic_limit`` (CP-SAT's ``max_deterministic_time``): the search stops after a fixed amount of
+  counted work, so a run is reproduced exactly by the same limit, seed and model. The unit is meant to be
+  near a second but is not one: on the 40-job total-JCT model one unit took about 13 s of wall clock.
+  It replaces the wall-clock limit (either one stopping the run first would make the run depend on the
+  machine again), and with several workers it turns on CP-SAT's ``interleave_search``, whose schedule of the
+  workers does not depend on the threads' timing.
+
+``Run.info()`` says which limit was used; every exact model copies it into its result's ``info``.
+
+>>> from ortools.sat.python import cp_model
+>>> m = cp_model.CpModel()
+>>> x, y = m.new_int_var(0, 3, "x"), m.new_int_var(0, 3, "y")
+>>> _ = m.add(x + y <= 4)
+>>> m.maximize(x + 2 * y)
+>>> run = solve(m, Params(time_limit=10, seed=0))
+>>> run.status.value, run.objective, run.bound, run.value(y)
+('optimal', 7.0, 7.0, 3)
+>>> run.info()["limit"], run.info()["cpsat_status"]
+('time', 'OPTIMAL')
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InstanceError, SolverError
+from ..result import SolveStatus
+
+if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
+    from ortools.sat.python import cp_model
+
+__all__ = ["Params", "Run", "new_solver", "solve", "status_of"]
+
+# CP-SAT's random_seed is an int32 field
+_MAX_SEED = 2**31 - 1
+
+
+@functools.cache
+def _status_table() -> dict[cp_model.CpSolverStatus, SolveStatus]:
+    """What each CP-SAT status proves (MODEL_INVALID is an error, not an outcome: see :func:`status_of`)."""
+    from ortools.sat.python import cp_model
+
+    return {
+        cp_model.OPTIMAL: SolveStatus.OPTIMAL,
+        cp_model.FEASIBLE: SolveStatus.TIME_LIMIT,  # a solution, stopped by a limit before the proof
+        cp_model.INFEASIBLE: SolveStatus.INFEASIBLE,
+        cp_model.UNKNOWN: SolveStatus.UNKNOWN,  # stopped by a limit before any solution or proof
+    }
+
+
+def _positive(value: float | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InstanceError(f"must be a number, got {value!r}", field=name)
+    if not math.isfinite(value) or value <= 0:
+        raise InstanceError(f"must be positive and finite, got {value!r}", field=name)
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Params:
+    """CP-SAT's parameters as optsched sets them, checked when built (an :class:`InstanceError` names the
+    field).
+
+    ``time_limit``: wall-clock seconds; ``deterministic_limit``: CP-SAT deterministic time (replaces the
+    wall-clock limit, see the module docstring); ``num_workers``: search threads; ``seed``: CP-SAT's
+    ``random_seed`` (``None`` leaves CP-SAT's default); ``log``: print CP-SAT's search log.
+
+    >>> Params(time_limit=5, deterministic_limit=2.0).limit
+    'deterministic'
+    >>> Params(num_workers=0)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: num_workers: must be a positive integer, got 0
+    """
+
+    time_limit: float | None = None
+    deterministic_limit: float | None = None
+    num_workers: int = 1
+    seed: int | None = None
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "time_limit", _positive(self.time_limit, "time_limit"))
+        object.__setattr__(self, "deterministic_limit", _positive(self.deterministic_limit, "deterministic_limit"))
+        if isinstance(self.num_workers, bool) or not isinstance(self.num_workers, int) or self.num_workers < 1:
+            raise InstanceError(f"must be a positive integer, got {self.num_workers!r}", field="num_workers")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
+                                      or not 0 <= self.seed <= _MAX_SEED):
+            raise InstanceError(f"must be an integer in 0..{_MAX_SEED}, got {self.seed!r}", field="seed")
+
+    @property
+    def limit(self) -> str:
+        """The limit that applies: ``"deterministic"``, ``"time"`` or ``"none"``."""
+        if self.deterministic_limit is not None:
+            return "deterministic"
+        return "time" if self.time_limit is not None else "none"
+
+    @property
+    def interleave(self) -> bool:
+        """Whether CP-SAT's deterministic interleaved search is on (a deterministic limit with >1 worker)."""
+        return self.deterministic_limit is not None and self.num_workers > 1
+
+    def apply(self, solver: cp_model.CpSolver) -> cp_model.CpSolver:
+        """Write these parameters into ``solver.parameters``; return ``solver``."""
+        prm = solver.parameters
+        prm.num_workers = self.num_workers
+        if self.deterministic_limit is not None:
+            prm.max_deterministic_time = self.deterministic_limit
+            if self.interleave:
+                prm.interleave_search = True
+        elif self.time_limit is not None:
+            prm.max_time_in_seconds = self.time_limit
+        if self.seed is not None:
+            prm.random_seed = self.seed
+        if self.log:
+            prm.log_search_progress = True
+        return solver
+
+    def info(self) -> dict[str, Any]:
+        """The parameters as a result's ``info`` records them."""
+        out: dict[str, Any] = {"limit": self.limit,
+                               "time_limit_s": self.time_limit if self.limit == "time" else None,
+                               "deterministic_limit": self.deterministic_limit,
+                               "num_workers": self.num_workers, "random_seed": self.seed}
+        if self.interleave:
+            out["interleave_search"] = True
+        return out
+
+
+def new_solver(params: Params) -> cp_model.CpSolver:
+    """A fresh ``CpSolver`` with ``params`` written into it."""
+    from ortools.sat.python import cp_model
+
+    return params.apply(cp_model.CpSolver())
+
+
+def status_of(code: cp_model.CpSolverStatus, model: cp_model.CpModel | None = None) -> SolveStatus:
+    """CP-SAT's status as a :class:`SolveStatus`: OPTIMAL -> optimal, FEASIBLE -> time limit, INFEASIBLE ->
+    infeasible, UNKNOWN -> unknown. MODEL_INVALID raises :class:`SolverError` with CP-SAT's validation
+    message for ``model`` (a model optsched builds is never invalid: that is a bug, not an outcome).
+
+    >>> from ortools.sat.python import cp_model
+    >>> status_of(cp_model.FEASIBLE).value
+    'time limit'
+    """
+    from ortools.sat.python import cp_model
+
+    if code == cp_model.MODEL_INVALID:
+        why = model.validate() if model is not None else ""
+        raise SolverError(f"CP-SAT rejected the model as invalid: {why or 'no validation message'}")
+    try:
+        return _status_table()[code]
+    except KeyError:
+        raise SolverError(f"unexpected CP-SAT status {code!r}") from None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One CP-SAT solve: the mapped ``status``, CP-SAT's own status name, the ``objective`` of the best
+    solution (``None`` without one), the proven ``bound`` (lower when minimising, upper when maximising;
+    ``None`` when the model is infeasible or CP-SAT proved none) and the solver's wall time."""
+
+    status: SolveStatus
+    cpsat_status: str
+    objective: float | None
+    bound: float | None
+    wall_s: float
+    params: Params
+    solver: cp_model.CpSolver
+
+    @property
+    def found(self) -> bool:
+        """True when CP-SAT returned a solution (optimal or stopped by a limit)."""
+        return self.objective is not None
+
+    def value(self, expr: cp_model.LinearExprT) -> int:
+        """The value of a variable or linear expression in the solution found."""
+        if not self.found:
+            raise SolverError(f"CP-SAT found no solution (status {self.cpsat_status}): no value to read")
+        return int(self.solver.value(expr))
+
+    def info(self) -> dict[str, Any]:
+        """What a result's ``info`` records of this run: its parameters, status, times and branches."""
+        return {**self.params.info(), "cpsat_status": self.cpsat_status, "cpsat_wall_s": self.wall_s,
+                "cpsat_deterministic_time": self.solver.deterministic_time,
+                "branches": self.solver.num_branches}
+
+
+def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None) -> Run:
+    """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
+    ``log_callback`` attached (the parameters are written into it)."""
+    sol = params.apply(solver) if solver is not None else new_solver(params)
+    code = sol.solve(model)
+    status = status_of(code, model)
+    objective = sol.objective_value if status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT) else None
+    bound = None
+    if status != SolveStatus.INFEASIBLE and model.has_objective():
+        b = sol.best_objective_bound
+        bound = float(b) if math.isfinite(b) else None
+    return Run(status, code.name, objective, bound, sol.wall_time, params, sol)
