@@ -18,7 +18,7 @@ from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, run_asrpt, run_policy, sele
 from optsched.sim.recurring import (config_names, map_models, predict_frame, rescale_to_load, spec_of,
                                     split_train_test, synthetic_recurring_frame, to_workload, offered_load)
 from optsched.sim.state import Job, Placement
-from optsched.sim.workloads import Workload, WorkloadJob
+from optsched.problems.workload import Workload, WorkloadJob
 
 
 # -- hand-computed cases without a pipeline spec (profiled time 1 s/iteration, one server of 2 GPUs) -------------

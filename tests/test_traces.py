@@ -159,7 +159,7 @@ def test_synthetic_generator_properties():
 
 
 def test_resolve_workload_kinds(tmp_path, philly):
-    from optsched.sim.workloads import write_workload
+    from optsched.problems.workload import write_workload
     wl = resolve_workload("philly", load_jph=3.0, n_jobs=3500, philly_frame=philly)
     assert sum(j.tracked for j in wl) == 500  # window 3000:4000 cut at 3500 jobs
     assert len(resolve_workload("pollux:2")) == 160

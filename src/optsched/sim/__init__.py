@@ -29,7 +29,7 @@ from .policies import (ADMISSIONS, PERF_MODELS, PLACEMENTS, SCHEDULERS, build_ad
                        build_policy, build_scheduling, register_admission, register_perf, register_placement,
                        register_scheduler)
 from .state import ClusterState, Job, JobState, Placement, SimView
-from .workloads import Workload, WorkloadJob, as_workload, read_workload, write_workload
+from ..problems.workload import Workload, WorkloadJob, as_workload, read_workload, write_workload
 
 
 def _cluster(cluster: Any, servers: int | None, gpus_per_server: int | None) -> Cluster:

@@ -581,7 +581,7 @@ class PolicyRun:
 
 
 def _as_workload_jobs(jobs, net: Network):
-    from .workloads import WorkloadJob
+    from ..problems.workload import WorkloadJob
 
     out = []
     cache = SpecCache(net)
@@ -608,7 +608,7 @@ def run_policy(policy: str | SchedulerPlacer, jobs: Sequence, cluster: Any = (1,
     """Run one policy of this module (by name or object) on a small offline instance, in the event-driven
     engine with paper 001's performance model (:class:`~optsched.perf.mixed.MixedPerf`).
 
-    * ``jobs``: :class:`~optsched.sim.workloads.WorkloadJob` objects with a ``spec``, or tuples
+    * ``jobs``: :class:`~optsched.problems.workload.WorkloadJob` objects with a ``spec``, or tuples
       ``(id, release_s, PipelineJob, iterations[, predicted_iterations])``; ``iteration_time_s`` is set to
       alpha~_i^min / 1000 (s), a predicted count of 0 / None means unseen (n~ = 0).
     * ``cluster``: ``(servers, gpus_per_server)`` or a homogeneous :class:`~optsched.cluster.Cluster`;
@@ -619,7 +619,7 @@ def run_policy(policy: str | SchedulerPlacer, jobs: Sequence, cluster: Any = (1,
     """
     from ..cluster import Cluster
     from . import simulate
-    from .workloads import Workload
+    from ..problems.workload import Workload
 
     if isinstance(cluster, Cluster):
         caps = {s.gpus for s in cluster.servers}

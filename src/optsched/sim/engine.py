@@ -18,7 +18,7 @@ Semantics (the full list, with the Blox lines they follow, is in ``docs/algorith
 * A launch after a preemption holds the GPUs for the checkpoint-restore stall of the launch mechanism before it
   progresses; preemption keeps all finished work (iteration-boundary checkpoint, fractional iterations kept).
 
->>> from optsched.sim.workloads import Workload, WorkloadJob
+>>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.cluster import Cluster
 >>> wl = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 2, 50, 1.0)))
 >>> res = Simulator(wl, Cluster.homogeneous(1, 2), mode="event").run()

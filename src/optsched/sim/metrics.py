@@ -8,7 +8,7 @@
   batch; the mean utilisation is time-weighted over [first arrival, end];
 * preemption count; events and events per second of the engine.
 
->>> from optsched.sim.workloads import Workload, WorkloadJob
+>>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.sim import simulate
 >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 0, 1, 30, 1.0))),
 ...              servers=1, gpus_per_server=1, mode="event")

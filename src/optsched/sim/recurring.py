@@ -268,10 +268,10 @@ def rolling_predictions(frame: pd.DataFrame, predictor: str = "random-forest", p
 # -- workloads -------------------------------------------------------------------------------------------------
 def to_workload(frame: pd.DataFrame, predicted: np.ndarray | None = None, *, name: str = "recurring",
                 seed: int | None = None, meta: dict | None = None):
-    """A :class:`~optsched.sim.workloads.Workload` from a mapped frame: arrival = submit_s - first submit_s,
+    """A :class:`~optsched.problems.workload.Workload` from a mapped frame: arrival = submit_s - first submit_s,
     ``iteration_time_s`` = alpha~_i^min, ``predicted_iterations`` from ``predicted`` (0 -> absent = unseen), the
     configuration's :class:`PipelineJob` as ``spec``."""
-    from .workloads import Workload, WorkloadJob
+    from ..problems.workload import Workload, WorkloadJob
 
     if len(frame) == 0:
         raise InstanceError("no jobs", field="frame")

@@ -46,7 +46,7 @@ import pandas as pd
 
 from ..errors import InstanceError
 from .data import data_path
-from .workloads import Workload, WorkloadJob, read_workload
+from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0
 

@@ -1,0 +1,423 @@
+"""The online scheduling problem's data: :class:`WorkloadJob`, :class:`Workload`, and their file format.
+
+A workload is what the online cluster simulator (:mod:`optsched.sim`) runs: jobs arriving over time, each with a
+GPU demand, an amount of work and a profiled speed. It lives here, with the other problems' data, so that reading
+or writing a workload never imports the simulator; ``optsched.sim`` re-exports every public name.
+
+A workload is immutable and validated once, at construction: every bad value raises
+:class:`~optsched.errors.InstanceError` naming the field and the job. Files come in two flavours with the same
+column names (documented in ``docs/formats.md``, section ``optsched/workload@1``):
+
+* JSON: ``{"format": "optsched/workload@1", "name": ..., "seed": ..., "meta": {...}, "jobs": [{...}, ...]}``
+* CSV: a header line with the job field names (``id, arrival_s, gpus, iterations, iteration_time_s`` required;
+  ``model, predicted_iterations, deadline_s, user, group, tracked`` optional), one job per line; an empty
+  cell means the default.
+
+Units: seconds (``arrival_s``, ``iteration_time_s``, ``deadline_s`` is an *absolute* time, like
+``arrival_s``); ``iterations`` is the amount of work (any positive number: fractional iterations are allowed,
+traces given as durations use ``iteration_time_s = 1``).
+
+>>> wl = Workload((WorkloadJob("a", 0, 2, 100, 0.5), WorkloadJob("b", 60, 1, 10, 2.0, model="ResNet-18")))
+>>> len(wl), wl.total_work_gpu_s, wl.jobs[1].duration_alone_s
+(2, 120.0, 20.0)
+>>> workload_from_dict(workload_to_dict(wl)) == wl
+True
+>>> WorkloadJob("c", 0, 0, 10, 1.0)
+Traceback (most recent call last):
+...
+optsched.errors.InstanceError: gpus (job 'c'): must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..errors import InstanceError
+from ..io import atomic_open, read_json, read_text, write_json
+
+FORMAT = "optsched/workload@1"
+
+# column order of the CSV flavour (and of to_records / to_frame)
+COLUMNS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
+           "deadline_s", "user", "group", "tracked")
+REQUIRED = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s")
+
+
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class WorkloadJob:
+    """One job of a workload: arrival, GPU demand, work and profiled speed.
+
+    ``iteration_time_s`` is the profiled seconds per iteration alone on a consolidated placement (the
+    performance model may change it with the placement and co-location); ``iterations`` the total work;
+    ``predicted_iterations`` what a predictor believes the work is (A-SRPT, SRTF with predictions);
+    ``deadline_s`` an absolute completion deadline (optional); ``user``/``group`` tenant labels (admission
+    quotas); ``spec`` an arbitrary object a performance model may need (a ``RarJob``, a ``PipelineJob``);
+    ``tracked`` whether the job counts in the metrics (Blox measures only a window of job ids).
+
+    >>> WorkloadJob("j", 0.0, 4, 1000, 0.25).duration_alone_s
+    250.0
+    """
+
+    id: str
+    arrival_s: float
+    gpus: int
+    iterations: float
+    iteration_time_s: float
+    model: str = ""
+    predicted_iterations: float | None = None
+    deadline_s: float | None = None
+    user: str = ""
+    group: str = ""
+    spec: Any = field(default=None, compare=False)
+    tracked: bool = True
+
+    def __post_init__(self) -> None:
+        jid = self.id
+        if not isinstance(jid, str) or not jid:
+            raise InstanceError(f"must be a non-empty string, got {jid!r}", field="id",
+                                job=jid if isinstance(jid, str) else None)
+
+        def bad(name: str, msg: str):
+            raise InstanceError(f"{msg}, got {getattr(self, name)!r}", field=name, job=jid)
+
+        if not _finite_number(self.arrival_s) or self.arrival_s < 0:
+            bad("arrival_s", "must be a finite number >= 0")
+        g = self.gpus
+        if isinstance(g, float) and g.is_integer():
+            object.__setattr__(self, "gpus", int(g))
+        elif isinstance(g, bool) or not isinstance(g, int):
+            bad("gpus", "must be an integer >= 1")
+        if self.gpus < 1:
+            bad("gpus", "must be an integer >= 1")
+        if not _finite_number(self.iterations) or self.iterations <= 0:
+            bad("iterations", "must be a finite number > 0")
+        if not _finite_number(self.iteration_time_s) or self.iteration_time_s <= 0:
+            bad("iteration_time_s", "must be a finite number > 0")
+        if self.predicted_iterations is not None and (not _finite_number(self.predicted_iterations)
+                                                      or self.predicted_iterations <= 0):
+            bad("predicted_iterations", "must be a finite number > 0 or absent")
+        if self.deadline_s is not None:
+            if not _finite_number(self.deadline_s):
+                bad("deadline_s", "must be a finite number (an absolute time in seconds) or absent")
+            if self.deadline_s < self.arrival_s:
+                bad("deadline_s", f"must not precede the arrival ({self.arrival_s!r})")
+        for name in ("model", "user", "group"):
+            if not isinstance(getattr(self, name), str):
+                bad(name, "must be a string")
+        if not isinstance(self.tracked, bool):
+            bad("tracked", "must be true or false")
+        # store plain floats (numpy scalars from generators would leak into JSON otherwise)
+        for name in ("arrival_s", "iterations", "iteration_time_s"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        for name in ("predicted_iterations", "deadline_s"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, float(getattr(self, name)))
+
+    @property
+    def duration_alone_s(self) -> float:
+        """Profiled time alone: iterations x iteration time."""
+        return self.iterations * self.iteration_time_s
+
+    def to_record(self) -> dict[str, Any]:
+        """The job as a dict of the :data:`COLUMNS` (``spec`` excluded)."""
+        return {c: getattr(self, c) for c in COLUMNS}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """An immutable, validated sequence of jobs (ids unique), with a name, the seed that generated it (if
+    any) and free-form ``meta`` (trace, load, window, model rule, ...).
+
+    >>> Workload((WorkloadJob("a", 0, 1, 1, 1.0), WorkloadJob("a", 1, 1, 1, 1.0)))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[1].id (job 'a'): duplicate job id (first at jobs[0])
+    """
+
+    jobs: tuple[WorkloadJob, ...]
+    name: str = ""
+    seed: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        jobs = tuple(self.jobs)
+        object.__setattr__(self, "jobs", jobs)
+        object.__setattr__(self, "meta", dict(self.meta or {}))
+        seen: dict[str, int] = {}
+        for i, j in enumerate(jobs):
+            if not isinstance(j, WorkloadJob):
+                raise InstanceError(f"must be a WorkloadJob, got {type(j).__name__}", field=f"jobs[{i}]")
+            if j.id in seen:
+                raise InstanceError(f"duplicate job id (first at jobs[{seen[j.id]}])", field=f"jobs[{i}].id",
+                                    job=j.id)
+            seen[j.id] = i
+        if not isinstance(self.name, str):
+            raise InstanceError(f"must be a string, got {self.name!r}", field="name")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise InstanceError(f"must be an integer or absent, got {self.seed!r}", field="seed")
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self) -> Iterator[WorkloadJob]:
+        return iter(self.jobs)
+
+    @property
+    def total_work_gpu_s(self) -> float:
+        """Sum of gpus x duration alone (GPU-seconds at profiled speed)."""
+        return float(sum(j.gpus * j.duration_alone_s for j in self.jobs))
+
+    @property
+    def max_gpus(self) -> int:
+        return max((j.gpus for j in self.jobs), default=0)
+
+    def with_jobs(self, jobs: Iterable[WorkloadJob], **changes: Any) -> "Workload":
+        """A copy with other jobs (and optionally another name/seed/meta)."""
+        return replace(self, jobs=tuple(jobs), **changes)
+
+    def track_window(self, start: int, end: int) -> "Workload":
+        """Mark only the jobs at positions ``start <= i < end`` (arrival order) as tracked, as Blox measures
+        jobs 3000-4000 of the Philly trace.
+
+        >>> wl = Workload(tuple(WorkloadJob(str(i), i, 1, 1, 1.0) for i in range(5))).track_window(1, 3)
+        >>> [j.tracked for j in wl]
+        [False, True, True, False, False]
+        """
+        order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
+        rank = {i: r for r, i in enumerate(order)}
+        jobs = [replace(j, tracked=start <= rank[i] < end) for i, j in enumerate(self.jobs)]
+        return replace(self, jobs=tuple(jobs), meta={**self.meta, "track_window": [int(start), int(end)]})
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [j.to_record() for j in self.jobs]
+
+    def to_frame(self):
+        """The jobs as a pandas DataFrame with the :data:`COLUMNS`."""
+        import pandas as pd
+        return pd.DataFrame(self.to_records(), columns=list(COLUMNS))
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]], name: str = "", seed: int | None = None,
+                     meta: Mapping[str, Any] | None = None) -> "Workload":
+        """Build from dicts with the job field names (validated like a file, with ``jobs[i].field`` paths)."""
+        return cls(tuple(_job_from_mapping(r, i) for i, r in enumerate(records)), name, seed, dict(meta or {}))
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+_JOB_FIELDS = {f.name for f in fields(WorkloadJob)}
+
+
+def _job_from_mapping(rec: Any, i: int, where: str = "jobs") -> WorkloadJob:
+    path = f"{where}[{i}]"
+    if not isinstance(rec, Mapping):
+        raise InstanceError(f"must be an object, got {type(rec).__name__}", field=path)
+    jid = rec.get("id")
+    jid_s = jid if isinstance(jid, str) else None
+    unknown = sorted(set(rec) - _JOB_FIELDS)
+    if unknown:
+        raise InstanceError(f"unknown field(s) {unknown} (known: {', '.join(COLUMNS)}, spec)", field=path, job=jid_s)
+    for name in REQUIRED:
+        if name not in rec:
+            raise InstanceError("missing field", field=f"{path}.{name}", job=jid_s)
+    try:
+        return WorkloadJob(**dict(rec))
+    except InstanceError as exc:
+        raise InstanceError(exc.reason, field=f"{path}.{exc.field}" if exc.field else path, job=exc.job) from None
+
+
+def workload_from_dict(data: Mapping[str, Any], name: str = "") -> Workload:
+    """Validate a parsed ``optsched/workload@1`` JSON document."""
+    if not isinstance(data, Mapping):
+        raise InstanceError(f"must be a JSON object, got {type(data).__name__}")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        raise InstanceError(f"expected {FORMAT!r}, got {fmt!r}", field="format")
+    jobs = data.get("jobs")
+    if not isinstance(jobs, list):
+        raise InstanceError(f"must be a JSON array, got {type(jobs).__name__}", field="jobs")
+    meta = data.get("meta", {})
+    if not isinstance(meta, Mapping):
+        raise InstanceError(f"must be an object, got {type(meta).__name__}", field="meta")
+    wname = data.get("name", name) or name
+    return Workload.from_records(jobs, name=wname, seed=data.get("seed"), meta=meta)
+
+
+_CSV_PARSE = {"arrival_s": float, "gpus": None, "iterations": float, "iteration_time_s": float,
+              "predicted_iterations": float, "deadline_s": float}
+
+
+def _csv_value(col: str, text: str, path: str, job: str | None):
+    text = text.strip()
+    if col in ("id", "model", "user", "group"):
+        return text
+    if col == "tracked":
+        low = text.lower()
+        if low in ("1", "true", "yes"):
+            return True
+        if low in ("0", "false", "no"):
+            return False
+        raise InstanceError(f"must be true/false (or 1/0), got {text!r}", field=f"{path}.{col}", job=job)
+    try:
+        v = float(text)
+    except ValueError:
+        raise InstanceError(f"must be a number, got {text!r}", field=f"{path}.{col}", job=job) from None
+    if col == "gpus":
+        if not v.is_integer():
+            raise InstanceError(f"must be an integer >= 1, got {text!r}", field=f"{path}.{col}", job=job)
+        return int(v)
+    return v
+
+
+def workload_from_csv_text(text: str, name: str = "") -> Workload:
+    """Validate the CSV flavour (header with the column names; empty cell = default)."""
+    reader = csv.reader(_io.StringIO(text))
+    rows = [r for r in reader]
+    while rows and not any(c.strip() for c in rows[0]):
+        rows.pop(0)
+    if not rows:
+        raise InstanceError("empty CSV: expected a header line with " + ", ".join(REQUIRED), field="header")
+    header = [h.strip() for h in rows[0]]
+    unknown = [h for h in header if h not in COLUMNS]
+    if unknown:
+        raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InstanceError(f"duplicate column(s) {dup}", field="header")
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InstanceError(f"missing required column(s) {missing}", field="header")
+    records = []
+    for i, row in enumerate(r for r in rows[1:] if any(c.strip() for c in r)):
+        path = f"jobs[{i}]"
+        if len(row) != len(header):
+            raise InstanceError(f"has {len(row)} cells, the header has {len(header)}", field=path)
+        jid = row[header.index("id")].strip() or None
+        rec = {}
+        for col, cell in zip(header, row):
+            if cell.strip() == "" and col not in REQUIRED:
+                continue
+            if cell.strip() == "":
+                raise InstanceError("missing value", field=f"{path}.{col}", job=jid)
+            rec[col] = _csv_value(col, cell, path, jid)
+        records.append(rec)
+    return Workload.from_records(records, name=name)
+
+
+def read_workload(path: str | os.PathLike) -> Workload:
+    """Read a workload file: CSV if the name ends in ``.csv``, JSON otherwise.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "w.csv")
+    >>> _ = open(p, "w").write("id,arrival_s,gpus,iterations,iteration_time_s\\na,0,1,-5,1\\n")
+    >>> read_workload(p)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[0].iterations (job 'a'): must be a finite number > 0, got -5.0
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        return workload_from_csv_text(read_text(p, encoding="utf-8-sig"), name=p.stem)
+    return workload_from_dict(read_json(p), name=p.stem)
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+def _jsonable_spec(spec: Any, jid: str) -> Any:
+    try:
+        json.dumps(spec)
+    except (TypeError, ValueError):
+        raise InstanceError(f"spec of type {type(spec).__name__} cannot be written to a workload file",
+                            field="spec", job=jid) from None
+    return spec
+
+
+def workload_to_dict(wl: Workload) -> dict[str, Any]:
+    """The JSON document of a workload (defaults omitted per job)."""
+    jobs = []
+    for j in wl.jobs:
+        rec: dict[str, Any] = {"id": j.id, "arrival_s": j.arrival_s, "gpus": j.gpus, "iterations": j.iterations,
+                               "iteration_time_s": j.iteration_time_s}
+        for c in ("model", "predicted_iterations", "deadline_s", "user", "group"):
+            v = getattr(j, c)
+            if v not in ("", None):
+                rec[c] = v
+        if not j.tracked:
+            rec["tracked"] = False
+        if j.spec is not None:
+            rec["spec"] = _jsonable_spec(j.spec, j.id)
+        jobs.append(rec)
+    out: dict[str, Any] = {"format": FORMAT}
+    if wl.name:
+        out["name"] = wl.name
+    if wl.seed is not None:
+        out["seed"] = wl.seed
+    if wl.meta:
+        out["meta"] = _jsonable_meta(wl.meta)
+    out["jobs"] = jobs
+    return out
+
+
+def _jsonable_meta(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable_meta(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable_meta(v) for v in x]
+    if isinstance(x, (str, bool)) or x is None:
+        return x
+    if isinstance(x, (int, float)):
+        return x
+    try:  # numpy scalars
+        return x.item()
+    except AttributeError:
+        return str(x)
+
+
+def workload_to_csv_text(wl: Workload) -> str:
+    buf = _io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for j in wl.jobs:
+        if j.spec is not None:
+            raise InstanceError("the CSV flavour cannot carry a spec; write JSON", field="spec", job=j.id)
+        w.writerow([("" if v is None else ("true" if v is True else "false" if v is False else repr(v)
+                                           if isinstance(v, float) else v))
+                    for v in (getattr(j, c) for c in COLUMNS)])
+    return buf.getvalue()
+
+
+def write_workload(wl: Workload, path: str | os.PathLike) -> None:
+    """Write a workload atomically: CSV if the name ends in ``.csv``, JSON otherwise."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        text = workload_to_csv_text(wl)
+        with atomic_open(p, encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    else:
+        write_json(p, workload_to_dict(wl))
+
+
+def as_workload(obj: Any) -> Workload:
+    """A :class:`Workload` from a workload, a path, or a sequence of :class:`WorkloadJob` / dicts."""
+    if isinstance(obj, Workload):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return read_workload(obj)
+    if isinstance(obj, Sequence) and all(isinstance(j, WorkloadJob) for j in obj):
+        return Workload(tuple(obj))
+    if isinstance(obj, Sequence):
+        return Workload.from_records(obj)
+    raise InstanceError(f"must be a Workload, a path or a list of jobs, got {type(obj).__name__}", field="workload")
+
+
+__all__ = ["COLUMNS", "FORMAT", "Workload", "WorkloadJob", "as_workload", "read_workload", "workload_from_csv_text",
+           "workload_from_dict", "workload_to_csv_text", "workload_to_dict", "write_workload"]
