@@ -19,6 +19,7 @@ from optsched.sim.recurring import (config_names, map_models, predict_frame, res
                                     split_train_test, synthetic_recurring_frame, to_workload, offered_load)
 from optsched.sim.state import Job, Placement
 from optsched.problems.workload import Workload, WorkloadJob
+from tests.sim.shared_data import PHILLY, needs_data
 
 
 # -- hand-computed cases without a pipeline spec (profiled time 1 s/iteration, one server of 2 GPUs) -------------
@@ -296,6 +297,7 @@ def test_predictions_zero_for_unseen_and_load_rescaling():
     assert wl2.jobs[0].arrival_s == 0.0
 
 
+@needs_data(*PHILLY)
 def test_philly_frame_group_rules():
     from optsched.sim.recurring import philly_frame
     a = philly_frame("vc-gpus-dur")

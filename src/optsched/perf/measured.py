@@ -39,7 +39,7 @@ def load_tables(folder=None) -> tuple[dict, dict]:
     """(isolated throughput by key, ratio by (target key, neighbour key)) from the shared CSV files."""
     from pathlib import Path
 
-    from ..sim.data import data_path
+    from ..data import data_path
 
     base = Path(folder) if folder is not None else data_path("deepshare-contention")
     with open(base / "isolated_thp.csv", encoding="utf-8-sig") as fh:

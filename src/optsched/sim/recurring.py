@@ -64,9 +64,15 @@ FRAME_COLUMNS = ("job_id", "submit_s", "duration_s", "trace_gpus", "user_id", "g
 def philly_frame(group_rule: str = "vc-gpus-dur", path: Any = None) -> pd.DataFrame:
     """The whole Philly trace (read in place) as a job frame in submission order, with the group rule above.
 
-    >>> fr = philly_frame()
-    >>> len(fr), list(fr.columns)[:4], fr["submit_s"].is_monotonic_increasing
-    (82247, ['job_id', 'submit_s', 'duration_s', 'trace_gpus'], True)
+    ``path`` defaults to the trace in the data folder (:func:`optsched.sim.traces.load_philly`). A two-job file:
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
+    >>> _ = p.write_text("timestamp,duration,num_gpus,cluster\\n2017-10-03 10:00:00,600,4,vc1\\n"
+    ...                  "2017-10-03 09:00:00,5400,1,vc2\\n")
+    >>> fr = philly_frame(path=p)
+    >>> list(fr.columns)[:4], fr["group_id"].tolist()
+    (['job_id', 'submit_s', 'duration_s', 'trace_gpus'], ['vc2/1/12', 'vc1/4/9'])
     """
     from .traces import load_philly
 
