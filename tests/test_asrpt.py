@@ -11,10 +11,10 @@ import pytest
 
 from optsched.errors import InstanceError
 from optsched.models import catalogue_job
-from optsched.perf.mixed import MixedPerf, SpecCache
+from optsched.perf.mixed import MixedPerf
 from optsched.perf.pipeline import Network, alpha
 from optsched.sim import build_scheduling, simulate
-from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, run_asrpt, run_policy, select_servers)
+from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, AlphaMinCache, run_asrpt, run_policy, select_servers)
 from optsched.sim.recurring import (config_names, map_models, predict_frame, rescale_to_load, spec_of,
                                     split_train_test, synthetic_recurring_frame, to_workload, offered_load)
 from optsched.sim.state import Job, Placement
@@ -135,7 +135,7 @@ def _window_case(tau):
     so the blockers use SelectMost and land on different servers; with threshold 0 the line-12 test
     alpha / alpha~min <= 0 never passes, so h starts only on improvement or at the end of its window."""
     net = Network.from_gbps(4, 10.0, 300.0)
-    cache = SpecCache(net)
+    cache = AlphaMinCache(net)
     spec = catalogue_job("VGG19:dp4")
     one = catalogue_job("ResNet152:1gpu")
     t1 = cache.alpha_tilde_min_ms(one) / 1000

@@ -14,12 +14,15 @@ Every rule and the line it follows is in ``docs/algorithms/blox-engine.md``.
 from __future__ import annotations
 
 import bisect
+import importlib
+import inspect
 import math
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import InstanceError
+from ..perf.base import PerfModel
 from .base import AdmissionPolicy, Composed, PlacementPolicy, SchedulerPlacer, SchedulingPolicy
 from .state import RUNNING, Job, Placement, SimView
 
@@ -265,12 +268,15 @@ class Scattered(PlacementPolicy):
 SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
 PLACEMENTS: dict[str, type] = {"consolidated": Consolidated, "first-free": FirstFree, "scattered": Scattered}
 ADMISSIONS: dict[str, type] = {"accept-all": AcceptAll, "accept-k": AcceptK}
+# performance models by name: "module:attr" strings, imported on first use (the perf layer knows nothing of the
+# simulator, so the table lives here)
 PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf",
-                               "measured": "optsched.perf.measured:MeasuredPerf"}
+                               "measured": "optsched.perf.measured:MeasuredPerf",
+                               "mixed": "optsched.perf.mixed:MixedPerf"}
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl", "optsched.perf.mixed"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl"]
 _plugins_loaded: set[str] = set()
 
 
@@ -317,8 +323,6 @@ def register_perf(name: str):
 
 def load_plugins() -> None:
     """Import every plugin module that exists (each registers its names)."""
-    import importlib
-
     for mod in PLUGINS:
         if mod in _plugins_loaded:
             continue
@@ -337,14 +341,12 @@ def _lookup(table: Mapping[str, Any], name: str, kind: str):
         raise InstanceError(f"unknown {kind} policy {name!r} (known: {', '.join(sorted(table))})", field=kind)
     obj = table[name]
     if isinstance(obj, str):  # "module:attr", imported on first use
-        import importlib
         mod, attr = obj.split(":")
         obj = getattr(importlib.import_module(mod), attr)
     return obj
 
 
 def _wants_seed(cls) -> bool:
-    import inspect
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
@@ -377,7 +379,6 @@ def _build(kind: str, table: Mapping[str, Any], spec: Any, base: type | tuple, s
                             field=kind)
     cls = _lookup(table, name, kind)
     if seed is not None and "seed" not in kw and "rng" not in kw and _wants_seed(cls):
-        import inspect
         kw["seed" if "seed" in inspect.signature(cls).parameters else "rng"] = seed
     try:
         return cls(**kw)
@@ -398,10 +399,17 @@ def build_admission(spec: Any, **kw) -> AdmissionPolicy:
     return _build("admission", ADMISSIONS, spec, AdmissionPolicy, **kw)
 
 
-def build_perf(spec: Any = None, **kw):
-    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
-    from ..perf.base import PerfModel
+def lookup_perf(name: Any):
+    """The class (or factory) registered as performance model ``name``; a clear error if there is none.
 
+    >>> lookup_perf("mixed").__name__
+    'MixedPerf'
+    """
+    return _lookup(PERF_MODELS, name, "perf")
+
+
+def build_perf(spec: Any = None, **kw) -> PerfModel:
+    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
     if spec is None:
         spec = "constant"
     return _build("perf", PERF_MODELS, spec, PerfModel, **kw)
