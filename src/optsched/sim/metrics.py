@@ -164,16 +164,23 @@ def _plt():
 
 def plot_jct_cdf(results: Mapping[str, SimResult], path, title: str = "JCT CDF (our simulator)") -> None:
     """One CDF curve per labelled run, log-scaled hours, written atomically as PNG."""
+    plot_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
+
+
+def plot_cdf_curves(curves: Mapping[str, Sequence[float]], path, title: str = "JCT CDF (our simulator)",
+                    ylabel: str = "fraction of jobs", fontsize: int = 8) -> None:
+    """One empirical CDF per label from raw JCTs in seconds (sorted here), log-scaled hours, PNG, atomically."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, r in results.items():
-        x, y = r.jct_cdf()
+    for label, jct in curves.items():
+        x = np.sort(np.asarray(jct, dtype=float))
+        y = np.arange(1, len(x) + 1) / len(x) if len(x) else x
         ax.step(x / 3600, y, where="post", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("JCT (hours)")
-    ax.set_ylabel("fraction of jobs")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=fontsize)
     _save(fig, path)
 
 
