@@ -58,6 +58,9 @@ class AdmissionPolicy:
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Forget everything about a previous run (the engine calls it at :meth:`Simulator.reset`)."""
+
     @property
     def holding(self) -> int:
         """Jobs held back, not yet admitted."""
@@ -98,6 +101,10 @@ class SchedulingPolicy:
 
     def key(self, job: Job, now: float):
         raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything about a previous run (called through :meth:`Composed.reset`). The built-in
+        policies keep no state between decisions (their keys are read from the jobs)."""
 
     def bump(self, job: Job, now: float) -> int:
         """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
@@ -150,6 +157,9 @@ class PlacementPolicy:
 
     def find(self, job: Job, free: np.ndarray, view: SimView) -> Placement | None:
         raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything about a previous run (called through :meth:`Composed.reset`)."""
 
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
         """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
@@ -239,6 +249,10 @@ class SchedulerPlacer:
     def decide(self, view: SimView) -> Decision:
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Forget everything about a previous run: the engine calls it at :meth:`Simulator.reset`, so one
+        policy object can run any number of simulations with identical results."""
+
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
         pass
 
@@ -281,6 +295,9 @@ class Composed(SchedulerPlacer):
         self.scheduling, self.placement = scheduling, placement
         self.naive = bool(naive)
         self.name = f"{scheduling.name}+{placement.name}"
+        self._clear()
+
+    def _clear(self) -> None:
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
@@ -290,7 +307,12 @@ class Composed(SchedulerPlacer):
         self._stable_until = -math.inf
         self._next_bump = math.inf
         self._wake = math.inf
-        self._bound = None
+        self._own: Decision | None = None  # the decision decide() returned last (outside drivers may differ)
+
+    def reset(self) -> None:
+        self._clear()
+        self.scheduling.reset()
+        self.placement.reset()
 
     @property
     def incremental(self) -> bool:
@@ -347,17 +369,7 @@ class Composed(SchedulerPlacer):
         self._r = r
 
     # -- engine hooks --------------------------------------------------------------------------------------
-    def _bind(self, view: SimView) -> None:
-        # a Composed object may be reused for another run: start from scratch when the job state is new
-        if view.jobs is not self._bound:
-            self._bound = view.jobs
-            self._q, self._r, self._entry, self._waits = [], [], {}, []
-            self._rebuild_needed = True
-            self._key_change = self._stable_until = -math.inf
-            self._next_bump = self._wake = math.inf
-
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
-        self._bind(view)
         if not self._rebuild_needed:
             for j in jobs:
                 self._insert(self._q, j, view.now)
@@ -368,22 +380,27 @@ class Composed(SchedulerPlacer):
             self._remove(self._r, job)
 
     def after_apply(self, decision: Decision, view: SimView) -> None:
+        # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,
+        # but the promise that nothing changes without an event holds only after a decision of our own
+        own = decision is self._own
+        self._own = None
         now = view.now
-        moved = set()
-        for j in decision.preempt:
-            self._remove(self._r, j)
-            moved.add(j.id)
-            if j not in decision.launch:
-                self._insert(self._q, j, now)
-                self._push_wait(j)
-        for j in decision.launch:
-            if j.id not in moved:
-                self._remove(self._q, j)
-            self._insert(self._r, j, now)
+        if not self._rebuild_needed:
+            moved = set()
+            for j in decision.preempt:
+                self._remove(self._r, j)
+                moved.add(j.id)
+                if j not in decision.launch:
+                    self._insert(self._q, j, now)
+                    self._push_wait(j)
+            for j in decision.launch:
+                if j.id not in moved:
+                    self._remove(self._q, j)
+                self._insert(self._r, j, now)
         sched = self.scheduling
         self._next_bump = self._bump_top()
         self._key_change = sched.key_stable_until(view)
-        self._stable_until = sched.decision_stable_until(view)
+        self._stable_until = sched.decision_stable_until(view) if own else -math.inf
         wake = math.inf
         if view.round_s is None and self._q:  # event mode: threshold crossings and bumps are events
             st = self._stable_until
@@ -391,7 +408,6 @@ class Composed(SchedulerPlacer):
         self._wake = wake
 
     def decide(self, view: SimView) -> Decision:
-        self._bind(view)
         now = view.now
         if self.naive or self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
@@ -403,8 +419,11 @@ class Composed(SchedulerPlacer):
         pl = self.placement
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
             order = [j for _, j in sorted(self._q + self._r, key=_first)]
-            return pl.place(order, view)
-        return pl.place_ranked(self._q, self._r, view)
+            decision = pl.place(order, view)
+        else:
+            decision = pl.place_ranked(self._q, self._r, view)
+        self._own = decision
+        return decision
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
@@ -453,6 +472,9 @@ class MetricCollector:
     instances as ``simulate(..., collectors=[...])``; ``result()`` is stored in ``SimResult.custom``."""
 
     name = "metrics"
+
+    def reset(self) -> None:
+        """Called at :meth:`Simulator.reset` (before a run); override to clear what a previous run recorded."""
 
     def collect(self, view: SimView) -> None:
         pass

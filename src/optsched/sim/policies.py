@@ -157,6 +157,9 @@ class AcceptK(AdmissionPolicy):
         if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
             raise InstanceError(f"must be a positive number, got {k!r}", field="k")
         self.k = float(k)
+        self.reset()
+
+    def reset(self) -> None:
         self.queue: list[Job] = []
         self._head = 0
 

@@ -83,6 +83,9 @@ class ASRPT(PredictingPolicy):
         self.tau, self.comm_heavy = float(tau), float(comm_heavy)
         # ablation options (docs/algorithms/a-srpt.md, "Ablation"); the defaults are the paper's reading
         self.window_blocks_queue, self.head_blocks_queue, self.release = window_blocks_queue, head_blocks_queue, release
+        self._clear_queue()
+
+    def _clear_queue(self) -> None:
         self.vm = VirtualSRPT()
         self.queue: deque[Job] = deque()
         self._heap: list = []             # release="arrival": (p~_i, arrival, index, job)
@@ -93,6 +96,11 @@ class ASRPT(PredictingPolicy):
         self._wait_picks: list[tuple[int, int]] = []
         self._kappa = math.inf
         self._deadline = math.inf
+        self._skip: set[str] = set()      # started by an outside driver before their virtual completion
+
+    def reset(self) -> None:
+        super().reset()
+        self._clear_queue()
 
     def virtual_size_s(self, job: Job) -> float:
         """p~_i = (g_i / G) n~_i alpha~_i^min (seconds on the virtual unit-speed machine)."""
@@ -102,6 +110,9 @@ class ASRPT(PredictingPolicy):
         for jid in self.vm.advance(now):  # [R1] Alg. 1 line 2: newly completed, in completion order
             job = self.jobs.pop(jid)
             job.metrics["virtual_completion_s"] = self.vm.completion[jid]
+            if jid in self._skip:  # an outside driver started it already
+                self._skip.discard(jid)
+                continue
             if self.release == "virtual":
                 job.metrics["queued_s"] = now
                 self.queue.append(job)
@@ -166,7 +177,30 @@ class ASRPT(PredictingPolicy):
                 self._heap = [e for e in h if e[3].id not in started]
                 heapq.heapify(self._heap)
 
-    def decide(self, view: SimView) -> Decision:
+    def _forget(self, ids: set[str]) -> None:
+        if self._wait is not None and self._wait.id in ids:
+            self._wait, self._kappa, self._deadline, self._wait_picks = None, math.inf, math.inf, []
+        gone = [j for j in self.queue if j.id in ids] + [e[3] for e in self._heap if e[3].id in ids]
+        if gone:
+            self.queue = deque(j for j in self.queue if j.id not in ids)
+            self._heap = [e for e in self._heap if e[3].id not in ids]
+            heapq.heapify(self._heap)
+            for j in gone:
+                self._qgpus[j.gpus] -= 1
+        self._skip.update(i for i in ids if i in self.jobs)
+
+    def _requeue(self, job: Job) -> None:
+        if self.release == "virtual" and job.id in self.jobs:  # the virtual machine releases it as usual
+            self._skip.discard(job.id)
+            return
+        self._skip.discard(job.id)
+        if self.release == "virtual":
+            self.queue.appendleft(job)  # it had left the head of the queue: it goes back there
+        else:
+            heapq.heappush(self._heap, (self.virtual_size_s(job), job.arrival_s, job.index, job))
+        self._qgpus[job.gpus] = self._qgpus.get(job.gpus, 0) + 1
+
+    def _decide(self, view: SimView) -> Decision:
         self._setup(view)
         now = view.now
         self._advance(now)

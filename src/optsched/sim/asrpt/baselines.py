@@ -45,6 +45,10 @@ class OrderedPolicy(PredictingPolicy):
         super().__init__(predictor, seed, nic_gbps, intra_gbs)
         self._heaps: dict[int, list] = {}
 
+    def reset(self) -> None:
+        super().reset()
+        self._heaps = {}
+
     def key(self, job: Job) -> float:
         raise NotImplementedError
 
@@ -54,7 +58,17 @@ class OrderedPolicy(PredictingPolicy):
             h = self._heaps.setdefault(0 if self.strict else j.gpus, [])
             heapq.heappush(h, (self.key(j), j.arrival_s, j.index, j))
 
-    def decide(self, view: SimView) -> Decision:
+    def _forget(self, ids: set[str]) -> None:
+        for g, h in self._heaps.items():
+            if any(e[3].id in ids for e in h):
+                self._heaps[g] = [e for e in h if e[3].id not in ids]
+                heapq.heapify(self._heaps[g])
+
+    def _requeue(self, job: Job) -> None:
+        heapq.heappush(self._heaps.setdefault(0 if self.strict else job.gpus, []),
+                       (self.key(job), job.arrival_s, job.index, job))
+
+    def _decide(self, view: SimView) -> Decision:
         self._setup(view)
         free = view.cluster.free.copy()
         total_free = int(free.sum())

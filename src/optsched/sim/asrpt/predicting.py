@@ -123,12 +123,48 @@ class PredictingPolicy(SchedulerPlacer):
         self.predictor = predictor
         self.seed = 0 if seed is None else int(seed)
         self.nic_gbps, self.intra_gbs = nic_gbps, intra_gbs
+        self._clear_predictions()
+
+    def _clear_predictions(self) -> None:
         self._ready = False
         self._pred_cache: dict = {}
         self.pred: dict[str, float] = {}      # job id -> n~_i
         self.atmin_s: dict[str, float] = {}   # job id -> alpha~_i^min (s)
         self.amax_s: dict[str, float] = {}    # job id -> alpha_i^max (s)
         self.start_order: list[str] = []
+        self._own: Decision | None = None     # the decision decide() returned last
+
+    def reset(self) -> None:
+        super().reset()
+        self._clear_predictions()
+
+    def decide(self, view: SimView) -> Decision:
+        decision = self._decide(view)
+        self._own = decision
+        return decision
+
+    def _decide(self, view: SimView) -> Decision:
+        raise NotImplementedError
+
+    def after_apply(self, decision: Decision, view: SimView) -> None:
+        """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
+        this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
+        own = decision is self._own
+        self._own = None
+        if own:
+            return
+        launched = {j.id for j in decision.launch}
+        if launched:
+            self._forget(launched)
+        for j in decision.preempt:
+            if j not in decision.launch:
+                self._requeue(j)
+
+    def _forget(self, ids: set[str]) -> None:
+        """Drop the jobs ``ids`` (started by someone else) from the policy's queues."""
+
+    def _requeue(self, job: Job) -> None:
+        """Take back ``job`` (preempted by someone else) into the policy's queues."""
 
     # setup on first contact with a view: the network comes from the perf model when it is paper 001's
     def _setup(self, view: SimView) -> None:
