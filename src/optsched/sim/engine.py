@@ -60,7 +60,7 @@ from .base import (AdmissionPolicy, Composed, Decision, LaunchMechanism, MetricC
                    SchedulerPlacer, SchedulingPolicy)
 from .metrics import SimResult
 from .policies import AcceptAll, Consolidated, Fifo
-from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, SimView
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
 
 __all__ = ["SimulationStalled", "Simulator"]
 
@@ -406,7 +406,7 @@ class Simulator:
         job.executed = job.iterations
         self._end_segment(job, now)
         self.cstate.release(job.id, job.placement)
-        job.status, job.completion_s = DONE, now
+        job.status, job.completion_s, job.held_gpus = DONE, now, 0
         job.version += 1
         del self._running[job.id]
         self.jstate.finish(job)
@@ -423,7 +423,7 @@ class Simulator:
             job.sync(now)
             self._end_segment(job, now)
             self.cstate.release(job.id, job.placement)
-            job.status, job.placement, job.rate = QUEUED, None, 0.0
+            job.status, job.placement, job.rate, job.held_gpus = QUEUED, None, 0.0, 0
             job.preemptions += 1
             job.wait_since_s = now
             job.version += 1
@@ -434,10 +434,12 @@ class Simulator:
         for job, pl in decision.launch.items():
             if job.status != QUEUED or job.id not in self.jstate.active:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+            if not isinstance(pl, Placement) or pl.gpus < 1:
+                raise ScheduleError(f"must be a Placement holding at least one GPU, got {pl!r}", job=job.id)
             if not elastic and pl.gpus != job.gpus:
                 raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
             self.cstate.occupy(job.id, pl)
-            job.status, job.placement, job.t_ref = RUNNING, pl, now
+            job.status, job.placement, job.t_ref, job.held_gpus = RUNNING, pl, now, pl.gpus
             job.stall_until = now + self.launcher.stall_s(job, pl, now)
             job.launches += 1
             if math.isnan(job.first_start_s):

@@ -127,7 +127,7 @@ class Tiresias(SchedulingPolicy):
             q = self.queue_of(j, now)
             if q >= len(th):
                 continue
-            per_s = j.gpus if self.service == "gpu" else 1
+            per_s = j.held_gpus if self.service == "gpu" else 1  # GPU-seconds accrue on the GPUs held
             t = now + (th[q] - self.service_at(j, now)) / per_s
             if t <= now:
                 t = math.nextafter(now, math.inf)
@@ -149,7 +149,8 @@ class AcceptAll(AdmissionPolicy):
 class AcceptK(AdmissionPolicy):
     """Blox's ``loadBasedAccept``: new jobs wait in a FIFO overflow queue; each round, while the GPU demand of
     the active jobs plus the jobs admitted so far this round is <= k x cluster GPUs, the head is admitted (the
-    test comes before each add, so the last admitted job may overshoot)."""
+    test comes before each add, so the last admitted job may overshoot). Demand = GPUs *requested* (``gpus``),
+    whatever an elastic launch gave a job."""
 
     name = "accept-k"
 

@@ -72,13 +72,23 @@ class Job:
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``extra``.
+
+    ``gpus`` is what the job *requests*; ``held_gpus`` what it holds now (its placement's GPUs while it runs,
+    0 otherwise). They differ only under an elastic launch; GPU-seconds of service (``attained_gpu_s``,
+    Tiresias, LAS with ``service="gpu"``) and utilisation count the GPUs held.
+
+    >>> j = Job("a", 0, 4, 100, 1.0)
+    >>> j.status, j.held_gpus = RUNNING, 2        # what the engine does at an elastic launch on 2 GPUs
+    >>> j.attained_gpu_at(100.0)
+    200.0
     """
 
     __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
                  "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked", "extra",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s")
+                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s",
+                 "held_gpus")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
@@ -97,6 +107,7 @@ class Job:
         self.iteration_now_s = math.inf
         self.attained_s = 0.0        # wall time held GPUs (Blox's attained_service), at t_ref
         self.attained_gpu_s = 0.0    # GPU-seconds held (Tiresias' attained service), at t_ref
+        self.held_gpus = 0           # GPUs held now (the placement's while running; 0 otherwise)
         self.admitted_s = math.nan
         self.first_start_s = math.nan
         self.completion_s = math.nan
@@ -127,8 +138,8 @@ class Job:
         return self.attained_s + (now - self.t_ref if self.status == RUNNING else 0.0)
 
     def attained_gpu_at(self, now: float) -> float:
-        """GPU-seconds this job has held by ``now``."""
-        return self.attained_gpu_s + ((now - self.t_ref) * self.gpus if self.status == RUNNING else 0.0)
+        """GPU-seconds this job has held by ``now`` (GPUs held, not requested)."""
+        return self.attained_gpu_s + ((now - self.t_ref) * self.held_gpus if self.status == RUNNING else 0.0)
 
     def remaining_iterations(self, now: float) -> float:
         return max(0.0, self.iterations - self.executed_at(now))
@@ -144,7 +155,7 @@ class Job:
             self.executed = self.executed_at(now)
             dt = now - self.t_ref
             self.attained_s += dt
-            self.attained_gpu_s += dt * self.gpus
+            self.attained_gpu_s += dt * self.held_gpus
         self.t_ref = now
 
     def finish_time(self) -> float:
