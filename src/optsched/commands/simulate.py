@@ -39,7 +39,8 @@ SUMMARY_ROWS = (
     ("avg_jct_s", "average JCT (h)", "h"), ("p50_jct_s", "median JCT (h)", "h"), ("p99_jct_s", "p99 JCT (h)", "h"),
     ("avg_responsiveness_s", "avg responsiveness (h)", "h"), ("makespan_s", "makespan (h)", "h"),
     ("mean_utilisation", "mean GPU utilisation", "{:.3f}"), ("mean_queue", "mean queue length", "{:.1f}"),
-    ("preemptions", "preemptions (tracked)", "{:d}"), ("events", "engine events", "{:d}"),
+    ("preemptions", "preemptions (tracked)", "{:d}"), ("migrations", "migrations (tracked)", "{:d}"),
+    ("events", "engine events", "{:d}"),
     ("wall_s", "wall time (s)", "{:.2f}"), ("events_per_s", "events per second", "{:,.0f}"),
 )
 

@@ -16,8 +16,8 @@ into one by :class:`Composed`. A combined module (Pollux-style, or A-SRPT with i
 own wake-up times) subclasses :class:`SchedulerPlacer` directly and may use the hooks ``on_admit``,
 ``on_completion`` and ``next_wakeup``.
 
->>> d = Decision(); d.launch, d.preempt
-({}, [])
+>>> d = Decision(); d.launch, d.preempt, d.migrate
+({}, [], {})
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..errors import InstanceError
 from .state import QUEUED, RUNNING, Job, Placement, SimView
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 # Blox's anti-starvation guard: a job that has not run for this long gets job_priority 1 (digest 002, [R])
 STARVATION_S = 3600.0 * 1000
@@ -41,13 +39,23 @@ STARVATION_S = 3600.0 * 1000
 
 @dataclass
 class Decision:
-    """What a scheduling round decides: jobs to start (job -> placement) and jobs to suspend.
+    """What a scheduling round decides: jobs to start (job -> placement), jobs to suspend, and running jobs to
+    move (job -> new placement).
 
-    A job both preempted and launched in one decision migrates (suspend + launch, as in Blox).
+    The engine applies preemptions first, then migrations (every migrating job releases its GPUs before any
+    takes its new ones, so two jobs may swap), then launches. A migration keeps the job running and its
+    progress, stalls it ``LaunchMechanism.migration_s`` and counts in ``migrations``, not in ``preemptions``
+    nor ``launches``; a job may not be both migrated and preempted or launched. A job both preempted and
+    launched in one decision is a *restart* (suspend + resume, as Blox moves jobs): one preemption, one launch,
+    the resume stall.
+
+    >>> d = Decision(); d.launch, d.preempt, d.migrate
+    ({}, [], {})
     """
 
     launch: dict[Job, Placement] = field(default_factory=dict)
     preempt: list[Job] = field(default_factory=list)
+    migrate: dict[Job, Placement] = field(default_factory=dict)
 
 
 class AdmissionPolicy:
@@ -441,30 +449,42 @@ class Composed(SchedulerPlacer):
 class LaunchMechanism:
     """Launch and preemption (Blox's two mechanism abstractions), as the simulator models them.
 
-    ``launch`` returns the stall (seconds without progress while holding the GPUs) of a job starting on a
+    :meth:`stall_s` is the stall (seconds without progress while holding the GPUs) of a job starting on a
     placement: ``restore_s`` when it resumes after a preemption (checkpoint-restore overhead, Blox section 7
     profiles it), ``start_s`` on its first launch. Preemption happens at an iteration boundary with no lost
     work (Blox's iteration-boundary checkpoint); ``checkpoint_s`` is charged at the next resume as well,
     because in the simulator the checkpoint is written while the GPUs are being handed over.
+    :meth:`migration_stall_s` is the stall of a running job moved to another placement (``migration_s``).
+
+    >>> m = LaunchMechanism(restore_s=30, migration_s=5)
+    >>> m.describe()["migration_s"], m.migration_stall_s(None, None, None, 0.0)
+    (5.0, 5.0)
     """
 
     name = "checkpoint-restore"
 
-    def __init__(self, restore_s: float = 0.0, checkpoint_s: float = 0.0, start_s: float = 0.0):
-        for n, v in (("restore_s", restore_s), ("checkpoint_s", checkpoint_s), ("start_s", start_s)):
-            if not isinstance(v, (int, float)) or v < 0 or v != v:
-                from ..errors import InstanceError
-                raise InstanceError(f"must be a non-negative number, got {v!r}", field=n)
+    def __init__(self, restore_s: float = 0.0, checkpoint_s: float = 0.0, start_s: float = 0.0,
+                 migration_s: float = 0.0):
+        for n, v in (("restore_s", restore_s), ("checkpoint_s", checkpoint_s), ("start_s", start_s),
+                     ("migration_s", migration_s)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < math.inf):
+                raise InstanceError(f"must be a finite number >= 0, got {v!r}", field=n)
         self.restore_s, self.checkpoint_s, self.start_s = float(restore_s), float(checkpoint_s), float(start_s)
+        self.migration_s = float(migration_s)
 
     def stall_s(self, job: Job, placement: Placement, now: float) -> float:
+        """Stall of a launch of ``job`` on ``placement`` at ``now`` (first start or resume)."""
         if job.launches == 0:
             return self.start_s
         return self.restore_s + self.checkpoint_s
 
+    def migration_stall_s(self, job: Job, old: Placement, new: Placement, now: float) -> float:
+        """Stall of ``job`` moved from ``old`` to ``new`` at ``now`` (it keeps its progress and its GPUs)."""
+        return self.migration_s
+
     def describe(self) -> dict:
         return {"name": self.name, "restore_s": self.restore_s, "checkpoint_s": self.checkpoint_s,
-                "start_s": self.start_s}
+                "start_s": self.start_s, "migration_s": self.migration_s}
 
 
 class MetricCollector:

@@ -144,7 +144,7 @@ class Simulator:
         self._running: dict[str, Job] = {}
         self._pending: list[Job] = []
         self._ts: list[tuple[float, int, int, int]] = []
-        self._done = self._preemptions = self._decisions = self._events = 0
+        self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
         self._tracked_left = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
         self._last_decision_s = -math.inf
@@ -332,7 +332,8 @@ class Simulator:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
         return SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
-                               decisions=self._decisions, preemptions=self._preemptions, wall_s=wall,
+                               decisions=self._decisions, preemptions=self._preemptions,
+                               migrations=self._migrations, wall_s=wall,
                                total_gpus=self.cstate.total_gpus, config=self.config,
                                custom={c.name: c.result() for c in self.collectors})
 
@@ -431,13 +432,13 @@ class Simulator:
             self._preemptions += 1
             changed = True
         elastic = self.policy.elastic
+        if decision.migrate:
+            self._migrate(decision, now, elastic)
+            changed = True
         for job, pl in decision.launch.items():
             if job.status != QUEUED or job.id not in self.jstate.active:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            if not isinstance(pl, Placement) or pl.gpus < 1:
-                raise ScheduleError(f"must be a Placement holding at least one GPU, got {pl!r}", job=job.id)
-            if not elastic and pl.gpus != job.gpus:
-                raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+            self._check_placement(job, pl, elastic)
             self.cstate.occupy(job.id, pl)
             job.status, job.placement, job.t_ref, job.held_gpus = RUNNING, pl, now, pl.gpus
             job.stall_until = now + self.launcher.stall_s(job, pl, now)
@@ -447,16 +448,53 @@ class Simulator:
             job.seg_start = (now, job.executed)
             self._running[job.id] = job
             changed = True
-            if not self.perf.colocation_aware:
-                t_it = float(self.perf.alone_time_s(job, pl))
-                if not t_it > 0 or not math.isfinite(t_it):
-                    raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
-                job.rate, job.iteration_now_s = 1.0 / t_it, t_it
-                self._push(job)
-            else:
-                job.rate = 0.0
+            self._set_rate(job)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
+
+    @staticmethod
+    def _check_placement(job: Job, pl: Placement, elastic: bool) -> None:
+        if not isinstance(pl, Placement) or pl.gpus < 1:
+            raise ScheduleError(f"must be a Placement holding at least one GPU, got {pl!r}", job=job.id)
+        if not elastic and pl.gpus != job.gpus:
+            raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+
+    def _set_rate(self, job: Job) -> None:
+        """A job just placed (launched or moved): its rate from the model, or from the co-location-aware
+        recomputation that follows (rate 0 until then)."""
+        if not self.perf.colocation_aware:
+            t_it = float(self.perf.alone_time_s(job, job.placement))
+            if not t_it > 0 or not math.isfinite(t_it):
+                raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
+            job.rate, job.iteration_now_s = 1.0 / t_it, t_it
+            self._push(job)
+        else:
+            job.rate = 0.0
+
+    def _migrate(self, decision: Decision, now: float, elastic: bool) -> None:
+        """Move running jobs without losing progress: every mover releases its GPUs before any takes its new
+        ones (two jobs may swap), then each stalls ``migration_s`` on its new placement."""
+        moves = list(decision.migrate.items())
+        for job, pl in moves:
+            if job.status != RUNNING:
+                why = "it was preempted in the same decision" if job in decision.preempt else f"status {job.status}"
+                raise ScheduleError(f"migration of a job that is not running ({why})", job=job.id)
+            if job in decision.launch:
+                raise ScheduleError("a job cannot be both launched and migrated in one decision", job=job.id)
+            self._check_placement(job, pl, elastic)
+        for job, _ in moves:
+            job.sync(now)
+            self._end_segment(job, now)
+            self.cstate.release(job.id, job.placement)
+        for job, pl in moves:
+            old = job.placement
+            self.cstate.occupy(job.id, pl)
+            job.placement, job.held_gpus = pl, pl.gpus
+            job.stall_until = now + self.launcher.migration_stall_s(job, old, pl, now)
+            job.migrations += 1
+            job.seg_start = (now, job.executed)
+            self._migrations += 1
+            self._set_rate(job)
 
     def _queued_count(self) -> int:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding

@@ -6,7 +6,7 @@
 * makespan = last completion - first arrival (tracked jobs);
 * GPU utilisation and queue length over time: step functions sampled after every decision and completion
   batch; the mean utilisation is time-weighted over [first arrival, end];
-* preemption count; events and events per second of the engine.
+* preemption and migration counts; events and events per second of the engine.
 
 >>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.sim import simulate
@@ -49,7 +49,8 @@ class SimResult:
 
     @classmethod
     def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,
-              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping) -> "SimResult":
+              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
+              migrations: int = 0) -> "SimResult":
         df = pd.DataFrame({
             "id": [j.id for j in jobs],
             "arrival_s": [j.arrival_s for j in jobs],
@@ -62,6 +63,7 @@ class SimResult:
             "completion_s": [j.completion_s for j in jobs],
             "preemptions": [j.preemptions for j in jobs],
             "launches": [j.launches for j in jobs],
+            "migrations": [j.migrations for j in jobs],
             "attained_gpu_s": [j.attained_gpu_s for j in jobs],
             "duration_alone_s": [j.duration_alone_s for j in jobs],
             "deadline_s": [np.nan if j.deadline_s is None else j.deadline_s for j in jobs],
@@ -74,7 +76,7 @@ class SimResult:
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
-                       wall_s=float(wall_s), events_per_s=float(events / wall_s) if wall_s > 0 else None,
+                       migrations_total=int(migrations), wall_s=float(wall_s), events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
         return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
 
@@ -141,6 +143,7 @@ def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: i
         "avg_responsiveness_s": float(resp.mean()) if len(resp) else None,
         "makespan_s": float(fin["completion_s"].max() - tr["arrival_s"].min()) if len(fin) else None,
         "preemptions": int(tr["preemptions"].sum()),
+        "migrations": int(tr["migrations"].sum()),
     }
     for p in PERCENTILES:
         out[f"p{p}_jct_s"] = float(np.percentile(jct, p)) if len(jct) else None

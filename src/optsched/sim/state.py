@@ -88,7 +88,7 @@ class Job:
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
                  "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s",
-                 "held_gpus")
+                 "held_gpus", "migrations")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
@@ -114,6 +114,7 @@ class Job:
         self.placement: Placement | None = None
         self.preemptions = 0
         self.launches = 0
+        self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
         self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
