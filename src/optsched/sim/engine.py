@@ -44,6 +44,7 @@ loop with the policy's ``decide`` in between.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 import time
@@ -343,6 +344,45 @@ class Simulator:
         while self.advance() is not None:
             self.apply(self.decide())
         return self.result()
+
+    # -- copies --------------------------------------------------------------------------------------------
+    def clone(self) -> "Simulator":
+        """An independent copy of this simulator in its current state (the same as ``copy.deepcopy(self)``):
+        continuing the copy gives what continuing the original would, and leaves the original untouched.
+
+        The workload, the cluster and the jobs' ``spec`` objects are immutable and shared; everything else
+        (job and cluster state, policies, admission, performance model, collectors, the random generator) is
+        copied. A progress bar is not: the copy runs without one.
+
+        >>> from optsched.problems.workload import Workload, WorkloadJob
+        >>> wl = Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 5, 1, 10, 1.0)))
+        >>> def finish(s):
+        ...     while s.advance() is not None:
+        ...         s.apply(s.decide())
+        ...     return s.result().jobs["completion_s"].tolist()
+        >>> sim = Simulator(wl, Cluster.homogeneous(1, 1), mode="event")
+        >>> _ = sim.reset(); sim.apply(sim.decide()) if sim.advance() else None   # a starts at 0
+        >>> twin = sim.clone()
+        >>> finish(twin), sim.now, sim.done, finish(sim)
+        ([10.0, 20.0], 0.0, False, [10.0, 20.0])
+        """
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo: dict) -> "Simulator":
+        shared = [self.workload, self.cluster, *(w.spec for w in self.workload.jobs if w.spec is not None)]
+        for obj in shared:
+            memo.setdefault(id(obj), obj)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k == "_bar":
+                v = None
+            elif k in ("_ts", "_arr_t"):
+                v = list(v)  # lists of tuples of numbers / of numbers: a shallow copy is a deep one
+            else:
+                v = copy.deepcopy(v, memo)
+            setattr(new, k, v)
+        return new
 
     # -- bookkeeping ---------------------------------------------------------------------------------------
     def _finish(self) -> None:

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -64,6 +65,13 @@ class Placement:
 
     def as_dict(self) -> dict[int, int]:
         return dict(zip(self.servers, self.counts))
+
+    # immutable by contract (frozen; ``stages`` is never mutated): copies share it
+    def __copy__(self) -> "Placement":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Placement":
+        return self
 
 
 class Job:
@@ -166,8 +174,31 @@ class Job:
             return math.inf
         return start + max(0.0, self.iterations - self.executed) / self.rate
 
+    def __deepcopy__(self, memo: dict) -> "Job":
+        # a copy of a simulator copies tens of thousands of jobs: immutable fields (numbers, strings, the
+        # placement, the spec, which are read-only by contract) are shared, the three containers copied
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        _copy_shared_fields(self, new)
+        new.segments = list(self.segments)  # tuples of numbers and a Placement
+        new.metrics = copy.deepcopy(self.metrics, memo) if self.metrics else {}
+        new.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
+        return new
+
     def __repr__(self) -> str:
         return f"Job({self.id!r}, arrival={self.arrival_s:g}, gpus={self.gpus}, status={self.status})"
+
+
+def _field_copier(names: Iterable[str]):
+    """``f(src, dst)`` assigning ``dst.<name> = src.<name>`` for every name, as one straight-line function (a
+    loop of getattr/setattr takes twice as long, and a simulator copy copies every job)."""
+    body = "".join(f"    dst.{n} = src.{n}\n" for n in names)
+    ns: dict = {}
+    exec(f"def copier(src, dst):\n{body}", ns)  # noqa: S102 - names are our own __slots__
+    return ns["copier"]
+
+
+_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n not in ("segments", "metrics", "extra"))
 
 
 class JobState:
