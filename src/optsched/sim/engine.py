@@ -158,7 +158,9 @@ class Simulator:
         self.policy.reset()
         self.admission.reset()
         for c in self.collectors:
-            c.reset()
+            reset = getattr(c, "reset", None)  # collectors written before the hook may lack it
+            if reset is not None:
+                reset()
         self._bar = None
         self._bar_done = 0
         if self.progress:

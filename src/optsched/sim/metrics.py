@@ -25,6 +25,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..io import save_figure, write_json
+
 PERCENTILES = (25, 50, 75, 90, 95, 99)
 RESULT_FORMAT = "optsched/sim-result@1"
 
@@ -94,7 +96,6 @@ class SimResult:
 
     def save(self, path, timeseries: bool = True) -> None:
         """Write the per-job records, summary and time series as JSON, atomically."""
-        from ..io import write_json
         write_json(path, self.to_dict(timeseries))
 
 
@@ -216,5 +217,4 @@ def plot_vs_load(table: pd.DataFrame, path, metric: str = "avg_jct_s", by: str =
 
 
 def _save(fig, path) -> None:
-    from ..io import save_figure
     save_figure(fig, path, bbox_inches="tight")
