@@ -149,11 +149,11 @@ TINY_SPECS = ["VGG19:1gpu", "ResNet152:1gpu", "Inception-V3:dp4", "Inception-V3:
 
 def tiny_instances(k: int, seed: int):
     from optsched.models import catalogue_job
-    from optsched.perf.mixed import SpecCache
     from optsched.perf.pipeline import Network
+    from optsched.sim.asrpt import AlphaMinCache
 
     rng = np.random.default_rng(seed)
-    cache = SpecCache(Network.from_gbps(4, 10.0, 300.0))
+    cache = AlphaMinCache(Network.from_gbps(4, 10.0, 300.0))
     out = []
     for _ in range(k):
         jobs = []

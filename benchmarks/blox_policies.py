@@ -30,7 +30,7 @@ if str(ROOT / "src") not in sys.path:
 
 import pandas as pd  # noqa: E402
 
-from optsched.commands.simulate import markdown_table, sweep, write_sweep  # noqa: E402
+from optsched.experiments import markdown_table, sweep, write_sweep  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"

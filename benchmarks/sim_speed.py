@@ -15,14 +15,23 @@ Reported: median over ``--repeats`` runs (default 3; 1 for the 100k event-driven
 wall time (``SimResult.summary['wall_s']``: the event loop plus building the per-job records), the end-to-end time
 including the workload build, events processed and events per second (events = arrivals + completions + decisions).
 The machine is shared (other processes run beside the benchmark): the load average is recorded with the table.
+
+Before/after: ``benchmarks/sim_speed.py --compare OTHER_SRC [--repeats K] [--out FILE]`` times the 100k-job case
+(FIFO round and event mode, LAS and Tiresias round mode, consolidated placement) with this tree and with the
+``src`` folder of another checkout (e.g. the code before a change), each run in a fresh process, alternating the
+two trees run by run (who goes first alternates too), and prints the medians and their ratio (after / before) as
+a Markdown table; it also checks that both trees produce the same trajectory (events, decisions, average JCT,
+preemptions). Nothing is written unless ``--out`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
+from optsched.data import data_root  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.traces import load_philly, philly_workload, replicate_philly  # noqa: E402
@@ -60,6 +70,55 @@ def measure(build, servers: int, mode: str, repeats: int, tracked_stop: bool) ->
             "walls": walls}
 
 
+# one 100k-job run in a fresh process; only names both the old and the new simulator have
+ONE_RUN = """
+import json, sys
+from optsched.sim import simulate
+from optsched.sim.traces import load_philly, replicate_philly
+sched, mode, n, load, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+wl = replicate_philly(n, load, seed, frame=load_philly())
+s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode=mode).summary
+print(json.dumps({k: s[k] for k in ("wall_s", "events", "decisions", "avg_jct_s", "preemptions_total")}))
+"""
+COMPARE_CASES = (("fifo", "round"), ("fifo", "event"), ("las", "round"), ("tiresias", "round"))
+
+
+def one_run(src: Path, sched: str, mode: str, n: int, load: float, seed: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src), "OPTSCHED_DATA": str(data_root())}
+    out = subprocess.run([sys.executable, "-c", ONE_RUN, sched, mode, str(n), str(load), str(seed)], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(before: Path, repeats: int, n: int, load: float, seed: int) -> str:
+    """Markdown table of the engine wall time, this tree ("after") against ``before``, alternating runs."""
+    after = ROOT / "src"
+    rows = []
+    for sched, mode in COMPARE_CASES:
+        walls: dict[str, list[float]] = {"before": [], "after": []}
+        seen: dict[str, dict] = {}
+        for k in range(repeats):
+            order = [("before", before), ("after", after)]
+            for label, src in (order if k % 2 == 0 else order[::-1]):
+                r = one_run(src, sched, mode, n, load, seed)
+                walls[label].append(r.pop("wall_s"))
+                if seen.setdefault(label, r) != r:
+                    raise RuntimeError(f"{label}: two runs of {sched}/{mode} differ: {seen[label]} vs {r}")
+                print(f"  {sched} {mode} {label}: {walls[label][-1]:.2f} s", file=sys.stderr, flush=True)
+        same = "yes" if seen["before"] == seen["after"] else f"NO: {seen['before']} vs {seen['after']}"
+        b, a = statistics.median(walls["before"]), statistics.median(walls["after"])
+        rows.append(f"| {sched} + consolidated | {mode} | {seen['after']['events']:,} | "
+                    f"{', '.join(f'{w:.2f}' for w in walls['before'])} | {b:.2f} | "
+                    f"{', '.join(f'{w:.2f}' for w in walls['after'])} | {a:.2f} | {a / b:.3f} | {same} |")
+    load_avg = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    head = [f"Engine wall time (s), {n:,} Philly-derived jobs (replicate_philly, {load:g} jobs/h, seed {seed}) on "
+            f"2,000 GPUs (500 x 4); before = `{before}`, after = `{after}`; {repeats} runs each, alternating, each "
+            f"in a fresh process; load average after: {load_avg[0]:.2f} / {load_avg[1]:.2f} / {load_avg[2]:.2f}.",
+            "", "| policy | mode | events | before runs | before median | after runs | after median | after / before "
+            "| same trajectory |", "|---|---|---|---|---|---|---|---|---|"]
+    return "\n".join(head + rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20,000 jobs, one repeat; writes sim_speed_quick.md")
@@ -67,7 +126,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="jobs of the large case (default 100,000)")
     ap.add_argument("--load", type=float, default=130.0, help="jobs/hour of the large case (default 130)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--compare", metavar="OTHER_SRC", default=None,
+                    help="time the 100k case with this tree and with OTHER_SRC (another checkout's src folder)")
+    ap.add_argument("--out", default=None, help="with --compare: also write the table to this file")
     args = ap.parse_args(argv)
+    if args.compare is not None:
+        table = compare(Path(args.compare).resolve(), args.repeats or 3, args.jobs or 100_000, args.load, args.seed)
+        print(table)
+        if args.out:
+            with atomic_open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(table)
+        return 0
     reps = args.repeats or (1 if args.quick else 3)
     n_big = args.jobs or (20_000 if args.quick else 100_000)
     frame = load_philly()

@@ -11,14 +11,15 @@ import pytest
 
 from optsched.errors import InstanceError
 from optsched.models import catalogue_job
-from optsched.perf.mixed import MixedPerf, SpecCache
+from optsched.perf.mixed import MixedPerf
 from optsched.perf.pipeline import Network, alpha
 from optsched.sim import build_scheduling, simulate
-from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, run_asrpt, run_policy, select_servers)
+from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, AlphaMinCache, run_asrpt, run_policy, select_servers)
 from optsched.sim.recurring import (config_names, map_models, predict_frame, rescale_to_load, spec_of,
                                     split_train_test, synthetic_recurring_frame, to_workload, offered_load)
 from optsched.sim.state import Job, Placement
-from optsched.sim.workloads import Workload, WorkloadJob
+from optsched.problems.workload import Workload, WorkloadJob
+from tests.sim.shared_data import PHILLY, needs_data
 
 
 # -- hand-computed cases without a pipeline spec (profiled time 1 s/iteration, one server of 2 GPUs) -------------
@@ -134,7 +135,7 @@ def _window_case(tau):
     so the blockers use SelectMost and land on different servers; with threshold 0 the line-12 test
     alpha / alpha~min <= 0 never passes, so h starts only on improvement or at the end of its window."""
     net = Network.from_gbps(4, 10.0, 300.0)
-    cache = SpecCache(net)
+    cache = AlphaMinCache(net)
     spec = catalogue_job("VGG19:dp4")
     one = catalogue_job("ResNet152:1gpu")
     t1 = cache.alpha_tilde_min_ms(one) / 1000
@@ -296,6 +297,7 @@ def test_predictions_zero_for_unseen_and_load_rescaling():
     assert wl2.jobs[0].arrival_s == 0.0
 
 
+@needs_data(*PHILLY)
 def test_philly_frame_group_rules():
     from optsched.sim.recurring import philly_frame
     a = philly_frame("vc-gpus-dur")

@@ -6,7 +6,7 @@ import pytest
 
 import optsched
 from optsched.errors import InstanceError
-from optsched.sim.workloads import Workload, WorkloadJob
+from optsched.problems.workload import Workload, WorkloadJob
 
 
 def test_workload_round_trip_through_load_and_save(tmp_path):

@@ -11,10 +11,12 @@ from optsched.sim import traces
 from optsched.sim.traces import (BLOX_MAX_DURATION_S, BLOX_MIN_DURATION_S, PHILLY_MODELS, load_philly, load_pollux,
                                  parse_window, philly_jobs, philly_workload, poisson_arrivals, pollux_workload,
                                  replicate_philly, resolve_workload, synthetic_workload)
+from tests.sim.shared_data import PHILLY, POLLUX, needs_data, skip_without_data
 
 
 @pytest.fixture(scope="module")
 def philly():
+    skip_without_data(*PHILLY)
     return load_philly()
 
 
@@ -122,6 +124,7 @@ def test_missing_data_root_is_reported(monkeypatch, tmp_path):
 
 
 # -- Pollux ----------------------------------------------------------------------------------------------------
+@needs_data(*POLLUX)
 @pytest.mark.parametrize("index", range(1, 9))
 def test_pollux_workloads_load(index):
     df = load_pollux(index)
@@ -134,6 +137,7 @@ def test_pollux_workloads_load(index):
         assert lo * 3600 <= j.duration_alone_s * j.gpus <= hi * 3600
 
 
+@needs_data(*POLLUX)
 def test_pollux_load_rescaling_and_cap():
     base = pollux_workload(6, seed=1)
     fast = pollux_workload(6, load_jph=40.0, seed=1, max_gpus=8)
@@ -158,8 +162,9 @@ def test_synthetic_generator_properties():
         synthetic_workload(5, 1.0, gpu_mix={0: 1})
 
 
+@needs_data(*POLLUX)
 def test_resolve_workload_kinds(tmp_path, philly):
-    from optsched.sim.workloads import write_workload
+    from optsched.problems.workload import write_workload
     wl = resolve_workload("philly", load_jph=3.0, n_jobs=3500, philly_frame=philly)
     assert sum(j.tracked for j in wl) == 500  # window 3000:4000 cut at 3500 jobs
     assert len(resolve_workload("pollux:2")) == 160
@@ -172,3 +177,40 @@ def test_resolve_workload_kinds(tmp_path, philly):
     for bad in ("pollux:x", "nothere.json", ""):
         with pytest.raises(InstanceError):
             resolve_workload(bad)
+
+
+def test_no_data_folder_is_one_clear_error(monkeypatch, tmp_path):
+    # no OPTSCHED_DATA, no checkout to search beside, and a current directory with no shared/data above it
+    from optsched import data
+
+    monkeypatch.delenv("OPTSCHED_DATA", raising=False)
+    monkeypatch.setattr(data, "checkout_root", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    if data.find_data_root() is not None:  # a shared/data above the temporary folder: nothing to test here
+        pytest.skip("a shared/data folder exists above the temporary folder")
+    with pytest.raises(InstanceError, match="OPTSCHED_DATA") as ei:
+        load_philly()
+    assert ei.value.field == "data"
+
+
+def test_data_folder_rules(monkeypatch, tmp_path):
+    # explicit folder, then $OPTSCHED_DATA, then shared/data beside the checkout / above the current directory
+    from optsched import data
+
+    a, b = tmp_path / "a", tmp_path / "b" / "shared" / "data"
+    a.mkdir()
+    b.mkdir(parents=True)
+    (tmp_path / "b" / "repo" / "sub").mkdir(parents=True)
+    monkeypatch.setenv("OPTSCHED_DATA", str(a))
+    assert data.data_root() == a and data.data_root(b) == b
+    with pytest.raises(InstanceError, match="not a directory"):
+        data.data_root(tmp_path / "nope")
+    monkeypatch.setenv("OPTSCHED_DATA", str(tmp_path / "nope"))
+    with pytest.raises(InstanceError, match="OPTSCHED_DATA"):
+        data.data_root()
+    monkeypatch.delenv("OPTSCHED_DATA")
+    monkeypatch.setattr(data, "checkout_root", lambda: tmp_path / "b" / "repo")
+    assert data.data_root().resolve() == b.resolve()
+    monkeypatch.setattr(data, "checkout_root", lambda: None)
+    monkeypatch.chdir(tmp_path / "b" / "repo" / "sub")
+    assert data.data_root().resolve() == b.resolve()

@@ -31,7 +31,7 @@ PROBLEM_MODULES: tuple[str, ...] = (
     "optsched.problems.placement",
     "optsched.problems.pipeline",
     "optsched.problems.total_jct",
-    # "optsched.problems.workload",  (added when the simulator branch lands)
+    "optsched.problems.workload",
 )
 
 

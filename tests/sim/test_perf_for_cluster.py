@@ -5,7 +5,7 @@ import pytest
 from optsched.errors import InstanceError
 from optsched.sim import simulate
 from optsched.sim.recurring import spec_of
-from optsched.sim.workloads import Workload, WorkloadJob
+from optsched.problems.workload import Workload, WorkloadJob
 
 
 def _workload():

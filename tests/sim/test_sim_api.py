@@ -170,11 +170,14 @@ def test_stop_when_tracked_done_and_max_time():
     assert r.summary["finished_tracked"] == 1 and r.summary["end_s"] <= 500
 
 
-def test_simulator_runs_once():
+def test_simulator_runs_again_from_scratch():
+    # run() starts with reset(): a second run of the same simulator gives the same result
     sim = Simulator(WL, Cluster.homogeneous(1, 2), mode="event")
-    sim.run()
-    with pytest.raises(RuntimeError):
-        sim.run()
+    a = sim.run()
+    b = sim.run()
+    assert a.jobs.drop(columns=[]).equals(b.jobs) and a.jobs["completion_s"].tolist() == [100, 150, 130]
+    with pytest.raises(RuntimeError, match="no decision is due"):
+        sim.apply(Decision())
 
 
 def test_builders_accept_objects_and_dicts():

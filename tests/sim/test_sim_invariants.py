@@ -20,6 +20,7 @@ from optsched.cluster import Cluster, Server
 from optsched.perf.constant import ConstantPerf
 from optsched.sim import Workload, WorkloadJob, build_policy, simulate
 from optsched.sim.base import Composed
+from tests.sim.shared_data import DEEPSHARE, needs_data
 
 SCHEDULERS = ["fifo", "las", "srtf", "tiresias", {"name": "tiresias", "thresholds_gpu_s": [20, 200]},
               {"name": "las", "service": "gpu"}, {"name": "srtf", "starvation_s": 150}]
@@ -162,6 +163,7 @@ def test_fifo_starts_in_arrival_order(case):
     assert r.summary["preemptions"] == 0
 
 
+@needs_data(*DEEPSHARE)
 def test_measured_contention_model_invariants():
     # DeepShare's measured table: multi-server jobs sharing servers slow each other down; capacity, start and
     # completion invariants hold, and a job's JCT is at least its time alone.

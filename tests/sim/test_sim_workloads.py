@@ -9,7 +9,7 @@ import pytest
 
 from optsched.errors import InstanceError
 from optsched.sim import Workload, WorkloadJob, read_workload, simulate, write_workload
-from optsched.sim.workloads import FORMAT, as_workload, workload_from_csv_text, workload_from_dict, workload_to_dict
+from optsched.problems.workload import FORMAT, as_workload, workload_from_csv_text, workload_from_dict, workload_to_dict
 
 
 def _wl():

@@ -3,22 +3,26 @@
 A job's ``iteration_time_s`` is its profiled time on a consolidated placement. Spread over more than one
 server it runs ``cross_server_factor`` times slower: Blox's Synergy-style job divides throughput by
 ``job_placement_penalty`` (0.8 in its examples), i.e. a factor 1/0.8 = 1.25 on time (digest 002, section 1,
-[R]); that is the default. No co-location effect.
+[R]); that is the default. No co-location effect, and no dependence on the number of GPUs held: a job
+launched elastically on fewer GPUs than it requested keeps its profiled time (Blox's job model has no
+elasticity; a policy that launches elastically needs a model that says how speed scales).
 
->>> from optsched.sim.state import Job, Placement
+>>> from types import SimpleNamespace as NS
 >>> m = ConstantPerf()
->>> j = Job("a", 0, 4, 100, 2.0)
->>> m.alone_time_s(j, Placement.of({0: 4})), m.alone_time_s(j, Placement.of({0: 2, 1: 2}))
+>>> j = NS(id="a", gpus=4, iteration_time_s=2.0, spec=None, model="")
+>>> m.alone_time_s(j, NS(servers=(0,), counts=(4,))), m.alone_time_s(j, NS(servers=(0, 1), counts=(2, 2)))
 (2.0, 2.5)
 """
 
 from __future__ import annotations
 
 from ..errors import InstanceError
-from .base import PerfModel
+from .base import JobLike, PerfModel, PlacementLike
 
 
 class ConstantPerf(PerfModel):
+    """Profiled time on one server, ``cross_server_factor`` times more on several (module docstring)."""
+
     name = "constant"
 
     def __init__(self, cross_server_factor: float = 1.25):
@@ -26,9 +30,9 @@ class ConstantPerf(PerfModel):
             raise InstanceError(f"must be a number >= 1, got {cross_server_factor!r}", field="cross_server_factor")
         self.cross_server_factor = float(cross_server_factor)
 
-    def alone_time_s(self, job, placement) -> float:
+    def alone_time_s(self, job: JobLike, placement: PlacementLike) -> float:
         t = job.iteration_time_s
-        return t * self.cross_server_factor if placement.n_servers > 1 else t
+        return t * self.cross_server_factor if len(placement.servers) > 1 else t
 
     def describe(self) -> dict:
         return {"name": self.name, "cross_server_factor": self.cross_server_factor}

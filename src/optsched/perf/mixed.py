@@ -13,13 +13,16 @@ all its GPUs hold stage 0).
 Column costs are cached per (spec structure, column): a trace maps its jobs onto a handful of catalogue
 configurations, so the cache stays small and eq. (7) is evaluated a few thousand times for 75,000 jobs.
 
+The simulator registers this model as ``perf="mixed"``; the A-SRPT policies (:mod:`optsched.sim.asrpt`) add
+alpha~_i^min (Heavy-Edge on the fewest-servers layout), which this layer does not compute.
+
+>>> from types import SimpleNamespace as NS
 >>> from optsched.models import catalogue_job
->>> from optsched.sim.state import Job, Placement
 >>> spec = catalogue_job("VGG19:dp4")
->>> job = Job("a", 0, 4, 100, 0.1, spec=spec)
+>>> job = NS(id="a", gpus=4, iteration_time_s=0.1, spec=spec, model="")
 >>> m = MixedPerf(nic_gbps=10.0)
->>> one = m.alone_time_s(job, Placement.of({0: 4}, stages={0: (4,)}))
->>> two = m.alone_time_s(job, Placement.of({0: 2, 1: 2}, stages={0: (2,), 1: (2,)}))
+>>> one = m.alone_time_s(job, NS(servers=(0,), counts=(4,), stages={0: (4,)}))
+>>> two = m.alone_time_s(job, NS(servers=(0, 1), counts=(2, 2), stages={0: (2,), 1: (2,)}))
 >>> one < two, round(one, 4)
 (True, 0.0702)
 """
@@ -30,30 +33,28 @@ import math
 
 from ..errors import InstanceError
 from ..problems.pipeline import PipelineJob
-from .base import PerfModel
-from .pipeline import Network, column_cost
+from .base import JobLike, PerfModel, PlacementLike
+from .pipeline import Network, alpha_max, column_cost
 
 __all__ = ["MixedPerf", "SpecCache"]
 
 
 class SpecCache:
-    """Per-spec cached quantities of paper 001: alpha_max, alpha-tilde_min, column costs (all in ms).
+    """Per-spec cached quantities of paper 001 on one network: column costs and alpha_max (ms).
 
     Keyed by the spec's structure (stages, all-reduce kind), so equal configurations share one entry.
 
     >>> from optsched.models import catalogue_job
     >>> c = SpecCache(Network.paper_simulation())
     >>> s = catalogue_job("GPT-175B:pp3x4")
-    >>> c.alpha_max_ms(s) >= c.alpha_tilde_min_ms(s) > 0
+    >>> c.alpha_max_ms(s) >= c.alpha_ms(s, [(1, 1, 1)] * 4) > 0
     True
     """
 
-    def __init__(self, network: Network, heavy_edge_seed: int = 0):
+    def __init__(self, network: Network):
         self.network = network
-        self.seed = heavy_edge_seed
         self._col: dict = {}
         self._amax: dict = {}
-        self._atmin: dict = {}
 
     @staticmethod
     def key(spec: PipelineJob):
@@ -71,19 +72,11 @@ class SpecCache:
         return max((self.column_ms(spec, tuple(c)) for c in columns), default=0.0)
 
     def alpha_max_ms(self, spec: PipelineJob) -> float:
+        """alpha_i^max (closed form, :func:`optsched.perf.pipeline.alpha_max`), cached."""
         k = self.key(spec)
         v = self._amax.get(k)
         if v is None:
-            from .pipeline import alpha_max
             v = self._amax[k] = alpha_max(spec, self.network)
-        return v
-
-    def alpha_tilde_min_ms(self, spec: PipelineJob) -> float:
-        k = self.key(spec)
-        v = self._atmin.get(k)
-        if v is None:
-            from ..algorithms.heavy_edge import alpha_tilde_min
-            v = self._atmin[k] = alpha_tilde_min(spec, self.network, seed=self.seed)
         return v
 
 
@@ -105,7 +98,7 @@ class MixedPerf(PerfModel):
         self.network = network or Network.from_gbps(int(gpus_per_server), float(nic_gbps), float(intra_gbs))
         self.cache = SpecCache(self.network)
 
-    def alone_time_s(self, job, placement) -> float:
+    def alone_time_s(self, job: JobLike, placement: PlacementLike) -> float:
         spec = job.spec
         if not isinstance(spec, PipelineJob):
             return job.iteration_time_s
@@ -121,11 +114,3 @@ class MixedPerf(PerfModel):
         n = self.network
         return {"name": self.name, "gpus_per_server": n.gpus_per_server, "nic_gbps": n.inter_bandwidth_gbs * 8.0,
                 "intra_gbs": n.intra_bandwidth_gbs}
-
-
-def _register() -> None:
-    from ..sim.policies import PERF_MODELS
-    PERF_MODELS.setdefault("mixed", MixedPerf)
-
-
-_register()

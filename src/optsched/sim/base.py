@@ -16,8 +16,8 @@ into one by :class:`Composed`. A combined module (Pollux-style, or A-SRPT with i
 own wake-up times) subclasses :class:`SchedulerPlacer` directly and may use the hooks ``on_admit``,
 ``on_completion`` and ``next_wakeup``.
 
->>> d = Decision(); d.launch, d.preempt
-({}, [])
+>>> d = Decision(); d.launch, d.preempt, d.migrate
+({}, [], {})
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..errors import InstanceError
 from .state import QUEUED, RUNNING, Job, Placement, SimView
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 # Blox's anti-starvation guard: a job that has not run for this long gets job_priority 1 (digest 002, [R])
 STARVATION_S = 3600.0 * 1000
@@ -41,13 +39,23 @@ STARVATION_S = 3600.0 * 1000
 
 @dataclass
 class Decision:
-    """What a scheduling round decides: jobs to start (job -> placement) and jobs to suspend.
+    """What a scheduling round decides: jobs to start (job -> placement), jobs to suspend, and running jobs to
+    move (job -> new placement).
 
-    A job both preempted and launched in one decision migrates (suspend + launch, as in Blox).
+    The engine applies preemptions first, then migrations (every migrating job releases its GPUs before any
+    takes its new ones, so two jobs may swap), then launches. A migration keeps the job running and its
+    progress, stalls it ``LaunchMechanism.migration_s`` and counts in ``migrations``, not in ``preemptions``
+    nor ``launches``; a job may not be both migrated and preempted or launched. A job both preempted and
+    launched in one decision is a *restart* (suspend + resume, as Blox moves jobs): one preemption, one launch,
+    the resume stall.
+
+    >>> d = Decision(); d.launch, d.preempt, d.migrate
+    ({}, [], {})
     """
 
     launch: dict[Job, Placement] = field(default_factory=dict)
     preempt: list[Job] = field(default_factory=list)
+    migrate: dict[Job, Placement] = field(default_factory=dict)
 
 
 class AdmissionPolicy:
@@ -57,6 +65,9 @@ class AdmissionPolicy:
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything about a previous run (the engine calls it at :meth:`Simulator.reset`)."""
 
     @property
     def holding(self) -> int:
@@ -98,6 +109,10 @@ class SchedulingPolicy:
 
     def key(self, job: Job, now: float):
         raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything about a previous run (called through :meth:`Composed.reset`). The built-in
+        policies keep no state between decisions (their keys are read from the jobs)."""
 
     def bump(self, job: Job, now: float) -> int:
         """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
@@ -150,6 +165,9 @@ class PlacementPolicy:
 
     def find(self, job: Job, free: np.ndarray, view: SimView) -> Placement | None:
         raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget everything about a previous run (called through :meth:`Composed.reset`)."""
 
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
         """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
@@ -239,6 +257,10 @@ class SchedulerPlacer:
     def decide(self, view: SimView) -> Decision:
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Forget everything about a previous run: the engine calls it at :meth:`Simulator.reset`, so one
+        policy object can run any number of simulations with identical results."""
+
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
         pass
 
@@ -281,6 +303,9 @@ class Composed(SchedulerPlacer):
         self.scheduling, self.placement = scheduling, placement
         self.naive = bool(naive)
         self.name = f"{scheduling.name}+{placement.name}"
+        self._clear()
+
+    def _clear(self) -> None:
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
@@ -290,7 +315,12 @@ class Composed(SchedulerPlacer):
         self._stable_until = -math.inf
         self._next_bump = math.inf
         self._wake = math.inf
-        self._bound = None
+        self._own: Decision | None = None  # the decision decide() returned last (outside drivers may differ)
+
+    def reset(self) -> None:
+        self._clear()
+        self.scheduling.reset()
+        self.placement.reset()
 
     @property
     def incremental(self) -> bool:
@@ -347,17 +377,7 @@ class Composed(SchedulerPlacer):
         self._r = r
 
     # -- engine hooks --------------------------------------------------------------------------------------
-    def _bind(self, view: SimView) -> None:
-        # a Composed object may be reused for another run: start from scratch when the job state is new
-        if view.jobs is not self._bound:
-            self._bound = view.jobs
-            self._q, self._r, self._entry, self._waits = [], [], {}, []
-            self._rebuild_needed = True
-            self._key_change = self._stable_until = -math.inf
-            self._next_bump = self._wake = math.inf
-
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
-        self._bind(view)
         if not self._rebuild_needed:
             for j in jobs:
                 self._insert(self._q, j, view.now)
@@ -368,22 +388,27 @@ class Composed(SchedulerPlacer):
             self._remove(self._r, job)
 
     def after_apply(self, decision: Decision, view: SimView) -> None:
+        # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,
+        # but the promise that nothing changes without an event holds only after a decision of our own
+        own = decision is self._own
+        self._own = None
         now = view.now
-        moved = set()
-        for j in decision.preempt:
-            self._remove(self._r, j)
-            moved.add(j.id)
-            if j not in decision.launch:
-                self._insert(self._q, j, now)
-                self._push_wait(j)
-        for j in decision.launch:
-            if j.id not in moved:
-                self._remove(self._q, j)
-            self._insert(self._r, j, now)
+        if not self._rebuild_needed:
+            moved = set()
+            for j in decision.preempt:
+                self._remove(self._r, j)
+                moved.add(j.id)
+                if j not in decision.launch:
+                    self._insert(self._q, j, now)
+                    self._push_wait(j)
+            for j in decision.launch:
+                if j.id not in moved:
+                    self._remove(self._q, j)
+                self._insert(self._r, j, now)
         sched = self.scheduling
         self._next_bump = self._bump_top()
         self._key_change = sched.key_stable_until(view)
-        self._stable_until = sched.decision_stable_until(view)
+        self._stable_until = sched.decision_stable_until(view) if own else -math.inf
         wake = math.inf
         if view.round_s is None and self._q:  # event mode: threshold crossings and bumps are events
             st = self._stable_until
@@ -391,7 +416,6 @@ class Composed(SchedulerPlacer):
         self._wake = wake
 
     def decide(self, view: SimView) -> Decision:
-        self._bind(view)
         now = view.now
         if self.naive or self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
@@ -403,8 +427,11 @@ class Composed(SchedulerPlacer):
         pl = self.placement
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
             order = [j for _, j in sorted(self._q + self._r, key=_first)]
-            return pl.place(order, view)
-        return pl.place_ranked(self._q, self._r, view)
+            decision = pl.place(order, view)
+        else:
+            decision = pl.place_ranked(self._q, self._r, view)
+        self._own = decision
+        return decision
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
@@ -422,30 +449,42 @@ class Composed(SchedulerPlacer):
 class LaunchMechanism:
     """Launch and preemption (Blox's two mechanism abstractions), as the simulator models them.
 
-    ``launch`` returns the stall (seconds without progress while holding the GPUs) of a job starting on a
+    :meth:`stall_s` is the stall (seconds without progress while holding the GPUs) of a job starting on a
     placement: ``restore_s`` when it resumes after a preemption (checkpoint-restore overhead, Blox section 7
     profiles it), ``start_s`` on its first launch. Preemption happens at an iteration boundary with no lost
     work (Blox's iteration-boundary checkpoint); ``checkpoint_s`` is charged at the next resume as well,
     because in the simulator the checkpoint is written while the GPUs are being handed over.
+    :meth:`migration_stall_s` is the stall of a running job moved to another placement (``migration_s``).
+
+    >>> m = LaunchMechanism(restore_s=30, migration_s=5)
+    >>> m.describe()["migration_s"], m.migration_stall_s(None, None, None, 0.0)
+    (5.0, 5.0)
     """
 
     name = "checkpoint-restore"
 
-    def __init__(self, restore_s: float = 0.0, checkpoint_s: float = 0.0, start_s: float = 0.0):
-        for n, v in (("restore_s", restore_s), ("checkpoint_s", checkpoint_s), ("start_s", start_s)):
-            if not isinstance(v, (int, float)) or v < 0 or v != v:
-                from ..errors import InstanceError
-                raise InstanceError(f"must be a non-negative number, got {v!r}", field=n)
+    def __init__(self, restore_s: float = 0.0, checkpoint_s: float = 0.0, start_s: float = 0.0,
+                 migration_s: float = 0.0):
+        for n, v in (("restore_s", restore_s), ("checkpoint_s", checkpoint_s), ("start_s", start_s),
+                     ("migration_s", migration_s)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < math.inf):
+                raise InstanceError(f"must be a finite number >= 0, got {v!r}", field=n)
         self.restore_s, self.checkpoint_s, self.start_s = float(restore_s), float(checkpoint_s), float(start_s)
+        self.migration_s = float(migration_s)
 
     def stall_s(self, job: Job, placement: Placement, now: float) -> float:
+        """Stall of a launch of ``job`` on ``placement`` at ``now`` (first start or resume)."""
         if job.launches == 0:
             return self.start_s
         return self.restore_s + self.checkpoint_s
 
+    def migration_stall_s(self, job: Job, old: Placement, new: Placement, now: float) -> float:
+        """Stall of ``job`` moved from ``old`` to ``new`` at ``now`` (it keeps its progress and its GPUs)."""
+        return self.migration_s
+
     def describe(self) -> dict:
         return {"name": self.name, "restore_s": self.restore_s, "checkpoint_s": self.checkpoint_s,
-                "start_s": self.start_s}
+                "start_s": self.start_s, "migration_s": self.migration_s}
 
 
 class MetricCollector:
@@ -453,6 +492,9 @@ class MetricCollector:
     instances as ``simulate(..., collectors=[...])``; ``result()`` is stored in ``SimResult.custom``."""
 
     name = "metrics"
+
+    def reset(self) -> None:
+        """Called at :meth:`Simulator.reset` (before a run); override to clear what a previous run recorded."""
 
     def collect(self, view: SimView) -> None:
         pass

@@ -18,16 +18,33 @@ Semantics (the full list, with the Blox lines they follow, is in ``docs/algorith
 * A launch after a preemption holds the GPUs for the checkpoint-restore stall of the launch mechanism before it
   progresses; preemption keeps all finished work (iteration-boundary checkpoint, fractional iterations kept).
 
->>> from optsched.sim.workloads import Workload, WorkloadJob
+Stepping: :meth:`Simulator.reset` (the view at t = 0), :meth:`Simulator.advance` (process completions and
+arrivals up to the next decision point, admission applied; the view at which a decision is due, or None),
+:meth:`Simulator.apply` (a :class:`~optsched.sim.base.Decision`: the policy's from :meth:`Simulator.decide`, or
+any other driver's), :attr:`Simulator.done`, :meth:`Simulator.result`. :meth:`Simulator.run` is exactly their
+loop with the policy's ``decide`` in between.
+
+>>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.cluster import Cluster
 >>> wl = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 2, 50, 1.0)))
->>> res = Simulator(wl, Cluster.homogeneous(1, 2), mode="event").run()
->>> res.jobs["completion_s"].tolist()
+>>> sim = Simulator(wl, Cluster.homogeneous(1, 2), mode="event")
+>>> sim.run().jobs["completion_s"].tolist()
 [100.0, 150.0]
+>>> view = sim.reset()                 # the same run, stepped by hand with the policy's decisions
+>>> while (view := sim.advance()) is not None:
+...     print(view.now, sorted(j.id for j in view.active()))
+...     sim.apply(sim.decide())
+0.0 ['a']
+10.0 ['a', 'b']
+100.0 ['b']
+150.0 []
+>>> sim.done, sim.result().jobs["completion_s"].tolist()
+(True, [100.0, 150.0])
 """
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 import time
@@ -38,9 +55,15 @@ import numpy as np
 from ..cluster import Cluster
 from ..errors import InstanceError, OptschedError, ScheduleError
 from ..perf.base import PerfModel
+from ..perf.constant import ConstantPerf
+from ..problems.workload import Workload
 from .base import (AdmissionPolicy, Composed, Decision, LaunchMechanism, MetricCollector, PlacementPolicy,
                    SchedulerPlacer, SchedulingPolicy)
-from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, SimView
+from .metrics import SimResult
+from .policies import AcceptAll, Consolidated, Fifo
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
+
+__all__ = ["SimulationStalled", "Simulator"]
 
 
 class SimulationStalled(OptschedError):
@@ -48,18 +71,32 @@ class SimulationStalled(OptschedError):
 
 
 class Simulator:
-    """One simulation run; build it, call :meth:`run` once, get a :class:`~optsched.sim.metrics.SimResult`."""
+    """One simulated cluster under one policy composition, run whole (:meth:`run`) or stepped.
 
-    def __init__(self, workload, cluster: Cluster, *, policy: SchedulerPlacer | None = None,
+    Stepping (an outside driver: a gym environment, a notebook, a migration step, a test)::
+
+        view = sim.reset()                          # t = 0, nothing processed yet
+        while (view := sim.advance()) is not None:  # the next decision point (admission applied)
+            decision = sim.decide()                 # the policy's decision; or any Decision the driver builds
+            sim.apply(decision)
+        result = sim.result()
+
+    :meth:`run` is exactly that loop with :meth:`decide`. A decision supplied by a driver goes through the same
+    checks and the same policy hooks (``after_apply``) as the policy's own, so the policy stays consistent and
+    can take over again at the next decision point; only the policy's own decisions (from :meth:`decide`) are
+    checked for a stall (jobs wait, nothing runs or will arrive, and the policy started nothing). ``advance(until=t)`` stops at time ``t`` if no decision is due before it
+    (returns None with :attr:`done` still False). :meth:`reset` starts a new run from scratch (policies,
+    admission and collectors included), so one simulator, like one policy object, can run again with the
+    same result. ``copy.deepcopy(sim)`` (or :meth:`clone`) mid-run gives an independent simulator.
+    """
+
+    def __init__(self, workload: Workload, cluster: Cluster, *, policy: SchedulerPlacer | None = None,
                  scheduling: SchedulingPolicy | None = None, placement: PlacementPolicy | None = None,
                  admission: AdmissionPolicy | None = None, perf: PerfModel | None = None,
                  launch: LaunchMechanism | None = None, mode: str = "round", round_s: float = 300.0,
                  stop_when_tracked_done: bool = False, collectors: Sequence[MetricCollector] = (),
                  progress: bool = False, max_time_s: float | None = None, config: dict | None = None,
                  seed: int | None = None):
-        from ..perf.constant import ConstantPerf
-        from .policies import AcceptAll, Consolidated, Fifo
-
         if mode not in ("round", "event"):
             raise InstanceError(f"must be 'round' or 'event', got {mode!r}", field="mode")
         if mode == "round" and (isinstance(round_s, bool) or not isinstance(round_s, (int, float))
@@ -81,9 +118,299 @@ class Simulator:
         for wj in workload.jobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
-        self._ran = False
+        self._started = False
+
+    # -- the stepping API ----------------------------------------------------------------------------------
+    def reset(self) -> SimView:
+        """Start a run from scratch: fresh cluster and job state, policies, admission and collectors reset.
+        Returns the view at t = 0 (nothing arrived yet: the first :meth:`advance` processes t = 0)."""
+        self._close_bar()
+        self._wall0 = time.perf_counter()
+        self._wall_s: float | None = None
+        self.cstate = ClusterState(self.cluster)
+        self.jstate = JobState()
+        self.view = SimView(0.0, self.cstate, self.jstate, self.perf, self.round_s if self.mode == "round" else None)
+        self.view.extra["rng"] = np.random.default_rng(self.seed)
+        self.view.extra["seed"] = self.seed
+        self.jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
+                         predicted_iterations=w.predicted_iterations, deadline_s=w.deadline_s, user=w.user,
+                         group=w.group, spec=w.spec, tracked=w.tracked) for i, w in enumerate(self.workload.jobs)]
+        order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
+        self._arrivals = [self.jobs[i] for i in order]
+        self._arr_t = [j.arrival_s for j in self._arrivals]
+        self._n = len(self.jobs)
+        self._ai = 0
+        self._heap: list = []
+        self._seq = 0
+        self._running: dict[str, Job] = {}
+        self._pending: list[Job] = []
+        self._ts: list[tuple[float, int, int, int]] = []
+        self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
+        self._tracked_left = sum(1 for j in self.jobs if j.tracked)
+        self._dirty = False
+        self._last_decision_s = -math.inf
+        self._same_instant = 0
+        self._now = 0.0
+        self._last_k = -1
+        self._due = False        # a decision point was returned by advance() and awaits apply()
+        self._policy_decision: Decision | None = None
+        self._finished = False
+        self.policy.reset()
+        self.admission.reset()
+        for c in self.collectors:
+            reset = getattr(c, "reset", None)  # collectors written before the hook may lack it
+            if reset is not None:
+                reset()
+        self._bar = None
+        self._bar_done = 0
+        if self.progress:
+            from tqdm import tqdm  # the progress bar only when asked for
+
+            self._bar = tqdm(total=self._n, unit="job", desc=self.config.get("label", "simulate"), leave=False)
+        self._started = True
+        return self.view
+
+    @property
+    def now(self) -> float:
+        """The simulated time: of the last event processed, the pending decision point, or ``until``."""
+        return self._now
+
+    @property
+    def done(self) -> bool:
+        """True once the run has ended (every job done, the tracked ones with ``stop_when_tracked_done``, the
+        ``max_time_s`` horizon, or nothing left that could happen)."""
+        return self._finished
+
+    @property
+    def decision_due(self) -> bool:
+        """True between an :meth:`advance` that returned a view and the :meth:`apply` of a decision."""
+        return self._due
+
+    def advance(self, until: float | None = None) -> SimView | None:
+        """Process completions and arrivals up to the next decision point; admission is applied there.
+
+        Returns the :class:`~optsched.sim.state.SimView` at which a decision is due (call :meth:`apply`), or
+        None: the run is over (:attr:`done`), or, with ``until``, no decision is due at or before ``until``
+        (the clock then stands at ``until``; call again to go on).
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before advance()")
+        if self._due:
+            raise RuntimeError(f"a decision is due at t={self._now}: apply() one first (an empty Decision() "
+                               "decides nothing)")
+        if self._finished:
+            return None
+        # the hot loop works on locals; they are written back on every exit
+        heap = self._heap
+        arr_t, arrivals = self._arr_t, self._arrivals
+        n = self._n
+        ai, now, last_k = self._ai, self._now, self._last_k
+        events = self._events
+        policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
+        running, pending = self._running, self._pending
+        round_mode = self.mode == "round"
+        R = self.round_s
+        stop_tracked = self.stop_when_tracked_done
+        max_t = self.max_time_s
+        colocation = self.perf.colocation_aware
+        bar = self._bar
+        try:
+            while True:
+                if self._done == n or (stop_tracked and self._tracked_left == 0):
+                    self._finish()
+                    return None
+                t_c = self._heap_top()
+                t_a = arr_t[ai] if ai < n else math.inf
+                t_w = policy.next_wakeup(now)
+                if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
+                    t_w = math.inf
+                if round_mode:
+                    waiting = (pending or admission.holding or policy.every_round
+                               or len(jstate.active) > len(running))
+                    if waiting:
+                        view.now = now
+                        floor_t = now if self._dirty else max(now, policy.idle_until(view))
+                        if floor_t < math.inf:
+                            k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
+                            t_s = k * R
+                        else:
+                            t_s = math.inf
+                    else:
+                        t_s = math.inf
+                else:
+                    t_s = now if self._dirty else math.inf
+                t = min(t_c, t_a, t_s, t_w)
+                if t == math.inf:
+                    if jstate.active or pending or admission.holding:
+                        raise SimulationStalled(f"{len(jstate.active)} jobs wait but nothing runs or arrives")
+                    self._finish()
+                    return None
+                if max_t is not None and t > max_t:
+                    self._finish()
+                    return None
+                if until is not None and t > until:
+                    if until > now:
+                        now = until
+                        view.now = until
+                    return None
+                now = t
+                # 1. completions at t
+                ncomp = 0
+                while heap and self._heap_top() <= t:
+                    _, _, _, job = heapq.heappop(heap)
+                    self._complete(job, t)
+                    ncomp += 1
+                if ncomp:
+                    events += ncomp
+                    self._dirty = True
+                    if colocation:
+                        self._recompute_rates(t)
+                    self._record(t)
+                # 2. arrivals at t
+                while ai < n and arr_t[ai] <= t:
+                    pending.append(arrivals[ai])
+                    ai += 1
+                    events += 1
+                    self._dirty = True
+                if bar is not None and self._done - self._bar_done >= 200:
+                    bar.update(self._done - self._bar_done)
+                    self._bar_done = self._done
+                # 3. a decision, if one is due at t
+                if round_mode:
+                    due = t >= t_s or t >= t_w
+                    if due and t >= t_s:
+                        last_k = max(last_k, math.floor(t / R + 1e-9))
+                else:
+                    due = self._dirty or t >= t_w
+                if due:
+                    self._admit(t)
+                    self._due = True
+                    return view
+        finally:
+            self._ai, self._now, self._last_k, self._events = ai, now, last_k, events
+
+    def decide(self) -> Decision:
+        """The policy's decision at the pending decision point (``policy.decide(view)``), for :meth:`apply`."""
+        if not self._due:
+            raise RuntimeError("no decision is due: call advance() first")
+        decision = self.policy.decide(self.view)
+        self._policy_decision = decision
+        return decision
+
+    def apply(self, decision: Decision) -> None:
+        """Carry out ``decision`` at the pending decision point: preemptions, then launches (checked against
+        the cluster's capacity and the jobs' states), then the policy's ``after_apply``, the collectors and the
+        time series."""
+        if not self._due:
+            raise RuntimeError("no decision is due: call advance() first")
+        if not isinstance(decision, Decision):
+            raise ScheduleError(f"must be a Decision, got {type(decision).__name__}")
+        by_policy = decision is self._policy_decision
+        self._policy_decision = None
+        self._due = False
+        now, view = self._now, self.view
+        view.now = now
+        self._decisions += 1
+        self._apply(decision, now)
+        self.policy.after_apply(decision, view)
+        # after a preemption the victims may fit in what is left: decide again (next round / same instant)
+        self._dirty = bool(decision.preempt)
+        if now == self._last_decision_s:
+            self._same_instant += 1
+            if self._same_instant > 10_000:
+                raise SimulationStalled(f"more than 10,000 decisions at t={now} (a preemption cycle?)")
+        else:
+            self._same_instant = 0
+        self._last_decision_s = now
+        for c in self.collectors:
+            c.collect(view)
+        self._record(now)
+        self._events += 1
+        if by_policy:
+            self._check_stall()
+
+    def result(self) -> SimResult:
+        """The :class:`~optsched.sim.metrics.SimResult` of the run (so far, if it is not :attr:`done`)."""
+        if not self._started:
+            raise RuntimeError("call reset() (or run()) first")
+        wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
+        return SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
+                               decisions=self._decisions, preemptions=self._preemptions,
+                               migrations=self._migrations, wall_s=wall,
+                               total_gpus=self.cstate.total_gpus, config=self.config,
+                               custom={c.name: c.result() for c in self.collectors})
+
+    def run(self) -> SimResult:
+        """Simulate from scratch to the end with the policy's decisions; returns the :class:`SimResult`."""
+        self.reset()
+        while self.advance() is not None:
+            self.apply(self.decide())
+        return self.result()
+
+    # -- copies --------------------------------------------------------------------------------------------
+    def clone(self) -> "Simulator":
+        """An independent copy of this simulator in its current state (the same as ``copy.deepcopy(self)``):
+        continuing the copy gives what continuing the original would, and leaves the original untouched.
+
+        The workload, the cluster and the jobs' ``spec`` objects are immutable and shared; everything else
+        (job and cluster state, policies, admission, performance model, collectors, the random generator) is
+        copied. A progress bar is not: the copy runs without one.
+
+        >>> from optsched.problems.workload import Workload, WorkloadJob
+        >>> wl = Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 5, 1, 10, 1.0)))
+        >>> def finish(s):
+        ...     while s.advance() is not None:
+        ...         s.apply(s.decide())
+        ...     return s.result().jobs["completion_s"].tolist()
+        >>> sim = Simulator(wl, Cluster.homogeneous(1, 1), mode="event")
+        >>> _ = sim.reset(); sim.apply(sim.decide()) if sim.advance() else None   # a starts at 0
+        >>> twin = sim.clone()
+        >>> finish(twin), sim.now, sim.done, finish(sim)
+        ([10.0, 20.0], 0.0, False, [10.0, 20.0])
+        """
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo: dict) -> "Simulator":
+        shared = [self.workload, self.cluster, *(w.spec for w in self.workload.jobs if w.spec is not None)]
+        for obj in shared:
+            memo.setdefault(id(obj), obj)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k == "_bar":
+                v = None
+            elif k in ("_ts", "_arr_t"):
+                v = list(v)  # lists of tuples of numbers / of numbers: a shallow copy is a deep one
+            else:
+                v = copy.deepcopy(v, memo)
+            setattr(new, k, v)
+        return new
 
     # -- bookkeeping ---------------------------------------------------------------------------------------
+    def _finish(self) -> None:
+        self._finished = True
+        self._wall_s = time.perf_counter() - self._wall0
+        self._close_bar()
+
+    def _close_bar(self) -> None:
+        bar = getattr(self, "_bar", None)
+        if bar is not None:
+            bar.update(self._done - self._bar_done)
+            bar.close()
+            self._bar = None
+
+    def _admit(self, now: float) -> None:
+        view = self.view
+        view.now = now
+        if self._pending or self.admission.holding:
+            admitted = self.admission.admit(self._pending, view)
+            self._pending = []
+            for j in admitted:
+                j.status, j.admitted_s, j.wait_since_s = QUEUED, now, now
+                self.jstate.add(j)
+            if admitted:
+                self.policy.on_admit(admitted, view)
+
     def _push(self, job: Job) -> None:
         job.version += 1
         t = job.finish_time()
@@ -122,7 +449,7 @@ class Simulator:
         job.executed = job.iterations
         self._end_segment(job, now)
         self.cstate.release(job.id, job.placement)
-        job.status, job.completion_s = DONE, now
+        job.status, job.completion_s, job.held_gpus = DONE, now, 0
         job.version += 1
         del self._running[job.id]
         self.jstate.finish(job)
@@ -139,7 +466,7 @@ class Simulator:
             job.sync(now)
             self._end_segment(job, now)
             self.cstate.release(job.id, job.placement)
-            job.status, job.placement, job.rate = QUEUED, None, 0.0
+            job.status, job.placement, job.rate, job.held_gpus = QUEUED, None, 0.0, 0
             job.preemptions += 1
             job.wait_since_s = now
             job.version += 1
@@ -147,13 +474,15 @@ class Simulator:
             self._preemptions += 1
             changed = True
         elastic = self.policy.elastic
+        if decision.migrate:
+            self._migrate(decision, now, elastic)
+            changed = True
         for job, pl in decision.launch.items():
             if job.status != QUEUED or job.id not in self.jstate.active:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            if not elastic and pl.gpus != job.gpus:
-                raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+            self._check_placement(job, pl, elastic)
             self.cstate.occupy(job.id, pl)
-            job.status, job.placement, job.t_ref = RUNNING, pl, now
+            job.status, job.placement, job.t_ref, job.held_gpus = RUNNING, pl, now, pl.gpus
             job.stall_until = now + self.launcher.stall_s(job, pl, now)
             job.launches += 1
             if math.isnan(job.first_start_s):
@@ -161,16 +490,53 @@ class Simulator:
             job.seg_start = (now, job.executed)
             self._running[job.id] = job
             changed = True
-            if not self.perf.colocation_aware:
-                t_it = float(self.perf.alone_time_s(job, pl))
-                if not t_it > 0 or not math.isfinite(t_it):
-                    raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
-                job.rate, job.iteration_now_s = 1.0 / t_it, t_it
-                self._push(job)
-            else:
-                job.rate = 0.0
+            self._set_rate(job)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
+
+    @staticmethod
+    def _check_placement(job: Job, pl: Placement, elastic: bool) -> None:
+        if not isinstance(pl, Placement) or pl.gpus < 1:
+            raise ScheduleError(f"must be a Placement holding at least one GPU, got {pl!r}", job=job.id)
+        if not elastic and pl.gpus != job.gpus:
+            raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+
+    def _set_rate(self, job: Job) -> None:
+        """A job just placed (launched or moved): its rate from the model, or from the co-location-aware
+        recomputation that follows (rate 0 until then)."""
+        if not self.perf.colocation_aware:
+            t_it = float(self.perf.alone_time_s(job, job.placement))
+            if not t_it > 0 or not math.isfinite(t_it):
+                raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
+            job.rate, job.iteration_now_s = 1.0 / t_it, t_it
+            self._push(job)
+        else:
+            job.rate = 0.0
+
+    def _migrate(self, decision: Decision, now: float, elastic: bool) -> None:
+        """Move running jobs without losing progress: every mover releases its GPUs before any takes its new
+        ones (two jobs may swap), then each stalls ``migration_s`` on its new placement."""
+        moves = list(decision.migrate.items())
+        for job, pl in moves:
+            if job.status != RUNNING:
+                why = "it was preempted in the same decision" if job in decision.preempt else f"status {job.status}"
+                raise ScheduleError(f"migration of a job that is not running ({why})", job=job.id)
+            if job in decision.launch:
+                raise ScheduleError("a job cannot be both launched and migrated in one decision", job=job.id)
+            self._check_placement(job, pl, elastic)
+        for job, _ in moves:
+            job.sync(now)
+            self._end_segment(job, now)
+            self.cstate.release(job.id, job.placement)
+        for job, pl in moves:
+            old = job.placement
+            self.cstate.occupy(job.id, pl)
+            job.placement, job.held_gpus = pl, pl.gpus
+            job.stall_until = now + self.launcher.migration_stall_s(job, old, pl, now)
+            job.migrations += 1
+            job.seg_start = (now, job.executed)
+            self._migrations += 1
+            self._set_rate(job)
 
     def _queued_count(self) -> int:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding
@@ -178,148 +544,8 @@ class Simulator:
     def _record(self, now: float) -> None:
         self._ts.append((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
 
-    def _decide(self, now: float) -> None:
-        view = self.view
-        view.now = now
-        if self._pending or self.admission.holding:
-            admitted = self.admission.admit(self._pending, view)
-            self._pending = []
-            for j in admitted:
-                j.status, j.admitted_s, j.wait_since_s = QUEUED, now, now
-                self.jstate.add(j)
-            if admitted:
-                self.policy.on_admit(admitted, view)
-        decision = self.policy.decide(view)
-        self._decisions += 1
-        self._apply(decision, now)
-        self.policy.after_apply(decision, view)
-        # after a preemption the victims may fit in what is left: decide again (next round / same instant)
-        self._dirty = bool(decision.preempt)
-        if now == self._last_decision_s:
-            self._same_instant += 1
-            if self._same_instant > 10_000:
-                raise SimulationStalled(f"more than 10,000 decisions at t={now} (a preemption cycle?)")
-        else:
-            self._same_instant = 0
-        self._last_decision_s = now
-        for c in self.collectors:
-            c.collect(view)
-        self._record(now)
-
-    # -- the loop ------------------------------------------------------------------------------------------
-    def run(self):
-        from .metrics import SimResult
-
-        if self._ran:
-            raise RuntimeError("a Simulator runs once; build a new one")
-        self._ran = True
-        wall0 = time.perf_counter()
-        self.cstate = ClusterState(self.cluster)
-        self.jstate = JobState()
-        self.view = SimView(0.0, self.cstate, self.jstate, self.perf, self.round_s if self.mode == "round" else None)
-        self.view.extra["rng"] = np.random.default_rng(self.seed)
-        self.view.extra["seed"] = self.seed
-        jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
-                    predicted_iterations=w.predicted_iterations, deadline_s=w.deadline_s, user=w.user,
-                    group=w.group, spec=w.spec, tracked=w.tracked) for i, w in enumerate(self.workload.jobs)]
-        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival_s, i))
-        arrivals = [jobs[i] for i in order]
-        arr_t = [j.arrival_s for j in arrivals]
-        n = len(jobs)
-        self._heap: list = []
-        self._seq = 0
-        self._running: dict[str, Job] = {}
-        self._pending: list[Job] = []
-        self._ts: list[tuple[float, int, int, int]] = []
-        self._done = self._preemptions = self._decisions = 0
-        self._tracked_left = sum(1 for j in jobs if j.tracked)
-        self._dirty = False
-        self._last_decision_s = -math.inf
-        self._same_instant = 0
-        events = 0
-        ai = 0
-        now = 0.0
-        last_k = -1
-        R = self.round_s
-        bar = None
-        if self.progress:
-            from tqdm import tqdm
-            bar = tqdm(total=n, unit="job", desc=self.config.get("label", "simulate"), leave=False)
-        bar_done = 0
-        policy = self.policy
-        while True:
-            if self._done == n or (self.stop_when_tracked_done and self._tracked_left == 0):
-                break
-            t_c = self._heap_top()
-            t_a = arr_t[ai] if ai < n else math.inf
-            t_w = policy.next_wakeup(now)
-            if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
-                t_w = math.inf
-            if self.mode == "round":
-                waiting = (self._pending or self.admission.holding or policy.every_round
-                           or len(self.jstate.active) > len(self._running))
-                if waiting:
-                    self.view.now = now
-                    floor_t = now if self._dirty else max(now, policy.idle_until(self.view))
-                    if floor_t < math.inf:
-                        k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
-                        t_s = k * R
-                    else:
-                        t_s = math.inf
-                else:
-                    t_s = math.inf
-            else:
-                t_s = now if self._dirty else math.inf
-            t = min(t_c, t_a, t_s, t_w)
-            if t == math.inf:
-                if self.jstate.active or self._pending or self.admission.holding:
-                    raise SimulationStalled(f"{len(self.jstate.active)} jobs wait but nothing runs or arrives")
-                break
-            if self.max_time_s is not None and t > self.max_time_s:
-                break
-            now = t
-            # 1. completions at t
-            ncomp = 0
-            while self._heap and self._heap_top() <= t:
-                _, _, _, job = heapq.heappop(self._heap)
-                self._complete(job, t)
-                ncomp += 1
-            if ncomp:
-                events += ncomp
-                self._dirty = True
-                if self.perf.colocation_aware:
-                    self._recompute_rates(t)
-                self._record(t)
-            # 2. arrivals at t
-            while ai < n and arr_t[ai] <= t:
-                self._pending.append(arrivals[ai])
-                ai += 1
-                events += 1
-                self._dirty = True
-            # 3. a decision
-            if self.mode == "round":
-                if t >= t_s or t >= t_w:
-                    last_k = max(last_k, math.floor(t / R + 1e-9)) if t >= t_s else last_k
-                    self._decide(t)
-                    events += 1
-                    self._check_stall(ai, n)
-            elif self._dirty or t >= t_w:
-                self._decide(t)
-                events += 1
-                self._check_stall(ai, n)
-            if bar is not None and self._done - bar_done >= 200:
-                bar.update(self._done - bar_done)
-                bar_done = self._done
-        if bar is not None:
-            bar.update(self._done - bar_done)
-            bar.close()
-        wall = time.perf_counter() - wall0
-        return SimResult.build(jobs, self._ts, end_s=now, events=events, decisions=self._decisions,
-                               preemptions=self._preemptions, wall_s=wall, total_gpus=self.cstate.total_gpus,
-                               config=self.config, custom={c.name: c.result() for c in self.collectors})
-
-    def _check_stall(self, ai: int, n: int) -> None:
-        if (not self._running and ai >= n and (self.jstate.active or self.admission.holding)
+    def _check_stall(self) -> None:
+        if (not self._running and self._ai >= self._n and (self.jstate.active or self.admission.holding)
                 and self.policy.next_wakeup(self.view.now) == math.inf and not self._heap_top() < math.inf):
             raise SimulationStalled(f"{len(self.jstate.active) + self.admission.holding} jobs wait, nothing runs, "
                                     "nothing will arrive, and the policy started nothing")

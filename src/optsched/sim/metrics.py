@@ -6,9 +6,9 @@
 * makespan = last completion - first arrival (tracked jobs);
 * GPU utilisation and queue length over time: step functions sampled after every decision and completion
   batch; the mean utilisation is time-weighted over [first arrival, end];
-* preemption count; events and events per second of the engine.
+* preemption and migration counts; events and events per second of the engine.
 
->>> from optsched.sim.workloads import Workload, WorkloadJob
+>>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.sim import simulate
 >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 0, 1, 30, 1.0))),
 ...              servers=1, gpus_per_server=1, mode="event")
@@ -24,6 +24,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from ..io import save_figure, write_json
 
 PERCENTILES = (25, 50, 75, 90, 95, 99)
 RESULT_FORMAT = "optsched/sim-result@1"
@@ -49,7 +51,8 @@ class SimResult:
 
     @classmethod
     def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,
-              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping) -> "SimResult":
+              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
+              migrations: int = 0) -> "SimResult":
         df = pd.DataFrame({
             "id": [j.id for j in jobs],
             "arrival_s": [j.arrival_s for j in jobs],
@@ -62,6 +65,7 @@ class SimResult:
             "completion_s": [j.completion_s for j in jobs],
             "preemptions": [j.preemptions for j in jobs],
             "launches": [j.launches for j in jobs],
+            "migrations": [j.migrations for j in jobs],
             "attained_gpu_s": [j.attained_gpu_s for j in jobs],
             "duration_alone_s": [j.duration_alone_s for j in jobs],
             "deadline_s": [np.nan if j.deadline_s is None else j.deadline_s for j in jobs],
@@ -74,7 +78,7 @@ class SimResult:
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
-                       wall_s=float(wall_s), events_per_s=float(events / wall_s) if wall_s > 0 else None,
+                       migrations_total=int(migrations), wall_s=float(wall_s), events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
         return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
 
@@ -92,7 +96,6 @@ class SimResult:
 
     def save(self, path, timeseries: bool = True) -> None:
         """Write the per-job records, summary and time series as JSON, atomically."""
-        from ..io import write_json
         write_json(path, self.to_dict(timeseries))
 
 
@@ -141,6 +144,7 @@ def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: i
         "avg_responsiveness_s": float(resp.mean()) if len(resp) else None,
         "makespan_s": float(fin["completion_s"].max() - tr["arrival_s"].min()) if len(fin) else None,
         "preemptions": int(tr["preemptions"].sum()),
+        "migrations": int(tr["migrations"].sum()),
     }
     for p in PERCENTILES:
         out[f"p{p}_jct_s"] = float(np.percentile(jct, p)) if len(jct) else None
@@ -164,16 +168,23 @@ def _plt():
 
 def plot_jct_cdf(results: Mapping[str, SimResult], path, title: str = "JCT CDF (our simulator)") -> None:
     """One CDF curve per labelled run, log-scaled hours, written atomically as PNG."""
+    plot_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
+
+
+def plot_cdf_curves(curves: Mapping[str, Sequence[float]], path, title: str = "JCT CDF (our simulator)",
+                    ylabel: str = "fraction of jobs", fontsize: int = 8) -> None:
+    """One empirical CDF per label from raw JCTs in seconds (sorted here), log-scaled hours, PNG, atomically."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, r in results.items():
-        x, y = r.jct_cdf()
+    for label, jct in curves.items():
+        x = np.sort(np.asarray(jct, dtype=float))
+        y = np.arange(1, len(x) + 1) / len(x) if len(x) else x
         ax.step(x / 3600, y, where="post", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("JCT (hours)")
-    ax.set_ylabel("fraction of jobs")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=fontsize)
     _save(fig, path)
 
 
@@ -206,5 +217,4 @@ def plot_vs_load(table: pd.DataFrame, path, metric: str = "avg_jct_s", by: str =
 
 
 def _save(fig, path) -> None:
-    from ..io import save_figure
     save_figure(fig, path, bbox_inches="tight")

@@ -14,12 +14,15 @@ Every rule and the line it follows is in ``docs/algorithms/blox-engine.md``.
 from __future__ import annotations
 
 import bisect
+import importlib
+import inspect
 import math
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import InstanceError
+from ..perf.base import PerfModel
 from .base import AdmissionPolicy, Composed, PlacementPolicy, SchedulerPlacer, SchedulingPolicy
 from .state import RUNNING, Job, Placement, SimView
 
@@ -124,7 +127,7 @@ class Tiresias(SchedulingPolicy):
             q = self.queue_of(j, now)
             if q >= len(th):
                 continue
-            per_s = j.gpus if self.service == "gpu" else 1
+            per_s = j.held_gpus if self.service == "gpu" else 1  # GPU-seconds accrue on the GPUs held
             t = now + (th[q] - self.service_at(j, now)) / per_s
             if t <= now:
                 t = math.nextafter(now, math.inf)
@@ -146,7 +149,8 @@ class AcceptAll(AdmissionPolicy):
 class AcceptK(AdmissionPolicy):
     """Blox's ``loadBasedAccept``: new jobs wait in a FIFO overflow queue; each round, while the GPU demand of
     the active jobs plus the jobs admitted so far this round is <= k x cluster GPUs, the head is admitted (the
-    test comes before each add, so the last admitted job may overshoot)."""
+    test comes before each add, so the last admitted job may overshoot). Demand = GPUs *requested* (``gpus``),
+    whatever an elastic launch gave a job."""
 
     name = "accept-k"
 
@@ -154,6 +158,9 @@ class AcceptK(AdmissionPolicy):
         if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
             raise InstanceError(f"must be a positive number, got {k!r}", field="k")
         self.k = float(k)
+        self.reset()
+
+    def reset(self) -> None:
         self.queue: list[Job] = []
         self._head = 0
 
@@ -265,12 +272,15 @@ class Scattered(PlacementPolicy):
 SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
 PLACEMENTS: dict[str, type] = {"consolidated": Consolidated, "first-free": FirstFree, "scattered": Scattered}
 ADMISSIONS: dict[str, type] = {"accept-all": AcceptAll, "accept-k": AcceptK}
+# performance models by name: "module:attr" strings, imported on first use (the perf layer knows nothing of the
+# simulator, so the table lives here)
 PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf",
-                               "measured": "optsched.perf.measured:MeasuredPerf"}
+                               "measured": "optsched.perf.measured:MeasuredPerf",
+                               "mixed": "optsched.perf.mixed:MixedPerf"}
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl", "optsched.perf.mixed"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl"]
 _plugins_loaded: set[str] = set()
 
 
@@ -317,8 +327,6 @@ def register_perf(name: str):
 
 def load_plugins() -> None:
     """Import every plugin module that exists (each registers its names)."""
-    import importlib
-
     for mod in PLUGINS:
         if mod in _plugins_loaded:
             continue
@@ -337,14 +345,12 @@ def _lookup(table: Mapping[str, Any], name: str, kind: str):
         raise InstanceError(f"unknown {kind} policy {name!r} (known: {', '.join(sorted(table))})", field=kind)
     obj = table[name]
     if isinstance(obj, str):  # "module:attr", imported on first use
-        import importlib
         mod, attr = obj.split(":")
         obj = getattr(importlib.import_module(mod), attr)
     return obj
 
 
 def _wants_seed(cls) -> bool:
-    import inspect
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
@@ -377,7 +383,6 @@ def _build(kind: str, table: Mapping[str, Any], spec: Any, base: type | tuple, s
                             field=kind)
     cls = _lookup(table, name, kind)
     if seed is not None and "seed" not in kw and "rng" not in kw and _wants_seed(cls):
-        import inspect
         kw["seed" if "seed" in inspect.signature(cls).parameters else "rng"] = seed
     try:
         return cls(**kw)
@@ -398,10 +403,17 @@ def build_admission(spec: Any, **kw) -> AdmissionPolicy:
     return _build("admission", ADMISSIONS, spec, AdmissionPolicy, **kw)
 
 
-def build_perf(spec: Any = None, **kw):
-    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
-    from ..perf.base import PerfModel
+def lookup_perf(name: Any):
+    """The class (or factory) registered as performance model ``name``; a clear error if there is none.
 
+    >>> lookup_perf("mixed").__name__
+    'MixedPerf'
+    """
+    return _lookup(PERF_MODELS, name, "perf")
+
+
+def build_perf(spec: Any = None, **kw) -> PerfModel:
+    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
     if spec is None:
         spec = "constant"
     return _build("perf", PERF_MODELS, spec, PerfModel, **kw)

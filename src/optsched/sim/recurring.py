@@ -41,16 +41,20 @@ times optionally compressed to a target offered load (:func:`to_workload`).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..algorithms.heavy_edge import alpha_tilde_min
 from ..errors import InstanceError
-from ..models import CATALOGUE
-from ..perf.mixed import SpecCache
+from ..models import CATALOGUE, catalogue_job
 from ..perf.pipeline import Network
+from ..predict import make_predictor
 from ..problems.pipeline import PipelineJob
+from ..problems.workload import Workload, WorkloadJob
+from .traces import load_philly
 
 __all__ = ["GROUP_RULES", "REFERENCE_NETWORK", "config_names", "map_models", "philly_frame", "predict_frame",
            "rescale_to_load", "rolling_predictions", "split_train_test", "synthetic_recurring_frame", "to_workload"]
@@ -64,12 +68,16 @@ FRAME_COLUMNS = ("job_id", "submit_s", "duration_s", "trace_gpus", "user_id", "g
 def philly_frame(group_rule: str = "vc-gpus-dur", path: Any = None) -> pd.DataFrame:
     """The whole Philly trace (read in place) as a job frame in submission order, with the group rule above.
 
-    >>> fr = philly_frame()
-    >>> len(fr), list(fr.columns)[:4], fr["submit_s"].is_monotonic_increasing
-    (82247, ['job_id', 'submit_s', 'duration_s', 'trace_gpus'], True)
-    """
-    from .traces import load_philly
+    ``path`` defaults to the trace in the data folder (:func:`optsched.sim.traces.load_philly`). A two-job file:
 
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
+    >>> _ = p.write_text("timestamp,duration,num_gpus,cluster\\n2017-10-03 10:00:00,600,4,vc1\\n"
+    ...                  "2017-10-03 09:00:00,5400,1,vc2\\n")
+    >>> fr = philly_frame(path=p)
+    >>> list(fr.columns)[:4], fr["group_id"].tolist()
+    (['job_id', 'submit_s', 'duration_s', 'trace_gpus'], ['vc2/1/12', 'vc1/4/9'])
+    """
     if group_rule not in GROUP_RULES:
         raise InstanceError(f"must be one of {', '.join(GROUP_RULES)}, got {group_rule!r}", field="group_rule")
     df = load_philly(path, order="submit")
@@ -152,7 +160,6 @@ def spec_of(config: str) -> PipelineJob:
     """One shared :class:`PipelineJob` per configuration name (a trace reuses a handful of them)."""
     s = _SPECS.get(config)
     if s is None:
-        from ..models import catalogue_job
         s = _SPECS[config] = catalogue_job(config, job_id=config)
     return s
 
@@ -206,12 +213,11 @@ def map_models(frame: pd.DataFrame, seed: int = 0, *, single_gpu_share: float | 
         else:
             pool = _demand_choices(demand[g], multi) if demand[g] > 1 else multi
             chosen[g] = pool[int(rng.integers(len(pool)))]
-    cache = SpecCache(network)
     out = frame.copy()
     out["config"] = out["group_id"].map(chosen)
     cfgs = out["config"].unique()
     gp = {c: spec_of(c).gpus for c in cfgs}
-    at = {c: cache.alpha_tilde_min_ms(spec_of(c)) / 1000.0 for c in cfgs}
+    at = {c: alpha_tilde_min(spec_of(c), network, seed=0) / 1000.0 for c in cfgs}
     out["gpus"] = out["config"].map(gp).astype(np.int64)
     out["atmin_s"] = out["config"].map(at).astype(float)
     out["iterations"] = out["duration_s"] / out["atmin_s"]
@@ -232,8 +238,6 @@ def predict_frame(train: pd.DataFrame, test: pd.DataFrame, predictor: str = "ran
                   seed: int = 0) -> np.ndarray:
     """Fit ``predictor`` (a name of :mod:`optsched.predict`) on ``train`` and predict ``test``'s iterations in
     one batch call. Unseen groups get 0 (paper l. 233)."""
-    from ..predict import make_predictor
-
     p = make_predictor(predictor, seed=seed)
     cols = ["group_id", "user_id", "iterations"]
     p.fit(train[cols])
@@ -268,11 +272,9 @@ def rolling_predictions(frame: pd.DataFrame, predictor: str = "random-forest", p
 # -- workloads -------------------------------------------------------------------------------------------------
 def to_workload(frame: pd.DataFrame, predicted: np.ndarray | None = None, *, name: str = "recurring",
                 seed: int | None = None, meta: dict | None = None):
-    """A :class:`~optsched.sim.workloads.Workload` from a mapped frame: arrival = submit_s - first submit_s,
+    """A :class:`~optsched.problems.workload.Workload` from a mapped frame: arrival = submit_s - first submit_s,
     ``iteration_time_s`` = alpha~_i^min, ``predicted_iterations`` from ``predicted`` (0 -> absent = unseen), the
     configuration's :class:`PipelineJob` as ``spec``."""
-    from .workloads import Workload, WorkloadJob
-
     if len(frame) == 0:
         raise InstanceError("no jobs", field="frame")
     t0 = float(frame["submit_s"].iloc[0])
@@ -296,8 +298,6 @@ def offered_load(workload, total_gpus: int) -> float:
 
 def rescale_to_load(workload, total_gpus: int, load: float):
     """Compress (or stretch) all arrival times by one factor so that :func:`offered_load` equals ``load``."""
-    from dataclasses import replace
-
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not load > 0:
         raise InstanceError(f"must be a positive number, got {load!r}", field="load")
     cur = offered_load(workload, total_gpus)

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -65,6 +66,13 @@ class Placement:
     def as_dict(self) -> dict[int, int]:
         return dict(zip(self.servers, self.counts))
 
+    # immutable by contract (frozen; ``stages`` is never mutated): copies share it
+    def __copy__(self) -> "Placement":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Placement":
+        return self
+
 
 class Job:
     """One job: workload fields (read-only by convention) and simulation state (written by the engine only).
@@ -72,13 +80,23 @@ class Job:
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``extra``.
+
+    ``gpus`` is what the job *requests*; ``held_gpus`` what it holds now (its placement's GPUs while it runs,
+    0 otherwise). They differ only under an elastic launch; GPU-seconds of service (``attained_gpu_s``,
+    Tiresias, LAS with ``service="gpu"``) and utilisation count the GPUs held.
+
+    >>> j = Job("a", 0, 4, 100, 1.0)
+    >>> j.status, j.held_gpus = RUNNING, 2        # what the engine does at an elastic launch on 2 GPUs
+    >>> j.attained_gpu_at(100.0)
+    200.0
     """
 
     __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
                  "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked", "extra",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s")
+                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s",
+                 "held_gpus", "migrations")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
@@ -97,12 +115,14 @@ class Job:
         self.iteration_now_s = math.inf
         self.attained_s = 0.0        # wall time held GPUs (Blox's attained_service), at t_ref
         self.attained_gpu_s = 0.0    # GPU-seconds held (Tiresias' attained service), at t_ref
+        self.held_gpus = 0           # GPUs held now (the placement's while running; 0 otherwise)
         self.admitted_s = math.nan
         self.first_start_s = math.nan
         self.completion_s = math.nan
         self.placement: Placement | None = None
         self.preemptions = 0
         self.launches = 0
+        self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
         self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
@@ -127,8 +147,8 @@ class Job:
         return self.attained_s + (now - self.t_ref if self.status == RUNNING else 0.0)
 
     def attained_gpu_at(self, now: float) -> float:
-        """GPU-seconds this job has held by ``now``."""
-        return self.attained_gpu_s + ((now - self.t_ref) * self.gpus if self.status == RUNNING else 0.0)
+        """GPU-seconds this job has held by ``now`` (GPUs held, not requested)."""
+        return self.attained_gpu_s + ((now - self.t_ref) * self.held_gpus if self.status == RUNNING else 0.0)
 
     def remaining_iterations(self, now: float) -> float:
         return max(0.0, self.iterations - self.executed_at(now))
@@ -144,7 +164,7 @@ class Job:
             self.executed = self.executed_at(now)
             dt = now - self.t_ref
             self.attained_s += dt
-            self.attained_gpu_s += dt * self.gpus
+            self.attained_gpu_s += dt * self.held_gpus
         self.t_ref = now
 
     def finish_time(self) -> float:
@@ -154,8 +174,31 @@ class Job:
             return math.inf
         return start + max(0.0, self.iterations - self.executed) / self.rate
 
+    def __deepcopy__(self, memo: dict) -> "Job":
+        # a copy of a simulator copies tens of thousands of jobs: immutable fields (numbers, strings, the
+        # placement, the spec, which are read-only by contract) are shared, the three containers copied
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        _copy_shared_fields(self, new)
+        new.segments = list(self.segments)  # tuples of numbers and a Placement
+        new.metrics = copy.deepcopy(self.metrics, memo) if self.metrics else {}
+        new.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
+        return new
+
     def __repr__(self) -> str:
         return f"Job({self.id!r}, arrival={self.arrival_s:g}, gpus={self.gpus}, status={self.status})"
+
+
+def _field_copier(names: Iterable[str]):
+    """``f(src, dst)`` assigning ``dst.<name> = src.<name>`` for every name, as one straight-line function (a
+    loop of getattr/setattr takes twice as long, and a simulator copy copies every job)."""
+    body = "".join(f"    dst.{n} = src.{n}\n" for n in names)
+    ns: dict = {}
+    exec(f"def copier(src, dst):\n{body}", ns)  # noqa: S102 - names are our own __slots__
+    return ns["copier"]
+
+
+_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n not in ("segments", "metrics", "extra"))
 
 
 class JobState:

@@ -2,7 +2,7 @@
 
 Every rule below is documented (with the Blox lines it follows, and what we decided where Blox is silent) in
 ``docs/algorithms/blox.md``, section "Workloads". The shared data files are read in place through
-:func:`optsched.sim.data.data_path`; the repository carries no copy.
+:func:`optsched.data.data_path`; the repository carries no copy.
 
 * :func:`load_philly`: the Philly trace (``philly/philly.csv``, 82,247 job rows) as a pandas DataFrame; job id =
   row position in the file (Blox numbers jobs in the order its parser reads them; the file is not sorted by
@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InstanceError
-from .data import data_path
-from .workloads import Workload, WorkloadJob, read_workload
+from ..data import data_path
+from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0
 
@@ -168,9 +168,16 @@ def load_philly(path: str | os.PathLike | None = None, order: str = "file") -> p
     (``"submit"``: stable sort on ``timestamp``), with columns ``job`` (0..N-1, the job id of Blox's window),
     ``submit_s`` (seconds since the first submission), ``duration_s``, ``gpus``, ``gpu_time_s``, ``cluster``.
 
-    >>> df = load_philly()
-    >>> len(df), list(df.columns)
-    (82247, ['job', 'submit_s', 'duration_s', 'gpus', 'gpu_time_s', 'cluster'])
+    ``path`` defaults to ``philly/philly.csv`` in the data folder (:mod:`optsched.data`; 82,247 jobs). A
+    two-job file in the same layout:
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
+    >>> _ = p.write_text("timestamp,duration,num_gpus,cluster\\n2017-10-03 10:00:00,600,4,vc1\\n"
+    ...                  "2017-10-03 09:00:00,5400,1,vc2\\n")
+    >>> df = load_philly(p, order="submit")
+    >>> list(df.columns), df["submit_s"].tolist(), df["gpus"].tolist()
+    (['job', 'submit_s', 'duration_s', 'gpus', 'gpu_time_s', 'cluster'], [0.0, 3600.0], [1, 4])
     """
     if order not in PHILLY_ORDERS:
         raise InstanceError(f"must be one of {', '.join(PHILLY_ORDERS)}, got {order!r}", field="order")
@@ -245,9 +252,13 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
     (:func:`replicate_philly`). ``max_gpus`` drops jobs larger than the cluster (before numbering). ``window=None``
     tracks every job. ``frame`` reuses a :func:`load_philly` frame (no re-read; its order wins over ``order``).
 
-    >>> wl = philly_workload(4.0, seed=1, n_jobs=50, window=(10, 20))
-    >>> len(wl), sum(j.tracked for j in wl), wl.jobs[0].arrival_s > 0, wl.meta["filter"]
-    (50, 10, True, 'blox')
+    A three-job frame in :func:`load_philly`'s layout (the 600 s job fails Blox's filter; the others cycle):
+
+    >>> fr = pd.DataFrame({"job": [0, 1, 2], "submit_s": [0.0, 60.0, 120.0], "duration_s": [3600.0, 600.0, 7200.0],
+    ...                    "gpus": [1, 2, 4], "gpu_time_s": [3600.0, 1200.0, 28800.0], "cluster": ["a"] * 3})
+    >>> wl = philly_workload(4.0, seed=1, n_jobs=5, window=(1, 3), frame=fr)
+    >>> [j.gpus for j in wl], sum(j.tracked for j in wl), wl.jobs[0].arrival_s > 0, wl.meta["filter"]
+    ([1, 4, 1, 4, 1], 2, True, 'blox')
     """
     lam = _check_load(load_jph)
     seed = _check_seed(seed)
@@ -287,7 +298,10 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
     ``self.jobs[job_id % total_jobs]``), Poisson arrivals at ``load_jph``, random Table 2 models.
     The default (whole trace, 130 jobs/hour) keeps a 2,000-GPU cluster about 70% busy.
 
-    >>> wl = replicate_philly(20, load_jph=100.0, frame=load_philly().head(7))
+    >>> fr = pd.DataFrame({"job": range(7), "submit_s": [60.0 * i for i in range(7)],
+    ...                    "duration_s": [600.0 * (i + 1) for i in range(7)], "gpus": [1] * 7,
+    ...                    "gpu_time_s": [600.0 * (i + 1) for i in range(7)], "cluster": ["a"] * 7})
+    >>> wl = replicate_philly(20, load_jph=100.0, frame=fr)
     >>> len(wl), wl.jobs[7].duration_alone_s == wl.jobs[0].duration_alone_s
     (20, True)
     """
@@ -299,8 +313,15 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
 def load_pollux(index: int, path: str | os.PathLike | None = None) -> pd.DataFrame:
     """``workload-<index>.csv`` (index 1..8) as a DataFrame (name, time, application, num_replicas, batch_size).
 
-    >>> len(load_pollux(6)), int(load_pollux(6)["num_replicas"].max())
-    (160, 48)
+    ``path`` defaults to ``pollux-workloads/workload-<index>.csv`` in the data folder (:mod:`optsched.data`;
+    160 jobs each). A two-job file in the same layout:
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
+    >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\nj1,30,bert,4,12\\n")
+    >>> df = load_pollux(1, p)
+    >>> len(df), int(df["num_replicas"].max())
+    (2, 4)
     """
     if path is None:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 1 <= index <= 8:
@@ -333,9 +354,12 @@ def pollux_workload(index: int = 6, load_jph: float | None = None, seed: int = 0
     times linearly so that the 160 jobs arrive at that mean rate over the window (the bursts keep their shape;
     ``None`` keeps the file's times). ``max_gpus`` caps the demand at the cluster's size (Blox uses 64 GPUs).
 
-    >>> wl = pollux_workload(6, load_jph=10.0, seed=0)
-    >>> len(wl), round(max(j.arrival_s for j in wl) / 3600, 1) <= 16.0
-    (160, True)
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
+    >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\nj1,30,bert,4,12\\n")
+    >>> wl = pollux_workload(1, seed=0, path=p)
+    >>> [j.gpus for j in wl], [j.arrival_s for j in wl], 0.1 <= wl.jobs[0].duration_alone_s / 3600 <= 1.0
+    ([1, 4], [0.0, 30.0], True)
     """
     seed = _check_seed(seed)
     df = load_pollux(index, path)

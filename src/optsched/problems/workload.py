@@ -1,4 +1,8 @@
-"""Workloads of the online simulator: :class:`WorkloadJob`, :class:`Workload`, and our own file format.
+"""The online scheduling problem's data: :class:`WorkloadJob`, :class:`Workload`, and their file format.
+
+A workload is what the online cluster simulator (:mod:`optsched.sim`) runs: jobs arriving over time, each with a
+GPU demand, an amount of work and a profiled speed. It lives here, with the other problems' data, so that reading
+or writing a workload never imports the simulator; ``optsched.sim`` re-exports every public name.
 
 A workload is immutable and validated once, at construction: every bad value raises
 :class:`~optsched.errors.InstanceError` naming the field and the job. Files come in two flavours with the same
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import io as _io
+import json
 import math
 import os
 from dataclasses import dataclass, field, fields, replace
@@ -35,6 +40,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InstanceError
+from ..io import atomic_open, read_json, read_text, write_json
+from ..registry import Problem, register_problem
 
 FORMAT = "optsched/workload@1"
 
@@ -319,8 +326,6 @@ def read_workload(path: str | os.PathLike) -> Workload:
     ...
     optsched.errors.InstanceError: jobs[0].iterations (job 'a'): must be a finite number > 0, got -5.0
     """
-    from ..io import read_json, read_text
-
     p = Path(path)
     if p.suffix.lower() == ".csv":
         return workload_from_csv_text(read_text(p, encoding="utf-8-sig"), name=p.stem)
@@ -329,7 +334,6 @@ def read_workload(path: str | os.PathLike) -> Workload:
 
 # -- writing ---------------------------------------------------------------------------------------------------
 def _jsonable_spec(spec: Any, jid: str) -> Any:
-    import json
     try:
         json.dumps(spec)
     except (TypeError, ValueError):
@@ -394,7 +398,6 @@ def workload_to_csv_text(wl: Workload) -> str:
 
 def write_workload(wl: Workload, path: str | os.PathLike) -> None:
     """Write a workload atomically: CSV if the name ends in ``.csv``, JSON otherwise."""
-    from ..io import atomic_open, write_json
     p = Path(path)
     if p.suffix.lower() == ".csv":
         text = workload_to_csv_text(wl)
@@ -419,3 +422,10 @@ def as_workload(obj: Any) -> Workload:
 
 __all__ = ["COLUMNS", "FORMAT", "Workload", "WorkloadJob", "as_workload", "read_workload", "workload_from_csv_text",
            "workload_from_dict", "workload_to_csv_text", "workload_to_dict", "write_workload"]
+
+
+PROBLEM = register_problem(Problem(
+    name="workload",
+    title="online workloads of the simulator (paper 002): jobs arriving over time, run by a policy",
+    classes=(Workload,), format=FORMAT, reader=workload_from_dict, writer=workload_to_dict,
+))

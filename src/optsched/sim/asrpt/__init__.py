@@ -1,0 +1,50 @@
+"""A-SRPT (paper 001, Algorithm 1) and its baselines as online policies of the simulator.
+
+Every policy here is a combined :class:`~optsched.sim.base.SchedulerPlacer` (it owns its queue and its server
+selection), non-preemptive, and maps replicas to GPUs with Heavy-Edge (:mod:`optsched.algorithms.heavy_edge`).
+Importing this package registers the names (``simulate(..., scheduler=NAME)``, ``optsched simulate --scheduler
+NAME``; the simulator imports it on first use of an unknown name):
+
+==================  ==========================================================================================
+``a-srpt``          Alg. 1: virtual single machine (preemptive SRPT on p~_i = (g_i/G) n~_i alpha~_i^min),
+                    strict FIFO pending queue in virtual-completion order, COMM_HEAVY test, delay window
+                    tau p~_i with early start on improvement, SelectMost / SelectLeast, Heavy-Edge
+``a-srpt-perfect``  the same with n~_i = n_i (true iterations)
+``spjf``            shortest predicted job (n~_i alpha~_i^min) first, strict order (MLaaS)
+``spwf``            shortest predicted workload (g_i n~_i alpha~_i^min) first, strict order (Tiresias)
+``wcs-duration``    work-conserving by predicted duration: start every job that fits, in that order
+``wcs-workload``    work-conserving by predicted workload
+``wcs-subtime``     work-conserving by submission time
+==================  ==========================================================================================
+
+Modules: :mod:`.predicting` (server selection, the alpha~_i^min cache, Heavy-Edge mapping, the predicting base
+policy), :mod:`.algorithm` (A-SRPT), :mod:`.baselines` (SPJF, SPWF, WCS-*), :mod:`.offline` (:func:`run_policy`,
+:func:`run_asrpt`: tiny instances, the exact-optimum comparison). Every public name is importable from here.
+
+Performance model: use ``perf="mixed"`` (:class:`optsched.perf.mixed.MixedPerf`, eq. 7) so that the engine's
+iteration times are the ones the policy reasons with; the policies take their network from it when given.
+
+Predictions [R10]: ``predictor="workload"`` (default) uses each job's ``predicted_iterations`` (absent -> 0,
+an unseen job); ``"perfect"`` the true iterations; a fitted :class:`optsched.predict.IterationPredictor` is
+asked once per admission batch, for the (group, user) pairs it has not answered yet.
+
+>>> from optsched.models import catalogue_job
+>>> jobs = [("a", 0.0, catalogue_job("VGG19:dp4"), 1000, 1000),      # (id, release, spec, n, n~)
+...         ("b", 0.0, catalogue_job("VGG19:1gpu"), 100, 100)]
+>>> run = run_asrpt(jobs, (1, 4))
+>>> run.order, run.start_s["a"] > run.completion_s["b"]   # b is smaller on the virtual machine; a waits
+(('b', 'a'), True)
+"""
+
+from __future__ import annotations
+
+from .algorithm import ASRPT, COMM_HEAVY, DEFAULT_TAU, ASRPTPerfect
+from .baselines import SPJF, SPWF, OrderedPolicy, WCSDuration, WCSSubTime, WCSWorkload
+from .offline import PolicyRun, run_asrpt, run_policy
+from .predicting import AlphaMinCache, HeavyEdgeMapper, PredictingPolicy, select_servers
+
+POLICY_NAMES = ("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
+
+__all__ = ["ASRPT", "ASRPTPerfect", "AlphaMinCache", "COMM_HEAVY", "DEFAULT_TAU", "HeavyEdgeMapper", "OrderedPolicy",
+           "POLICY_NAMES", "PolicyRun", "PredictingPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime",
+           "WCSWorkload", "run_asrpt", "run_policy", "select_servers"]

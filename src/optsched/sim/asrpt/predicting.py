@@ -1,0 +1,236 @@
+"""The machinery A-SRPT and its baselines share (paper 001): server selection, the alpha~_i^min cache,
+Heavy-Edge mapping onto selected servers, and the predicting base policy.
+
+* :func:`select_servers`: SelectMost / SelectLeast (Alg. 1 lines 9 and 27).
+* :class:`AlphaMinCache`: alpha~_i^min (Heavy-Edge on the fewest-servers layout,
+  :func:`optsched.algorithms.heavy_edge.alpha_tilde_min`) per configuration; it lives here, not in the
+  performance model, because only these policies use it.
+* :class:`HeavyEdgeMapper`: Heavy-Edge on the servers a policy picked, cached per (structure, GPUs per server).
+* :class:`PredictingPolicy`: predictions n~_i, alpha~_i^min and alpha_i^max per job, the network (from
+  :class:`~optsched.perf.mixed.MixedPerf` when the run uses it), and the launch bookkeeping.
+
+>>> from optsched.models import catalogue_job
+>>> from optsched.perf.pipeline import Network, alpha_max
+>>> c = AlphaMinCache(Network.paper_simulation())
+>>> s = catalogue_job("GPT-175B:pp3x4")
+>>> alpha_max(s, c.network) >= c.alpha_tilde_min_ms(s) > 0
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...algorithms.heavy_edge import alpha_tilde_min, heavy_edge
+from ...errors import InstanceError
+from ...perf.mixed import MixedPerf, SpecCache
+from ...perf.pipeline import Network
+from ...problems.pipeline import PipelineJob
+from ..base import Decision, SchedulerPlacer
+from ..state import Job, Placement, SimView
+
+__all__ = ["AlphaMinCache", "HeavyEdgeMapper", "PredictingPolicy", "select_servers"]
+
+
+# -- server selection and mapping ------------------------------------------------------------------------------
+def select_servers(free: np.ndarray, g: int, most: bool) -> list[tuple[int, int]]:
+    """SelectMost (``most=True``, Alg. 1 line 9) or SelectLeast (line 27): visit the servers with free GPUs by
+    free count descending (ascending), ties by server index, and take min(free, still needed) from each.
+
+    >>> select_servers(np.array([3, 8, 1, 0]), 10, True), select_servers(np.array([3, 8, 1, 0]), 5, False)
+    ([(1, 8), (0, 2)], [(2, 1), (0, 3), (1, 1)])
+    """
+    order = np.argsort(-free if most else free, kind="stable")
+    out, need = [], int(g)
+    for s in order:
+        f = int(free[s])
+        if f <= 0:
+            continue
+        take = f if f < need else need
+        out.append((int(s), take))
+        need -= take
+        if need == 0:
+            return out
+    raise InstanceError(f"needs {g} GPUs but only {int(free.sum())} are free", field="gpus")
+
+
+class AlphaMinCache:
+    """alpha~_i^min in ms (Heavy-Edge on the fewest-servers layout, evaluated by eq. 7) on one network, computed
+    once per spec structure (a trace maps its jobs onto a handful of configurations).
+
+    >>> from optsched.models import catalogue_job
+    >>> c = AlphaMinCache(Network.from_gbps(4, 10.0, 300.0))
+    >>> c.alpha_tilde_min_ms(catalogue_job("VGG19:dp4")) == c.alpha_tilde_min_ms(catalogue_job("VGG19:dp4"))
+    True
+    """
+
+    def __init__(self, network: Network, seed: int = 0):
+        self.network, self.seed = network, seed
+        self._atmin: dict = {}
+
+    def alpha_tilde_min_ms(self, spec: PipelineJob) -> float:
+        k = SpecCache.key(spec)
+        v = self._atmin.get(k)
+        if v is None:
+            v = self._atmin[k] = alpha_tilde_min(spec, self.network, seed=self.seed)
+        return v
+
+
+class HeavyEdgeMapper:
+    """Heavy-Edge on selected servers, cached by (spec structure, GPUs taken per position, seed)."""
+
+    def __init__(self, cache: SpecCache, seed: int):
+        self.cache, self.seed = cache, seed
+        self._he: dict = {}
+
+    def place(self, job: Job, picks: list[tuple[int, int]]) -> tuple[Placement, float]:
+        """The placement (with per-stage counts) and its per-iteration time in seconds."""
+        spec = job.spec
+        mapping = {s: n for s, n in picks}
+        if not isinstance(spec, PipelineJob):
+            return Placement.of(mapping), job.iteration_time_s
+        if spec.n_stages == 1:
+            cols = [(n,) for _, n in picks]
+        else:
+            takes = tuple(n for _, n in picks)
+            key = (SpecCache.key(spec), takes)
+            cols = self._he.get(key)
+            if cols is None:
+                res = heavy_edge(spec, [(str(i), n) for i, n in enumerate(takes)], rng=self.seed)
+                cols = self._he[key] = [tuple(res.counts[str(i)]) for i in range(len(takes))]
+        stages = {s: c for (s, _), c in zip(picks, cols)}
+        return Placement.of(mapping, stages=stages), self.cache.alpha_ms(spec, cols) / 1000.0
+
+
+# -- the shared base policy ------------------------------------------------------------------------------------
+class PredictingPolicy(SchedulerPlacer):
+    """Predictions, alpha-tilde_min / alpha_max per job, Heavy-Edge mapping (shared by A-SRPT and baselines)."""
+
+    name = "predicting"
+
+    def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
+                 intra_gbs: float | None = None):
+        if isinstance(predictor, str) and predictor not in ("workload", "perfect"):
+            hint = (" (fit optsched.predict.make_predictor(...) on a history and pass the object)"
+                    if predictor in ("random-forest", "mean", "median") else "")
+            raise InstanceError(f"must be 'workload', 'perfect' or a fitted IterationPredictor, got {predictor!r}"
+                                + hint, field="predictor")
+        if not isinstance(predictor, str) and not hasattr(predictor, "predict"):
+            raise InstanceError(f"must be 'workload', 'perfect' or a fitted IterationPredictor, got "
+                                f"{type(predictor).__name__}", field="predictor")
+        self.predictor = predictor
+        self.seed = 0 if seed is None else int(seed)
+        self.nic_gbps, self.intra_gbs = nic_gbps, intra_gbs
+        self._clear_predictions()
+
+    def _clear_predictions(self) -> None:
+        self._ready = False
+        self._pred_cache: dict = {}
+        self.pred: dict[str, float] = {}      # job id -> n~_i
+        self.atmin_s: dict[str, float] = {}   # job id -> alpha~_i^min (s)
+        self.amax_s: dict[str, float] = {}    # job id -> alpha_i^max (s)
+        self.start_order: list[str] = []
+        self._own: Decision | None = None     # the decision decide() returned last
+
+    def reset(self) -> None:
+        super().reset()
+        self._clear_predictions()
+
+    def decide(self, view: SimView) -> Decision:
+        decision = self._decide(view)
+        self._own = decision
+        return decision
+
+    def _decide(self, view: SimView) -> Decision:
+        raise NotImplementedError
+
+    def after_apply(self, decision: Decision, view: SimView) -> None:
+        """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
+        this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
+        own = decision is self._own
+        self._own = None
+        if own:
+            return
+        launched = {j.id for j in decision.launch}
+        if launched:
+            self._forget(launched)
+        for j in decision.preempt:
+            if j not in decision.launch:
+                self._requeue(j)
+
+    def _forget(self, ids: set[str]) -> None:
+        """Drop the jobs ``ids`` (started by someone else) from the policy's queues."""
+
+    def _requeue(self, job: Job) -> None:
+        """Take back ``job`` (preempted by someone else) into the policy's queues."""
+
+    # setup on first contact with a view: the network comes from the perf model when it is paper 001's
+    def _setup(self, view: SimView) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        caps = view.cluster.capacity
+        self.G = int(caps.sum())
+        g = int(caps.max())
+        perf = view.perf
+        if isinstance(perf, MixedPerf) and self.nic_gbps is None and self.intra_gbs is None:
+            net = perf.network
+            if net.gpus_per_server != g:
+                raise InstanceError(f"perf model has g = {net.gpus_per_server} GPUs per server, the cluster {g}",
+                                    field="perf.gpus_per_server")
+            self.cache = perf.cache
+        else:
+            net = Network.from_gbps(g, 10.0 if self.nic_gbps is None else float(self.nic_gbps),
+                                    300.0 if self.intra_gbs is None else float(self.intra_gbs))
+            self.cache = SpecCache(net)
+        self.network = net
+        self.atmin_cache = AlphaMinCache(net)
+        self.mapper = HeavyEdgeMapper(self.cache, self.seed)
+
+    def _predict(self, jobs: Sequence[Job]) -> None:
+        p = self.predictor
+        if p == "workload":
+            for j in jobs:
+                self.pred[j.id] = float(j.predicted_iterations) if j.predicted_iterations is not None else 0.0
+        elif p == "perfect":
+            for j in jobs:
+                self.pred[j.id] = float(j.iterations)
+        else:  # a fitted IterationPredictor: one batch call for the (group, user) pairs not answered yet
+            todo = sorted({(j.group, j.user) for j in jobs} - set(self._pred_cache))
+            if todo:
+                vals = p.predict([{"group_id": gr, "user_id": us} for gr, us in todo])
+                self._pred_cache.update(zip(todo, (float(v) for v in vals)))
+            for j in jobs:
+                self.pred[j.id] = max(0.0, self._pred_cache[(j.group, j.user)])
+
+    def _profile(self, jobs: Sequence[Job]) -> None:
+        for j in jobs:
+            spec = j.spec
+            if isinstance(spec, PipelineJob):
+                self.atmin_s[j.id] = self.atmin_cache.alpha_tilde_min_ms(spec) / 1000.0
+                self.amax_s[j.id] = self.cache.alpha_max_ms(spec) / 1000.0
+            else:  # no spec: the profiled time, and never communication-heavy
+                self.atmin_s[j.id] = self.amax_s[j.id] = j.iteration_time_s
+            j.metrics["predicted_iterations"] = self.pred[j.id]
+
+    def predicted_duration_s(self, job: Job) -> float:
+        """n~_i alpha~_i^min: the baselines' 'predicted duration' [R11]."""
+        return self.pred[job.id] * self.atmin_s[job.id]
+
+    def on_admit(self, jobs, view) -> None:
+        self._setup(view)
+        self._predict(jobs)
+        self._profile(jobs)
+
+    def _launch(self, decision: Decision, job: Job, pl: Placement, alpha_s: float, free: np.ndarray) -> None:
+        decision.launch[job] = pl
+        free[list(pl.servers)] -= pl.counts
+        job.metrics["alpha_s"] = alpha_s
+        self.start_order.append(job.id)
+
+    def describe(self) -> dict:
+        p = self.predictor if isinstance(self.predictor, str) else getattr(self.predictor, "name", "custom")
+        return {"name": self.name, "predictor": p, "seed": self.seed, "nic_gbps": self.nic_gbps,
+                "intra_gbs": self.intra_gbs}
