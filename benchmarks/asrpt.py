@@ -3,8 +3,9 @@ instances, predictor errors on the Philly mapping, and the 75,000-job run.
 
 Run: ``.venv/bin/python benchmarks/asrpt.py [--quick] [--seeds K] [--big]``.
 Writes ``docs/results/asrpt.md`` / ``asrpt.png`` (``--quick``: ``asrpt_quick.*``; ``--big``: only the large run,
-``asrpt_big.md``, or ``asrpt_big_synthetic.md`` with ``--big-source synthetic``). Every number is OUR simulator's on OUR mapping of the Philly trace (paper 001 used the Alibaba
-PAI trace and a 250 x 8 GPU cluster; its 31-91%, 16-57%, 12%-92% and "RF within 14% of perfect" are quoted for
+``asrpt_big.md``, or ``asrpt_big_synthetic.md`` with ``--big-source synthetic``). Every number is OUR
+simulator's on OUR mapping of the Philly trace (paper 001 used the Alibaba PAI trace and a 250 x 8 GPU
+cluster; its 31-91%, 16-57%, 12%-92% and "RF within 14% of perfect" are quoted for
 context only).
 
 Setup (reduced scale; every rule in ``optsched.sim.recurring`` and ``docs/algorithms/a-srpt.md``):
@@ -43,9 +44,16 @@ from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.perf.mixed import MixedPerf  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.asrpt import DEFAULT_TAU, run_policy  # noqa: E402
-from optsched.sim.recurring import (map_models, philly_frame, predict_frame, rescale_to_load,  # noqa: E402
-                                    rolling_predictions, split_train_test, synthetic_recurring_frame,
-                                    to_workload)
+from optsched.sim.recurring import (  # noqa: E402
+    map_models,
+    philly_frame,
+    predict_frame,
+    rescale_to_load,
+    rolling_predictions,
+    split_train_test,
+    synthetic_recurring_frame,
+    to_workload,
+)
 
 RESULTS = ROOT / "docs" / "results"
 POLICIES = [  # (label, scheduler, options)

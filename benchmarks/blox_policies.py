@@ -131,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         notes = [
             f"Our simulator's numbers, not the paper's. Command: {cmd} (seed {args.seed}, {args.workers} workers, "
             f"{wall:.0f} s). Philly trace with Blox's filter, Poisson arrivals, jobs {window[0]}-{window[1] - 1} "
-            f"tracked, {servers * 4} GPUs ({servers} x 4), consolidated placement, accept-all, 300 s rounds, constant iteration "
-            "time (cross-server factor 1.25), Tiresias threshold 3600 GPU-s. Each run stops when every tracked job "
+            f"tracked, {servers * 4} GPUs ({servers} x 4), consolidated placement, accept-all, 300 s rounds, "
+            "constant iteration time (cross-server factor 1.25), Tiresias threshold 3600 GPU-s. Each run stops when "
+            "every tracked job "
             f"is done or {args.drain_h:g} simulated hours after the last tracked arrival, whichever is first; "
             "a `*` marks runs with unfinished tracked jobs (the average is over the finished ones; `lb` counts the "
             "unfinished as completing at the horizon, a lower bound on the true average).",

@@ -8,18 +8,27 @@ import math
 
 import numpy as np
 import pytest
+from tests.sim.shared_data import PHILLY, needs_data
 
 from optsched.errors import InstanceError
 from optsched.models import catalogue_job
 from optsched.perf.mixed import MixedPerf
 from optsched.perf.pipeline import Network, alpha
-from optsched.sim import build_scheduling, simulate
-from optsched.sim.asrpt import (ASRPT, POLICY_NAMES, AlphaMinCache, run_asrpt, run_policy, select_servers)
-from optsched.sim.recurring import (config_names, map_models, predict_frame, rescale_to_load, spec_of,
-                                    split_train_test, synthetic_recurring_frame, to_workload, offered_load)
-from optsched.sim.state import Job, Placement
 from optsched.problems.workload import Workload, WorkloadJob
-from tests.sim.shared_data import PHILLY, needs_data
+from optsched.sim import build_scheduling, simulate
+from optsched.sim.asrpt import ASRPT, POLICY_NAMES, AlphaMinCache, run_asrpt, run_policy, select_servers
+from optsched.sim.recurring import (
+    config_names,
+    map_models,
+    offered_load,
+    predict_frame,
+    rescale_to_load,
+    spec_of,
+    split_train_test,
+    synthetic_recurring_frame,
+    to_workload,
+)
+from optsched.sim.state import Job, Placement
 
 
 # -- hand-computed cases without a pipeline spec (profiled time 1 s/iteration, one server of 2 GPUs) -------------

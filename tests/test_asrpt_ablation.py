@@ -11,14 +11,13 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.properties.test_asrpt_policy import instances
 
 from optsched.errors import InstanceError
 from optsched.models import catalogue_job
 from optsched.perf.mixed import MixedPerf
 from optsched.sim import simulate
 from optsched.sim.asrpt import ASRPT, run_policy
-
-from tests.properties.test_asrpt_policy import instances
 
 BIG = 10**7  # iterations of the jobs that keep GPUs busy for the whole test
 

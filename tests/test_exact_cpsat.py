@@ -257,3 +257,16 @@ def test_cpsat_loaded_only_by_a_solve():
             "print(sorted(m for m in sys.modules if m.startswith('ortools')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_hint_that_crashes_or_tools_is_dropped_not_fatal():
+    """OR-Tools 9.15 crashes in presolve on this feasible hint (google/or-tools#5288): four unit jobs on one
+    GPU, three released at 4. The solve goes on without the hint and still proves the optimum."""
+    from optsched.cluster import Cluster, Server
+    from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct
+    from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
+
+    jobs = tuple(TotalJctJob(f"j{i}", r, 1, (Mode((1,), 1),)) for i, r in enumerate((4, 4, 0, 4)))
+    inst = TotalJctInstance(Cluster((Server("s0", 1),)), jobs)
+    res = solve_total_jct(inst, time_limit=20)
+    assert res.status.value == "optimal" and res.objective == brute_force_total_jct(inst).objective == 19

@@ -54,7 +54,7 @@ def brute_min_cut(job, sizes: list[int]) -> float:
             return
         for part in itertools.combinations(left, sizes[m]):
             rest = [v for v in left if v not in part]
-            rec(m + 1, rest, {**where, **{v: m for v in part}})
+            rec(m + 1, rest, {**where, **dict.fromkeys(part, m)})
 
     rec(0, V, {})
     return best

@@ -19,12 +19,17 @@ from optsched.bounds import duration_range, lower_bound, makespan_lower_bound, p
 from optsched.cluster import Cluster, Server
 from optsched.exact.rar_brute import brute_force
 from optsched.exact.rar_cpsat import canonical, greedy_schedule, serial_schedule, solve_rar_cpsat
+from optsched.exact.rar_milp import (
+    brute_min_max_load,
+    feasibility_milp,
+    lp_closed_form,
+    lp_lower_bound,
+    milp_lower_bound,
+    min_max_load,
+)
 from optsched.io import bundled_path
-from optsched.exact.rar_milp import (brute_min_max_load, feasibility_milp, lp_closed_form, lp_lower_bound,
-                                     milp_lower_bound, min_max_load)
 from optsched.problems.rar import RarInstance, RarJob
 from optsched.result import Schedule, ScheduledJob, SolveStatus
-
 from strategies import micro_rar_instances
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from optsched.algorithms.total_jct import greedy_total_jct
 from optsched.cluster import Cluster, Server
 from optsched.errors import InstanceError, ScheduleError
-from optsched.algorithms.total_jct import greedy_total_jct
 from optsched.evaluators.total_jct import check_schedule
 from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct
 from optsched.generators.total_jct import from_pipeline_jobs

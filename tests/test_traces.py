@@ -5,13 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tests.sim.shared_data import PHILLY, POLLUX, needs_data, skip_without_data
 
 from optsched.errors import InstanceError
 from optsched.sim import traces
-from optsched.sim.traces import (BLOX_MAX_DURATION_S, BLOX_MIN_DURATION_S, PHILLY_MODELS, load_philly, load_pollux,
-                                 parse_window, philly_jobs, philly_workload, poisson_arrivals, pollux_workload,
-                                 replicate_philly, resolve_workload, synthetic_workload)
-from tests.sim.shared_data import PHILLY, POLLUX, needs_data, skip_without_data
+from optsched.sim.traces import (
+    BLOX_MAX_DURATION_S,
+    BLOX_MIN_DURATION_S,
+    PHILLY_MODELS,
+    load_philly,
+    load_pollux,
+    parse_window,
+    philly_jobs,
+    philly_workload,
+    poisson_arrivals,
+    pollux_workload,
+    replicate_philly,
+    resolve_workload,
+    synthetic_workload,
+)
 
 
 @pytest.fixture(scope="module")

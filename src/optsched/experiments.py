@@ -109,8 +109,9 @@ def sweep(spec: str, schedulers: Sequence[str], placements: Sequence[str], admis
     if not (schedulers and placements and admissions and loads):
         raise InstanceError("the grid is empty: give at least one scheduler, placement, admission and load",
                             field="sweep")
-    tasks = [{"spec": spec, "scheduler": s, "placement": p, "admission": a, "load": float(L), "kw": run_kw}
-             for s in schedulers for p in placements for a in admissions for L in loads]
+    tasks: list[dict[str, Any]] = [
+        {"spec": spec, "scheduler": s, "placement": p, "admission": a, "load": float(L), "kw": run_kw}
+        for s in schedulers for p in placements for a in admissions for L in loads]
     # longest first (high load, preemptive policies) for a better spread over the workers
     order = sorted(range(len(tasks)), key=lambda i: (-tasks[i]["load"], tasks[i]["scheduler"] == "fifo"))
     results: dict[int, dict] = {}

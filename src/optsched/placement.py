@@ -18,7 +18,7 @@ the status and the runtime. The same three algorithms are registered for the pla
 >>> dict(p.x), round(p.alpha, 2), p.cut_weight
 ({'a': (2, 2, 0), 'b': (0, 0, 1), 'c': (0, 0, 1)}, 22.2, 4.0)
 >>> place(fig2_job(), {"a": 4, "b": 1, "c": 1, "d": 8}, algorithm="exact-time").x
-mappingproxy({'d': (2, 2, 2)})
+{'d': (2, 2, 2)}
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from .algorithms.heavy_edge import Vertex, contiguous_assignment, cut_weight, heavy_edge
@@ -38,7 +37,7 @@ from .perf.pipeline import alpha as alpha_of
 from .problems.pipeline import PipelineJob
 from .problems.placement import PlacementInstance
 from .registry import algorithm as register_algorithm
-from .result import Result, Schedule, ScheduledJob, SolveStatus
+from .result import FrozenDict, Result, Schedule, ScheduledJob, SolveStatus
 
 ALGORITHMS = ("heavy-edge", "exact-time", "exact-cut")
 
@@ -155,9 +154,9 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
     if algorithm == "heavy-edge":
         he = heavy_edge(job, chosen, rng=seed)
         x = {s: c for s, c in he.counts.items() if any(c)}
-        return Placement(job.id, MappingProxyType(x), alpha_of(job, net, x, check=False), he.cut_weight_mb,
+        return Placement(job.id, FrozenDict(x), alpha_of(job, net, x, check=False), he.cut_weight_mb,
                          SolveStatus.FEASIBLE, time.perf_counter() - t0, algorithm,
-                         MappingProxyType(dict(he.assignment)), MappingProxyType({"servers": dict(chosen)}))
+                         FrozenDict(dict(he.assignment)), FrozenDict({"servers": dict(chosen)}))
     if algorithm == "exact-time":
         res = min_time_placement(job, net, free if form == "selection" else chosen, form=form, solver=solver,
                                  time_limit=time_limit, num_workers=num_workers)
@@ -168,8 +167,8 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
     cut = cut_weight(job, assign) if x else math.inf
     a = alpha_of(job, net, x, check=False) if x else math.inf
     info = {"form": form, "solver": solver, **dict(res.info)}
-    return Placement(job.id, MappingProxyType(x), a, cut, res.status, time.perf_counter() - t0, algorithm,
-                     MappingProxyType(assign), MappingProxyType(info))
+    return Placement(job.id, FrozenDict(x), a, cut, res.status, time.perf_counter() - t0, algorithm,
+                     FrozenDict(assign), FrozenDict(info))
 
 
 # -- the placement problem's registered algorithms -------------------------------------------------------------

@@ -20,9 +20,9 @@ from optsched.exact.single_machine import srpt
 from optsched.models import catalogue_job
 from optsched.perf.mixed import MixedPerf
 from optsched.perf.pipeline import Network, alpha
+from optsched.problems.workload import Workload, WorkloadJob
 from optsched.sim import simulate
 from optsched.sim.asrpt import ASRPT
-from optsched.problems.workload import Workload, WorkloadJob
 
 SPECS = ["ResNet152:1gpu", "VGG19:1gpu", "VGG19:dp4", "Inception-V3:pp2x2", "T5:pp3", "GPT-175B:pp3",
          "GPT-6.7B:pp3x2", "ResNet152:pp4x2"]

@@ -25,16 +25,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.bounds import (
-    AsrptParameters, asrpt_lemma1_bound, asrpt_lemma2_bound, asrpt_lemma3_bounds, asrpt_lower_bound,
-    asrpt_preconditions, asrpt_theorem1_additive, asrpt_theorem1_ratio,
+    AsrptParameters,
+    asrpt_lemma1_bound,
+    asrpt_lemma2_bound,
+    asrpt_lemma3_bounds,
+    asrpt_lower_bound,
+    asrpt_preconditions,
+    asrpt_theorem1_additive,
+    asrpt_theorem1_ratio,
 )
 from optsched.cluster import Cluster
 from optsched.exact.single_machine import srpt
 from optsched.exact.total_jct import solve_total_jct
 from optsched.generators.total_jct import from_pipeline_jobs
-from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, shapes_of
 from optsched.perf.pipeline import Network, bandwidth_precondition
 from optsched.problems.pipeline import pipeline_job
+from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, shapes_of
 from optsched.result import SolveStatus
 from optsched.sim.asrpt import run_asrpt
 

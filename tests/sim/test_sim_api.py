@@ -12,11 +12,27 @@ import pytest
 import optsched
 from optsched.cluster import Cluster
 from optsched.errors import InstanceError
-from optsched.sim import (SCHEDULERS, Decision, MetricCollector, Placement, SchedulerPlacer, SimulationStalled,
-                          Simulator, Workload, WorkloadJob, build_admission, build_perf, build_policy,
-                          build_scheduling, plot_jct_cdf, plot_timeline, plot_vs_load, register_scheduler,
-                          simulate)
-from optsched.sim import policies
+from optsched.sim import (
+    SCHEDULERS,
+    Decision,
+    MetricCollector,
+    Placement,
+    SchedulerPlacer,
+    SimulationStalled,
+    Simulator,
+    Workload,
+    WorkloadJob,
+    build_admission,
+    build_perf,
+    build_policy,
+    build_scheduling,
+    plot_jct_cdf,
+    plot_timeline,
+    plot_vs_load,
+    policies,
+    register_scheduler,
+    simulate,
+)
 
 WL = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 1, 50, 1.0), WorkloadJob("c", 20, 1, 30, 1.0)))
 
@@ -190,11 +206,11 @@ def test_builders_accept_objects_and_dicts():
 def test_rar_continuous_model_in_the_engine():
     # paper 000's contention model: two 2-GPU jobs split over the same two servers contend (p = 2), so each
     # runs slower than alone; the engine recomputes both rates when the second starts and when it finishes.
+    import dataclasses
+
     from optsched.generators.rar import tiny_rar_example
     from optsched.perf.rar import iteration_time
     from optsched.perf.rar_continuous import RarContinuousPerf
-
-    import dataclasses
 
     inst = dataclasses.replace(tiny_rar_example(), contention_xi=1.0)  # k = p: two split jobs do contend
     rj = next(j for j in inst.jobs if j.gpus >= 2)

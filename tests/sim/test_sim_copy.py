@@ -9,10 +9,10 @@ import pickle
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.sim.test_sim_invariants import cases
 
 from optsched.cluster import Cluster
 from optsched.sim import LaunchMechanism, Simulator, Workload, WorkloadJob, build_admission, build_policy, simulate
-from tests.sim.test_sim_invariants import cases
 
 COLS = ["first_start_s", "completion_s", "preemptions", "launches", "migrations", "attained_gpu_s", "admitted_s"]
 
@@ -75,7 +75,7 @@ def test_copy_of_a_srpt_and_a_stateful_admission():
     wl = Workload(tuple(WorkloadJob(f"j{i}", float(5 * i), 1 + i % 3, float(30 + 7 * i), 1.0,
                                     predicted_iterations=float(20 + 9 * i)) for i in range(10)))
     for name in ("a-srpt", "wcs-workload"):
-        def make():
+        def make(name=name):
             return Simulator(wl, Cluster.homogeneous(2, 2), policy=build_policy(name),
                              admission=build_admission("accept-1.0"), mode="event")
         _check_copy_mid_run(make, 6)
@@ -103,8 +103,8 @@ def test_sim_result_pickles_and_deepcopies():
         assert [(j.id, j.completion_s, j.segments) for j in back.job_objects] == \
             [(j.id, j.completion_s, j.segments) for j in r.job_objects]
     # an A-SRPT result carries pipeline specs and per-stage placements
-    from optsched.sim.asrpt import run_asrpt
     from optsched.models import catalogue_job
+    from optsched.sim.asrpt import run_asrpt
 
     run = run_asrpt([("x", 0.0, catalogue_job("VGG19:dp4"), 10, 10)], (1, 4))
     back = pickle.loads(pickle.dumps(run.result))

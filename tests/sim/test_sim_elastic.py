@@ -10,8 +10,16 @@ import pytest
 
 from optsched.cluster import Cluster
 from optsched.errors import ScheduleError
-from optsched.sim import (Composed, Decision, Placement, PlacementPolicy, SchedulerPlacer, Simulator, Workload,
-                          WorkloadJob)
+from optsched.sim import (
+    Composed,
+    Decision,
+    Placement,
+    PlacementPolicy,
+    SchedulerPlacer,
+    Simulator,
+    Workload,
+    WorkloadJob,
+)
 from optsched.sim.policies import Tiresias
 from optsched.sim.state import RUNNING
 

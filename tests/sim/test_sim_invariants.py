@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.sim.shared_data import DEEPSHARE, needs_data
 
 from optsched.cluster import Cluster, Server
 from optsched.perf.constant import ConstantPerf
 from optsched.sim import Workload, WorkloadJob, build_policy, simulate
 from optsched.sim.base import Composed
-from tests.sim.shared_data import DEEPSHARE, needs_data
 
 SCHEDULERS = ["fifo", "las", "srtf", "tiresias", {"name": "tiresias", "thresholds_gpu_s": [20, 200]},
               {"name": "las", "service": "gpu"}, {"name": "srtf", "starvation_s": 150}]

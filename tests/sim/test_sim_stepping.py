@@ -8,13 +8,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from tests.sim.test_sim_invariants import cases
 
 from optsched.cluster import Cluster
 from optsched.errors import ScheduleError
-from optsched.sim import (SCHEDULERS, Decision, LaunchMechanism, Placement, SimulationStalled, Simulator, Workload, WorkloadJob,
-                          build_admission, build_perf, build_policy, simulate)
+from optsched.sim import (
+    SCHEDULERS,
+    Decision,
+    LaunchMechanism,
+    Placement,
+    SimulationStalled,
+    Simulator,
+    Workload,
+    WorkloadJob,
+    build_admission,
+    build_perf,
+    build_policy,
+    simulate,
+)
 from optsched.sim.policies import load_plugins
-from tests.sim.test_sim_invariants import cases
 
 COLS = ["first_start_s", "completion_s", "preemptions", "launches", "attained_gpu_s", "admitted_s"]
 # a: 2 GPUs, 100 s at 0; b: 1 GPU, 50 s at 10; c: 1 GPU, 30 s at 20 (one server of 2 GPUs)
@@ -25,8 +37,8 @@ ABC = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 1, 50, 1.
 def _sim(wl=ABC, scheduler="fifo", mode="event", servers=1, gpus=2, **kw):
     cl = Cluster.homogeneous(servers, gpus)
     return Simulator(wl, cl, policy=build_policy(scheduler, kw.pop("placement", "consolidated")),
-                     admission=build_admission(kw.pop("admission", "accept-all")), perf=build_perf(kw.pop("perf", None)),
-                     mode=mode, **kw)
+                     admission=build_admission(kw.pop("admission", "accept-all")),
+                     perf=build_perf(kw.pop("perf", None)), mode=mode, **kw)
 
 
 def _times(result):

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from optsched.errors import InstanceError
-from optsched.sim import Workload, WorkloadJob, read_workload, simulate, write_workload
 from optsched.problems.workload import FORMAT, as_workload, workload_from_csv_text, workload_from_dict, workload_to_dict
+from optsched.sim import Workload, WorkloadJob, read_workload, simulate, write_workload
 
 
 def _wl():
@@ -154,7 +154,8 @@ def test_track_window_and_as_workload(tmp_path):
     assert [j.id for j in wl if j.tracked] == ["j4", "j5"]
     assert wl.meta["track_window"] == [0, 2]
     assert as_workload(jobs).jobs == tuple(jobs)
-    assert as_workload([{"id": "x", "arrival_s": 0, "gpus": 1, "iterations": 2, "iteration_time_s": 1}]).jobs[0].id == "x"
+    one = {"id": "x", "arrival_s": 0, "gpus": 1, "iterations": 2, "iteration_time_s": 1}
+    assert as_workload([one]).jobs[0].id == "x"
     write_workload(wl, tmp_path / "w.json")
     assert as_workload(str(tmp_path / "w.json")).jobs == wl.jobs
     with pytest.raises(InstanceError):

@@ -118,7 +118,8 @@ def register(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sw = p.add_argument_group("sweep (Blox's experiment sweeper)")
     sw.add_argument("--sweep", action="store_true", help="run the grid below instead of one run")
-    sw.add_argument("--schedulers", default="fifo,las,srtf,tiresias", help="comma list (default fifo,las,srtf,tiresias)")
+    sw.add_argument("--schedulers", default="fifo,las,srtf,tiresias",
+                    help="comma list (default fifo,las,srtf,tiresias)")
     sw.add_argument("--placements", default="consolidated", help="comma list (default consolidated)")
     sw.add_argument("--admissions", default="accept-all", help="comma list (default accept-all)")
     sw.add_argument("--loads", default="1-9", help="jobs/hour: 1-9 or 1,2,4 (default 1-9)")

@@ -182,6 +182,7 @@ class Run:
     wall_s: float
     params: Params
     solver: cp_model.CpSolver
+    dropped_hint: bool = False  # the hint was dropped after OR-Tools crashed on it (google/or-tools#5288)
 
     @property
     def found(self) -> bool:
@@ -196,20 +197,32 @@ class Run:
 
     def info(self) -> dict[str, Any]:
         """What a result's ``info`` records of this run: its parameters, status, times and branches."""
-        return {**self.params.info(), "cpsat_status": self.cpsat_status, "cpsat_wall_s": self.wall_s,
-                "cpsat_deterministic_time": self.solver.deterministic_time,
-                "branches": self.solver.num_branches}
+        out = {**self.params.info(), "cpsat_status": self.cpsat_status, "cpsat_wall_s": self.wall_s,
+               "cpsat_deterministic_time": self.solver.deterministic_time, "branches": self.solver.num_branches}
+        if self.dropped_hint:
+            out["hint_dropped"] = "OR-Tools crashed on the hint (google/or-tools#5288); solved without it"
+        return out
 
 
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None) -> Run:
     """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
     ``log_callback`` attached (the parameters are written into it)."""
     sol = params.apply(solver) if solver is not None else new_solver(params)
-    code = sol.solve(model)
+    dropped_hint = False
+    try:
+        code = sol.solve(model)
+    except IndexError as exc:
+        # OR-Tools 9.15's presolve can crash on a valid, feasible solution hint ("absl::btree_map::at" in
+        # SolutionCrush, google/or-tools#5288): solve again without the hint, which only helps speed.
+        if "btree_map" not in str(exc) or not model.proto.has_solution_hint():
+            raise
+        model.clear_hints()
+        dropped_hint = True
+        code = sol.solve(model)
     status = status_of(code, model)
     objective = sol.objective_value if status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT) else None
     bound = None
     if status != SolveStatus.INFEASIBLE and model.has_objective():
         b = sol.best_objective_bound
         bound = float(b) if math.isfinite(b) else None
-    return Run(status, code.name, objective, bound, sol.wall_time, params, sol)
+    return Run(status, code.name, objective, bound, sol.wall_time, params, sol, dropped_hint)

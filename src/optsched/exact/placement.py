@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.heavy_edge import _adjacency, contiguous_assignment, counts_from_assignment, cut_weight, heavy_edge
 from ..errors import InstanceError, SolverError
 from ..perf.pipeline import Column, Network, column_cost, column_costs, columns_up_to, min_alpha_enumerate
 from ..problems.pipeline import PipelineJob
@@ -213,8 +214,6 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
         chosen.extend([tuple(int(v) for v in model.cols[i])] * int(n))
     counts = _assign_columns(items, chosen, form, gi)
     a = max(column_cost(job, net, c) for c in counts.values())  # recomputed in floating point, not scaled
-    from ..algorithms.heavy_edge import contiguous_assignment, cut_weight
-
     assign = contiguous_assignment(job, counts)
     info = {"model": "min-time", "columns": int(len(model.cost)), "classes": dict(model.class_count),
             "bound": bound, "cut_weight_mb": cut_weight(job, assign), "heavy_edge_bound": ub, **run_info}
@@ -223,8 +222,6 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
 
 def _heavy_edge_bound(job: PipelineJob, net: Network, items: list[tuple[str, int]]) -> float:
     """alpha of Heavy-Edge on the largest servers (SelectMost): a feasible placement in both forms."""
-    from ..algorithms.heavy_edge import heavy_edge
-
     chosen, left = [], job.gpus
     for sid, q in sorted(items, key=lambda it: -it[1]):
         if left <= 0:
@@ -397,8 +394,6 @@ def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str 
     """
     _check_solver(solver)
     params = _cpsat_params(job, solver, time_limit, num_workers, seed, deterministic_limit)
-    from ..algorithms.heavy_edge import _adjacency, counts_from_assignment
-
     t0 = time.perf_counter()
     items = _free_items(job, free, "mapping")
     adj = _adjacency(job)

@@ -30,6 +30,7 @@ alpha~_i^min (Heavy-Edge on the fewest-servers layout), which this layer does no
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 from ..errors import InstanceError
 from ..problems.pipeline import PipelineJob
@@ -102,6 +103,7 @@ class MixedPerf(PerfModel):
         spec = job.spec
         if not isinstance(spec, PipelineJob):
             return job.iteration_time_s
+        cols: Iterable[tuple[int, ...]]
         if spec.n_stages == 1:
             cols = [(n,) for n in placement.counts]
         elif placement.stages is None:

@@ -94,7 +94,7 @@ class WorkloadJob:
 
         if not _finite_number(self.arrival_s) or self.arrival_s < 0:
             bad("arrival_s", "must be a finite number >= 0")
-        g = self.gpus
+        g: Any = self.gpus  # an integral float from a file is accepted as an int
         if isinstance(g, float) and g.is_integer():
             object.__setattr__(self, "gpus", int(g))
         elif isinstance(g, bool) or not isinstance(g, int):
@@ -183,11 +183,11 @@ class Workload:
     def max_gpus(self) -> int:
         return max((j.gpus for j in self.jobs), default=0)
 
-    def with_jobs(self, jobs: Iterable[WorkloadJob], **changes: Any) -> "Workload":
+    def with_jobs(self, jobs: Iterable[WorkloadJob], **changes: Any) -> Workload:
         """A copy with other jobs (and optionally another name/seed/meta)."""
         return replace(self, jobs=tuple(jobs), **changes)
 
-    def track_window(self, start: int, end: int) -> "Workload":
+    def track_window(self, start: int, end: int) -> Workload:
         """Mark only the jobs at positions ``start <= i < end`` (arrival order) as tracked, as Blox measures
         jobs 3000-4000 of the Philly trace.
 
@@ -210,7 +210,7 @@ class Workload:
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], name: str = "", seed: int | None = None,
-                     meta: Mapping[str, Any] | None = None) -> "Workload":
+                     meta: Mapping[str, Any] | None = None) -> Workload:
         """Build from dicts with the job field names (validated like a file, with ``jobs[i].field`` paths)."""
         return cls(tuple(_job_from_mapping(r, i) for i, r in enumerate(records)), name, seed, dict(meta or {}))
 
@@ -283,7 +283,7 @@ def _csv_value(col: str, text: str, path: str, job: str | None):
 def workload_from_csv_text(text: str, name: str = "") -> Workload:
     """Validate the CSV flavour (header with the column names; empty cell = default)."""
     reader = csv.reader(_io.StringIO(text))
-    rows = [r for r in reader]
+    rows = list(reader)
     while rows and not any(c.strip() for c in rows[0]):
         rows.pop(0)
     if not rows:

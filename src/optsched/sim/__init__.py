@@ -18,16 +18,35 @@ imported on first use of a name that is not yet known.
 from __future__ import annotations
 
 from ..problems.workload import Workload, WorkloadJob, as_workload, read_workload, write_workload
-from .base import (AdmissionPolicy, Composed, Decision, LaunchMechanism, MetricCollector, PlacementPolicy,
-                   SchedulerPlacer, SchedulingPolicy)
+from .base import (
+                   AdmissionPolicy,
+                   Composed,
+                   Decision,
+                   LaunchMechanism,
+                   MetricCollector,
+                   PlacementPolicy,
+                   SchedulerPlacer,
+                   SchedulingPolicy,
+)
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult, plot_jct_cdf, plot_timeline, plot_vs_load
-from .policies import (ADMISSIONS, PERF_MODELS, PLACEMENTS, SCHEDULERS, build_admission, build_perf, build_placement,
-                       build_policy, build_scheduling, register_admission, register_perf, register_placement,
-                       register_scheduler)
+from .policies import (
+                   ADMISSIONS,
+                   PERF_MODELS,
+                   PLACEMENTS,
+                   SCHEDULERS,
+                   build_admission,
+                   build_perf,
+                   build_placement,
+                   build_policy,
+                   build_scheduling,
+                   register_admission,
+                   register_perf,
+                   register_placement,
+                   register_scheduler,
+)
 from .runner import simulate
 from .state import ClusterState, Job, JobState, Placement, SimView
-
 
 __all__ = [
     "ADMISSIONS", "AdmissionPolicy", "ClusterState", "Composed", "Decision", "Job", "JobState", "LaunchMechanism",

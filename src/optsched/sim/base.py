@@ -210,6 +210,7 @@ class PlacementPolicy:
                     if trial is None:
                         trial = free.copy()
                     vp = victim.placement
+                    assert vp is not None  # running jobs hold GPUs
                     trial[list(vp.servers)] += vp.counts
                     avail += vp.gpus
                     chosen.append(victim)

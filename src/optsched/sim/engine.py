@@ -48,17 +48,25 @@ import copy
 import heapq
 import math
 import time
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 
 from ..cluster import Cluster
 from ..errors import InstanceError, OptschedError, ScheduleError
-from ..perf.base import PerfModel
+from ..perf.base import PerfModel, RunningJobLike
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload
-from .base import (AdmissionPolicy, Composed, Decision, LaunchMechanism, MetricCollector, PlacementPolicy,
-                   SchedulerPlacer, SchedulingPolicy)
+from .base import (
+    AdmissionPolicy,
+    Composed,
+    Decision,
+    LaunchMechanism,
+    MetricCollector,
+    PlacementPolicy,
+    SchedulerPlacer,
+    SchedulingPolicy,
+)
 from .metrics import SimResult
 from .policies import AcceptAll, Consolidated, Fifo
 from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
@@ -84,10 +92,11 @@ class Simulator:
     :meth:`run` is exactly that loop with :meth:`decide`. A decision supplied by a driver goes through the same
     checks and the same policy hooks (``after_apply``) as the policy's own, so the policy stays consistent and
     can take over again at the next decision point; only the policy's own decisions (from :meth:`decide`) are
-    checked for a stall (jobs wait, nothing runs or will arrive, and the policy started nothing). ``advance(until=t)`` stops at time ``t`` if no decision is due before it
-    (returns None with :attr:`done` still False). :meth:`reset` starts a new run from scratch (policies,
-    admission and collectors included), so one simulator, like one policy object, can run again with the
-    same result. ``copy.deepcopy(sim)`` (or :meth:`clone`) mid-run gives an independent simulator.
+    checked for a stall (jobs wait, nothing runs or will arrive, and the policy started nothing).
+    ``advance(until=t)`` stops at time ``t`` if no decision is due before it (returns None with :attr:`done`
+    still False). :meth:`reset` starts a new run from scratch (policies, admission and collectors included), so
+    one simulator, like one policy object, can run again with the same result. ``copy.deepcopy(sim)`` (or
+    :meth:`clone`) mid-run gives an independent simulator.
     """
 
     def __init__(self, workload: Workload, cluster: Cluster, *, policy: SchedulerPlacer | None = None,
@@ -348,7 +357,7 @@ class Simulator:
         return self.result()
 
     # -- copies --------------------------------------------------------------------------------------------
-    def clone(self) -> "Simulator":
+    def clone(self) -> Simulator:
         """An independent copy of this simulator in its current state (the same as ``copy.deepcopy(self)``):
         continuing the copy gives what continuing the original would, and leaves the original untouched.
 
@@ -370,7 +379,7 @@ class Simulator:
         """
         return copy.deepcopy(self)
 
-    def __deepcopy__(self, memo: dict) -> "Simulator":
+    def __deepcopy__(self, memo: dict) -> Simulator:
         shared = [self.workload, self.cluster, *(w.spec for w in self.workload.jobs if w.spec is not None)]
         for obj in shared:
             memo.setdefault(id(obj), obj)
@@ -424,16 +433,21 @@ class Simulator:
             heapq.heappop(h)
         return h[0][0] if h else math.inf
 
-    def _end_segment(self, job: Job, now: float) -> None:
+    def _end_segment(self, job: Job, now: float) -> Placement:
+        """Close the running job's current segment; returns the placement it held."""
+        pl = job.placement
+        assert pl is not None and job.seg_start is not None  # a running job always holds GPUs
         t0, e0 = job.seg_start
-        job.segments.append((t0, now, job.placement, job.executed - e0))
+        job.segments.append((t0, now, pl, job.executed - e0))
         job.seg_start = None
+        return pl
 
     def _recompute_rates(self, now: float) -> None:
         running = list(self._running.values())
         if not running:
             return
-        times = self.perf.iteration_times_s(running, self.cstate)
+        # running jobs hold their placements: they are the RunningJobLike the model reads
+        times = self.perf.iteration_times_s(cast("list[RunningJobLike]", running), self.cstate)
         for j in running:
             t_it = float(times[j.id])
             if not t_it > 0 or not math.isfinite(t_it):
@@ -447,8 +461,7 @@ class Simulator:
     def _complete(self, job: Job, now: float) -> None:
         job.sync(now)
         job.executed = job.iterations
-        self._end_segment(job, now)
-        self.cstate.release(job.id, job.placement)
+        self.cstate.release(job.id, self._end_segment(job, now))
         job.status, job.completion_s, job.held_gpus = DONE, now, 0
         job.version += 1
         del self._running[job.id]
@@ -464,8 +477,7 @@ class Simulator:
             if job.status != RUNNING:
                 raise ScheduleError("preemption of a job that is not running", job=job.id)
             job.sync(now)
-            self._end_segment(job, now)
-            self.cstate.release(job.id, job.placement)
+            self.cstate.release(job.id, self._end_segment(job, now))
             job.status, job.placement, job.rate, job.held_gpus = QUEUED, None, 0.0, 0
             job.preemptions += 1
             job.wait_since_s = now
@@ -490,7 +502,7 @@ class Simulator:
             job.seg_start = (now, job.executed)
             self._running[job.id] = job
             changed = True
-            self._set_rate(job)
+            self._set_rate(job, pl)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
 
@@ -501,11 +513,11 @@ class Simulator:
         if not elastic and pl.gpus != job.gpus:
             raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
 
-    def _set_rate(self, job: Job) -> None:
-        """A job just placed (launched or moved): its rate from the model, or from the co-location-aware
-        recomputation that follows (rate 0 until then)."""
+    def _set_rate(self, job: Job, pl: Placement) -> None:
+        """A job just placed (launched or moved) on ``pl``: its rate from the model, or from the
+        co-location-aware recomputation that follows (rate 0 until then)."""
         if not self.perf.colocation_aware:
-            t_it = float(self.perf.alone_time_s(job, job.placement))
+            t_it = float(self.perf.alone_time_s(job, pl))
             if not t_it > 0 or not math.isfinite(t_it):
                 raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
             job.rate, job.iteration_now_s = 1.0 / t_it, t_it
@@ -524,19 +536,20 @@ class Simulator:
             if job in decision.launch:
                 raise ScheduleError("a job cannot be both launched and migrated in one decision", job=job.id)
             self._check_placement(job, pl, elastic)
+        olds = {}
         for job, _ in moves:
             job.sync(now)
-            self._end_segment(job, now)
-            self.cstate.release(job.id, job.placement)
+            olds[job.id] = self._end_segment(job, now)
+            self.cstate.release(job.id, olds[job.id])
         for job, pl in moves:
-            old = job.placement
+            old = olds[job.id]
             self.cstate.occupy(job.id, pl)
             job.placement, job.held_gpus = pl, pl.gpus
             job.stall_until = now + self.launcher.migration_stall_s(job, old, pl, now)
             job.migrations += 1
             job.seg_start = (now, job.executed)
             self._migrations += 1
-            self._set_rate(job)
+            self._set_rate(job, pl)
 
     def _queued_count(self) -> int:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding

@@ -52,7 +52,7 @@ class SimResult:
     @classmethod
     def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,
               preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
-              migrations: int = 0) -> "SimResult":
+              migrations: int = 0) -> SimResult:
         df = pd.DataFrame({
             "id": [j.id for j in jobs],
             "arrival_s": [j.arrival_s for j in jobs],
@@ -78,7 +78,8 @@ class SimResult:
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
-                       migrations_total=int(migrations), wall_s=float(wall_s), events_per_s=float(events / wall_s) if wall_s > 0 else None,
+                       migrations_total=int(migrations), wall_s=float(wall_s),
+                       events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
         return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
 
@@ -171,7 +172,7 @@ def plot_jct_cdf(results: Mapping[str, SimResult], path, title: str = "JCT CDF (
     plot_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
 
 
-def plot_cdf_curves(curves: Mapping[str, Sequence[float]], path, title: str = "JCT CDF (our simulator)",
+def plot_cdf_curves(curves: Mapping[str, Sequence[float] | np.ndarray], path, title: str = "JCT CDF (our simulator)",
                     ylabel: str = "fraction of jobs", fontsize: int = 8) -> None:
     """One empirical CDF per label from raw JCTs in seconds (sorted here), log-scaled hours, PNG, atomically."""
     plt = _plt()

@@ -199,7 +199,7 @@ def map_models(frame: pd.DataFrame, seed: int = 0, *, single_gpu_share: float | 
     if single_gpu_share is None:
         is_single = {g: demand[g] == 1 for g in groups}
     else:
-        is_single = {g: False for g in groups}
+        is_single = dict.fromkeys(groups, False)
         target, have = single_gpu_share * len(frame), 0
         for i in rng.permutation(len(groups)):
             if have >= target:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..cluster import Cluster
 from ..errors import ScheduleError
+from ..perf.base import PlacementLike
 
 # job status values (plain strings: cheap to compare, readable in the per-job records)
 WAITING_ADMISSION = "admission"   # arrived, held by the admission policy
@@ -51,7 +52,7 @@ class Placement:
     stages: Mapping[int, tuple[int, ...]] | None = None
 
     @classmethod
-    def of(cls, mapping: Mapping[int, int], stages: Mapping[int, tuple[int, ...]] | None = None) -> "Placement":
+    def of(cls, mapping: Mapping[int, int], stages: Mapping[int, tuple[int, ...]] | None = None) -> Placement:
         items = sorted((int(s), int(n)) for s, n in mapping.items() if n)
         return cls(tuple(s for s, _ in items), tuple(n for _, n in items), stages)
 
@@ -67,10 +68,10 @@ class Placement:
         return dict(zip(self.servers, self.counts))
 
     # immutable by contract (frozen; ``stages`` is never mutated): copies share it
-    def __copy__(self) -> "Placement":
+    def __copy__(self) -> Placement:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "Placement":
+    def __deepcopy__(self, memo: dict) -> Placement:
         return self
 
 
@@ -174,7 +175,7 @@ class Job:
             return math.inf
         return start + max(0.0, self.iterations - self.executed) / self.rate
 
-    def __deepcopy__(self, memo: dict) -> "Job":
+    def __deepcopy__(self, memo: dict) -> Job:
         # a copy of a simulator copies tens of thousands of jobs: immutable fields (numbers, strings, the
         # placement, the spec, which are read-only by contract) are shared, the three containers copied
         new = type(self).__new__(type(self))
@@ -265,7 +266,7 @@ class ClusterState:
             del self.jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
 
-    def colocated(self, placement: Placement, exclude: str | None = None) -> set[str]:
+    def colocated(self, placement: PlacementLike, exclude: str | None = None) -> set[str]:
         """Ids of the jobs sharing at least one server with ``placement``."""
         out: set[str] = set()
         for s in placement.servers:

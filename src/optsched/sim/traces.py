@@ -30,7 +30,8 @@ at load ``L`` are exactly the ones at load 1 divided by ``L`` (common random num
 >>> wl = synthetic_workload(5, load_jph=2.0, seed=3)
 >>> len(wl), wl.seed, wl == synthetic_workload(5, load_jph=2.0, seed=3)
 (5, 3, True)
->>> [round(a, 3) for a in poisson_arrivals(3, 3600.0, seed=0)] == [round(a, 3) for a in poisson_arrivals(3, 3600.0, seed=0)]
+>>> a, b = poisson_arrivals(3, 3600.0, seed=0), poisson_arrivals(3, 3600.0, seed=0)
+>>> [round(x, 3) for x in a] == [round(x, 3) for x in b]
 True
 """
 
@@ -44,8 +45,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import InstanceError
 from ..data import data_path
+from ..errors import InstanceError
 from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0

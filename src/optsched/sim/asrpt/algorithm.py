@@ -107,7 +107,8 @@ class ASRPT(PredictingPolicy):
         return job.gpus / self.G * self.pred[job.id] * self.atmin_s[job.id]
 
     def _advance(self, now: float) -> None:
-        for jid in self.vm.advance(now):  # [R1] Alg. 1 line 2: newly completed, in completion order
+        for done in self.vm.advance(now):  # [R1] Alg. 1 line 2: newly completed, in completion order
+            jid = str(done)  # the virtual machine knows jobs by their ids
             job = self.jobs.pop(jid)
             job.metrics["virtual_completion_s"] = self.vm.completion[jid]
             if jid in self._skip:  # an outside driver started it already

@@ -20,6 +20,7 @@ order with Heavy-Edge mapping on SelectMost servers [R11], strict (SPJF, SPWF) o
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from ..base import Decision
 from ..policies import register_scheduler

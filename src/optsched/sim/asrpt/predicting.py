@@ -88,9 +88,10 @@ class HeavyEdgeMapper:
     def place(self, job: Job, picks: list[tuple[int, int]]) -> tuple[Placement, float]:
         """The placement (with per-stage counts) and its per-iteration time in seconds."""
         spec = job.spec
-        mapping = {s: n for s, n in picks}
+        mapping = dict(picks)
         if not isinstance(spec, PipelineJob):
             return Placement.of(mapping), job.iteration_time_s
+        cols: list[tuple[int, ...]] | None
         if spec.n_stages == 1:
             cols = [(n,) for _, n in picks]
         else:
