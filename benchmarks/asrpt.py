@@ -177,11 +177,9 @@ def tiny_instances(k: int, seed: int):
 
 
 def tiny_vs_optimum(k: int, seed: int, time_limit: float, log=print) -> pd.DataFrame | None:
-    try:
-        from optsched.exact.total_jct import from_pipeline_jobs, solve_total_jct
-    except ImportError:
-        log("  optsched.exact.total_jct not available: skipped")
-        return None
+    from optsched.exact.total_jct import solve_total_jct
+    from optsched.generators.total_jct import from_pipeline_jobs
+
     rows = []
     for idx, jobs in enumerate(tiny_instances(k, seed)):
         bounds = {}

@@ -113,7 +113,7 @@ class VirtualSRPT:
         self._future: list[tuple[Num, int, JobId]] = []  # heap of (release, insertion seq, id)
         self._ready: list[tuple[Num, Num, JobId]] = []  # heap of (remaining, release, id), released jobs
         self._remaining: dict[JobId, Num] = {}
-        self._seq = itertools.count()
+        self._seq = 0  # a plain counter: itertools.count cannot be deep-copied from Python 3.14 on
 
     # -- state -------------------------------------------------------------------------------------------
     @property
@@ -140,7 +140,8 @@ class VirtualSRPT:
         if release <= self.now:
             heapq.heappush(self._ready, (size, release, job_id))
         else:
-            heapq.heappush(self._future, (release, next(self._seq), job_id))
+            self._seq += 1
+            heapq.heappush(self._future, (release, self._seq, job_id))
 
     # -- simulation --------------------------------------------------------------------------------------
     def _admit(self) -> None:
