@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .errors import InstanceError
+from .limits import require_memory
+
+SERVER_BYTES = 400  # a server's share of memory across the cluster, its state and per-server arrays (estimate)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Cluster:
     @classmethod
     def homogeneous(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:
         """``n_servers`` servers ``s0..s{n-1}`` with ``gpus_per_server`` GPUs each."""
+        require_memory(n_servers, SERVER_BYTES, "servers", field="servers")
         return cls(tuple(Server(f"s{i}", gpus_per_server) for i in range(n_servers)), **bandwidths)
 
     @property

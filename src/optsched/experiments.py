@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
-import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -25,6 +24,8 @@ import pandas as pd
 
 from .errors import InstanceError
 from .io import atomic_open
+from .io import progress as progress_bar
+from .limits import require_memory
 from .sim import simulate
 from .sim.metrics import SimResult, plot_cdf_curves, plot_vs_load
 from .sim.policies import build_admission, build_placement, build_policy
@@ -59,6 +60,10 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
                     admission=admission, perf=perf, mode="event" if event else "round", round_s=round_s, seed=seed,
                     progress=progress, restore_s=restore_s, stop_when_tracked_done=True, label=label,
                     max_time_s=horizon)
+
+
+# a grid point: its summary row, its tracked JCTs for the CDF and the worker that ran it (estimate)
+SIMULATION_BYTES = 200_000
 
 
 # -- sweep -----------------------------------------------------------------------------------------------------
@@ -109,16 +114,15 @@ def sweep(spec: str, schedulers: Sequence[str], placements: Sequence[str], admis
     if not (schedulers and placements and admissions and loads):
         raise InstanceError("the grid is empty: give at least one scheduler, placement, admission and load",
                             field="sweep")
+    n_tasks = len(schedulers) * len(placements) * len(admissions) * len(loads)
+    require_memory(n_tasks, SIMULATION_BYTES, "simulations in the grid", field="sweep")
     tasks: list[dict[str, Any]] = [
         {"spec": spec, "scheduler": s, "placement": p, "admission": a, "load": float(L), "kw": run_kw}
         for s in schedulers for p in placements for a in admissions for L in loads]
     # longest first (high load, preemptive policies) for a better spread over the workers
     order = sorted(range(len(tasks)), key=lambda i: (-tasks[i]["load"], tasks[i]["scheduler"] == "fifo"))
     results: dict[int, dict] = {}
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(tasks), unit="run", desc="sweep", file=sys.stderr)
+    bar = progress_bar(len(tasks), "sweep", "run") if progress else None
     try:
         if workers > 1 and len(tasks) > 1:
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None

@@ -26,6 +26,42 @@ from .result import Schedule, ScheduledJob
 
 SCHEDULE_FORMAT = "optsched/schedule@1"
 
+class LineProgress:
+    """Progress for a log file: a plain line at every quarter (no ``\\r`` frames), the last at 100 %."""
+
+    def __init__(self, total: int, desc: str, unit: str, stream: IO[str]):
+        self.total, self.desc, self.unit, self.stream = max(1, int(total)), desc, unit, stream
+        self.n, self._next = 0, 0.25
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        while self.n / self.total >= self._next and self._next < 1.0:
+            print(f"{self.desc}: {self._next:.0%} ({self.n:,}/{self.total:,} {self.unit})", file=self.stream,
+                  flush=True)
+            self._next += 0.25
+
+    def close(self) -> None:
+        print(f"{self.desc}: 100% ({self.n:,}/{self.total:,} {self.unit})", file=self.stream, flush=True)
+
+
+def progress(total: int, desc: str, unit: str = "it", stream: IO[str] | None = None) -> Any:
+    """A progress bar on a terminal (tqdm), plain quarter lines otherwise; ``update(k)`` and ``close()``.
+
+    >>> import io as _io
+    >>> out = _io.StringIO(); bar = progress(4, "demo", "jobs", out)
+    >>> for _ in range(4):
+    ...     bar.update()
+    >>> bar.close(); out.getvalue().splitlines()[-1]
+    'demo: 100% (4/4 jobs)'
+    """
+    stream = sys.stderr if stream is None else stream
+    if getattr(stream, "isatty", lambda: False)():
+        from tqdm import tqdm  # only for terminals
+
+        return tqdm(total=total, unit=unit, desc=desc, leave=False, file=stream)
+    return LineProgress(total, desc, unit, stream)
+
+
 BUNDLED_PREFIX = "bundled:"
 
 

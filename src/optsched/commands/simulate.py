@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
-from ..experiments import markdown_table, run_one, sweep, write_sweep
+from ..experiments import SIMULATION_BYTES, markdown_table, run_one, sweep, write_sweep
+from ..limits import require_memory
 from ..sim.metrics import plot_jct_cdf, plot_timeline
 from ..sim.traces import parse_window
-from ._args import positive_float, positive_int
+from ._args import non_negative_float, output_dir, output_file, positive_float, positive_int, seed
 
 SUMMARY_ROWS = (
     ("jobs", "jobs simulated", "{:d}"), ("tracked", "jobs tracked", "{:d}"),
@@ -65,6 +67,7 @@ def parse_loads(text: str) -> list[float]:
                 lo, hi = int(a), int(b)
                 if hi < lo:
                     raise ValueError
+                require_memory(hi - lo + 1, SIMULATION_BYTES, "simulations (loads)", field="loads")
                 out.extend(float(x) for x in range(lo, hi + 1))
             else:
                 out.append(float(part))
@@ -102,9 +105,10 @@ def register(sub) -> None:
     p.add_argument("--servers", type=positive_int("--servers"), default=32, help="servers (default 32)")
     p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
                    help="GPUs per server (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the workload generator and policies (default 0)")
+    p.add_argument("--seed", type=seed(), default=0, help="seed of the workload generator and policies (default 0)")
     p.add_argument("--perf", default=None, help="performance model name (default constant, cross-server x1.25)")
-    p.add_argument("--restore-s", type=float, default=0.0, help="checkpoint-restore stall of a resumed job (s)")
+    p.add_argument("--restore-s", type=non_negative_float("--restore-s"), default=0.0,
+                   help="checkpoint-restore stall of a resumed job (s)")
     p.add_argument("--philly-filter", choices=("blox", "none"), default="blox",
                    help="blox: Blox's Gavel-like filter (31.6 min < run time < 6.9 days, <= 16 GPUs); none: all")
     p.add_argument("--philly-order", choices=("file", "submit"), default="file",
@@ -112,8 +116,10 @@ def register(sub) -> None:
     p.add_argument("--drain-h", type=positive_float("--drain-h"), default=None,
                    help="stop this many simulated hours after the last tracked arrival (default: when all "
                         "tracked jobs finish)")
-    p.add_argument("-o", "--output", help="write the run's JSON (per-job records, summary, time series) here")
-    p.add_argument("--plots", metavar="DIR", help="write JCT CDF and utilisation/queue plots to DIR")
+    p.add_argument("-o", "--output", type=output_file("-o"),
+                   help="write the run's JSON (per-job records, summary, time series) here ('-': standard output)")
+    p.add_argument("--plots", metavar="DIR", type=output_dir("--plots"),
+                   help="write JCT CDF and utilisation/queue plots to DIR")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     sw = p.add_argument_group("sweep (Blox's experiment sweeper)")
@@ -123,7 +129,8 @@ def register(sub) -> None:
     sw.add_argument("--placements", default="consolidated", help="comma list (default consolidated)")
     sw.add_argument("--admissions", default="accept-all", help="comma list (default accept-all)")
     sw.add_argument("--loads", default="1-9", help="jobs/hour: 1-9 or 1,2,4 (default 1-9)")
-    sw.add_argument("--out", default="docs/results", help="output folder of a sweep (default docs/results)")
+    sw.add_argument("--out", default="sweep-results", type=output_dir("--out"),
+                    help="output folder of a sweep (default ./sweep-results)")
     sw.add_argument("--name", default="sweep", help="file name stem of a sweep's outputs (default sweep)")
     sw.add_argument("--workers", type=positive_int("--workers"), default=1, help="processes (default 1)")
     p.set_defaults(func=run)
@@ -168,18 +175,17 @@ def run(args: argparse.Namespace) -> int:
         return run_sweep_cli(args)
     if args.workload is None:
         raise InstanceError("give a WORKLOAD (philly, pollux:N, synthetic or a file) or --sweep", field="workload")
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="seed")
     res = run_one(args.workload, scheduler=args.scheduler, placement=args.placement, admission=args.admission,
                   load=args.load, seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args),
                   n_jobs=args.jobs, servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,
                   restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
                   progress=not (args.no_progress or args.quiet), drain_h=args.drain_h)
+    out = sys.stderr if args.output == "-" else sys.stdout  # the run's JSON itself goes to standard output
     if not args.quiet:
-        print(summary_table(res.summary, res.config))
+        print(summary_table(res.summary, res.config), file=out)
     if args.output:
         res.save(args.output)
-        if not args.quiet:
+        if not args.quiet and args.output != "-":
             print(f"results written to {args.output}")
     if args.plots:
         d = Path(args.plots)
@@ -188,14 +194,20 @@ def run(args: argparse.Namespace) -> int:
         plot_jct_cdf({label: res}, d / "jct_cdf.png")
         plot_timeline(res, d / "timeline.png")
         if not args.quiet:
-            print(f"plots written to {d}/jct_cdf.png and {d}/timeline.png")
+            print(f"plots written to {d}/jct_cdf.png and {d}/timeline.png", file=out)
     return 0
 
 
 def run_sweep_cli(args: argparse.Namespace) -> int:
     spec = args.workload or "philly"
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="seed")
+    for flag, value in (("-o", args.output), ("--plots", args.plots), ("--scheduler", args.scheduler != "fifo"),
+                        ("--placement", args.placement != "consolidated"),
+                        ("--admission", args.admission != "accept-all"), ("--load", args.load)):
+        if value:
+            plural = {"--scheduler": "--schedulers", "--placement": "--placements", "--admission": "--admissions",
+                      "--load": "--loads"}.get(flag)
+            hint = f" (a sweep takes {plural})" if plural else " (a sweep writes its files to --out)"
+            raise InstanceError(f"applies to one run, not to --sweep{hint}", field=flag)
     scheds, places, adms = parse_list(args.schedulers), parse_list(args.placements), parse_list(args.admissions)
     loads = parse_loads(args.loads)
     run_kw = dict(seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args), n_jobs=args.jobs,

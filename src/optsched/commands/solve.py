@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._args import output_file, positive_float, seed
+
 
 def register(sub) -> None:
     p = sub.add_parser("solve", help="solve an instance with one algorithm and write the schedule",
@@ -19,9 +21,18 @@ def register(sub) -> None:
     p.add_argument("-a", "--algorithm", default=None,
                    help="algorithm name (default: the problem's own, e.g. sjf-bco for RAR-DDLS, "
                         "total-jct-cpsat for total JCT, heavy-edge for placement); --list shows them all")
-    p.add_argument("-o", "--output", help="write the schedule JSON here (atomically; '-' for standard output)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for randomised algorithms (default 0)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds, for exact models")
+    p.add_argument("-o", "--output", type=output_file("-o"),
+                   help="write the schedule JSON here (atomically; '-' for standard output)")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (0 .. 2^31-1) of randomised algorithms "
+                                                         "and of CP-SAT's search (default 0)")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--time-limit", type=positive_float("--time-limit"), default=None,
+                       help="seconds of wall clock, for exact models (default: the model's own, 60 s for RAR-DDLS)")
+    limit.add_argument("--deterministic-limit", type=positive_float("--deterministic-limit"), default=None,
+                       help="CP-SAT deterministic time instead of seconds: a run stopped by it is reproducible "
+                            "with the same seed (CP-SAT models only)")
+    p.add_argument("--progress", action="store_true",
+                   help="heartbeat lines on stderr while an exact model runs (default when stderr is a terminal)")
     p.add_argument("--list", action="store_true", help="list the registered algorithms and exit")
     p.set_defaults(func=run)
 
@@ -41,7 +52,9 @@ def print_algorithms(problem: str | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..api import evaluate, load_instance, solve
     from ..errors import InstanceError
+    from ..exact._cpsat import heartbeat
     from ..io import save_schedule
+    from ..registry import get_algorithm, problem_of
 
     if args.list:
         print_algorithms()
@@ -49,7 +62,24 @@ def run(args: argparse.Namespace) -> int:
     if not args.instance:
         raise InstanceError("is required (or --list to see the algorithms)", field="INSTANCE")
     inst = load_instance(args.instance)
-    res = solve(inst, args.algorithm, seed=args.seed, time_limit=args.time_limit)
+    name = args.algorithm or problem_of(inst).default_algorithm
+    if name is None:
+        raise InstanceError("this problem has no algorithms", field="--algorithm")
+    alg = get_algorithm(name)
+    options = {}
+    for flag, value in (("--time-limit", args.time_limit), ("--deterministic-limit", args.deterministic_limit)):
+        if value is not None and not alg.exact:
+            raise InstanceError(f"applies to exact models only; {name} is a heuristic", field=flag)
+    if args.deterministic_limit is not None:
+        options["deterministic_limit"] = args.deterministic_limit
+    every = 10.0 if (args.progress or sys.stderr.isatty()) and alg.exact else None
+    with heartbeat(every, sys.stderr):
+        try:
+            res = solve(inst, name, seed=args.seed, time_limit=args.time_limit, **options)
+        except TypeError as exc:
+            if "deterministic_limit" not in str(exc):
+                raise
+            raise InstanceError(f"{name} is not a CP-SAT model", field="--deterministic-limit") from None
     out = sys.stderr if args.output == "-" else sys.stdout  # the schedule itself goes to standard output
     print(res.summary(), file=out)
     if res.schedule is None:

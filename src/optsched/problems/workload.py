@@ -195,6 +195,11 @@ class Workload:
         >>> [j.tracked for j in wl]
         [False, True, True, False, False]
         """
+        if not 0 <= start < end:
+            raise InstanceError(f"must be START:END with 0 <= START < END, got {start}:{end}", field="window")
+        if start >= len(self.jobs):
+            raise InstanceError(f"{start}:{end} tracks no job: the workload has {len(self.jobs)} jobs (positions 0.."
+                                f"{len(self.jobs) - 1} in arrival order)", field="window")
         order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
         rank = {i: r for r, i in enumerate(order)}
         jobs = [replace(j, tracked=start <= rank[i] < end) for i, j in enumerate(self.jobs)]

@@ -47,9 +47,11 @@ import pandas as pd
 
 from ..data import data_path
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0
+JOB_BYTES = 2_000  # a job across the workload, the engine's state and the per-job records (estimate)
 
 # Blox Table 2 (paper section 4): the models assigned to Philly jobs. Iteration times are OUR nominal seconds per
 # iteration on a V100 (Blox's profiles are not published in the paper); with the trace giving the run time they
@@ -471,11 +473,15 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
         wl = pollux_workload(idx, load_jph, seed, window=window, max_gpus=max_gpus)
         return _truncate(wl, n_jobs)
     if spec == "synthetic":
+        require_memory(200 if n_jobs is None else n_jobs, JOB_BYTES, "jobs", field="jobs")
         return synthetic_workload(200 if n_jobs is None else n_jobs, 8.0 if load_jph is None else load_jph, seed,
                                   window=window)
     p = Path(spec)
     if not p.exists():
         raise InstanceError(f"no such workload file {spec!r} (or use philly, pollux:N, synthetic)", field="workload")
+    if load_jph is not None:
+        raise InstanceError("applies to philly, pollux:N and synthetic; a workload file keeps its arrival times",
+                            field="load")
     wl = read_workload(p)
     if window is not None:
         wl = wl.track_window(*window)
@@ -483,10 +489,12 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
 
 
 def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
-    if n_jobs is None or n_jobs >= len(wl):
+    if n_jobs is None or n_jobs == len(wl):
         return wl
     if n_jobs < 1:
         raise InstanceError(f"must be >= 1, got {n_jobs!r}", field="n_jobs")
+    if n_jobs > len(wl):
+        raise InstanceError(f"asks for {n_jobs:,} jobs but the workload has {len(wl):,}", field="jobs")
     order = sorted(range(len(wl.jobs)), key=lambda i: (wl.jobs[i].arrival_s, i))[:n_jobs]
     return wl.with_jobs([wl.jobs[i] for i in sorted(order)])
 
