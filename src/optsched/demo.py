@@ -121,23 +121,27 @@ def asrpt_vs_baselines(n_jobs: int = 2000, servers: int = 16) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optsched.demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", type=int, default=3, help="how many bundled tiny instances to solve exactly")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: one tiny instance, 100 measured Philly jobs, 500 jobs for A-SRPT")
     args = ap.parse_args(argv)
     inst = load(bundled_path(PRESET), RarInstance)
     gpus = inst.cluster.total_gpus
     print(f"RAR-DDLS, paper 000's section 7 setting: bundled:{PRESET} "
           f"({inst.n_jobs} jobs, {len(inst.cluster.servers)} servers, {gpus} GPUs, horizon {inst.horizon})\n")
     print(compare_heuristics(inst))
-    tiny = tiny_instances(args.tiny)
+    tiny = tiny_instances(1 if args.quick else args.tiny)
     if tiny:
         print("\nHeuristics vs the proven optimum (CP-SAT) on bundled tiny instances:\n")
         print(compare_with_optimum(tiny))
     try:
+        window = (3000, 3100) if args.quick else (3000, 3300)
         print("\nOnline (our simulator): Blox's policies on the Philly trace at 8 jobs/hour, 32 x 4 GPUs, "
-              "jobs 3000-3299 measured:\n")
-        print(blox_policies())
-        print("\nOnline (our simulator): A-SRPT vs its baselines, 2000 Philly jobs mapped to Table I models, "
+              f"jobs {window[0]}-{window[1] - 1} measured:\n")
+        print(blox_policies(window=window))
+        n_jobs = 500 if args.quick else 2000
+        print(f"\nOnline (our simulator): A-SRPT vs its baselines, {n_jobs} Philly jobs mapped to Table I models, "
               "16 x 8 GPUs, 10 Gbps, offered load 1.0:\n")
-        print(asrpt_vs_baselines())
+        print(asrpt_vs_baselines(n_jobs=n_jobs))
     except InstanceError as exc:  # the shared traces are not on this machine
         print(f"(online part skipped: {exc})")
     return 0
