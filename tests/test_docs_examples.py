@@ -10,8 +10,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from cli import exit_code
 from tests.sim.shared_data import missing_reason
+
+from cli import exit_code
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

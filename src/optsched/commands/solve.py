@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
                 raise
             raise InstanceError(f"{name} is not a CP-SAT model", field="--deterministic-limit") from None
     out = sys.stderr if args.output == "-" else sys.stdout  # the schedule itself goes to standard output
-    print(res.summary(), file=out)
+    limit = res.info.get("limit")
+    print(res.summary() + (f" limit={limit}" if limit and alg.exact else ""), file=out)
     if res.schedule is None:
         print(f"no schedule found ({res.status}); nothing written", file=out)
         return NO_SCHEDULE
