@@ -29,28 +29,25 @@ def _int(name: str, text: str, what: str) -> int:
     return int(text)
 
 
-def positive_int(name: str, maximum: int | None = None) -> Callable[[str], int]:
-    """An integer >= 1 (and <= ``maximum`` when given)."""
+def _bounded_int(name: str, minimum: int, maximum: int | None, what: str) -> Callable[[str], int]:
     def conv(text: str) -> int:
-        v = _int(name, text, "a positive integer")
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
+        v = _int(name, text, what)
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}")
         if maximum is not None and v > maximum:
             raise argparse.ArgumentTypeError(f"{name} must be at most {maximum:,}, got {text!r}")
         return v
     return conv
+
+
+def positive_int(name: str, maximum: int | None = None) -> Callable[[str], int]:
+    """An integer >= 1 (and <= ``maximum`` when given)."""
+    return _bounded_int(name, 1, maximum, "a positive integer")
 
 
 def non_negative_int(name: str, maximum: int | None = None) -> Callable[[str], int]:
-    """An integer >= 0 (seeds: at most :data:`MAX_SEED` when ``maximum`` is that)."""
-    def conv(text: str) -> int:
-        v = _int(name, text, "an integer >= 0")
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 0, got {text!r}")
-        if maximum is not None and v > maximum:
-            raise argparse.ArgumentTypeError(f"{name} must be at most {maximum:,}, got {text!r}")
-        return v
-    return conv
+    """An integer >= 0 (and <= ``maximum`` when given)."""
+    return _bounded_int(name, 0, maximum, "an integer >= 0")
 
 
 def seed(name: str = "--seed") -> Callable[[str], int]:
