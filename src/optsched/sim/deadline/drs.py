@@ -12,11 +12,11 @@ One decision of :class:`DRS` at time T_curr (section 3.4, digest 003):
    B_intra) and, if more than one node has free GPUs, the cross-node plans (N = 2..sum c_free, B_inter), minus
    those failing the speed-up filter (eq. 11); four candidates: single/cross *expected* (T_end <= T_dl, the
    largest score, eq. 12) and single/cross *unexpected* (T_end > T_dl, the earliest end). The job's plan is the
-   cross-node expected one if the cluster has a *fragment*, a node with 0 < c_free < its GPU count (the text's
-   "0 < c_free < N_GPU" read with N_GPU the node's GPUs: the plan then uses partly busy nodes, which the
-   allocation fills first, and still meets the deadline; with N_GPU the plan's size an empty cluster would
-   count as fragmented whenever the plan exceeds a node), else the single-node expected one, else the same
-   rule on the two unexpected ones.
+   cross-node expected one if some node has 0 < c_free < N_GPU, N_GPU that plan's GPU count (the symbol's
+   meaning everywhere else in the text: the plan then takes nodes too small to hold it, which the allocation
+   fills first, and still meets the deadline), else the single-node expected one, else the same rule on the
+   two unexpected ones. ``fragment="node"`` reads N_GPU as the node's GPU count instead (a node is a fragment
+   if it is partly busy); ``docs/algorithms/drs.md`` compares the two.
 3. **Job choice**: the jobs whose plan meets the deadline (Q_exp), least slack T_dl - T_end first; if there is
    none, the others (Q_unexp), earliest T_end first. The chosen job is allocated (3.2) and started.
 4. Steps 2-3 repeat while GPUs are free and jobs wait (the text starts one job per call and calls again when
@@ -28,10 +28,10 @@ open is listed in ``docs/algorithms/drs.md``.
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim.deadline import run_deadline
 >>> wl = DeadlineWorkload(paper_cluster(2, 4), (DeadlineJob("a", "ResNet-50", 0, 0.5, 2),
-...                                              DeadlineJob("b", "AlexNet", 0, 1.0, 60)))
->>> run = run_deadline(wl, "drs")
->>> [(c.job, c.kind, c.plan.n_gpu, c.free) for c in run.policy.choices]   # b has no slack: it goes first
-[('b', 'single-expected', 1, (4, 4)), ('a', 'cross-expected', 6, (3, 4))]
+...                                              DeadlineJob("b", "VGG-16", 0, 1.0, 2)))
+>>> run = run_deadline(wl, "drs")      # a is urgent: 6 GPUs across the nodes; b gets 2 of the 2 left on a node
+>>> [(c.job, c.kind, c.plan.n_gpu, c.free) for c in run.policy.choices]
+[('a', 'cross-expected', 6, (4, 4)), ('b', 'single-expected', 2, (0, 2))]
 >>> run.metrics["deadlines_met"], run.metrics["r_trace"]
 (2, 1.0)
 """
@@ -43,6 +43,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...errors import InstanceError
 from ...perf.ring import Plan, RingPerf, Score, candidate_plans, get_score
 from ..base import Decision, SchedulerPlacer
 from ..policies import register_scheduler
@@ -76,14 +77,23 @@ class MigrationEvent:
     moves: dict[str, tuple[dict[int, int], dict[int, int]]]
 
 
-def has_fragment(free: np.ndarray, capacity: np.ndarray) -> bool:
-    """Some node is a *fragment*: partly busy, 0 < c_free < its GPUs (section 3.1, step 4: see the module
-    docstring for this reading of "0 < c_free < N_GPU")."""
-    return bool(np.any((free > 0) & (free < capacity)))
+def has_fragment(free: np.ndarray, capacity: np.ndarray, plan: Plan, rule: str = "plan") -> bool:
+    """Section 3.1, step 4's test "some node has 0 < c_free < N_GPU": N_GPU is the plan's GPU count
+    (``rule="plan"``, the default) or the node's own GPU count (``rule="node"``: a partly busy node).
+
+    >>> import numpy as np
+    >>> p = Plan(6, True, 10.0, 0.0, 20.0)
+    >>> has_fragment(np.array([4, 4]), np.array([4, 4]), p), has_fragment(np.array([4, 4]), np.array([4, 4]), p, "node")
+    (True, False)
+    """
+    if rule == "node":
+        return bool(np.any((free > 0) & (free < capacity)))
+    return bool(np.any((free > 0) & (free < plan.n_gpu)))
 
 
 def plan_decision(jt: JobTimes, deadline_s: float, now: float, free: np.ndarray, capacity: np.ndarray,
-                  perf: RingPerf, score: Score, job_id: str = "", use_filter: bool = True) -> Choice | None:
+                  perf: RingPerf, score: Score, job_id: str = "", use_filter: bool = True,
+                  fragment: str = "plan") -> Choice | None:
     """Section 3.1 for one job on the free GPUs ``free`` (per node, of ``capacity``) at ``now``; None if no GPU
     is free."""
     ls, lm = candidate_plans(jt.t_cal, jt.params, jt.work, deadline_s, now, free, perf, jt.max_gpus, use_filter)
@@ -98,14 +108,13 @@ def plan_decision(jt: JobTimes, deadline_s: float, now: float, free: np.ndarray,
 
     cand = {"single-expected": best(ls), "cross-expected": best(lm),
             "single-unexpected": earliest(ls), "cross-unexpected": earliest(lm)}
-    frag = has_fragment(free, capacity)
-    # cross-node first when a fragment exists, then single-node; expected before unexpected; a cross-node plan
-    # without fragments only if nothing else exists (cannot happen while a GPU is free: ls holds N = 1)
-    order = (("cross-expected", frag), ("single-expected", True), ("cross-unexpected", frag),
-             ("single-unexpected", True), ("cross-expected", True), ("cross-unexpected", True))
-    for kind, allowed in order:
+    # cross-node first when it uses a fragment, then single-node; expected before unexpected; a cross-node
+    # plan without a fragment only if nothing else exists (cannot happen while a GPU is free: ls holds N = 1)
+    for kind, needs_fragment in (("cross-expected", True), ("single-expected", False), ("cross-unexpected", True),
+                                 ("single-unexpected", False), ("cross-expected", False),
+                                 ("cross-unexpected", False)):
         p = cand[kind]
-        if p is not None and allowed:
+        if p is not None and (not needs_fragment or has_fragment(free, capacity, p, fragment)):
             return Choice(job_id, now, p, kind, cand, tuple(int(x) for x in free))
     return None
 
@@ -147,13 +156,17 @@ class DRS(SchedulerPlacer):
     migration (``migration=False`` is NoRM). ``score``: the plan score of eq. (12), a name in
     :data:`optsched.perf.ring.SCORES` or a callable (default ``slack-per-gpu``, P = (T_dl - T_end) / N).
     ``use_filter``: apply the speed-up filter (eq. 11). ``record``: keep every :class:`Choice` and
-    :class:`MigrationEvent` in :attr:`choices` / :attr:`migrations` (tests, analysis)."""
+    :class:`MigrationEvent` in :attr:`choices` / :attr:`migrations` (tests, analysis). ``fragment``: the
+    reading of section 3.1's fragment test (:func:`has_fragment`)."""
 
     name = "drs"
     elastic = True  # DRS chooses each job's GPU count
 
     def __init__(self, migration: bool = True, score: str | Score = "slack-per-gpu", use_filter: bool = True,
-                 record: bool = True):
+                 record: bool = True, fragment: str = "plan"):
+        if fragment not in ("plan", "node"):
+            raise InstanceError(f"must be 'plan' or 'node', got {fragment!r}", field="fragment")
+        self.fragment = fragment
         self.migration = bool(migration)
         self.score_name = score if isinstance(score, str) else getattr(score, "__name__", "custom")
         self.score = get_score(score)
@@ -202,7 +215,7 @@ class DRS(SchedulerPlacer):
             best_exp = best_unexp = None
             for j in waiting:
                 c = plan_decision(self._times_of(j, now), deadline_of(j), now, free, cap, perf, self.score, j.id,
-                                  self.use_filter)
+                                  self.use_filter, self.fragment)
                 if c is None:
                     continue
                 if c.plan.expected:
@@ -233,7 +246,7 @@ class DRS(SchedulerPlacer):
 
     def describe(self) -> dict:
         return {"name": self.name, "migration": self.migration, "score": self.score_name,
-                "use_filter": self.use_filter}
+                "use_filter": self.use_filter, "fragment": self.fragment}
 
 
 @register_scheduler("norm")
@@ -242,5 +255,6 @@ class NoRM(DRS):
 
     name = "norm"
 
-    def __init__(self, score: str | Score = "slack-per-gpu", use_filter: bool = True, record: bool = True):
-        super().__init__(migration=False, score=score, use_filter=use_filter, record=record)
+    def __init__(self, score: str | Score = "slack-per-gpu", use_filter: bool = True, record: bool = True,
+                 fragment: str = "plan"):
+        super().__init__(migration=False, score=score, use_filter=use_filter, record=record, fragment=fragment)
