@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ScheduleError
+from ..errors import InstanceError, ScheduleError
 from ..problems.deadline import DEADLINE_TOL_S, DeadlineWorkload, job_weight, meets_deadline
 from ..result import Schedule, ScheduledJob
 
@@ -78,7 +78,12 @@ def evaluate(inst: DeadlineWorkload, schedule: Schedule, weights: str = "count")
         start = float(sj.start)
         if start < j.arrival_s - DEADLINE_TOL_S:
             raise ScheduleError(f"starts at {start:g} before its arrival {j.arrival_s:g}", field="start", job=j.id)
-        inst.cluster.check_placement(dict(sj.placement), field="placement", job=j.id)
+        try:
+            inst.cluster.check_placement(dict(sj.placement), field="placement", job=j.id)
+        except ScheduleError:
+            raise
+        except InstanceError as exc:  # an infeasible placement is a schedule error
+            raise ScheduleError(exc.reason, field=exc.field, job=exc.job) from None
         n = sj.gpus
         if n < 1:
             raise ScheduleError("holds no GPU", field="placement", job=j.id)
