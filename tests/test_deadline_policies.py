@@ -79,16 +79,15 @@ def test_reservations_never_overlap_beyond_the_cluster_and_admitted_jobs_meet_th
 
 
 def test_reserve_takes_the_fewest_gpus_that_meet_the_deadline():
-    perf = RingPerf(10.0, 6.0)
     job = DeadlineJob("a", "ResNet-50", 0, 0.5, 4)
-    jt = JobTimes(job.t_cal, job.n_params, job.work_batches, job.max_gpus)
-    r = reserve(jt, job.deadline_s, 0.0, [], 16, perf)
+    wl = DeadlineWorkload(paper_cluster(), (job,))
+    jt = JobTimes(lambda n, cross: wl.run_time_s(job, n, cross) / job.work_batches, job.work_batches, job.max_gpus)
+    r = reserve(jt, job.deadline_s, 0.0, [], 16)
     assert r is not None and r.start_s == 0
     # the next smaller count misses the deadline at worst-case (cross-node) bandwidth
-    assert jt.run_time_s(perf, r.gpus, cross=r.gpus > 1) <= job.deadline_s
-    assert jt.run_time_s(perf, r.gpus - 1, cross=r.gpus - 1 > 1) > job.deadline_s
+    assert wl.run_time_s(job, r.gpus, cross=True) <= job.deadline_s < wl.run_time_s(job, r.gpus - 1, cross=True)
     # with the cluster reserved until the deadline, it cannot be admitted
-    assert reserve(jt, job.deadline_s, 0.0, [Reservation(16, 0.0, job.deadline_s)], 16, perf) is None
+    assert reserve(jt, job.deadline_s, 0.0, [Reservation(16, 0.0, job.deadline_s)], 16) is None
 
 
 def test_elasticflow_lends_leftovers_and_counts_rescalings_as_migrations():
@@ -147,8 +146,15 @@ def test_policies_and_the_ring_model_are_registered_by_name():
     assert r.summary["jobs"] == 3
     with pytest.raises(InstanceError, match="unknown deadline policy"):
         run_deadline(wl, "sjf")
-    with pytest.raises(InstanceError, match="perf='ring'"):
-        simulate(to_workload(wl), wl.cluster, scheduler="drs", mode="event")
+
+
+def test_the_policies_plan_with_whatever_performance_model_runs():
+    # Blox's constant model: a GPU more never helps, so DRS (eq. 11) and ElasticFlow give every job one GPU
+    wl = deadline_workload(lam=4, window_h=4, nodes=2, seed=8)
+    for name in ("drs", "elasticflow"):
+        r = simulate(to_workload(wl), wl.cluster, scheduler=name, admission=POLICIES[name].get("admission",
+                     "accept-all"), mode="event")
+        assert all(pl.gpus == 1 for j in r.job_objects for *_, pl, _ in j.segments), name
 
 
 def test_metrics_by_hand():

@@ -4,8 +4,9 @@ A schedule lists the jobs that run, each once, non-preemptively, from ``start`` 
 (node id -> GPUs); a job absent from the schedule does not run (it misses its deadline). The evaluator
 recomputes every completion with the time model (eq. 1: B_intra on one node, B_inter across nodes), checks
 that no job starts before its arrival, that a placement uses known nodes and at most ``max_gpus`` GPUs, and
-that no node is over capacity at any instant (a job ending at t frees its GPUs for a job starting at t). It
-works in continuous time: the exact models' time grid is theirs, not the evaluator's.
+that no node is over capacity at any instant (a job ending at t frees its GPUs for a job starting at t; two
+jobs may overlap by up to the package's tolerance ``DEADLINE_TOL_S``, 1 us, which absorbs floating-point
+noise). It works in continuous time: the exact models' time grid is theirs, not the evaluator's.
 
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.result import Schedule, ScheduledJob
@@ -94,8 +95,8 @@ def evaluate(inst: DeadlineWorkload, schedule: Schedule, weights: str = "count")
         if sj.completion is not None and abs(sj.completion - end) > 1e-6 * max(1.0, abs(end)):
             raise ScheduleError(f"completion {sj.completion:g} != start + run time = {end:g}", field="completion",
                                 job=j.id)
-        for s, c in sj.placement.items():
-            events[s] += [(start, c), (end, -c)]
+        for s, c in sj.placement.items():  # GPUs are free again DEADLINE_TOL_S before the end (float noise)
+            events[s] += [(start, c), (end - DEADLINE_TOL_S, -c)]
         rows.append(ScheduledJob(sj.id, start, dict(sj.placement), end, sj.stage_placement))
         if meets_deadline(end, j.deadline_s):
             met.append(j.id)

@@ -169,32 +169,33 @@ def get_score(score: str | Score) -> Score:
     return SCORES[score]
 
 
-def candidate_plans(t_cal: float, params: float, work_batches: float, deadline_s: float, now: float,
-                    free: Sequence[int] | np.ndarray, perf: RingPerf, max_gpus: int | None = None,
-                    use_filter: bool = True) -> tuple[list[Plan], list[Plan]]:
-    """Section 3.1, steps 1-2: the single-node plans ``ls`` (N = 1..max(c_free), B_intra) and, if more than one
-    node has free GPUs, the cross-node plans ``lm`` (N = 2..sum(c_free), B_inter), each starting at ``now``,
-    without the plans that fail eq. (11) (``use_filter``). ``max_gpus`` caps N (each GPU needs a batch per
-    epoch). A one-GPU plan is single-node only: it is the same plan in both lists (T_comm = 0).
+def candidate_plans(run_time: Callable[[int, bool], float], deadline_s: float, now: float,
+                    free: Sequence[int] | np.ndarray, max_gpus: int | None = None,
+                    useful: Callable[[int, bool], bool] | None = None) -> tuple[list[Plan], list[Plan]]:
+    """Section 3.1, steps 1-2: the single-node plans ``ls`` (N = 1..max(c_free)) and, if more than one node has
+    free GPUs, the cross-node plans ``lm`` (N = 2..sum(c_free)), each starting at ``now`` with run time
+    ``run_time(N, cross)`` (eq. 1 with B_intra / B_inter for the ring model), minus those ``useful(N, cross)``
+    rejects (eq. 11; None keeps all). ``max_gpus`` caps N (each GPU needs a batch per epoch). A one-GPU plan is
+    single-node only: it is the same plan in both lists (T_comm = 0).
 
     >>> perf = RingPerf(10.0, 6.0)
-    >>> ls, lm = candidate_plans(0.06, 23.7e6, 1000, 100.0, 0.0, [1, 3], perf)
+    >>> rt = lambda n, cross: perf.run_time_s(0.06, 23.7e6, 1000, n, cross)
+    >>> ok = lambda n, cross: perf.useful(0.06, 23.7e6, n, cross)
+    >>> ls, lm = candidate_plans(rt, 100.0, 0.0, [1, 3], useful=ok)
     >>> [p.n_gpu for p in ls], [p.n_gpu for p in lm]
     ([1, 2, 3], [2, 3, 4])
     """
     cap = math.inf if max_gpus is None else max_gpus
-    busy = [c for c in free if c > 0]
+    busy = [int(c) for c in free if c > 0]
     ls: list[Plan] = []
     lm: list[Plan] = []
     if not busy:
         return ls, lm
     for n in range(1, int(min(max(busy), cap)) + 1):
-        if use_filter and not perf.useful(t_cal, params, n, False):
-            continue
-        ls.append(Plan(n, False, perf.run_time_s(t_cal, params, work_batches, n, False), now, deadline_s))
+        if useful is None or useful(n, False):
+            ls.append(Plan(n, False, run_time(n, False), now, deadline_s))
     if len(busy) > 1:
         for n in range(2, int(min(sum(busy), cap)) + 1):
-            if use_filter and not perf.useful(t_cal, params, n, True):
-                continue
-            lm.append(Plan(n, True, perf.run_time_s(t_cal, params, work_batches, n, True), now, deadline_s))
+            if useful is None or useful(n, True):
+                lm.append(Plan(n, True, run_time(n, True), now, deadline_s))
     return ls, lm

@@ -15,7 +15,9 @@ first use of an unknown name), and the ``ring`` performance model (:class:`optsc
                    deadlines, fewest GPUs that meet them, leftovers lent; :mod:`.elasticflow`
 =================  ============================================================================================
 
-Every policy here chooses GPU counts (``elastic = True``) and plans with the ring model (``perf="ring"``).
+Every policy here chooses GPU counts (``elastic = True``) and plans with the run's performance model: the ring
+model of paper 003 (``perf="ring"``, what :func:`run_deadline` uses), or any model whose time depends on the GPU
+count and on one node vs several (:mod:`.common`).
 :func:`run_deadline` runs a :class:`~optsched.problems.deadline.DeadlineWorkload` under any of them (or under
 the simulator's LAS and Tiresias) and returns the deadline metrics (:mod:`.metrics`). The rules and every
 reading of the paper: ``docs/algorithms/drs.md``.

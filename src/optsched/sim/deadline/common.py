@@ -1,5 +1,9 @@
-"""What the deadline policies share: the ring model of the view, per-job run times by GPU count, and the
-allocation of section 3.2 (best fit on ascending free GPUs; fragments first for cross-node plans).
+"""What the deadline policies share: per-job run times by GPU count through the view's performance model, and
+the allocation of section 3.2 (best fit on ascending free GPUs; fragments first for cross-node plans).
+
+The policies ask the performance model (``view.perf``, the ring model of paper 003 in the deadline runs) for
+the time of hypothetical placements (:func:`hypothetical`), so they run with any model whose time depends on the
+GPU count and on one node vs several (the constant model of Blox too: there a GPU more never helps).
 
 >>> import numpy as np
 >>> allocate(np.array([3, 1, 4, 2]), 2, cross=False)     # best fit: the node with the fewest free GPUs >= 2
@@ -11,49 +15,78 @@ allocation of section 3.2 (best fit on ascending free GPUs; fragments first for 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ...errors import InstanceError
-from ...perf.ring import RingPerf, job_profile
-from ..state import Job, Placement, SimView
+from ...perf.base import PerfModel
+from ..state import Job, Placement
 
-__all__ = ["JobTimes", "allocate", "place", "ring_of", "shrink", "grow"]
-
-
-def ring_of(view: SimView) -> RingPerf:
-    """The view's performance model, which must be the ring model (the deadline policies plan with it)."""
-    perf = view.perf
-    if not isinstance(perf, RingPerf):
-        raise InstanceError(f"the deadline policies need perf='ring' (optsched.perf.ring.RingPerf), got "
-                            f"{type(perf).__name__}", field="perf")
-    return perf
+__all__ = ["JobTimes", "allocate", "deadline_of", "grow", "hypothetical", "place", "shrink"]
 
 
-@dataclass(frozen=True)
+_SINGLE: dict[int, Placement] = {}
+_CROSS: dict[int, Placement] = {}
+
+
+def hypothetical(n: int, cross: bool) -> Placement:
+    """A placement of ``n`` GPUs on one node, or across two (``cross``): what a plan looks like to a
+    performance model that depends only on the GPU count and on one node vs several (ring, constant)."""
+    table = _CROSS if cross else _SINGLE
+    pl = table.get(n)
+    if pl is None:
+        pl = table[n] = Placement.of({0: n - 1, 1: 1} if cross and n > 1 else {0: n})
+    return pl
+
+
 class JobTimes:
-    """A job's profile and its remaining work, with the run time on n GPUs on one node or across nodes."""
+    """A job's time on n GPUs on one node or across nodes, for its remaining ``work``, through any
+    performance model (:meth:`of`: the view's ``perf`` and the simulator's job; seconds per unit of work from
+    ``alone_time_s`` on :func:`hypothetical` placements, cached), or through a function ``batch_time(n, cross)``
+    (tests, offline use). ``max_gpus``: the most GPUs the job can use (its spec's, else unbounded).
 
-    t_cal: float
-    params: float
-    work: float
-    max_gpus: int
+    >>> jt = JobTimes(lambda n, cross: 1.0 / n, work=100.0)
+    >>> jt.run_time_s(4, False), jt.useful(4, False), JobTimes(lambda n, c: 1.0, 10.0).useful(2, False)
+    (25.0, True, False)
+    """
+
+    __slots__ = ("_fn", "_cache", "work", "max_gpus")
+
+    def __init__(self, batch_time: Callable[[int, bool], float], work: float, max_gpus: int = 1 << 30):
+        self._fn = batch_time
+        self._cache: dict[tuple[int, bool], float] = {}
+        self.work, self.max_gpus = float(work), int(max_gpus)
 
     @classmethod
-    def of(cls, job: Job, now: float) -> JobTimes:
-        t_cal, params = job_profile(job.spec, job.id)
-        spec = job.spec
-        max_gpus = getattr(spec, "max_gpus", None)
-        return cls(t_cal, params, job.remaining_iterations(now), int(max_gpus) if max_gpus else 1 << 30)
+    def of(cls, job: Job, perf: PerfModel, now: float) -> JobTimes:
+        max_gpus = getattr(job.spec, "max_gpus", None)
+        return cls(lambda n, cross: perf.alone_time_s(job, hypothetical(n, cross)), job.remaining_iterations(now),
+                   int(max_gpus) if max_gpus else 1 << 30)
 
-    def run_time_s(self, perf: RingPerf, n: int, cross: bool) -> float:
-        return perf.run_time_s(self.t_cal, self.params, self.work, n, cross)
+    def batch_time(self, n: int, cross: bool) -> float:
+        """Seconds per unit of work on n GPUs."""
+        key = (n, cross and n > 1)
+        t = self._cache.get(key)
+        if t is None:
+            t = self._cache[key] = float(self._fn(n, key[1]))
+        return t
 
-    def speed(self, perf: RingPerf, n: int, cross: bool) -> float:
-        """Batches per second on n GPUs (0 for n = 0)."""
-        return 0.0 if n <= 0 else 1.0 / perf.batch_time_s(self.t_cal, self.params, n, cross)
+    def run_time_s(self, n: int, cross: bool) -> float:
+        return self.work * self.batch_time(n, cross)
+
+    def speed(self, n: int, cross: bool) -> float:
+        """Units of work per second on n GPUs (0 for n = 0)."""
+        return 0.0 if n <= 0 else 1.0 / self.batch_time(n, cross)
+
+    def useful(self, n: int, cross: bool) -> bool:
+        """Eq. (10)-(11): n GPUs are faster than one (always true for n = 1)."""
+        return n <= 1 or self.batch_time(n, cross) < self.batch_time(1, False)
+
+    def with_work(self, work: float) -> JobTimes:
+        """The same job with another amount of work (the cache is shared)."""
+        other = JobTimes(self._fn, work, self.max_gpus)
+        other._cache = self._cache
+        return other
 
 
 def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int, int] | None:

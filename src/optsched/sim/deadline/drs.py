@@ -44,11 +44,11 @@ from typing import Callable
 import numpy as np
 
 from ...errors import InstanceError
-from ...perf.ring import Plan, RingPerf, Score, candidate_plans, get_score
+from ...perf.ring import Plan, Score, candidate_plans, get_score
 from ..base import Decision, SchedulerPlacer
 from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import JobTimes, allocate, deadline_of, ring_of
+from .common import JobTimes, allocate, deadline_of
 
 __all__ = ["DRS", "Choice", "MigrationEvent", "NoRM", "has_fragment", "migratable_nodes", "migration_plan",
            "plan_decision"]
@@ -92,11 +92,10 @@ def has_fragment(free: np.ndarray, capacity: np.ndarray, plan: Plan, rule: str =
 
 
 def plan_decision(jt: JobTimes, deadline_s: float, now: float, free: np.ndarray, capacity: np.ndarray,
-                  perf: RingPerf, score: Score, job_id: str = "", use_filter: bool = True,
-                  fragment: str = "plan") -> Choice | None:
+                  score: Score, job_id: str = "", use_filter: bool = True, fragment: str = "plan") -> Choice | None:
     """Section 3.1 for one job on the free GPUs ``free`` (per node, of ``capacity``) at ``now``; None if no GPU
     is free."""
-    ls, lm = candidate_plans(jt.t_cal, jt.params, jt.work, deadline_s, now, free, perf, jt.max_gpus, use_filter)
+    ls, lm = candidate_plans(jt.run_time_s, deadline_s, now, free, jt.max_gpus, jt.useful if use_filter else None)
 
     def best(plans: list[Plan]) -> Plan | None:
         exp = [p for p in plans if p.expected]
@@ -179,16 +178,15 @@ class DRS(SchedulerPlacer):
         self.migrations: list[MigrationEvent] = []
         self._times: dict[str, tuple[float, JobTimes]] = {}
 
-    def _times_of(self, job: Job, now: float) -> JobTimes:
+    def _times_of(self, job: Job, view: SimView) -> JobTimes:
         # a waiting job's remaining work does not change while it waits: cache by its executed work
         hit = self._times.get(job.id)
         if hit is None or hit[0] != job.executed:
-            hit = (job.executed, JobTimes.of(job, now))
+            hit = (job.executed, JobTimes.of(job, view.perf, view.now))
             self._times[job.id] = hit
         return hit[1]
 
     def decide(self, view: SimView) -> Decision:
-        perf = ring_of(view)
         now = view.now
         decision = Decision()
         free = view.cluster.free.copy()
@@ -214,7 +212,7 @@ class DRS(SchedulerPlacer):
         while waiting and free.sum() > 0:
             best_exp = best_unexp = None
             for j in waiting:
-                c = plan_decision(self._times_of(j, now), deadline_of(j), now, free, cap, perf, self.score, j.id,
+                c = plan_decision(self._times_of(j, view), deadline_of(j), now, free, cap, self.score, j.id,
                                   self.use_filter, self.fragment)
                 if c is None:
                     continue

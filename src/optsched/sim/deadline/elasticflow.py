@@ -16,8 +16,9 @@ version keeps the idea and makes the guarantee provable in our model, with these
   ends by its deadline; counts no faster than a smaller count are skipped. No such g: the job is *declined*
   (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned (ElasticFlow
   re-plans them all in deadline order; fixed reservations keep the proof short, see below).
-* **Worst-case bandwidth.** T_run(g) of a reservation uses B_inter for every g >= 2 (the job may end up split
-  across nodes); a placement on one node is only faster.
+* **Worst-case bandwidth.** T_run(g) of a reservation is the performance model's time across nodes for every
+  g >= 2 (B_inter for the ring model: the job may end up split); a placement on one node is only faster (true
+  of the ring and constant models, the ones this guarantee is stated for).
 * **Leftovers.** At each decision the jobs whose reservation has begun get their g GPUs; GPUs left over start
   admitted jobs before their reservation (earliest deadline first, up to g), then go to running jobs by the
   largest gain in batches/s per GPU, each step to the next count that is faster (worst-case bandwidth). Lent
@@ -52,11 +53,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ...perf.ring import RingPerf
 from ..base import AdmissionPolicy, Decision, SchedulerPlacer
 from ..policies import register_admission, register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import JobTimes, deadline_of, grow, place, ring_of, shrink
+from .common import JobTimes, deadline_of, grow, place, shrink
 
 __all__ = ["RESERVATION_KEY", "ElasticFlow", "ElasticFlowAdmission", "Reservation", "reserve"]
 
@@ -72,8 +72,8 @@ class Reservation:
     end_s: float
 
 
-def _worst_time(jt: JobTimes, perf: RingPerf, g: int) -> float:
-    return jt.run_time_s(perf, g, cross=g > 1)
+def _worst_time(jt: JobTimes, g: int) -> float:
+    return jt.run_time_s(g, cross=g > 1)
 
 
 def _peak(profile: Sequence[Reservation], a: float, b: float) -> int:
@@ -82,24 +82,23 @@ def _peak(profile: Sequence[Reservation], a: float, b: float) -> int:
     return max((sum(r.gpus for r in profile if r.start_s <= t < r.end_s) for t in points), default=0)
 
 
-def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reservation], total_gpus: int,
-            perf: RingPerf) -> Reservation | None:
+def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reservation],
+            total_gpus: int) -> Reservation | None:
     """The fewest GPUs (and, for them, the earliest start in {now} U {ends of reservations}) with which the job
     fits beside ``profile`` and ends by ``deadline_s`` at worst-case bandwidth; None if there is none.
 
-    >>> perf = RingPerf(10.0, 6.0)
-    >>> jt = JobTimes(1.0, 0.0, 100.0, 1 << 30)       # 100 s on one GPU, no communication
-    >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4, perf)     # 2 GPUs free now: enough
+    >>> jt = JobTimes(lambda n, cross: 1.0 / n, 100.0)     # 100 s on one GPU, perfect scaling
+    >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4)     # 2 GPUs free now: enough
     Reservation(gpus=2, start_s=0.0, end_s=50.0)
-    >>> reserve(jt, 60.0, 0.0, [Reservation(3, 0.0, 30.0)], 4, perf)     # 1 free now: 4 GPUs from t = 30
+    >>> reserve(jt, 60.0, 0.0, [Reservation(3, 0.0, 30.0)], 4)     # 1 free now: 4 GPUs from t = 30
     Reservation(gpus=4, start_s=30.0, end_s=55.0)
-    >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4, perf) is None
+    >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4) is None
     True
     """
     starts = sorted({now, *(r.end_s for r in profile if r.end_s > now)})
     fastest = 0.0
     for g in range(1, min(total_gpus, jt.max_gpus) + 1):
-        dur = _worst_time(jt, perf, g)
+        dur = _worst_time(jt, g)
         speed = 1.0 / dur if dur > 0 else math.inf
         if speed <= fastest:
             continue  # no faster than a smaller count: it cannot meet a deadline the smaller one missed
@@ -131,12 +130,12 @@ class ElasticFlowAdmission(AdmissionPolicy):
         self.declined: list[str] = []
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
-        perf, now = ring_of(view), view.now
+        now = view.now
         total = view.cluster.total_gpus
         profile = [r for j in view.jobs.active.values() if (r := reservation_of(j)) is not None and r.end_s > now]
         out = []
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
-            r = reserve(JobTimes.of(j, now), deadline_of(j), now, profile, total, perf)
+            r = reserve(JobTimes.of(j, view.perf, now), deadline_of(j), now, profile, total)
             if r is None:
                 self.declined.append(j.id)
                 j.metrics["declined"] = True
@@ -162,7 +161,7 @@ class ElasticFlow(SchedulerPlacer):
 
     def targets(self, view: SimView) -> dict[Job, int]:
         """The GPU count every active job should hold now."""
-        perf, now = ring_of(view), view.now
+        now = view.now
         total = view.cluster.total_gpus
         active = sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
         target: dict[Job, int] = {}
@@ -187,14 +186,14 @@ class ElasticFlow(SchedulerPlacer):
                 give = min(r.gpus if r is not None else 1, spare)
                 target[j] = give
                 spare -= give
-        times = {j: JobTimes.of(j, now) for j in active if target[j] > 0}
+        times = {j: JobTimes.of(j, view.perf, now) for j in active if target[j] > 0}
         while spare > 0:  # leftovers: the largest gain in batches/s per GPU, to the next faster count
             best = None
             for j, jt in times.items():
                 g = target[j]
-                base = jt.speed(perf, g, cross=g > 1)
+                base = jt.speed(g, cross=g > 1)
                 for g2 in range(g + 1, min(g + spare, jt.max_gpus) + 1):
-                    s2 = jt.speed(perf, g2, cross=True)
+                    s2 = jt.speed(g2, cross=True)
                     if s2 > base:
                         gain = (s2 - base) / (g2 - g)
                         if best is None or gain > best[0]:

@@ -104,16 +104,16 @@ def plot_utilisation(ax, result: SimResult, label: str, bin_s: float = 3600.0):
 
 
 def plot_metric_vs(ax, table: pd.DataFrame, x: str, metric: str, policies=None, scale: float = 1.0,
-                   ylabel: str | None = None):
+                   ylabel: str | None = None, labels: Mapping[str, str] | None = None):
     """One line per policy of ``table`` (columns ``policy``, ``x``, ``<metric>_mean``, ``<metric>_ci``): the
-    mean with its 95 % interval as error bars; returns ``ax``."""
+    mean with its 95 % interval as error bars (``labels``: policy -> legend text); returns ``ax``."""
     pols = policies or list(dict.fromkeys(table["policy"]))
     for p in pols:
         g = table[table["policy"] == p].sort_values(x)
         if g.empty:
             continue
         ax.errorbar(g[x], g[f"{metric}_mean"] / scale, yerr=g[f"{metric}_ci"] / scale, marker="o", capsize=3,
-                    label=p)
+                    label=(labels or {}).get(p, p))
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel or metric)
     return ax

@@ -36,7 +36,7 @@ import numpy as np
 from ..base import Decision, SchedulerPlacer
 from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Placement, SimView
-from .common import JobTimes, place, ring_of
+from .common import JobTimes, place
 
 __all__ = ["ThemisFTF", "ftf_allocate", "rho"]
 
@@ -78,11 +78,11 @@ def ftf_allocate(jobs: Sequence[K], gpus: int, rho_of: Callable[[K, int], float]
     return alloc
 
 
-def rho(jt: JobTimes, perf, g: int, *, elapsed_s: float, ideal_s: float, node_gpus: int) -> float:
+def rho(jt: JobTimes, g: int, *, elapsed_s: float, ideal_s: float, node_gpus: int) -> float:
     """Finish-time fairness with g GPUs: (elapsed + remaining run time on g GPUs) / ideal (inf for g = 0)."""
     if g <= 0:
         return math.inf
-    return (elapsed_s + jt.run_time_s(perf, g, cross=g > node_gpus)) / ideal_s
+    return (elapsed_s + jt.run_time_s(g, cross=g > node_gpus)) / ideal_s
 
 
 @register_scheduler("themis")
@@ -107,18 +107,17 @@ class ThemisFTF(SchedulerPlacer):
         total = int(free.sum())
         if not waiting or total == 0:
             return d
-        perf, now = ring_of(view), view.now
+        now = view.now
         cs = view.cluster
         node = int(cs.max_capacity)
         share = max(1, cs.total_gpus // max(1, len(active)))
         by_id = {j.id: j for j in waiting}
-        times = {j.id: JobTimes.of(j, now) for j in waiting}
+        times = {j.id: JobTimes.of(j, view.perf, now) for j in waiting}
         # T_independent: the job's whole work on its 1/N share of the cluster (Themis counts it from arrival)
-        ideal = {j.id: JobTimes(times[j.id].t_cal, times[j.id].params, j.iterations, times[j.id].max_gpus)
-                 .run_time_s(perf, share, cross=share > node) for j in waiting}
+        ideal = {j.id: times[j.id].with_work(j.iterations).run_time_s(share, cross=share > node) for j in waiting}
         alloc = ftf_allocate(
             [j.id for j in waiting], total,
-            lambda jid, g: rho(times[jid], perf, g, elapsed_s=now - by_id[jid].arrival_s, ideal_s=ideal[jid],
+            lambda jid, g: rho(times[jid], g, elapsed_s=now - by_id[jid].arrival_s, ideal_s=ideal[jid],
                                node_gpus=node),
             lambda jid: times[jid].max_gpus)
         for jid in sorted((k for k, g in alloc.items() if g), key=lambda k: (-alloc[k], by_id[k].arrival_s,
