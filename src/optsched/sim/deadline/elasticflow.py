@@ -148,7 +148,8 @@ class ElasticFlowAdmission(AdmissionPolicy):
 
 @register_scheduler("elasticflow")
 class ElasticFlow(SchedulerPlacer):
-    """Reserved GPUs first, leftovers lent (module docstring); rescaling through ``Decision.migrate``."""
+    """ElasticFlow-style scheduling: admitted jobs get their reserved GPUs, leftovers go to the jobs that gain
+    most (module docstring; use with admission ``elasticflow``); rescaling through ``Decision.migrate``."""
 
     name = "elasticflow"
     elastic = True
