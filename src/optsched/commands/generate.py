@@ -21,6 +21,7 @@ import importlib
 import sys
 from typing import Callable
 
+from . import _generate_deadline
 from ._args import output_file, positive_float, positive_int, seed
 
 MAX_TOTAL_JCT_JOBS = 10_000
@@ -147,10 +148,12 @@ KINDS: dict[str, Callable | str] = {
     "rar": _register_rar,
     "total-jct": _register_total_jct,
     "placement": _register_placement,
+    "deadline": _generate_deadline.register,
 }
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
-                                  "placement": _summary_placement}
+                                  "placement": _summary_placement,
+                                  "deadline": _generate_deadline.summary}
 
 
 def register(sub) -> None:
