@@ -40,7 +40,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InstanceError
-from ..perf.rar import iteration_time, iterations_per_slot, max_contention, tau_bounds
+from ..perf.rar import contention_k, iteration_time, iterations_per_slot, max_contention, tau_bounds
 from ..problems.rar import RarInstance
 from ..registry import algorithm
 from ..result import Schedule, ScheduledJob
@@ -136,7 +136,7 @@ class PackState:
 
     __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin",
                  "bmin", "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
-                 "cnt", "sjobs", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
+                 "cnt", "sjobs", "pc", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
 
     def __init__(self, pk: Packer, theta: float, needs: frozenset[str] = frozenset()):
         self.pk = pk
@@ -170,6 +170,7 @@ class PackState:
         self.cheap: list[tuple[int, int, int]] = []
         self.cnt = [0] * S
         self.sjobs: dict[int, set[int]] = {}
+        self.pc = [0] * n                                     # contention p of each running job
         self.n_active = 0
 
     def copy(self) -> PackState:
@@ -231,29 +232,31 @@ class PackState:
         self.tu[j] = self.t
         self.phi[j] = 0
         self.n_active += 1
-        if len(srv) > 1:
-            affected: set[int] = set()
+        if len(srv) > 1 and pk.p_matters:
+            cnt, pc, sjobs = self.cnt, self.pc, self.sjobs
+            changed = [j]
             for s in srv:
-                self.cnt[s] += 1
-                js = self.sjobs.get(s)
+                cnt[s] += 1
+                c = cnt[s]
+                js = sjobs.get(s)
                 if js is None:
-                    js = self.sjobs[s] = set()
+                    js = sjobs[s] = set()
+                for k in js:                 # p_k = max over k's servers of cnt: it rises only to c
+                    if c > pc[k]:
+                        pc[k] = c
+                        changed.append(k)
                 js.add(j)
-                affected |= js
-            for k in affected:
+            pc[j] = max(cnt[s] for s in srv)
+            for k in changed:
                 self._rephi(k)
         else:
+            self.pc[j] = 1 if len(srv) > 1 else 0   # p cannot change phi (see Packer.p_matters)
             self._rephi(j)
 
     def _rephi(self, k: int) -> None:
-        """Recompute job k's contention and phi at the current slot; re-key its completion if phi changed."""
-        srv = self.srv[k]
-        if len(srv) > 1:
-            cnt = self.cnt
-            p = max(cnt[s] for s in srv)
-        else:
-            p = 0
-        new = self.pk.phi_of(k, len(srv), p)
+        """Recompute job k's phi at the current slot from its contention ``pc[k]``; re-key its completion if
+        phi changed."""
+        new = self.pk.phi_of(k, len(self.srv[k]), self.pc[k])
         old = self.phi[k]
         if new == old:
             return
@@ -278,8 +281,9 @@ class PackState:
             _, k, v = heapq.heappop(cheap)
             if cver[k] == v and comp[k] < 0:
                 done.append(k)
-        affected: set[int] = set()
+        check: set[int] = set()
         touched: set[int] = set()
+        p_matters, cnt, pc, sjobs = self.pk.p_matters, self.cnt, self.pc, self.sjobs
         free, fver, U = self.free, self.fver, self.U
         for k in done:
             comp[k] = c
@@ -296,16 +300,23 @@ class PackState:
                 self.freenp[np.asarray(gl, dtype=np.int64)] = True
             srv = self.srv[k]
             touched.update(srv)
-            if len(srv) > 1:
+            if len(srv) > 1 and p_matters:
                 for s in srv:
-                    self.cnt[s] -= 1
-                    js = self.sjobs[s]
+                    cnt[s] -= 1
+                    js = sjobs[s]
                     js.discard(k)
-                    affected |= js
+                    c_old = cnt[s] + 1
+                    for k2 in js:            # only jobs whose maximum was this server's count can drop
+                        if pc[k2] == c_old:
+                            check.add(k2)
         if self.need_ff:
             self._update_ff(tuple(touched))
-        for k in affected:
-            self._rephi(k)
+        for k in check:
+            if comp[k] < 0:
+                p = max(cnt[s] for s in self.srv[k])
+                if p != pc[k]:
+                    pc[k] = p
+                    self._rephi(k)
 
     # -- the structures of the rules -------------------------------------------------------------------------
     def _update_means(self, srv: tuple[int, ...]) -> None:
@@ -515,6 +526,8 @@ class Packer:
                 raise InstanceError(f"must be a number >= 1, got {lam!r}", field="lam")
         self.lam = [float(lam) if lam is not None else float(j.lam) for j in self.jobs]
         self._phi: dict[tuple[int, int, int], int] = {}
+        # with xi_1 * p <= 1 for every reachable p, k = max(1, xi_1 p) = 1 and contention never changes phi
+        self.p_matters = contention_k(max_contention(inst), inst.contention_xi) > 1.0
 
     def phi_of(self, j: int, n_servers: int, p: int) -> int:
         """phi of job j on ``n_servers`` servers at contention ``p``, from :mod:`optsched.perf.rar` (cached), so
