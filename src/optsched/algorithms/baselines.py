@@ -30,7 +30,6 @@ from ..problems.rar import RarInstance
 from ..registry import algorithm
 from .sjf_bco import FirstFit, LeastLoaded, MaskRule, Packer, Packing, Rule, bisect_theta, info_for
 
-
 #: FF's rule: the first G_j idle GPUs passing the limit, server by server in the cluster's order
 ff_rule: Rule = FirstFit()
 #: LS's rule: the G_j idle GPUs passing the limit with least estimated load U (ties: lower GPU index)

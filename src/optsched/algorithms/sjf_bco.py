@@ -538,7 +538,7 @@ class Packer:
             v = self._phi[key] = iterations_per_slot(iteration_time(self.inst, self.jobs[j], n_servers, p))
         return v
 
-    def placement(self, gpus: Sequence[int]) -> dict[str, int]:
+    def placement(self, gpus: Sequence[int] | np.ndarray) -> dict[str, int]:
         ids = self.inst.cluster.server_ids
         out: dict[int, int] = {}
         for g in gpus:
