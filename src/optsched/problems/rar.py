@@ -273,7 +273,7 @@ PROBLEM = register_problem(Problem(
     title="RAR-DDLS (paper 000): ring-all-reduce jobs under communication contention, minimise the makespan",
     classes=(RarInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.rar:evaluate",
-    generator="optsched.generators.rar:random_rar_instance",
+    generator="optsched.generators.rar:contended_rar_instance",
     default_algorithm="sjf-bco",
     algorithms={
         "sjf-bco": "optsched.algorithms.sjf_bco",
