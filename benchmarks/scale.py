@@ -1,0 +1,171 @@
+"""Issue 16's targets: the RAR-DDLS heuristics and evaluator at scale, and the CLI's start-up, before vs after.
+
+Every figure is a whole ``optsched`` CLI process (``python -m optsched.cli ...``, start-up, loading, algorithm,
+evaluation, writing) run in a fresh process with ``PYTHONPATH`` set to one tree's ``src``: the CPU seconds
+(user + system, from ``/usr/bin/time``), the wall seconds and the peak resident memory. The two trees are
+run alternately (who goes first alternates too) and the medians are reported with their ratio; the schedules the
+two trees write are compared (same starts and placements). All numbers are OUR code's on this shared 2-core
+machine (the load average is printed with the table), none is the paper's.
+
+Cases:
+
+* ``solve PRESET -a sjf-bco`` on ``mobihoc22_preset(0)`` (160 jobs, 20 servers): target under 0.5 s;
+* ``solve -a sjf-bco|ff|ls`` on ``random_rar_instance(n, n / 10, 0)`` (the paper's rules) for n = 1,000 and
+  10,000 jobs: target under 60 s and 1 GB each at 10,000, growth exponent log(t10k / t1k) / log(10) <= 1.2;
+* ``evaluate`` of the 10,000-job SJF-BCO schedule: target under 5 s.
+
+Run: ``.venv/bin/python benchmarks/scale.py --before OTHER_SRC [--repeats K] [--quick]``; ``OTHER_SRC`` is the
+``src`` folder of the code to compare with (e.g. a worktree of the branch point). The full run writes
+``docs/results/scale.md``; ``--quick`` (n = 300 and 1,000, one repeat) writes to a temporary folder only.
+Slow "before" cases are cut at ``--timeout`` seconds (reported as "> timeout").
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
+
+from optsched import load_schedule, save  # noqa: E402
+from optsched.generators.rar import mobihoc22_preset, random_rar_instance  # noqa: E402
+from optsched.io import atomic_open  # noqa: E402
+
+RESULTS = ROOT / "docs" / "results"
+
+
+def run_cli(src: Path, args: list[str], timeout: float) -> dict:
+    """One CLI process under ``/usr/bin/time``: CPU seconds (user + sys), wall seconds, peak RSS (MB), or a
+    timeout."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        t0 = time.perf_counter()
+        try:
+            subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, sys.executable, "-m", "optsched.cli",
+                            *args], env=env, check=True, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"timeout": True, "wall": math.inf, "cpu": math.inf, "rss_mb": math.nan}
+        wall = time.perf_counter() - t0
+        user, sys_s, rss_kb = tf.read().split()[-3:]
+    return {"timeout": False, "wall": wall, "cpu": float(user) + float(sys_s), "rss_mb": int(rss_kb) / 1024}
+
+
+def same_schedule(a: Path, b: Path) -> str:
+    if not (a.exists() and b.exists()):
+        return "n/a"
+    sa, sb = load_schedule(a), load_schedule(b)
+    return "yes" if [(j.id, j.start, dict(j.placement)) for j in sa] == [(j.id, j.start, dict(j.placement))
+                                                                        for j in sb] else "NO"
+
+
+def fmt(xs: list[float]) -> str:
+    m = statistics.median(xs)
+    return "> timeout" if math.isinf(m) else f"{m:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--before", required=True, help="src folder of the code to compare with")
+    ap.add_argument("--repeats", type=int, default=None, help="runs per case and tree (default 3; quick 1)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is cut (default 900)")
+    ap.add_argument("--quick", action="store_true", help="300 and 1,000 jobs, one repeat, temporary output")
+    args = ap.parse_args(argv)
+    before, after = Path(args.before).resolve(), ROOT / "src"
+    repeats = args.repeats or (1 if args.quick else 3)
+    sizes = (300, 1000) if args.quick else (1000, 10_000)
+    work = Path(tempfile.mkdtemp(prefix="optsched-scale-"))
+    out_dir = work if args.quick else RESULTS
+
+    cases: list[tuple[str, str, list[str], int]] = []   # (label, instance file, args, repeats)
+    preset = work / "preset.json"
+    save(mobihoc22_preset(0), preset)
+    cases.append(("solve mobihoc22 preset (160 jobs) -a sjf-bco", "preset", ["solve", str(preset), "-a", "sjf-bco"],
+                  max(repeats, 5)))
+    for n in sizes:
+        p = work / f"rar-{n}.json"
+        save(random_rar_instance(n, n // 10, 0), p)
+        for alg in ("sjf-bco", "ff", "ls"):
+            cases.append((f"solve {n} jobs / {n // 10} servers -a {alg}", f"{n}-{alg}", ["solve", str(p), "-a", alg],
+                          repeats))
+    rows, cpu_med = [], {}
+    for label, tag, cli, reps in cases:
+        runs: dict[str, list[dict]] = {"before": [], "after": []}
+        for k in range(reps):
+            order = [("before", before), ("after", after)]
+            for who, src in (order if k % 2 == 0 else order[::-1]):
+                sched = work / f"{tag}-{who}.schedule.json"
+                extra = ["-o", str(sched)] if cli[0] == "solve" else []
+                r = run_cli(src, cli + extra, args.timeout)
+                runs[who].append(r)
+                print(f"{label} [{who}]: cpu {r['cpu']:.2f} s wall {r['wall']:.2f} s rss {r['rss_mb']:.0f} MB",
+                      file=sys.stderr, flush=True)
+                if r["timeout"] and who == "before":
+                    break
+        same = same_schedule(work / f"{tag}-before.schedule.json", work / f"{tag}-after.schedule.json")
+        b_cpu, a_cpu = [r["cpu"] for r in runs["before"]], [r["cpu"] for r in runs["after"]]
+        cpu_med[tag] = (statistics.median(b_cpu), statistics.median(a_cpu))
+        ratio = statistics.median(a_cpu) / statistics.median(b_cpu)
+        rows.append(f"| {label} | {fmt(b_cpu)} | {fmt(a_cpu)} | {ratio:.3f} | "
+                    f"{fmt([r['wall'] for r in runs['before']])} | {fmt([r['wall'] for r in runs['after']])} | "
+                    f"{max((r['rss_mb'] for r in runs['before']), default=math.nan):.0f} | "
+                    f"{max((r['rss_mb'] for r in runs['after']), default=math.nan):.0f} | {same} | "
+                    f"{len(runs['after'])} |")
+    big = sizes[-1]
+    sched = work / f"{big}-sjf-bco-after.schedule.json"
+    ev: dict[str, list[dict]] = {"before": [], "after": []}
+    for k in range(repeats):
+        pair = [("before", before), ("after", after)]
+        for who, src in (pair if k % 2 == 0 else pair[::-1]):
+            ev[who].append(run_cli(src, ["evaluate", str(work / f"rar-{big}.json"), str(sched)], args.timeout))
+    b_cpu, a_cpu = [r["cpu"] for r in ev["before"]], [r["cpu"] for r in ev["after"]]
+    ratio = statistics.median(a_cpu) / statistics.median(b_cpu)
+    rows.append(f"| evaluate the {big}-job SJF-BCO schedule | {fmt(b_cpu)} | {fmt(a_cpu)} | {ratio:.3f} | "
+                f"{fmt([r['wall'] for r in ev['before']])} | "
+                f"{fmt([r['wall'] for r in ev['after']])} | {max(r['rss_mb'] for r in ev['before']):.0f} | "
+                f"{max(r['rss_mb'] for r in ev['after']):.0f} | - | {repeats} |")
+    growth = []
+
+    def ex(x: float, y: float) -> str:
+        return "n/a" if math.isinf(x) or math.isinf(y) else f"{math.log(y / x) / math.log(big / sizes[0]):.2f}"
+
+    for alg in ("sjf-bco", "ff", "ls"):
+        (b1, a1), (b2, a2) = cpu_med[f"{sizes[0]}-{alg}"], cpu_med[f"{big}-{alg}"]
+        growth.append(f"| {alg} | {ex(b1, b2)} | {ex(a1, a2)} |")
+    load = os.getloadavg()
+    text = "\n".join([
+        "# RAR-DDLS at scale: before / after (issue 16, our code)", "",
+        f"Command: `.venv/bin/python benchmarks/scale.py --before {args.before}" + (" --quick" if args.quick else "")
+        + f" --repeats {repeats}`. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}; load average after the run {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "
+        "(the machine is shared: compare the ratios of side-by-side runs). Instances: `mobihoc22_preset(0)` and "
+        "`random_rar_instance(n, n // 10, 0)` (the paper's rules), generated once and given to both trees.", "",
+        "Each figure is a whole CLI process (`python -m optsched.cli solve FILE -a ALG -o OUT`, or `evaluate`): "
+        "medians of CPU seconds (user + system) and wall seconds, peak resident memory (the largest of the runs). "
+        "'same schedule': the two trees wrote identical starts and placements.", "",
+        "| case | CPU s before | CPU s after | after / before | wall s before | wall s after | RSS MB before "
+        "| RSS MB after | same schedule | runs |",
+        "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
+        f"Growth exponent of the whole process's CPU time from {sizes[0]:,} to {big:,} jobs "
+        f"(log(t_{big}/t_{sizes[0]}) / log({big // sizes[0]})):", "",
+        "| algorithm | before | after |", "|---|---|---|", *growth, "",
+    ])
+    target = out_dir / ("scale_quick.md" if args.quick else "scale.md")
+    with atomic_open(target) as f:
+        f.write(text)
+    print(text)
+    print(f"written to {target}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
