@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", required=True, help="src folder of the code to compare with")
     ap.add_argument("--repeats", type=int, default=None, help="runs per case and tree (default 3; quick 1)")
+    ap.add_argument("--big-repeats", type=int, default=None,
+                    help="runs per tree of the largest instance's cases (default: --repeats)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is cut (default 900)")
     ap.add_argument("--quick", action="store_true", help="300 and 1,000 jobs, one repeat, temporary output")
     args = ap.parse_args(argv)
@@ -95,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         p = work / f"rar-{n}.json"
         save(random_rar_instance(n, n // 10, 0), p)
         for alg in ("sjf-bco", "ff", "ls"):
+            reps = args.big_repeats or repeats if n == sizes[-1] else repeats
             cases.append((f"solve {n} jobs / {n // 10} servers -a {alg}", f"{n}-{alg}", ["solve", str(p), "-a", alg],
-                          repeats))
+                          reps))
     rows, cpu_med = [], {}
     for label, tag, cli, reps in cases:
         runs: dict[str, list[dict]] = {"before": [], "after": []}
@@ -145,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([
         "# RAR-DDLS at scale: before / after (issue 16, our code)", "",
         f"Command: `.venv/bin/python benchmarks/scale.py --before {args.before}" + (" --quick" if args.quick else "")
-        + f" --repeats {repeats}`. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}; load average after the run {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "
+        + f" --repeats {repeats}" + (f" --big-repeats {args.big_repeats}" if args.big_repeats else "")
+        + f"`. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load "
+        f"average after the run {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} "
         "(the machine is shared: compare the ratios of side-by-side runs). Instances: `mobihoc22_preset(0)` and "
         "`random_rar_instance(n, n // 10, 0)` (the paper's rules), generated once and given to both trees.", "",
         "Each figure is a whole CLI process (`python -m optsched.cli solve FILE -a ALG -o OUT`, or `evaluate`): "
