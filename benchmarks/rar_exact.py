@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.api import solve  # noqa: E402
+from optsched.api import load, save, solve  # noqa: E402
 from optsched.bounds import lower_bound, makespan_lower_bound  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
 from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.exact.rar_cpsat import greedy_schedule, solve_rar_cpsat  # noqa: E402
-from optsched.io import atomic_open, load, save, save_figure, write_json  # noqa: E402
+from optsched.io import atomic_open, save_figure, write_json  # noqa: E402
 from optsched.problems.rar import RarInstance, RarJob  # noqa: E402
 from optsched.registry import list_algorithms  # noqa: E402
 
