@@ -128,3 +128,39 @@ def test_evaluator_agrees_with_the_reference_on_a_preset_schedule():
         sched = solve(inst, name, seed=1).schedule
         ev = evaluate(inst, sched)
         assert (ev.makespan, dict(ev.completions)) == evaluate_reference(inst, sched)
+
+
+# -- the closed-form bounds in O(n log n) ---------------------------------------------------------------------
+def naive_lp_closed_form(gpus, weights, n_gpus):
+    v = max(sum(g * w for g, w in zip(gpus, weights)) / n_gpus, max(weights))
+    for j in range(len(gpus)):
+        for k in range(j + 1, len(gpus)):
+            if gpus[j] + gpus[k] > n_gpus:
+                v = max(v, weights[j] + weights[k])
+    return v
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(1, 10), min_size=n, max_size=n),
+    st.lists(st.integers(1, 50).map(float), min_size=n, max_size=n))), st.integers(1, 16))
+def test_lp_closed_form_equals_the_pairwise_formula(case, n_gpus):
+    from optsched.bounds import lp_closed_form
+
+    gpus, weights = case
+    assert lp_closed_form(gpus, weights, n_gpus) == naive_lp_closed_form(gpus, weights, n_gpus)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rar_instances(max_jobs=8, max_servers=3))
+def test_makespan_lower_bound_equals_the_per_k_formula(inst):
+    from optsched.bounds import duration_range, makespan_lower_bound
+
+    n_gpus = inst.cluster.total_gpus
+    dmin = [duration_range(inst, j)[0] for j in inst.jobs]
+    lb = max(max(dmin), -(-sum(j.gpus * d for j, d in zip(inst.jobs, dmin)) // n_gpus))
+    for k in range(1, inst.n_jobs):
+        big = [d for j, d in zip(inst.jobs, dmin) if (k + 1) * j.gpus > n_gpus]
+        if len(big) > k:
+            lb = max(lb, -(-sum(big) // k))
+    assert makespan_lower_bound(inst) == lb
