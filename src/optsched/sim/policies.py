@@ -123,6 +123,13 @@ class Tiresias(SchedulingPolicy):
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.thresholds_gpu_s, self.service = th, service
+        # ids of the jobs seen in the last queue: attained service only grows during a run, so they stay there
+        # (their key is (len(thresholds), arrival) and they never cross again); cleared by reset()
+        self._last: set[str] = set()
+
+    def reset(self) -> None:
+        super().reset()
+        self._last = set()
 
     def service_at(self, job: Job, now: float) -> float:
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
@@ -135,21 +142,29 @@ class Tiresias(SchedulingPolicy):
     def key(self, job: Job, now: float):
         return (self.queue_of(job, now), job.arrival_s)
 
-    def _services(self, jobs, now: float) -> list[float]:
-        """``service_at`` for many jobs (the arithmetic of ``Job.attained_gpu_at`` / ``attained_at`` inlined)."""
-        if self.service == "gpu":
-            return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0)
-                    for j in jobs]
-        return [j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0) for j in jobs]
-
     def keys(self, jobs, now: float) -> list:
-        """:meth:`key` for many jobs, with ``queue_of``'s arithmetic inlined (same values)."""
+        """:meth:`key` for many jobs, with ``queue_of``'s arithmetic inlined (same values); the jobs already
+        seen in the last queue are not recomputed."""
         if type(self).key is not Tiresias.key or type(self).queue_of is not Tiresias.queue_of \
                 or type(self).service_at is not Tiresias.service_at:
             return super().keys(jobs, now)
-        th, br = self.thresholds_gpu_s, bisect.bisect_right
-        return [(br(th, s + 1e-12 * max(1.0, abs(s))), j.arrival_s)
-                for j, s in zip(jobs, self._services(jobs, now))]
+        th, br, last, n_th = self.thresholds_gpu_s, bisect.bisect_right, self._last, len(self.thresholds_gpu_s)
+        gpu = self.service == "gpu"
+        out = []
+        for j in jobs:
+            if j.id in last:
+                out.append((n_th, j.arrival_s))
+                continue
+            running = j.status == RUNNING
+            if gpu:
+                s = j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if running else 0.0)
+            else:
+                s = j.attained_s + (now - j.t_ref if running else 0.0)
+            q = br(th, s + 1e-12 * max(1.0, abs(s)))
+            if q == n_th:
+                last.add(j.id)
+            out.append((q, j.arrival_s))
+        return out
 
     def key_stable_until(self, view: SimView) -> float:
         """The next time a running job's attained service reaches the next threshold (queues change only
@@ -172,15 +187,19 @@ class Tiresias(SchedulingPolicy):
             return best
         br = bisect.bisect_right
         gpu = self.service == "gpu"
+        last = self._last
         for j in running:
+            if j.id in last:
+                continue
             if gpu:
                 per_s = j.held_gpus  # GPU-seconds accrue on the GPUs held
                 s = j.attained_gpu_s + ((now - j.t_ref) * per_s if j.status == RUNNING else 0.0)
             else:
                 per_s = 1
                 s = j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0)
-            q = br(th, s + 1e-12 * (s if s > 1.0 else (1.0 if s > -1.0 else -s)))
+            q = br(th, s + 1e-12 * max(1.0, abs(s)))
             if q >= n_th:
+                last.add(j.id)
                 continue
             t = now + (th[q] - s) / per_s
             if t <= now:
