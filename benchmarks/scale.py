@@ -12,7 +12,9 @@ Cases:
 * ``solve PRESET -a sjf-bco`` on ``mobihoc22_preset(0)`` (160 jobs, 20 servers): target under 0.5 s;
 * ``solve -a sjf-bco|ff|ls`` on ``random_rar_instance(n, n / 10, 0)`` (the paper's rules) for n = 1,000 and
   10,000 jobs: target under 60 s and 1 GB each at 10,000, growth exponent log(t10k / t1k) / log(10) <= 1.2;
-* ``evaluate`` of the 10,000-job SJF-BCO schedule: target under 5 s.
+* ``evaluate`` of the 10,000-job SJF-BCO schedule: target under 5 s;
+* with ``--exact`` (a separate table, ``docs/results/scale_exact.md``): the exact model on 10, 12 and 16 jobs /
+  4 servers where jobs queue and contention binds, 60 s each.
 
 Run: ``.venv/bin/python benchmarks/scale.py --before OTHER_SRC [--repeats K] [--quick]``; ``OTHER_SRC`` is the
 ``src`` folder of the code to compare with (e.g. a worktree of the branch point). The full run writes
@@ -45,19 +47,52 @@ RESULTS = ROOT / "docs" / "results"
 
 
 def run_cli(src: Path, args: list[str], timeout: float) -> dict:
-    """One CLI process under ``/usr/bin/time``: CPU seconds (user + sys), wall seconds, peak RSS (MB), or a
-    timeout."""
+    """One CLI process under ``/usr/bin/time``: CPU seconds (user + sys), wall seconds, peak RSS (MB) and its
+    standard output, or a timeout."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         t0 = time.perf_counter()
         try:
-            subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, sys.executable, "-m", "optsched.cli",
-                            *args], env=env, check=True, capture_output=True, text=True, timeout=timeout)
+            out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, sys.executable, "-m",
+                                  "optsched.cli", *args], env=env, check=False, capture_output=True, text=True,
+                                 timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"timeout": True, "wall": math.inf, "cpu": math.inf, "rss_mb": math.nan}
         wall = time.perf_counter() - t0
+        if out.returncode not in (0, 3):
+            raise RuntimeError(f"{args}: exit {out.returncode}: {out.stderr[-500:]}")
         user, sys_s, rss_kb = tf.read().split()[-3:]
-    return {"timeout": False, "wall": wall, "cpu": float(user) + float(sys_s), "rss_mb": int(rss_kb) / 1024}
+    return {"timeout": False, "wall": wall, "cpu": float(user) + float(sys_s), "rss_mb": int(rss_kb) / 1024,
+            "stdout": out.stdout}
+
+
+def exact_table(before: Path, after: Path, time_limit: float, work: Path) -> str:
+    """``optsched solve FILE -a exact --time-limit L`` (CP-SAT, its default 2 workers) on the default
+    generator's instances where jobs queue and contention binds (F in [100, 600], as the bundled ``queued``
+    family), 10, 12 and 16 jobs on 4 servers, seeds 0 and 1, with both trees: status and wall seconds."""
+    from optsched.generators.rar import contended_rar_instance
+
+    rows = []
+    for n in (10, 12, 16):
+        for k in (0, 1):
+            p = work / f"queued-{n}-{k}.json"
+            save(contended_rar_instance(n, 4, k, iterations=(100, 600), horizon=400), p)
+            cells = [f"{n} jobs / 4 servers, seed {k}"]
+            for src in (before, after):
+                r = run_cli(src, ["solve", str(p), "-a", "exact", "--time-limit", str(time_limit)],
+                            time_limit * 4)
+                first = r["stdout"].splitlines()[0] if r.get("stdout") else ""
+                fields = dict(f.split("=", 1) for f in first.split() if "=" in f)
+                cells += [fields.get("status", "?"), fields.get("objective", "?"),
+                          fields.get("lower_bound", fields.get("bound", "?")), f"{r['wall']:.1f}"]
+                print(f"exact {cells[0]} [{src}]: {cells[-4:]}", file=sys.stderr, flush=True)
+            rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join([
+        f"CP-SAT (`optsched solve FILE -a exact --time-limit {time_limit:g}`, 2 workers) on "
+        "`contended_rar_instance(n, 4, seed, iterations=(100, 600), horizon=400)`: status, makespan, bound and "
+        "wall seconds of the whole process (one run each, the machine shared).", "",
+        "| instance | before status | before makespan | before bound | before wall s | after status | after makespan "
+        "| after bound | after wall s |", "|---|---|---|---|---|---|---|---|---|", *rows, ""])
 
 
 def same_schedule(a: Path, b: Path) -> str:
@@ -81,8 +116,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs per tree of the largest instance's cases (default: --repeats)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is cut (default 900)")
     ap.add_argument("--quick", action="store_true", help="300 and 1,000 jobs, one repeat, temporary output")
+    ap.add_argument("--exact", action="store_true",
+                    help="only the exact RAR-DDLS model's table (writes docs/results/scale_exact.md)")
     args = ap.parse_args(argv)
     before, after = Path(args.before).resolve(), ROOT / "src"
+    if args.exact:
+        text = "# Exact RAR-DDLS model: before / after (issue 16, our solver)\n\n" + exact_table(
+            before, after, 60.0, Path(tempfile.mkdtemp(prefix="optsched-scale-")))
+        text = text.replace("(one run each", f"(`.venv/bin/python benchmarks/scale.py --before {args.before} "
+                            "--exact`; one run each")
+        with atomic_open(RESULTS / "scale_exact.md") as f:
+            f.write(text)
+        print(text)
+        return 0
     repeats = args.repeats or (1 if args.quick else 3)
     sizes = (300, 1000) if args.quick else (1000, 10_000)
     work = Path(tempfile.mkdtemp(prefix="optsched-scale-"))
