@@ -164,3 +164,57 @@ def test_makespan_lower_bound_equals_the_per_k_formula(inst):
         if len(big) > k:
             lb = max(lb, -(-sum(big) // k))
     assert makespan_lower_bound(inst) == lb
+
+
+# -- the bundled instances where jobs queue and contention binds ---------------------------------------------
+def _queued_entries():
+    import json
+
+    from optsched.io import bundled_path
+
+    data = json.loads(bundled_path("index.json").read_text())
+    return [e for e in data["instances"] if e.get("family") == "queued"]
+
+
+def test_queued_library_is_consistent():
+    from optsched import load
+    from optsched.bounds import lower_bound
+    from optsched.io import bundled_path
+
+    entries = _queued_entries()
+    assert entries
+    for e in entries:
+        inst = load(bundled_path(e["path"]))
+        assert inst.contention_xi == 1.0 and sum(j.gpus for j in inst.jobs) > inst.cluster.total_gpus
+        value = e.get("optimum", e.get("best_known"))
+        assert lower_bound(inst) <= e["lower_bound"] <= value
+        for name in ALGORITHMS:
+            assert solve(inst, name, seed=0).objective >= e["lower_bound"]
+
+
+def test_smallest_queued_optimum_is_reproved():
+    from optsched import load
+    from optsched.exact.rar_cpsat import solve_rar_cpsat
+    from optsched.io import bundled_path
+    from optsched.result import SolveStatus
+
+    e = min((e for e in _queued_entries() if e["status"] == "optimal"), key=lambda e: (e["runtime_s"], e["path"]))
+    res = solve_rar_cpsat(load(bundled_path(e["path"])), time_limit=30, num_workers=2)
+    assert res.status == SolveStatus.OPTIMAL and res.objective == e["optimum"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(__import__("strategies").micro_rar_instances(), st.sampled_from([0.2, 1.0]))
+def test_cpsat_with_contention_only_where_it_binds_equals_brute_force(inst, xi1):
+    # xi_1 = 0.2: k = max(1, 0.2 p) = 1 for p <= 5, so no job is p-sensitive and the model has no per-slot
+    # variable; xi_1 = 1: mixes of sensitive and insensitive jobs. Both must give brute force's optimum.
+    import dataclasses
+
+    from optsched.exact.rar_brute import brute_force
+    from optsched.exact.rar_cpsat import solve_rar_cpsat
+    from optsched.result import SolveStatus
+
+    inst = dataclasses.replace(inst, contention_xi=xi1)
+    res = solve_rar_cpsat(inst, time_limit=20, num_workers=1, shortcut=False)
+    assert res.status == SolveStatus.OPTIMAL
+    assert res.objective == brute_force(inst).makespan
