@@ -35,9 +35,7 @@ import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
-
-import numpy as np
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InstanceError
 from ..perf.rar import contention_k, iteration_time, iterations_per_slot, max_contention, tau_bounds
@@ -112,10 +110,10 @@ class Packing:
     """One complete packing of every job: the schedule, its exact makespan and the estimated GPU loads."""
 
     makespan: int
-    start: np.ndarray            # per job index
-    completion: np.ndarray       # per job index
-    gpus: list[np.ndarray]       # per job index: global GPU indices, in the order the rule chose them
-    loads: np.ndarray            # per GPU: estimated load U
+    start: list[int]             # per job index
+    completion: list[int]        # per job index
+    gpus: list[list[int]]        # per job index: global GPU indices, in the order the rule chose them
+    loads: list[float]           # per GPU: estimated load U
     theta: float = 0.0
     kappa: int | None = None
 
@@ -157,8 +155,12 @@ class PackState:
         self.smv = [0.0] * S if self.need_srv else []
         self.sfmin = [0.0] * S if self.need_ff else []
         self.bmin = [0.0] * len(pk.blocks) if self.need_ff else []
-        self.Unp = np.zeros(ng) if self.need_np else None
-        self.freenp = np.ones(ng, dtype=bool) if self.need_np else None
+        self.Unp: Any = None
+        self.freenp: Any = None
+        if self.need_np:  # numpy only for mask rules (RAND): SJF-BCO, FF and LS start without it
+            import numpy as np
+
+            self.Unp, self.freenp = np.zeros(ng), np.ones(ng, dtype=bool)
         self.start = [-1] * n
         self.comp = [-1] * n
         self.gpus: list[list[int]] = [[] for _ in range(n)]
@@ -180,7 +182,7 @@ class PackState:
             v = getattr(self, name)
             if isinstance(v, (list, bytearray)):
                 v = v[:]
-            elif isinstance(v, np.ndarray):
+            elif hasattr(v, "copy") and not isinstance(v, dict):   # numpy arrays of the mask rules
                 v = v.copy()
             elif isinstance(v, dict):
                 v = {s: set(js) for s, js in v.items()}
@@ -218,9 +220,8 @@ class PackState:
             servers.add(gs[g])
         srv = tuple(sorted(servers))
         if self.Unp is not None and self.freenp is not None:
-            idx = np.asarray(chosen, dtype=np.int64)
-            self.Unp[idx] = [U[g] for g in chosen]
-            self.freenp[idx] = False
+            self.Unp[chosen] = [U[g] for g in chosen]
+            self.freenp[chosen] = False
         if self.need_srv:
             self._update_means(srv)
         if self.need_ff:
@@ -297,7 +298,7 @@ class PackState:
                 for g in gl:
                     heapq.heappush(fheap, (U[g], g, fver[g]))
             if self.freenp is not None:
-                self.freenp[np.asarray(gl, dtype=np.int64)] = True
+                self.freenp[gl] = True
             srv = self.srv[k]
             touched.update(srv)
             if len(srv) > 1 and p_matters:
@@ -358,8 +359,7 @@ class PackState:
         makespan = max(self.comp)
         if makespan >= cutoff:
             return None
-        return Packing(makespan, np.array(self.start, dtype=np.int64), np.array(self.comp, dtype=np.int64),
-                       [np.array(g, dtype=np.int64) for g in self.gpus], np.array(self.U, dtype=float))
+        return Packing(makespan, list(self.start), list(self.comp), list(self.gpus), list(self.U))
 
 
 class Rule:
@@ -478,12 +478,12 @@ class MaskRule(Rule):
 
     needs = frozenset({"numpy"})
 
-    def pick(self, pk: Packer, j: int, cand: np.ndarray) -> list[int] | None:  # pragma: no cover - abstract
+    def pick(self, pk: Packer, j: int, cand: Any) -> list[int] | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def choose(self, st: PackState, j: int) -> list[int] | None:
         assert st.Unp is not None and st.freenp is not None
-        cand = np.nonzero((st.Unp + st.pk.load[j] <= st.lim) & st.freenp)[0]
+        cand = ((st.Unp + st.pk.load[j] <= st.lim) & st.freenp).nonzero()[0]
         if len(cand) < st.pk.size[j]:
             return None
         return self.pick(st.pk, j, cand)
@@ -504,16 +504,15 @@ class Packer:
         self.est = estimates(inst)
         servers = inst.cluster.servers
         self.n_servers = len(servers)
-        self.cap = np.array([s.gpus for s in servers], dtype=np.int64)
         self.cap_list = [s.gpus for s in servers]
         self.server_first = [0] * self.n_servers
         acc = 0
         for s, c in enumerate(self.cap_list):
             self.server_first[s] = acc
             acc += c
-        self.gpu_server = np.repeat(np.arange(self.n_servers), self.cap)           # GPU -> server index
-        self.gpu_server_list = self.gpu_server.tolist()
-        self.gpu_local = np.concatenate([np.arange(c) for c in self.cap])          # GPU -> index on its server
+        self.gpu_server = [s for s, c in enumerate(self.cap_list) for _ in range(c)]  # GPU -> server index
+        self.gpu_server_list = self.gpu_server
+        self.gpu_local = [g for c in self.cap_list for g in range(c)]               # GPU -> index on its server
         self.n_gpus = acc
         self.block = self.BLOCK
         self.blocks = [(lo, min(lo + self.block, self.n_servers)) for lo in range(0, self.n_servers, self.block)]
@@ -538,7 +537,7 @@ class Packer:
             v = self._phi[key] = iterations_per_slot(iteration_time(self.inst, self.jobs[j], n_servers, p))
         return v
 
-    def placement(self, gpus: Sequence[int] | np.ndarray) -> dict[str, int]:
+    def placement(self, gpus: Sequence[int]) -> dict[str, int]:
         ids = self.inst.cluster.server_ids
         out: dict[int, int] = {}
         for g in gpus:
@@ -595,7 +594,9 @@ class Packer:
                               for i, job in enumerate(self.jobs)), algorithm=algorithm, instance=self.inst.name)
 
     def total_load(self) -> float:
-        return float((np.array(self.load) * np.array(self.size)).sum())  # numpy's summation order
+        import numpy as np  # numpy's (pairwise) summation order; only the bisection's fallback range needs it
+
+        return float((np.array(self.load) * np.array(self.size)).sum())
 
 
 # -- Algorithm 1 -----------------------------------------------------------------------------------------------
@@ -608,8 +609,9 @@ def bisect_theta(pk: Packer, pack_for_theta: Callable[[int, float], Packing | No
     load can exceed theta, so the packing always succeeds and a schedule is always returned."""
     best: Packing | None = None
     m = math.inf
-    top = max(pk.inst.horizon, math.ceil(pk.total_load()))
-    for left, right in ((1, pk.inst.horizon), (pk.inst.horizon + 1, top)):
+    for rng in ((1, pk.inst.horizon), None):
+        # the fallback range's top is computed only if it is needed
+        left, right = rng or (pk.inst.horizon + 1, max(pk.inst.horizon, math.ceil(pk.total_load())))
         while left <= right:
             theta = (left + right) // 2
             cand = pack_for_theta(theta, m)
@@ -717,8 +719,8 @@ def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | N
 
 def info_for(pk: Packer, best: Packing) -> dict:
     ids = pk.inst.cluster.server_ids
-    server, local = pk.gpu_server_list, pk.gpu_local.tolist()
-    w_max = float(best.loads.max())
+    server, local = pk.gpu_server_list, pk.gpu_local
+    w_max = float(max(best.loads))
     return {
         "theta": w_max,
         "theta_bisection": best.theta,
@@ -729,6 +731,6 @@ def info_for(pk: Packer, best: Packing) -> dict:
         "u": pk.est.u,
         "l": pk.est.l,
         "lam": None if not pk.lam else (pk.lam[0] if all(x == pk.lam[0] for x in pk.lam) else "per job"),
-        "gpu_assignment": {job.id: [[ids[server[g]], local[g]] for g in best.gpus[i].tolist()]
+        "gpu_assignment": {job.id: [[ids[server[g]], local[g]] for g in best.gpus[i]]
                            for i, job in enumerate(pk.jobs)},
     }
