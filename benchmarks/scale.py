@@ -47,23 +47,52 @@ RESULTS = ROOT / "docs" / "results"
 
 
 def run_cli(src: Path, args: list[str], timeout: float) -> dict:
-    """One CLI process under ``/usr/bin/time``: CPU seconds (user + sys), wall seconds, peak RSS (MB) and its
-    standard output, or a timeout."""
+    """One CLI process: CPU seconds (user + sys) and peak RSS (MB) of that very child (``os.wait4``), wall
+    seconds and its standard output. Past ``timeout`` wall seconds it is killed and reported as a timeout, with
+    the CPU seconds it had used by then (``/proc``)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        try:
-            out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, sys.executable, "-m",
-                                  "optsched.cli", *args], env=env, check=False, capture_output=True, text=True,
-                                 timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"timeout": True, "wall": math.inf, "cpu": math.inf, "rss_mb": math.nan}
+        proc = subprocess.Popen([sys.executable, "-m", "optsched.cli", *args], env=env, stdout=out, stderr=err,
+                                text=True)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout:
+                with open(f"/proc/{proc.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return {"timeout": True, "wall": math.inf, "cpu": math.inf, "cpu_at_cut": cpu,
+                        "rss_mb": math.nan}
+            time.sleep(0.02)
         wall = time.perf_counter() - t0
-        if out.returncode not in (0, 3):
-            raise RuntimeError(f"{args}: exit {out.returncode}: {out.stderr[-500:]}")
-        user, sys_s, rss_kb = tf.read().split()[-3:]
-    return {"timeout": False, "wall": wall, "cpu": float(user) + float(sys_s), "rss_mb": int(rss_kb) / 1024,
-            "stdout": out.stdout}
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read()
+        if proc.returncode not in (0, 3):
+            raise RuntimeError(f"{args}: exit {proc.returncode}: {err.read()[-500:]}")
+    return {"timeout": False, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mb": usage.ru_maxrss / 1024, "stdout": stdout}
+
+
+def ratio_text(before: list[dict], after: list[dict]) -> str:
+    """after / before of the median CPU seconds; '< x' when the before run was cut (its CPU at the cut)."""
+    a = statistics.median(r["cpu"] for r in after)
+    cut = [r["cpu_at_cut"] for r in before if r["timeout"]]
+    if cut:
+        return f"< {a / min(cut):.3f}"
+    return f"{a / statistics.median(r['cpu'] for r in before):.3f}"
+
+
+def fmt_cpu(runs: list[dict]) -> str:
+    """Median CPU seconds, or '> X (cut)' with the CPU seconds used when the first run was cut."""
+    if any(r["timeout"] for r in runs):
+        return f"> {min(r['cpu_at_cut'] for r in runs if r['timeout']):.0f} (cut)"
+    return f"{statistics.median(r['cpu'] for r in runs):.2f}"
 
 
 def exact_table(before: Path, after: Path, time_limit: float, work: Path) -> str:
@@ -152,19 +181,19 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(reps):
             order = [("before", before), ("after", after)]
             for who, src in (order if k % 2 == 0 else order[::-1]):
+                if who == "before" and any(r["timeout"] for r in runs["before"]):
+                    continue  # cut once: not run again
                 sched = work / f"{tag}-{who}.schedule.json"
                 extra = ["-o", str(sched)] if cli[0] == "solve" else []
                 r = run_cli(src, cli + extra, args.timeout)
                 runs[who].append(r)
                 print(f"{label} [{who}]: cpu {r['cpu']:.2f} s wall {r['wall']:.2f} s rss {r['rss_mb']:.0f} MB",
                       file=sys.stderr, flush=True)
-                if r["timeout"] and who == "before":
-                    break
         same = same_schedule(work / f"{tag}-before.schedule.json", work / f"{tag}-after.schedule.json")
         b_cpu, a_cpu = [r["cpu"] for r in runs["before"]], [r["cpu"] for r in runs["after"]]
         cpu_med[tag] = (statistics.median(b_cpu), statistics.median(a_cpu))
-        ratio = statistics.median(a_cpu) / statistics.median(b_cpu)
-        rows.append(f"| {label} | {fmt(b_cpu)} | {fmt(a_cpu)} | {ratio:.3f} | "
+        rows.append(f"| {label} | {fmt_cpu(runs['before'])} | {fmt_cpu(runs['after'])} | "
+                    f"{ratio_text(runs['before'], runs['after'])} | "
                     f"{fmt([r['wall'] for r in runs['before']])} | {fmt([r['wall'] for r in runs['after']])} | "
                     f"{max((r['rss_mb'] for r in runs['before']), default=math.nan):.0f} | "
                     f"{max((r['rss_mb'] for r in runs['after']), default=math.nan):.0f} | {same} | "
