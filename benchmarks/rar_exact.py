@@ -179,7 +179,8 @@ def build_queued(time_limit: float, classes=QUEUED_CLASSES, seeds=SEEDS, num_wor
           f"{time_limit:g} s. Gap = makespan / T* - 1 (or to the best known value when not proven). The "
           "closed-form bound is `optsched.bounds.lower_bound` (what closed the old default instances before any "
           "model was built: here it stays below T*).",
-          f"Reproduce: `.venv/bin/python benchmarks/rar_exact.py --build-queued --time-limit {time_limit:g}`.", "",
+          f"Reproduce: `.venv/bin/python benchmarks/rar_exact.py --build-queued --time-limit {time_limit:g} "
+          f"--workers {num_workers}`.", "",
           _md_table(header, rows), ""]
     text = "\n".join(md)
     with atomic_open(out) as f:
