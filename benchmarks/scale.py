@@ -13,6 +13,8 @@ Cases:
 * ``solve -a sjf-bco|ff|ls`` on ``random_rar_instance(n, n / 10, 0)`` (the paper's rules) for n = 1,000 and
   10,000 jobs: target under 60 s and 1 GB each at 10,000, growth exponent log(t10k / t1k) / log(10) <= 1.2;
 * ``evaluate`` of the 10,000-job SJF-BCO schedule: target under 5 s;
+* with ``--sim JOBS`` (a separate table, ``docs/results/scale_sim.md``): CPU seconds of FIFO, LAS and Tiresias
+  on JOBS Philly-derived jobs (2,000 GPUs, round mode): target LAS and Tiresias within 1.5x of FIFO;
 * with ``--exact`` (a separate table, ``docs/results/scale_exact.md``): the exact model on 10, 12 and 16 jobs /
   4 servers where jobs queue and contention binds, 60 s each.
 
@@ -50,11 +52,17 @@ def run_cli(src: Path, args: list[str], timeout: float) -> dict:
     """One CLI process: CPU seconds (user + sys) and peak RSS (MB) of that very child (``os.wait4``), wall
     seconds and its standard output. Past ``timeout`` wall seconds it is killed and reported as a timeout, with
     the CPU seconds it had used by then (``/proc``)."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    return run_python(src, ["-m", "optsched.cli", *args], timeout)
+
+
+def run_python(src: Path, args: list[str], timeout: float) -> dict:
+    """``python ARGS`` with ``PYTHONPATH=src``, measured as :func:`run_cli` says."""
+    from optsched.data import data_root
+
+    env = {**os.environ, "PYTHONPATH": str(src), "OPTSCHED_DATA": str(data_root())}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "optsched.cli", *args], env=env, stdout=out, stderr=err,
-                                text=True)
+        proc = subprocess.Popen([sys.executable, *args], env=env, stdout=out, stderr=err, text=True)
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
@@ -95,6 +103,49 @@ def fmt_cpu(runs: list[dict]) -> str:
     return f"{statistics.median(r['cpu'] for r in runs):.2f}"
 
 
+SIM_RUN = """
+import json, sys
+from optsched.sim import simulate
+from optsched.sim.traces import load_philly, replicate_philly
+sched, n = sys.argv[1], int(sys.argv[2])
+wl = replicate_philly(n, 130.0, 0, frame=load_philly())
+s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode="round").summary
+print(json.dumps({k: s[k] for k in ("events", "decisions", "avg_jct_s", "preemptions_total")}))
+"""
+
+
+def sim_table(before: Path, after: Path, n: int, repeats: int) -> str:
+    """CPU seconds of a whole process building ``replicate_philly(n, 130 jobs/h)`` and simulating it on 2,000
+    GPUs (round mode, consolidated placement) with FIFO, LAS and Tiresias, both trees alternating; each
+    policy's ratio to FIFO within a tree (the issue's target: LAS and Tiresias within 1.5x of FIFO)."""
+    cpu: dict[tuple[str, str], list[float]] = {}
+    same: dict[str, str] = {}
+    for sched in ("fifo", "las", "tiresias"):
+        seen: dict[str, str] = {}
+        for k in range(repeats):
+            pair = [("before", before), ("after", after)]
+            for who, src in (pair if k % 2 == 0 else pair[::-1]):
+                r = run_python(src, ["-c", SIM_RUN, sched, str(n)], 3600)
+                cpu.setdefault((sched, who), []).append(r["cpu"])
+                seen[who] = r["stdout"].strip().splitlines()[-1]
+                print(f"sim {sched} [{who}]: cpu {r['cpu']:.2f} s wall {r['wall']:.2f} s", file=sys.stderr,
+                      flush=True)
+        same[sched] = "yes" if seen["before"] == seen["after"] else f"NO: {seen}"
+    rows = []
+    for sched in ("fifo", "las", "tiresias"):
+        b, a = statistics.median(cpu[sched, "before"]), statistics.median(cpu[sched, "after"])
+        fb, fa = statistics.median(cpu["fifo", "before"]), statistics.median(cpu["fifo", "after"])
+        rows.append(f"| {sched} | {', '.join(f'{x:.2f}' for x in cpu[sched, 'before'])} | {b:.2f} | {b / fb:.2f} | "
+                    f"{', '.join(f'{x:.2f}' for x in cpu[sched, 'after'])} | {a:.2f} | {a / fa:.2f} | {same[sched]} |")
+    return "\n".join([
+        f"CPU seconds of one process that builds `replicate_philly({n:,}, 130 jobs/h, seed 0)` and simulates it on "
+        "2,000 GPUs (500 x 4), round mode, consolidated placement (our simulator); both trees alternating, each "
+        "run in a fresh process. 'x FIFO': the policy's median over FIFO's median in the same tree. 'same': the "
+        "two trees give the same events, decisions, average JCT and preemptions.", "",
+        "| policy | before runs | before median | before x FIFO | after runs | after median | after x FIFO | same |",
+        "|---|---|---|---|---|---|---|---|", *rows, ""])
+
+
 def exact_table(before: Path, after: Path, time_limit: float, work: Path) -> str:
     """``optsched solve FILE -a exact --time-limit L`` (CP-SAT, its default 2 workers) on the default
     generator's instances where jobs queue and contention binds (F in [100, 600], as the bundled ``queued``
@@ -124,6 +175,10 @@ def exact_table(before: Path, after: Path, time_limit: float, work: Path) -> str
         "| after bound | after wall s |", "|---|---|---|---|---|---|---|---|---|", *rows, ""])
 
 
+def repeats_or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
 def same_schedule(a: Path, b: Path) -> str:
     if not (a.exists() and b.exists()):
         return "n/a"
@@ -147,8 +202,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="300 and 1,000 jobs, one repeat, temporary output")
     ap.add_argument("--exact", action="store_true",
                     help="only the exact RAR-DDLS model's table (writes docs/results/scale_exact.md)")
+    ap.add_argument("--sim", type=int, default=None, metavar="JOBS",
+                    help="only the simulator's table with JOBS Philly jobs (writes docs/results/scale_sim.md)")
     args = ap.parse_args(argv)
     before, after = Path(args.before).resolve(), ROOT / "src"
+    if args.sim:
+        text = ("# Simulator: LAS and Tiresias against FIFO, before / after (issue 16, our simulator)\n\n"
+                f"Command: `.venv/bin/python benchmarks/scale.py --before {args.before} --sim {args.sim} "
+                f"--repeats {repeats_or(args.repeats, 3)}`.\n\n" + sim_table(before, after, args.sim,
+                                                                             repeats_or(args.repeats, 3)))
+        with atomic_open(RESULTS / "scale_sim.md") as f:
+            f.write(text)
+        print(text)
+        return 0
     if args.exact:
         text = "# Exact RAR-DDLS model: before / after (issue 16, our solver)\n\n" + exact_table(
             before, after, 60.0, Path(tempfile.mkdtemp(prefix="optsched-scale-")))
