@@ -220,9 +220,11 @@ def build_library(time_limit: float, classes=CLASSES, seeds=SEEDS, num_workers: 
             "generated_by": made_by,
         })
     index = read_index()
-    others = [e for e in index.get("instances", []) if e.get("problem") != "rar-ddls"]
+    # other problems' entries and the 'queued' family (built by --build-queued) are kept
+    others = [e for e in index.get("instances", []) if e.get("problem") != "rar-ddls" or e.get("family") == "queued"]
     index = {"description": "Bundled instances with their proven optima (or best known value and bound). "
-                            "RAR-DDLS entries: benchmarks/rar_exact.py --build-library.",
+                            "RAR-DDLS entries: benchmarks/rar_exact.py --build-library (the 'queued' family: "
+                            "--build-queued).",
              "instances": others + entries}
     write_json(INDEX, index)
     return entries
