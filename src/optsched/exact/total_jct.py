@@ -44,7 +44,7 @@ __all__ = ["MAX_BRUTE_JOBS", "brute_force_total_jct", "solve_total_jct"]
 
 
 # -- CP-SAT -------------------------------------------------------------------------------------------------
-def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 1,
+def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 2,
                     symmetry: bool = True, hint: bool = True, seed: int | None = None,
                     deterministic_limit: float | None = None, log: bool = False) -> Result:
     """Minimise sum_i w_i C_i exactly (``formulations/total-jct.md``). ``status`` is ``optimal`` when proven,
