@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if res.schedule is None:
         print(f"no schedule found ({res.status}); nothing written", file=out)
         return NO_SCHEDULE
-    ev = evaluate(inst, res.schedule)
+    ev = res.evaluation if res.evaluation is not None else evaluate(inst, res.schedule)
     print(ev.summary(), file=out)
     if args.output:
         extra = {"objective": res.objective}
