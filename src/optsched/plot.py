@@ -357,8 +357,8 @@ def chrome_trace(segments: pd.DataFrame | SimResult, *, instance: Any = None, ti
 
     >>> seg = pd.DataFrame({"job": ["a"], "server": ["s0"], "gpus": [2], "start": [0.0], "end": [3.0]})
     >>> ev = chrome_trace(seg)["traceEvents"]
-    >>> [(e["ph"], e["tid"], e["dur"]) for e in ev if e["ph"] == "X"]
-    [('X', 0, 3000000.0), ('X', 1, 3000000.0)]
+    >>> {e["tid"]: e["dur"] for e in ev if e["ph"] == "X"}      # one complete event per GPU, 3 s in microseconds
+    {0: 3000000.0, 1: 3000000.0}
     """
     if not isinstance(segments, pd.DataFrame):
         segments = sim_segments(segments)
