@@ -101,8 +101,8 @@ def makespan_lower_bound(inst: RarInstance) -> int:
 
     max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  max_k ceil( sum_{j: (k+1) G_j > N} d_min_j / k ) ):
     every job runs at least d_min_j slots on G_j GPUs, no slot holds more than N GPU-slots, and no slot holds
-    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``docs/formulations/rar-feasibility-milp.md``, section "A certified
-    makespan lower bound".
+    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``docs/formulations/rar-feasibility-milp.md``, section "A
+    certified makespan lower bound".
     """
     return _closed_form_lb(inst)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import itertools
+import logging
 import math
 import multiprocessing as mp
 import os
@@ -192,8 +193,10 @@ def executor(dask: str | None = None, workers: int | None = None) -> Iterator[Ex
         raise InstanceError(DASK_HINT, field="--dask") from None
     with contextlib.ExitStack() as stack:
         if dask == "local":
+            # logs of the cluster's own start and stop stay quiet; a task's error still reaches the caller
             cluster = stack.enter_context(LocalCluster(n_workers=workers or available_cores(),
-                                                       threads_per_worker=1, processes=True, dashboard_address=None))
+                                                       threads_per_worker=1, processes=True, dashboard_address=None,
+                                                       silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
         else:
             try:
@@ -509,9 +512,12 @@ def _solve_task(task: dict) -> dict:
         options = dict(task["options"])
         threads = None
         if alg.exact:
-            if "num_workers" in inspect.signature(alg.func).parameters and "num_workers" not in options:
+            params = inspect.signature(alg.func).parameters
+            if "num_workers" in params and "num_workers" not in options:
                 threads = task["threads"] or task_threads(task.get("slots_by_host"))
                 options["num_workers"] = threads
+            if task["deterministic_limit"] is not None and "deterministic_limit" in params:
+                options.setdefault("deterministic_limit", task["deterministic_limit"])
             res = solve(inst, alg.name, seed=task["seed"], time_limit=task["time_limit"], **options)
         else:
             res = solve(inst, alg.name, seed=task["seed"], **options)
@@ -562,7 +568,8 @@ def _problem_of_source(src: Any) -> str:
 
 def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_limit: float | None = None,
                executor: Executor | None = None, *, seeds: int | Iterable[int] = (0,), workers: int | None = None,
-               threads: int | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
+               threads: int | None = None, deterministic_limit: float | None = None,
+               options: Mapping[str, Mapping[str, Any]] | None = None,
                keep_results: bool = False, progress: bool = True) -> pd.DataFrame:
     """Solve every instance with every algorithm of its problem once per seed; one row per run (instance, problem,
     algorithm, kind, seed, jobs, status, objective, lower_bound, gap, runtime_s, threads), in input order.
@@ -571,8 +578,10 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
       instance objects (a list, or a ``{name: instance}`` mapping);
     * ``algorithms``: names (default: every registered algorithm of each instance's problem); each runs on the
       instances of its own problem only;
-    * ``time_limit``: seconds for the exact models (heuristics take none); ``threads``: CP-SAT threads per task
-      (default :func:`task_threads`); ``options``: ``{algorithm: {option: value}}``;
+    * ``time_limit``: seconds for the exact models (heuristics take none); ``deterministic_limit``: CP-SAT's
+      deterministic time instead, for the CP-SAT models (a run stopped by it is reproducible on any machine and
+      load; the others keep ``time_limit``); ``threads``: CP-SAT threads per task (default :func:`task_threads`);
+      ``options``: ``{algorithm: {option: value}}``;
     * ``keep_results``: a ``result`` column with each :class:`~optsched.result.Result` (schedules included).
 
     :func:`optsched.plot.gap_table` turns the rows into gaps to the optimum or the best bound.
@@ -597,8 +606,9 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
         raise InstanceError("no instances given", field="instances")
     if len({n for n, _ in named}) != len(named):  # names from files in different folders: keep them apart
         named = [(str(v) if isinstance(v, (str, os.PathLike)) else f"{n}#{i}", v) for i, (n, v) in enumerate(named)]
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise InstanceError(f"must be a positive number of seconds, got {time_limit!r}", field="time_limit")
+    for name, v in (("time_limit", time_limit), ("deterministic_limit", deterministic_limit)):
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise InstanceError(f"must be a positive number of seconds, got {v!r}", field=name)
     seed_list = _seeds(seeds)
     problems = [_problem_of_source(v) for _, v in named]
     if algorithms is None:
@@ -612,7 +622,8 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
                                 f"{', '.join(sorted(set(problems)))})", field="algorithms")
     opts = {k: dict(v) for k, v in (options or {}).items()}
     tasks = [{"instance": os.fspath(v) if isinstance(v, os.PathLike) else v, "name": n, "algorithm": a, "seed": s,
-              "time_limit": time_limit, "threads": threads, "options": opts.get(a, {}), "keep": keep_results}
+              "time_limit": time_limit, "deterministic_limit": deterministic_limit, "threads": threads,
+              "options": opts.get(a, {}), "keep": keep_results}
              for (n, v), prob in zip(named, problems) for a in by_problem[prob] for s in seed_list]
     if not tasks:
         raise InstanceError("no algorithm applies to these instances", field="algorithms")

@@ -183,8 +183,6 @@ def run_batch(args: argparse.Namespace) -> int:
 
     if args.output:
         raise InstanceError("a batch writes its schedules to --out-dir, its table to --table", field="-o")
-    if args.deterministic_limit is not None:
-        raise InstanceError("one instance at a time (a batch takes --time-limit)", field="--deterministic-limit")
     if args.dask is not None and args.dask != "local" and args.workers is not None:
         raise InstanceError("sets the size of a local pool or of --dask local; a running scheduler has its own "
                             "workers", field="--workers")
@@ -203,7 +201,8 @@ def run_batch(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None or args.dask else min(len(files), available_cores())
     with executor(args.dask, workers) as ex:
         runs = solve_many(files, algs, args.time_limit, ex, seeds=seeds, threads=args.threads,
-                          keep_results=args.out_dir is not None, progress=progress)
+                          deterministic_limit=args.deterministic_limit, keep_results=args.out_dir is not None,
+                          progress=progress)
     gaps = gap_table(runs)
     summary = gap_summary(gaps)
     written = []
