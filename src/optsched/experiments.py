@@ -58,8 +58,8 @@ from .sim.policies import build_admission, build_placement, build_policy
 from .sim.traces import load_philly, resolve_workload
 
 __all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",
-           "local_pool", "markdown_table", "run_one", "seed_text", "solve_many", "summarise", "sweep", "task_threads",
-           "write_sweep"]
+           "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many", "summarise", "sweep",
+           "task_threads", "write_sweep"]
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
@@ -216,6 +216,18 @@ def _slots_by_host(ex: Executor) -> dict[str, int]:
         host = urlparse(addr).hostname or ""
         out[host] = out.get(host, 0) + int(info.get("nthreads", 1))
     return out
+
+
+def map_tasks(fn: Callable[[dict], Any], tasks: Sequence[Mapping[str, Any]], executor: Executor | None = None, *,
+              workers: int | None = None, progress: bool = True, desc: str = "tasks") -> list[Any]:
+    """``[fn(task) for task in tasks]`` on ``executor`` (default: a local process pool of ``workers``), results in
+    the tasks' order, with a progress bar: what :func:`sweep` and :func:`solve_many` do, for any other
+    experiment (``fn`` must be importable by the workers: a module-level function, not a lambda).
+
+    >>> map_tasks(len, [{"a": 1}, {"a": 1, "b": 2}], SerialExecutor(), progress=False)
+    [1, 2]
+    """
+    return _run_tasks(fn, [dict(t) for t in tasks], executor, workers, progress, desc, "task")
 
 
 def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None, workers: int | None,
