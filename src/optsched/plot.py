@@ -231,7 +231,7 @@ def _tracked_window(result: SimResult) -> tuple[float, float] | None:
 def _mark_window(ax: Axes, result: SimResult, scale: float) -> None:
     win = _tracked_window(result)
     if win is not None:
-        ax.axvspan(win[0] / scale, win[1] / scale, color="gold", alpha=0.15, label="tracked jobs' window")
+        ax.axvspan(win[0] / scale, win[1] / scale, color="gold", alpha=0.15, label="tracked jobs' window", zorder=0)
 
 
 def occupancy(result: SimResult, ax: Axes | None = None, *, per_server: bool = True, hours: bool = True,
@@ -265,7 +265,7 @@ def occupancy(result: SimResult, ax: Axes | None = None, *, per_server: bool = T
     _mark_window(ax, result, scale)
     ax.set_xlabel("time (hours)" if hours else "time (s)")
     ax.set_ylabel("busy GPUs")
-    ax.set_title(title or sim_title(result, "GPU occupancy"), fontsize=9)
+    ax.set_title(sim_title(result, "GPU occupancy") if title is None else title, fontsize=9)
     handles, labels_ = ax.get_legend_handles_labels()
     if len(labels_) <= 12:
         ax.legend(fontsize=6, loc="upper right")
@@ -280,7 +280,7 @@ def utilisation(result: SimResult, ax: Axes | None = None, *, title: str | None 
     _mark_window(ax, result, 3600.0)
     ax.set_ylabel("GPU utilisation")
     ax.set_xlabel("time (hours)")
-    ax.set_title(title or sim_title(result, "utilisation"), fontsize=9)
+    ax.set_title(sim_title(result, "utilisation") if title is None else title, fontsize=9)
     return ax
 
 
@@ -292,7 +292,7 @@ def queue(result: SimResult, ax: Axes | None = None, *, title: str | None = None
     _mark_window(ax, result, 3600.0)
     ax.set_ylabel("jobs waiting")
     ax.set_xlabel("time (hours)")
-    ax.set_title(title or sim_title(result, "queue"), fontsize=9)
+    ax.set_title(sim_title(result, "queue") if title is None else title, fontsize=9)
     return ax
 
 
