@@ -169,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         if "accept-all" not in adms and prev_csv.exists():
             prev = pd.read_csv(prev_csv)
             row = prev[(prev["scheduler"] == "las") & (prev["load"] == load)
-                       & (prev["admission"] == "accept-all") & prev["seed"].isin(seeds)]
+                       & (prev["admission"] == "accept-all")]
+            if "seed" in prev.columns:  # files of earlier versions hold one seed and no seed column
+                row = row[row["seed"].isin(seeds)]
             base_row = row.groupby(["scheduler", "placement", "admission", "load"], as_index=False).mean(
                 numeric_only=True)
             table = pd.concat([base_row.reindex(columns=table.columns), table], ignore_index=True)
