@@ -720,12 +720,14 @@ def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sw
     if "load" not in result.axes:
         return paths
     others = [a for a in result.axes if a != "load"]
+    seeds = sorted({k[-1] for k in result.cdfs})
     for metric, stem, label in (("avg_jct_s", "jct_vs_load", "average JCT"),
                                 ("avg_responsiveness_s", "responsiveness_vs_load", "responsiveness")):
         t = result.summary([metric])
         t["combination"] = [_combo(r, others) for _, r in t.iterrows()]
         fig, ax = plt.subplots(figsize=(6, 4))
-        _plot_vs_load(t, ax=ax, by="combination", title=f"{title}: {label} vs load")
+        band = ", mean and 95% interval" if len(seeds) > 1 else ""
+        _plot_vs_load(t, ax=ax, by="combination", title=f"{title}: {label} vs load, seeds {seed_text(seeds)}{band}")
         save_axes(ax, d / f"{name}_{stem}.png")
         paths.append(d / f"{name}_{stem}.png")
     loads = sorted({k[result.axes.index("load")] for k in result.cdfs})
@@ -736,7 +738,6 @@ def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sw
         if point["load"] == L and len(jct):
             curves.setdefault(_combo(point, others), []).extend(jct.tolist())
     fig, ax = plt.subplots(figsize=(6, 4))
-    seeds = sorted({k[-1] for k in result.cdfs})
     _plot_cdfs(curves, ax=ax, title=f"{title}: JCT CDF at {L:g} jobs/h, seeds {seed_text(seeds)}",
                ylabel="fraction of tracked jobs", fontsize=7)
     save_axes(ax, d / f"{name}_jct_cdf.png")
