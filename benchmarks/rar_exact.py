@@ -11,7 +11,7 @@ Run: ``.venv/bin/python benchmarks/rar_exact.py [--quick] [--time-limit S] [--bu
 * Target 1: CP-SAT proves optimality on fresh 6-job / 3-server instances with model horizon <= 60 slots:
   the median proof time.
 * Target 2: the certified lower bound (``optsched.bounds.lower_bound``: closed forms + LP relaxation of the
-  min max-load MILP with certified weights, ``formulations/rar-feasibility-milp.md``) on the 160-job
+  min max-load MILP with certified weights, ``docs/formulations/rar-feasibility-milp.md``) on the 160-job
   mobihoc22 preset: its runtime and each heuristic's gap to it.
 
 Writes ``docs/results/rar_exact.md`` and ``docs/results/rar_exact.png`` (atomically).

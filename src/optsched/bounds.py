@@ -3,7 +3,7 @@
 Everything here is computed from the same per-iteration model the evaluator uses (:mod:`optsched.perf.rar`),
 so a bound and a score never disagree on a rounding. How each quantity is computed, and which of the paper's
 statements hold for the model as written, is documented in ``docs/algorithms/sjf-bco.md`` (section
-"Guarantees verified"); the makespan lower bound is proved in ``formulations/rar-feasibility-milp.md``.
+"Guarantees verified"); the makespan lower bound is proved in ``docs/formulations/rar-feasibility-milp.md``.
 
 Placement classes and contention levels
     tau_j (eq. 8) depends on a placement only through its number of servers n, and on the other jobs only
@@ -101,8 +101,8 @@ def makespan_lower_bound(inst: RarInstance) -> int:
 
     max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  max_k ceil( sum_{j: (k+1) G_j > N} d_min_j / k ) ):
     every job runs at least d_min_j slots on G_j GPUs, no slot holds more than N GPU-slots, and no slot holds
-    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified
-    makespan lower bound".
+    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``docs/formulations/rar-feasibility-milp.md``, section "A
+    certified makespan lower bound".
     """
     return _closed_form_lb(inst)
 

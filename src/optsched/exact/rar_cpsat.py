@@ -1,7 +1,7 @@
 """CP-SAT model of RAR-DDLS (paper 000) itself, with per-slot communication contention: the ``exact`` solver.
 
 The mathematics, variable by variable, and the proof that the model's optimum equals the evaluator's optimum,
-are in ``formulations/rar-ddls-cpsat.md``. In short: a time-indexed model over slots 0..H-1 (H = the best
+are in ``docs/formulations/rar-ddls-cpsat.md``. In short: a time-indexed model over slots 0..H-1 (H = the best
 heuristic makespan), where each job picks a start a_j, a completion C_j and GPUs per server y_js; it runs
 non-preemptively in slots a_j..C_j-1; servers never exceed their GPUs (one cumulative per server); in each
 slot the number of split jobs on every server gives the contention p_j[t] (eq. 6), and iterations made in
@@ -176,7 +176,7 @@ def server_classes(inst: RarInstance) -> list[list[str]]:
 
 def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
                 max_makespan: int | None = None) -> RarModel:
-    """Build the time-indexed model over slots 0..horizon-1 (``formulations/rar-ddls-cpsat.md``)."""
+    """Build the time-indexed model over slots 0..horizon-1 (``docs/formulations/rar-ddls-cpsat.md``)."""
     m = cp_model.CpModel()
     H = int(horizon)
     S = inst.cluster.server_ids
@@ -493,7 +493,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
         params = dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (time.perf_counter() - t0)))
     run = _cpsat.solve(rm.model, params)
     info.update(run.info(), horizon_slots=H)
-    # CP-SAT's bound is proven on the model, whose optimum is the instance's (formulations/rar-ddls-cpsat.md)
+    # CP-SAT's bound is proven on the model, whose optimum is the instance's (docs/formulations/rar-ddls-cpsat.md)
     bound = lb if run.bound is None else max(lb, math.ceil(run.bound - 1e-9))
     if run.status == SolveStatus.OPTIMAL:
         sched = read_schedule(rm, run, inst)
