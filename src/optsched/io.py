@@ -12,6 +12,8 @@ content), a hard link stays shared, and a FIFO or a device is written straight i
 from __future__ import annotations
 
 import contextlib
+import csv
+import io as _io
 import json
 import os
 import shutil
@@ -109,6 +111,46 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 _UMASK: int | None = None
+
+
+def csv_jobs(text: str, columns: tuple[str, ...],
+             required: tuple[str, ...]) -> list[tuple[str, str | None, dict[str, str]]]:
+    """The rows of a job table in CSV: the header checked against the known and required columns, each non-blank
+    row returned as ``(where, job id, {column: stripped cell})``; an empty optional cell is left out (its
+    default applies), an empty required cell is an error naming the field and the job.
+
+    >>> csv_jobs("id,gpus,model\\na,2,\\n\\nb,4,bert\\n", ("id", "gpus", "model"), ("id", "gpus"))
+    [('jobs[0]', 'a', {'id': 'a', 'gpus': '2'}), ('jobs[1]', 'b', {'id': 'b', 'gpus': '4', 'model': 'bert'})]
+    >>> csv_jobs("id,gpus\\na,\\n", ("id", "gpus"), ("id", "gpus"))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[0].gpus (job 'a'): missing value
+    """
+    rows = [r for r in csv.reader(_io.StringIO(text)) if any(c.strip() for c in r)]
+    if not rows:
+        raise InstanceError("empty CSV: expected a header line with " + ", ".join(required), field="header")
+    header = [h.strip() for h in rows[0]]
+    unknown = [h for h in header if h not in columns]
+    if unknown:
+        raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(columns)})", field="header")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InstanceError(f"duplicate column(s) {dup}", field="header")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InstanceError(f"missing required column(s) {missing}", field="header")
+    out = []
+    for i, row in enumerate(rows[1:]):
+        where = f"jobs[{i}]"
+        if len(row) != len(header):
+            raise InstanceError(f"has {len(row)} cells, the header has {len(header)}", field=where)
+        cells = {h: c.strip() for h, c in zip(header, row)}
+        jid = cells.get("id") or None
+        for col in required:
+            if cells[col] == "":
+                raise InstanceError("missing value", field=f"{where}.{col}", job=jid)
+        out.append((where, jid, {c: v for c, v in cells.items() if v != ""}))
+    return out
 
 
 def _file_mode() -> int:

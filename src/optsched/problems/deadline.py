@@ -49,7 +49,7 @@ from typing import Any, Iterable, Mapping
 
 from ..cluster import Cluster, Server
 from ..errors import InstanceError
-from ..io import Fields, atomic_open, check_format, read_json, read_text, write_json
+from ..io import Fields, atomic_open, check_format, csv_jobs, read_json, read_text, write_json
 from ..registry import Problem, register_problem
 
 __all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "HEAVY_MODELS", "MODELS", "WEIGHTS",
@@ -567,34 +567,9 @@ def from_csv_text(text: str, name: str = "") -> DeadlineWorkload:
         body_start = len(lines)
     if "format" in header_opts and header_opts["format"] != FORMAT:
         raise InstanceError(f"expected {FORMAT!r}, got {header_opts['format']!r}", field="format")
-    rows = [r for r in csv.reader(_io.StringIO("\n".join(lines[body_start:]))) if any(c.strip() for c in r)]
-    if not rows:
-        raise InstanceError("empty CSV: expected a header line with " + ", ".join(_REQUIRED), field="header")
-    header = [h.strip() for h in rows[0]]
-    unknown = [h for h in header if h not in COLUMNS]
-    if unknown:
-        raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InstanceError(f"duplicate column(s) {dup}", field="header")
-    missing = [c for c in _REQUIRED if c not in header]
-    if missing:
-        raise InstanceError(f"missing required column(s) {missing}", field="header")
-    jobs = []
-    for i, row in enumerate(rows[1:]):
-        where = f"jobs[{i}]"
-        if len(row) != len(header):
-            raise InstanceError(f"has {len(row)} cells, the header has {len(header)}", field=where)
-        cells = {h: c.strip() for h, c in zip(header, row)}
-        jid = cells.get("id") or None
-        rec: dict[str, Any] = {}
-        for col, cell in cells.items():
-            if cell == "":
-                if col in _REQUIRED:
-                    raise InstanceError("missing value", field=f"{where}.{col}", job=jid)
-                continue
-            rec[col] = cell if col in ("id", "model") else _csv_number(cell, f"{where}.{col}", jid)
-        jobs.append(_job(rec, where))
+    jobs = [_job({col: cell if col in ("id", "model") else _csv_number(cell, f"{where}.{col}", jid)
+                  for col, cell in cells.items()}, where)
+            for where, jid, cells in csv_jobs("\n".join(lines[body_start:]), COLUMNS, _REQUIRED)]
     caps = [PAPER_GPUS_PER_NODE] * PAPER_NODES
     if "servers" in header_opts:
         try:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InstanceError
-from ..io import atomic_open, read_json, read_text, write_json
+from ..io import atomic_open, csv_jobs, read_json, read_text, write_json
 from ..registry import Problem, register_problem
 
 FORMAT = "optsched/workload@1"
@@ -287,44 +287,18 @@ def _csv_value(col: str, text: str, path: str, job: str | None):
 
 def workload_from_csv_text(text: str, name: str = "") -> Workload:
     """Validate the CSV flavour (header with the column names; empty cell = default)."""
-    reader = csv.reader(_io.StringIO(text))
-    rows = list(reader)
-    while rows and not any(c.strip() for c in rows[0]):
-        rows.pop(0)
-    if not rows:
-        raise InstanceError("empty CSV: expected a header line with " + ", ".join(REQUIRED), field="header")
-    header = [h.strip() for h in rows[0]]
-    unknown = [h for h in header if h not in COLUMNS]
-    if unknown and {"name", "time", "application", "num_replicas"} <= set(header):
+    first = next((r for r in csv.reader(_io.StringIO(text)) if any(c.strip() for c in r)), [])
+    header = {h.strip() for h in first}
+    if not header <= set(COLUMNS) and {"name", "time", "application", "num_replicas"} <= header:
         raise InstanceError("this is a Pollux workload CSV (name, time, application, num_replicas): run it by path "
                             "with 'optsched simulate FILE' or optsched.sim.traces.pollux_workload(path=FILE)",
                             field="header")
-    if unknown and {"timestamp", "duration", "num_gpus"} <= set(header):
+    if not header <= set(COLUMNS) and {"timestamp", "duration", "num_gpus"} <= header:
         raise InstanceError("this is a Philly trace CSV (timestamp, duration, num_gpus): run it by path with "
                             "'optsched simulate FILE --load L' or optsched.sim.traces.philly_workload(path=FILE)",
                             field="header")
-    if unknown:
-        raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InstanceError(f"duplicate column(s) {dup}", field="header")
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise InstanceError(f"missing required column(s) {missing}", field="header")
-    records = []
-    for i, row in enumerate(r for r in rows[1:] if any(c.strip() for c in r)):
-        path = f"jobs[{i}]"
-        if len(row) != len(header):
-            raise InstanceError(f"has {len(row)} cells, the header has {len(header)}", field=path)
-        jid = row[header.index("id")].strip() or None
-        rec = {}
-        for col, cell in zip(header, row):
-            if cell.strip() == "" and col not in REQUIRED:
-                continue
-            if cell.strip() == "":
-                raise InstanceError("missing value", field=f"{path}.{col}", job=jid)
-            rec[col] = _csv_value(col, cell, path, jid)
-        records.append(rec)
+    records = [{col: _csv_value(col, cell, where, jid) for col, cell in cells.items()}
+               for where, jid, cells in csv_jobs(text, COLUMNS, REQUIRED)]
     return Workload.from_records(records, name=name)
 
 
