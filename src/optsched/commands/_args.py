@@ -127,6 +127,13 @@ def output_dir(name: str) -> Callable[[str], str]:
     return conv
 
 
+def add_seed_and_output(p: argparse.ArgumentParser) -> None:
+    """The two options every generator shares: ``--seed`` and the instance file ``-o``."""
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
+                   help="instance JSON file to write ('-' for standard output)")
+
+
 def seed_list(name: str = "--seeds") -> Callable[[str], list[int]]:
     """Seeds for replications: ``0-4`` (0, 1, 2, 3, 4) or ``0,3,7``; each in 0 .. 2**31-1, no duplicates, at most
     100,000.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._args import output_file, positive_float, positive_int, seed
+from ._args import add_seed_and_output, positive_float, positive_int
 
 
 def register(kinds) -> None:
@@ -36,9 +36,7 @@ def register(kinds) -> None:
                    help="a tiny instance of N jobs instead (for the exact models)")
     p.add_argument("--time-unit", type=positive_float("--time-unit"), default=60.0,
                    help="time grid of the exact models, seconds (default 60)")
-    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
-                   help="instance JSON file to write ('-' for standard output)")
+    add_seed_and_output(p)
     p.set_defaults(build=build)
 
 

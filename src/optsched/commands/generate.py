@@ -22,7 +22,7 @@ import sys
 from typing import Callable
 
 from . import _generate_deadline
-from ._args import output_file, positive_float, positive_int, seed
+from ._args import add_seed_and_output, positive_float, positive_int
 
 MAX_TOTAL_JCT_JOBS = 10_000
 
@@ -45,9 +45,7 @@ def _register_rar(kinds) -> None:
     p.add_argument("--servers", type=positive_int("--servers"), default=None,
                    help="number of servers (default 4; preset: 20)")
     p.add_argument("--horizon", type=positive_int("--horizon"), default=None, help="horizon T in slots (default 1200)")
-    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
-                   help="instance JSON file to write ('-' for standard output)")
+    add_seed_and_output(p)
     p.set_defaults(build=_build_rar)
 
 
@@ -105,9 +103,7 @@ def _register_total_jct(kinds) -> None:
                    help="seconds per time unit (default 0.01)")
     p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0,
                    help="NIC bandwidth in Gbps (default 10)")
-    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
-                   help="instance JSON file to write ('-' for standard output)")
+    add_seed_and_output(p)
     p.set_defaults(build=_build_total_jct)
 
 
@@ -141,9 +137,7 @@ def _register_placement(kinds) -> None:
                    help="GPUs per server, g (default 8)")
     p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0, help="B_inter in Gbit/s (10)")
     p.add_argument("--intra-gbs", type=positive_float("--intra-gbs"), default=300.0, help="B_intra in GB/s (300)")
-    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
-                   help="instance JSON file to write ('-' for standard output)")
+    add_seed_and_output(p)
     p.set_defaults(build=_build_placement)
 
 
