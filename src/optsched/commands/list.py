@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 
 # a sentence ends at ". " before a capital letter, not after an abbreviation such as "l." or "e.g."
-_END = re.compile(r"(?<![ (]l)(?<!e\.g)(?<!i\.e)(?<!cf)(?<!vs)(?<!Fig)(?<!eq)(?<!Eq)\.\s+(?=[A-Z(])")
+_END = re.compile(r"(?<![ (]l)(?<!e\.g)(?<!i\.e)(?<!cf)(?<!vs)(?<!Fig)(?<!eq)(?<!Eq)\.\s+(?=[A-Z(`])")
 
 
 def first_sentence(doc: str | None) -> str:
