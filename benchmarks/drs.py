@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
            f"bound - optimum {float(tiny.groupby('instance').first().eval('bound - optimum').mean()):.3f}.", "",
            "![tiny](drs_tiny.png)", "",
            "## Against the upper bound: the paper's default trace", "",
-           "The bound is the energy relaxation of `formulations/deadline.md` solved by CP-SAT (its proven value "
+           "The bound is the energy relaxation of `docs/formulations/deadline.md` solved by CP-SAT (its proven value "
            "when the time limit stops it); `reachable` counts the jobs that can meet their deadline alone.", ""]
     bt = []
     for p in POLICIES:

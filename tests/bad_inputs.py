@@ -149,9 +149,11 @@ def make_fixtures(root: Path) -> dict[str, str]:
            "csv_gpus": b"id,arrival_s,gpus,iterations,iteration_time_s\na,0,x,10,1.0\n",
            "ok_csv": b"id,arrival_s,gpus,iterations,iteration_time_s\na,0,1,10,1.0\nb,5,2,20,1.0\n",
            "pollux_like": b"name,time,application,num_replicas,batch_size\nj,0,cifar10,2,64\n",
+           "pollux_bad_app": b"name,time,application,num_replicas,batch_size\nj,0,minecraft,2,64\n",
+           "philly_bad_row": b"timestamp,duration,num_gpus\n2017-10-03 10:00:00,-5,1\n",
            "exist_file": b"keep me\n"}
     for name, data in raw.items():
-        suffix = ".csv" if name.endswith("csv") or name == "pollux_like" else ".json"
+        suffix = ".csv" if name.endswith("csv") or name.startswith(("pollux_", "philly_")) else ".json"
         p = root / f"{name}{suffix}"
         p.write_bytes(data)
         paths[name] = str(p)
@@ -284,6 +286,61 @@ case("simulate-sweep-empty-scheds", f"simulate --sweep {{ok_csv}} {SIM} --schedu
 case("simulate-sweep-out-is-file", f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{exist_file}}")
 case("simulate-ok", f"simulate {{ok_csv}} {SIM} --servers 1", 0)
 case("simulate-ok-output", f"simulate {{ok_csv}} {SIM} --servers 1 -o {{out}}/run.json", 0)
+
+# -- issue 14: seeds, Dask, JSON summaries, traces, batches, plot, list ------------------------------------------------
+for v in ("x", "5-1", "1,1", "-3", "0-999999", "1.5", ""):
+    case(f"simulate-sweep-seeds-{v or 'empty'}",
+         f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{out}} --seeds={v}")
+for v in ("nope", "tcp://host", "tcp://:8786", "http://h:1", "tcp://h:0", "tcp://h:99999"):
+    case(f"simulate-sweep-dask-{v}", f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{out}} --dask {v}")
+for v in ("0", "-2", "x"):
+    case(f"simulate-sweep-workers-{v}", f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{out}} --workers {v}")
+case("simulate-seeds-one-run", f"simulate {{ok_csv}} {SIM} --seeds 0-2")
+case("simulate-dask-one-run", f"simulate {{ok_csv}} {SIM} --dask local")
+case("simulate-workers-one-run", f"simulate {{ok_csv}} {SIM} --workers 2")
+case("simulate-trace-is-dir", f"simulate {{ok_csv}} {SIM} --trace {{dir}}")
+case("simulate-json-and-stdout", f"simulate {{ok_csv}} {SIM} --servers 1 --json -o -")
+case("simulate-sweep-with-trace", f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{out}} --trace {{out}}.json")
+case("simulate-sweep-workers-with-address",
+     f"simulate --sweep {{ok_csv}} {SIM} --loads 1 --out {{out}} --dask tcp://h:8786 --workers 2")
+case("simulate-pollux-like-bad-app", f"simulate {{pollux_bad_app}} {SIM}")
+case("simulate-philly-like-bad-row", f"simulate {{philly_bad_row}} {SIM} --load 4")
+case("simulate-ok-json", f"simulate {{ok_csv}} {SIM} --servers 1 --json", 0)
+case("simulate-ok-pollux-like", f"simulate {{pollux_like}} {SIM} --servers 1", 0)
+case("simulate-list", "simulate --list", 0)
+case("solve-batch-no-match", "solve {out}/*.json")
+case("solve-batch-with-output", "solve {rar} {tjct} -o {out}")
+case("solve-batch-deterministic-0", "solve {rar} {tjct} --deterministic-limit 0")
+case("solve-batch-unknown-algorithm", "solve {rar} {tjct} -a ff,nope")
+case("solve-batch-algorithm-fits-none", "solve {rar} {rar_lamda} -a total-jct-greedy")
+case("solve-batch-bad-file", "solve {rar} {rar_lamda} -a ff --workers 1 --no-progress")
+case("solve-batch-empty-algorithms", "solve {rar} {tjct} -a ,")
+case("solve-batch-table-is-dir", "solve {rar} {tjct} --table {dir}")
+case("solve-batch-out-dir-is-file", "solve {rar} {tjct} --out-dir {exist_file}")
+for flag, v in (("--threads", "0"), ("--workers", "0"), ("--seeds", "2-1"), ("--dask", "nowhere")):
+    case(f"solve-batch{flag}-{v}", f"solve {{rar}} {{tjct}} {flag} {v}")
+for flag, v in (("--seeds", "0-2"), ("--out-dir", "{out}"), ("--table", "{out}.csv"), ("--threads", "2"),
+                ("--dask", "local"), ("--workers", "2")):
+    case(f"solve-one{flag}", f"solve {{rar}} {flag} {v}")
+case("solve-json-and-stdout", "solve {rar} -a ff --json -o -")
+case("solve-ok-json", "solve {rar} -a ff --json", 0)
+case("solve-ok-batch", "solve {rar} {tjct} --workers 1 --no-progress --json", 0)
+case("solve-list-json", "solve --list --json", 0)
+case("evaluate-json-bad-schedule", "evaluate {rar} {sched_over} --json")
+case("evaluate-ok-json", "evaluate {tjct} {tjct_sched} --json", 0)
+case("plot-no-output", "plot {rar} {sched}")
+case("plot-both-stdout", "plot {rar} {sched} -o - --trace -")
+case("plot-missing-instance", "plot {missing} {sched} -o {out}.png")
+case("plot-bad-schedule", "plot {rar} {sched_over} -o {out}.png")
+case("plot-schedule-other-problem", "plot {tjct} {sched} -o {out}.png")
+case("plot-not-instance", "plot {wl} {sched} -o {out}.png")
+case("plot-out-is-dir", "plot {rar} {sched} -o {dir}")
+case("plot-trace-is-dir", "plot {rar} {sched} --trace {dir}")
+for flag, v in (("--bound", "-1"), ("--bound", "nan"), ("--optimum", "x"), ("--time-unit", "0")):
+    case(f"plot{flag}-{v}", f"plot {{rar}} {{sched}} -o {{out}}.png {flag} {v}")
+case("plot-too-few-args", "plot {rar}")
+case("list-json", "list --json", 0)
+case("list-exact", "list exact", 0)
 
 # -- the top level -------------------------------------------------------------------------------------------------
 case("no-command", "")

@@ -49,17 +49,18 @@ def _commands(code: str) -> list[list[str]]:
 
 @pytest.mark.parametrize("doc", documents(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_examples_run_as_written(doc, tmp_path, monkeypatch, capsys):
-    """The document's python and sh blocks, in order, in one fresh folder (a later block may use an earlier
-    block's files, as a reader following the page does)."""
+    """The document's python and sh blocks, in order, in one fresh folder and one Python namespace (a later block
+    may use an earlier block's files and names, as a reader following the page, or a notebook, does)."""
     monkeypatch.chdir(tmp_path)
     text = doc.read_text()
+    namespace = {"__name__": "__docs__"}
     for i, m in enumerate(FENCE.finditer(text)):
         lang, code = m.group(1), m.group(2)
         where = f"{doc.relative_to(ROOT)} block {i}"
         if ("philly" in code or "pollux" in code) and missing_reason("philly", "philly.csv"):
             continue  # the shared traces are not on this machine (the skip rule of tests/sim/shared_data.py)
         if lang == "python":
-            exec(compile(code, where, "exec"), {"__name__": "__docs__"})  # noqa: S102 - the docs' own code
+            exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' own code
         elif lang == "sh":
             for argv in _commands(code):
                 assert exit_code(argv) == 0, (where, argv, capsys.readouterr().err)

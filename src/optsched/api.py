@@ -163,4 +163,4 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
     scored = evaluate(instance, out)
     sched = Schedule(scored.schedule.jobs, algorithm=name, instance=getattr(instance, "name", ""))
     return Result(objective=scored.objective, status=SolveStatus.FEASIBLE, runtime_s=runtime, schedule=sched,
-                  algorithm=name, seed=seed, info=info)
+                  algorithm=name, seed=seed, info=info, evaluation=scored)

@@ -28,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv``, only the subcommand it names is imported (start-up time: ``simulate``
+    imports the experiments layer, pandas and matplotlib, which ``solve`` never needs)."""
     from . import __version__, commands
 
     parser = _Parser(
@@ -40,9 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
+    names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_"))
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)  # top-level options take no value
+    for name in names if first not in names else [first]:
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     return parser
 
 
@@ -57,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes: 0 done; 1 a solver or run failed; 2 bad input (files, flags, output paths); 3 ``solve``: an exact
     model stopped by its limit before finding a schedule; 130 interrupted; 141 the output pipe closed; 143 SIGTERM.
     """
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():

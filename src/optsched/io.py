@@ -320,3 +320,24 @@ def load_schedule(path: str | os.PathLike) -> Schedule:
 def save_schedule(schedule: Schedule, path: str | os.PathLike, makespan: float | None = None, **extra: Any) -> None:
     """Write a schedule file atomically."""
     write_json(path, schedule_to_dict(schedule, makespan, **extra))
+
+
+# -- JSON Schemas of the formats (package data: src/optsched/schemas/*.json, published in docs/formats.md) -------
+def schema(format_tag: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a file format, by its tag (``"optsched/rar-ddls@1"``) or name
+    (``"rar-ddls"``). A schema checks a file's shape (fields, types, ranges, unknown keys); the readers check the
+    rest (unique ids, capacities, consistency) with messages naming the field and the job.
+
+    >>> schema("optsched/schedule@1")["title"]
+    'Schedule'
+    """
+    from importlib.resources import files
+
+    name = format_tag.removeprefix("optsched/").split("@")[0]
+    res = files("optsched") / "schemas" / f"{name}.json"
+    if not res.is_file():
+        known = sorted(p.name.removesuffix(".json") for p in (files("optsched") / "schemas").iterdir()
+                       if p.name.endswith(".json"))
+        raise InstanceError(f"no schema for {format_tag!r} (known: {', '.join(known)})", field="format")
+    data: dict[str, Any] = json.loads(res.read_text(encoding="utf-8"))
+    return data

@@ -125,3 +125,54 @@ def output_dir(name: str) -> Callable[[str], str]:
             _writable_ancestor(p / "x", name)
         return text
     return conv
+
+
+def seed_list(name: str = "--seeds") -> Callable[[str], list[int]]:
+    """Seeds for replications: ``0-4`` (0, 1, 2, 3, 4) or ``0,3,7``; each in 0 .. 2**31-1, no duplicates, at most
+    100,000.
+
+    >>> seed_list()("0-2"), seed_list()("5,1")
+    ([0, 1, 2], [5, 1])
+    """
+    one = seed(name)
+
+    def conv(text: str) -> list[int]:
+        out: list[int] = []
+        for part in (p.strip() for p in text.split(",")):
+            a, dash, b = part.partition("-")
+            if dash and a:
+                lo, hi = one(a), one(b)
+                if hi < lo:
+                    raise argparse.ArgumentTypeError(f"{name} must be a range LOW-HIGH with LOW <= HIGH, got {part!r}")
+                if hi - lo >= 100_000:
+                    raise argparse.ArgumentTypeError(f"{name} must name at most 100,000 seeds, got {text!r}")
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(one(part))
+        if len(set(out)) != len(out):
+            raise argparse.ArgumentTypeError(f"{name} lists a seed twice: {text!r}")
+        if len(out) > 100_000:
+            raise argparse.ArgumentTypeError(f"{name} must name at most 100,000 seeds, got {text!r}")
+        return out
+    return conv
+
+
+def dask_address(name: str = "--dask") -> Callable[[str], str]:
+    """``local`` (start a Dask LocalCluster) or a scheduler address ``tcp://HOST:PORT`` (also ``tls://``,
+    ``ucx://``, ``inproc://``); checked for its shape here, reached when the command runs.
+
+    >>> dask_address()("local"), dask_address()("tcp://10.0.0.5:8786")
+    ('local', 'tcp://10.0.0.5:8786')
+    """
+    def conv(text: str) -> str:
+        if text == "local":
+            return text
+        scheme, sep, rest = text.partition("://")
+        host, colon, port = rest.rpartition(":")
+        if not sep or scheme not in ("tcp", "tls", "ucx", "inproc", "ws", "wss") or not rest or \
+                (scheme != "inproc" and (not colon or not host or not port.isascii() or not port.isdigit()
+                                         or not 0 < int(port) < 65536)):
+            raise argparse.ArgumentTypeError(f"{name} must be 'local' or a scheduler address such as "
+                                             f"tcp://HOST:8786, got {text!r}")
+        return text
+    return conv

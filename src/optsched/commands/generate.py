@@ -29,10 +29,18 @@ MAX_TOTAL_JCT_JOBS = 10_000
 
 def _register_rar(kinds) -> None:
     p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
-                         description="A random RAR-DDLS instance in the style of paper 000's section 7 "
-                                     "(optsched.generators.rar.random_rar_instance), or its exact setting with "
-                                     "--preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
+                         description="A random RAR-DDLS instance where jobs queue and contention binds "
+                                     "(optsched.generators.rar.contended_rar_instance: --load, --contention), "
+                                     "or with --paper the literal section 7 rules (random_rar_instance: every "
+                                     "small instance is then closed by the lower bound), or the paper's setting "
+                                     "with --preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
     p.add_argument("--preset", choices=["mobihoc22"], help="the paper's section 7 setting (ignores --jobs)")
+    p.add_argument("--paper", action="store_true",
+                   help="the literal section 7 rules (servers of 4-32 GPUs, xi_1 = xi_2) instead of queued jobs")
+    p.add_argument("--load", type=positive_float("--load"), default=None,
+                   help="GPUs the jobs ask for over the cluster's GPUs (default 2: jobs queue)")
+    p.add_argument("--contention", type=positive_float("--contention"), default=None,
+                   help="xi_1 in (0, 1] of k = max(1, xi_1 p) (default 1: two split jobs on a server contend)")
     p.add_argument("--jobs", type=positive_int("--jobs"), default=20, help="number of jobs (default 20)")
     p.add_argument("--servers", type=positive_int("--servers"), default=None,
                    help="number of servers (default 4; preset: 20)")
@@ -45,15 +53,27 @@ def _register_rar(kinds) -> None:
 
 def _build_rar(args: argparse.Namespace):
     from ..cluster import SERVER_BYTES
-    from ..generators.rar import mobihoc22_preset, random_rar_instance
+    from ..errors import InstanceError
+    from ..generators.rar import contended_rar_instance, mobihoc22_preset, random_rar_instance
     from ..limits import require_memory
 
     horizon = 1200 if args.horizon is None else args.horizon
     require_memory(args.jobs, JOB_BYTES, "jobs", field="--jobs")
     require_memory(args.servers or 0, SERVER_BYTES, "servers", field="--servers")
+    if args.preset or args.paper:
+        for flag, value in (("--load", args.load), ("--contention", args.contention)):
+            if value is not None:
+                raise InstanceError("applies to the default (queued) instances, not to --paper or --preset",
+                                    field=flag)
+    if args.contention is not None and args.contention > 1:
+        raise InstanceError(f"must lie in (0, 1], got {args.contention:g}", field="--contention")
     if args.preset == "mobihoc22":
         return mobihoc22_preset(args.seed, servers=args.servers or 20, horizon=horizon)
-    return random_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon)
+    if args.paper:
+        return random_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon)
+    return contended_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon,
+                                  load=2.0 if args.load is None else args.load,
+                                  contention_xi=1.0 if args.contention is None else args.contention)
 
 
 JOB_BYTES = 2_000  # a job in the instance, its file and the heuristics' per-job arrays (estimate)

@@ -1,6 +1,6 @@
 """Paper 003's offline problem exactly: the most (weighted) deadlines met, with GPU counts and nodes chosen.
 
-The problem (``formulations/deadline.md``): every job arrives at r_j with deadline d_j (eq. 7); a schedule
+The problem (``docs/formulations/deadline.md``): every job arrives at r_j with deadline d_j (eq. 7); a schedule
 picks, for each job, whether it runs, its *node vector* (GPUs per node; its run time is eq. 1 with B_intra
 on one node, B_inter on several) and its start on the time grid of ``time_unit_s`` (the instance's by
 default); jobs run without preemption, every node holds at most its GPUs at every instant; maximise the number
@@ -217,7 +217,7 @@ def _registered_cpsat(inst: DeadlineWorkload, *, seed: int | None = None, time_l
 # -- brute force ---------------------------------------------------------------------------------------------
 def brute_force_deadline(inst: DeadlineWorkload, *, time_unit_s: float | None = None, weights: str = "count",
                          max_jobs: int = MAX_BRUTE_JOBS) -> Result:
-    """The grid optimum by enumeration, independent of CP-SAT (``formulations/deadline.md``, "Brute force"):
+    """The grid optimum by enumeration, independent of CP-SAT (``docs/formulations/deadline.md``, "Brute force"):
     jobs are added one at a time with a node vector, each at its earliest grid start >= its arrival at which
     the vector fits beside the jobs already placed; the (start, job) pairs must increase along a branch (every
     on-time schedule can be shifted left into one that this generates in the order of its starts); a branch
@@ -349,7 +349,7 @@ class DeadlineBound:
 
 def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time_limit: float | None = 30.0,
                          seed: int | None = 0) -> DeadlineBound:
-    """The energy relaxation (``formulations/deadline.md``, "Upper bound"): choose jobs y_j in {0, 1} to
+    """The energy relaxation (``docs/formulations/deadline.md``, "Upper bound"): choose jobs y_j in {0, 1} to
     maximise the weighted count subject to, for every window [a, b] with a an arrival and b a deadline,
     sum over the jobs whose window lies inside [a, b] of E_j y_j <= G (b - a), E_j = :func:`min_energy_gpu_s`,
     and y_j = 0 for a job that cannot finish in its window at all. Every schedule's set of on-time jobs

@@ -304,6 +304,14 @@ def workload_from_csv_text(text: str, name: str = "") -> Workload:
         raise InstanceError("empty CSV: expected a header line with " + ", ".join(REQUIRED), field="header")
     header = [h.strip() for h in rows[0]]
     unknown = [h for h in header if h not in COLUMNS]
+    if unknown and {"name", "time", "application", "num_replicas"} <= set(header):
+        raise InstanceError("this is a Pollux workload CSV (name, time, application, num_replicas): run it by path "
+                            "with 'optsched simulate FILE' or optsched.sim.traces.pollux_workload(path=FILE)",
+                            field="header")
+    if unknown and {"timestamp", "duration", "num_gpus"} <= set(header):
+        raise InstanceError("this is a Philly trace CSV (timestamp, duration, num_gpus): run it by path with "
+                            "'optsched simulate FILE --load L' or optsched.sim.traces.philly_workload(path=FILE)",
+                            field="header")
     if unknown:
         raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
     dup = sorted({h for h in header if header.count(h) > 1})
