@@ -4,7 +4,7 @@ helpers of typed clusters, and the ``hetero`` performance model (our throughput 
 
 Importing this package registers ``gavel`` (max-min fairness, Blox's "Gavel"), ``gavel-makespan`` and the
 performance model ``hetero`` (the simulator imports it on first use of an unknown name). Rules:
-``docs/algorithms/gavel.md``; the LPs: ``formulations/gavel.md``.
+``docs/algorithms/gavel.md``; the LPs: ``docs/formulations/gavel.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Gavel (Narayanan et al., OSDI 2020) as Blox composes it: an allocation LP over GPU types, realised round by round.
 
-Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``formulations/gavel.md`` and :mod:`.lp`.
+Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/gavel.md`` and :mod:`.lp`.
 
 * **Allocation.** Whenever the set of active jobs changes (an admission or a completion), :class:`Gavel` solves
   its LP over the active jobs (queued and running): ``objective="max-min"`` (heterogeneity-aware LAS, Blox's

@@ -1,4 +1,4 @@
-"""Gavel's allocation LPs over the fraction of time each job spends on each GPU type (``formulations/gavel.md``).
+"""Gavel's allocation LPs over the fraction of time each job spends on each GPU type (``docs/formulations/gavel.md``).
 
 Inputs are plain arrays: ``T`` (jobs x types) the throughput of every job on every GPU type when it holds its
 ``z`` GPUs of that type (iterations per second; 0 where it may not run), ``z`` the GPUs each job needs (Gavel's
