@@ -7,9 +7,11 @@ Full run: writes ``docs/results/gavel.md`` and ``gavel_runs.csv``, ``gavel_lp.cs
 seeds, a smaller window, smaller LPs) writes the same names into a temporary folder (or ``--out DIR``), never
 into ``docs/results``.
 
-Setting: cluster ``V100:4x4,P100:4x4,K80:4x4`` (48 GPUs, Gavel's three types); workload
-``philly_workload(load, seed, window=(300, 400))`` in OUR mode (the trace's run times and GPU counts, Blox's
-filter, jobs up to 16 GPUs, Poisson arrivals; ``docs/algorithms/blox.md``); performance model
+Setting: two clusters of Gavel's three types, ``V100:4x4,P100:4x4,K80:4x4`` (48 GPUs: light contention) and
+``V100:2x4,P100:2x4,K80:2x4`` (24 GPUs: contended); workload
+``philly_workload(load, seed, window=(300, 400), n_jobs=450, max_gpus=16)`` in OUR mode (the trace's run times
+and GPU counts, Blox's filter, jobs up to 16 GPUs, Poisson arrivals; jobs 400-449 are load only, none arrive
+after them; ``docs/algorithms/blox.md``); performance model
 ``HeteroPerf.for_cluster`` (OUR throughput table, ``optsched.perf.hetero``: every type speed is our estimate);
 300 s rounds; each run stops when the tracked jobs are done. FIFO, LAS and Tiresias place with the type-aware
 ``consolidated`` placement (a job on one type, the best fit over all servers). Metrics over the tracked jobs:
@@ -41,7 +43,7 @@ from optsched.sim.hetero import Gavel, GavelMakespan, finish_time_fairness, max_
 from optsched.sim.traces import PHILLY_MODELS, philly_workload  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
-CLUSTER = "V100:4x4,P100:4x4,K80:4x4"
+CLUSTERS = ("V100:4x4,P100:4x4,K80:4x4", "V100:2x4,P100:2x4,K80:2x4")
 POLICIES = ("fifo", "las", "tiresias", "gavel", "gavel-makespan")
 
 
@@ -59,17 +61,18 @@ def _scheduler(name: str):
     return {"gavel": Gavel, "gavel-makespan": GavelMakespan}.get(name, lambda: name)()
 
 
-def one_run(name: str, load: float, seed: int, window: tuple[int, int]) -> dict:
-    cl = parse_cluster(CLUSTER)
+def one_run(name: str, load: float, seed: int, window: tuple[int, int], cluster: str) -> dict:
+    cl = parse_cluster(cluster)
     perf = HeteroPerf.for_cluster(cl)
-    wl = philly_workload(load, seed, window=window, max_gpus=16)
+    wl = philly_workload(load, seed, window=window, n_jobs=window[1] + 50, max_gpus=16)
     sched = _scheduler(name)
     t0 = time.perf_counter()
     r = simulate(wl, cl, scheduler=sched, perf=perf, stop_when_tracked_done=True, seed=seed)
     wall = time.perf_counter() - t0
     rho = finish_time_fairness(r, cl, perf)
     s = r.summary
-    row = {"policy": name, "load": load, "seed": seed, "tracked": s["tracked"], "finished": s["finished_tracked"],
+    row = {"cluster": cluster, "gpus": cl.total_gpus, "policy": name, "load": load, "seed": seed,
+           "tracked": s["tracked"], "finished": s["finished_tracked"],
            "avg_jct_h": s["avg_jct_s"] / 3600, "makespan_h": s["makespan_s"] / 3600,
            "rho_mean": float(rho["rho"].mean()), "rho_max": float(rho["rho"].max()),
            "share_rho_gt_1": float((rho["rho"] > 1).mean()), "preemptions": s["preemptions"], "wall_s": wall}
@@ -144,25 +147,27 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     lp = lp_timing(sizes, repeats=3 if args.quick else 5)
     runs = []
-    for seed in seeds:
-        for name in POLICIES:
-            runs.append(one_run(name, args.load, seed, window))
-            print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in runs[-1].items()}, flush=True)
+    for cluster in CLUSTERS:
+        for seed in seeds:
+            for name in POLICIES:
+                runs.append(one_run(name, args.load, seed, window, cluster))
+                print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in runs[-1].items()}, flush=True)
     df = pd.DataFrame(runs)
     wall = time.perf_counter() - t0
 
     lines = ["# Gavel vs FIFO / LAS / Tiresias on a heterogeneous cluster (our simulator)", "",
              f"Our simulator's and our solvers' numbers. Command: {cmd} ({wall:.0f} s wall on the shared 2-core "
              "machine). Setting: " + " ".join(__doc__.split("Setting: ")[1].split("\n")).strip(), "",
-             f"Cluster {CLUSTER} (48 GPUs); Philly in OUR mode at {args.load:g} jobs/h, jobs "
-             f"{window[0]}-{window[1] - 1} tracked; seeds {', '.join(map(str, seeds))}; mean ± 95 % interval "
-             "(Student t over seeds).", "",
-             "| policy | avg JCT (h) | makespan (h) | mean rho | worst rho | share rho > 1 | preemptions |",
-             "|---|---|---|---|---|---|---|"]
-    for name in POLICIES:
-        d = df[df["policy"] == name]
-        lines.append(f"| {name} | {ci(d['avg_jct_h'])} | {ci(d['makespan_h'])} | {ci(d['rho_mean'])} | "
-                     f"{ci(d['rho_max'])} | {ci(d['share_rho_gt_1'])} | {ci(d['preemptions'].astype(float))} |")
+             f"Philly in OUR mode at {args.load:g} jobs/h, jobs {window[0]}-{window[1] - 1} tracked; seeds "
+             f"{', '.join(map(str, seeds))}; mean ± 95 % interval (Student t over seeds)."]
+    for cluster in CLUSTERS:
+        lines += ["", f"### {cluster} ({int(df[df['cluster'] == cluster]['gpus'].iloc[0])} GPUs)", "",
+                  "| policy | avg JCT (h) | makespan (h) | mean rho | worst rho | share rho > 1 | preemptions |",
+                  "|---|---|---|---|---|---|---|"]
+        for name in POLICIES:
+            d = df[(df["policy"] == name) & (df["cluster"] == cluster)]
+            lines.append(f"| {name} | {ci(d['avg_jct_h'])} | {ci(d['makespan_h'])} | {ci(d['rho_mean'])} | "
+                         f"{ci(d['rho_max'])} | {ci(d['share_rho_gt_1'])} | {ci(d['preemptions'].astype(float))} |")
     unfinished = df[df["finished"] < df["tracked"]]
     lines += ["", f"Runs with unfinished tracked jobs: {len(unfinished)}.", ""]
     g = df[df["policy"].str.startswith("gavel")]
