@@ -3,10 +3,15 @@ inclusive 3000..4000 window, the bursty dual-load workload, and replay of a plai
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+from tests.cli import exit_code
+from tests.sim.shared_data import PHILLY, needs_data
 
+from optsched.cli import main
 from optsched.errors import InstanceError
 from optsched.sim.traces import (
     BLOX_MAX_DURATION_S,
@@ -208,3 +213,37 @@ def test_resolve_workload_names_the_modes():
         with pytest.raises(InstanceError) as e:
             resolve_workload(bad, philly_frame=fr)
         assert e.value.field == "workload"
+
+
+# -- the real trace and the command line ------------------------------------------------------------------------
+@needs_data(*PHILLY)
+def test_blox_mode_on_the_real_trace_tracks_1001_jobs():
+    blox = philly_workload(8.0, seed=0, n_jobs=4100, mode="blox")
+    ours = philly_workload(8.0, seed=0, n_jobs=4100)
+    assert sum(j.tracked for j in blox) == 1001 and sum(j.tracked for j in ours) == 1000
+    assert all(j.gpus == 1 for j in blox) and blox.meta["trace_jobs"] > ours.meta["trace_jobs"]
+    assert blox.meta["run_times"].startswith("Blox synthetic") and ours.meta["run_times"] == "trace"
+
+
+@needs_data(*PHILLY)
+def test_cli_runs_blox_mode(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["simulate", "philly:blox", "--jobs-window", "0:20", "--jobs", "60", "--servers", "2",
+                 "--no-progress", "--quiet", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["summary"]["tracked"] == 20 and all(j["gpus"] == 1 for j in doc["jobs"])
+
+
+def test_cli_replays_a_plain_trace(tmp_path, capsys):
+    p = tmp_path / "t.txt"
+    p.write_text("0,resnet50,0,1000,4\n1,a3c,5,10,1\n")
+    out = tmp_path / "r.json"
+    assert main(["simulate", f"replay:{p}", "--event", "--servers", "1", "--gpus-per-server", "4",
+                 "--no-progress", "--quiet", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert sorted(j["id"] for j in doc["jobs"]) == ["0", "1"]
+    p.write_text("0,resnet50,0,1000,4\n1,bert,5,10,1\n")
+    capsys.readouterr()
+    assert exit_code(["simulate", f"replay:{p}", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "line 2.model" in err[0] and "'1'" in err[0]
