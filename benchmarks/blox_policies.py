@@ -74,7 +74,7 @@ def pivot_md(table: pd.DataFrame, metric: str, label: str) -> str:
 
 def checks(table: pd.DataFrame) -> list[str]:
     """The digest's section-5 statements about FIFO and Tiresias, tested on our numbers (Optimus is not
-    implemented here, so the statements about it are left out)."""
+    part of this grid, so the statements about it are left out)."""
     jct = table.pivot_table(index="load", columns="scheduler", values="avg_jct_s", aggfunc="first")
     resp = table.pivot_table(index="load", columns="scheduler", values="avg_responsiveness_s", aggfunc="first")
     high = [L for L in jct.index if L > 7]
