@@ -40,6 +40,15 @@ SCHEDULERS = ("fifo", "las", "srtf", "tiresias")
 ADMISSIONS = ("accept-all", "accept-1.5", "accept-1.4", "accept-1.2", "accept-1.0")
 
 
+def mode_text(mode: str) -> str:
+    """Which Philly mode ran, in words (every result says it)."""
+    if mode == "blox":
+        return ("BLOX'S MODE (`philly:blox`, as Blox's simulator_simple.py runs by default: synthetic run times, "
+                "80 % 60*10^U(1.5,3) s and 20 % 60*10^U(3,4) s, one GPU per job, Blox's run-time filter, "
+                "integer-second Poisson gaps)")
+    return "OUR MODE (`philly`: the trace's run times and GPU counts, Blox's filter, Poisson arrivals)"
+
+
 def pivot_md(table: pd.DataFrame, metric: str, label: str) -> str:
     """Loads x schedulers, hours. A run cut by the horizon shows ``value* (lb)``: the average over the finished
     tracked jobs, then the lower bound counting the unfinished ones as completing at the horizon."""
@@ -65,7 +74,7 @@ def pivot_md(table: pd.DataFrame, metric: str, label: str) -> str:
 
 def checks(table: pd.DataFrame) -> list[str]:
     """The digest's section-5 statements about FIFO and Tiresias, tested on our numbers (Optimus is not
-    implemented here, so the statements about it are left out)."""
+    part of this grid, so the statements about it are left out)."""
     jct = table.pivot_table(index="load", columns="scheduler", values="avg_jct_s", aggfunc="first")
     resp = table.pivot_table(index="load", columns="scheduler", values="avg_responsiveness_s", aggfunc="first")
     high = [L for L in jct.index if L > 7]
@@ -108,22 +117,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-admission", action="store_true", help="skip the admission study")
     ap.add_argument("--admission-only", action="store_true", help="only the admission study")
     ap.add_argument("--loads", default=None, help="override the loads, e.g. 1,5,9")
+    ap.add_argument("--mode", choices=("ours", "blox"), default="ours",
+                    help="Philly mode: ours (trace run times and GPUs, jobs 3000-3999) or blox (Blox's code: "
+                         "synthetic run times, one GPU, integer gaps, jobs 3000..4000 inclusive); blox writes "
+                         "*_bloxmode files")
     ap.add_argument("--drain-h", type=float, default=2000.0,
                     help="stop each run this many simulated hours after the last tracked arrival (default 2000)")
     ap.add_argument("--admissions", default=",".join(ADMISSIONS),
                     help="admission variants of the study (default all; without accept-all the baseline row is "
                          "taken from blox_policies.csv, LAS at the same load)")
     args = ap.parse_args(argv)
-    window = (300, 400) if args.quick else (3000, 4000)
+    blox = args.mode == "blox"
+    # Blox's mode tracks its inclusive window (3000..4000: 1,001 jobs; quick 300..400)
+    window = ((300, 401) if blox else (300, 400)) if args.quick else ((3000, 4001) if blox else (3000, 4000))
     if args.loads:
         loads = [float(x) for x in args.loads.split(",")]
     else:
         loads = [1.0, 2.0] if args.quick else [float(x) for x in range(1, 10)]
-    sfx = "_quick" if args.quick else ""
+    sfx = ("_bloxmode" if blox else "") + ("_quick" if args.quick else "")
     servers = 1 if args.quick else 32
     seeds = [int(x) for x in args.seeds.split(",")]
     args.seed = ",".join(map(str, seeds))
-    run_kw = dict(workload="philly", window=window, servers=servers, gpus_per_server=4, drain_h=args.drain_h)
+    run_kw = dict(workload="philly:blox" if blox else "philly", window=window, servers=servers, gpus_per_server=4,
+                  drain_h=args.drain_h)
     RESULTS.mkdir(parents=True, exist_ok=True)
     given = list(sys.argv[1:] if argv is None else argv)
     cmd = "`.venv/bin/python benchmarks/blox_policies.py" + "".join(" " + a for a in given) + "`"
@@ -137,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - t0
         notes = [
             f"Our simulator's numbers, not the paper's. Command: {cmd} (seed {args.seed}, {args.workers} workers, "
-            f"{wall:.0f} s). Philly trace with Blox's filter, Poisson arrivals, jobs {window[0]}-{window[1] - 1} "
-            f"tracked, {servers * 4} GPUs ({servers} x 4), consolidated placement, accept-all, 300 s rounds, "
+            f"{wall:.0f} s). Philly trace in {mode_text(args.mode)}, jobs {window[0]}-{window[1] - 1} "
+            f"tracked (inclusive), {servers * 4} GPUs ({servers} x 4), consolidated placement, accept-all, "
+            "300 s rounds, "
             "constant iteration time (cross-server factor 1.25), Tiresias threshold 3600 GPU-s. Each run stops when "
             "every tracked job "
             f"is done or {args.drain_h:g} simulated hours after the last tracked arrival, whichever is first; "
@@ -152,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             "## Every run", "",
         ]
         paths = write_sweep(result, RESULTS, f"blox_policies{sfx}",
-                            title="Blox policy comparison on Philly (our simulator)", notes=notes)
+                            title=f"Blox policy comparison on Philly, {args.mode} mode (our simulator)", notes=notes)
         print("\n".join(notes[:-2]))
         print("written: " + ", ".join(str(p) for p in paths))
 
@@ -181,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                   else float("nan"))
         lines = [
             f"# Admission study: LAS + FIFO admission (Accept k x) on Philly at {load:g} jobs/h (our simulator)", "",
-            f"Our simulator's numbers. Command: {cmd} (seed {args.seed}, {wall:.0f} s); setting as in "
-            "blox_policies.md. Blox (Fig. 12 caption): Accept 1.5x 5% faster, 1.2x 15% faster, 1.0x 30% faster "
+            f"Our simulator's numbers. Command: {cmd} (seed {args.seed}, {wall:.0f} s); Philly in "
+            f"{mode_text(args.mode)}; setting as in blox_policies{sfx}.md. Blox (Fig. 12 caption): Accept 1.5x "
+            "5% faster, 1.2x 15% faster, 1.0x 30% faster "
             "than Accept-all in average JCT, responsiveness worse.", "",
             "| admission | avg JCT (h) | JCT change vs accept-all | avg responsiveness (h) | responsiveness change |"
             " preemptions |",

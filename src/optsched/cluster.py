@@ -2,6 +2,14 @@
 
 Units are those of the problem that uses the cluster (paper 000: data units per time slot; paper 001:
 GB and GB/s); each problem module documents its own.
+
+Every server has a GPU type (``Server.gpu_type``, default :data:`DEFAULT_GPU_TYPE`, ``"GPU"``: one untyped kind,
+which keeps every existing cluster homogeneous); heterogeneous clusters (Gavel's V100 / P100 / K80) give servers
+different types, e.g. with :meth:`Cluster.typed` or :func:`parse_cluster`:
+
+>>> c = parse_cluster("V100:2x4,K80:1x8")
+>>> c.gpu_types, c.gpus_by_type, c.server_ids
+(('V100', 'K80'), {'V100': 8, 'K80': 8}, ('v100-0', 'v100-1', 'k80-0'))
 """
 
 from __future__ import annotations
@@ -15,12 +23,20 @@ from .limits import require_memory
 SERVER_BYTES = 400  # a server's share of memory across the cluster, its state and per-server arrays (estimate)
 
 
+DEFAULT_GPU_TYPE = "GPU"  # the one GPU type of a cluster that names none (every existing cluster)
+
+
 @dataclass(frozen=True)
 class Server:
-    """One server with ``gpus`` identical GPUs."""
+    """One server with ``gpus`` identical GPUs of type ``gpu_type`` (any non-empty name, e.g. ``"V100"``).
+
+    >>> Server("s0", 4).gpu_type, Server("s1", 8, "K80").gpu_type
+    ('GPU', 'K80')
+    """
 
     id: str
     gpus: int
+    gpu_type: str = DEFAULT_GPU_TYPE
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,9 @@ class Cluster:
                 raise InstanceError(
                     f"must be a positive integer, got {s.gpus!r}", field=f"cluster.servers[{i}].gpus"
                 )
+            if not isinstance(s.gpu_type, str) or not s.gpu_type.strip() or "," in s.gpu_type:
+                raise InstanceError(f"must be a non-empty name without commas, got {s.gpu_type!r}",
+                                    field=f"cluster.servers[{i}].gpu_type")
         for name in ("intra_bandwidth", "inter_bandwidth"):
             v = getattr(self, name)
             if not _is_number(v) or v <= 0:
@@ -65,6 +84,48 @@ class Cluster:
         """``n_servers`` servers ``s0..s{n-1}`` with ``gpus_per_server`` GPUs each."""
         require_memory(n_servers, SERVER_BYTES, "servers", field="servers")
         return cls(tuple(Server(f"s{i}", gpus_per_server) for i in range(n_servers)), **bandwidths)
+
+    @classmethod
+    def typed(cls, spec: Mapping[str, tuple[int, int]], **bandwidths: float) -> Cluster:
+        """A heterogeneous cluster from ``{gpu_type: (servers, gpus_per_server)}``, in the mapping's order;
+        server ids are ``<type in lower case>-<i>``.
+
+        >>> Cluster.typed({"V100": (1, 4), "P100": (2, 2)}).capacity
+        {'v100-0': 4, 'p100-0': 2, 'p100-1': 2}
+        """
+        if not isinstance(spec, Mapping) or not spec:
+            raise InstanceError(f"must map GPU types to (servers, gpus_per_server), got {spec!r}", field="cluster")
+        servers: list[Server] = []
+        for t, pair in spec.items():
+            try:
+                n, g = pair
+            except (TypeError, ValueError):
+                raise InstanceError(f"must be (servers, gpus_per_server), got {pair!r}",
+                                    field=f"cluster.{t}") from None
+            for name, v in (("servers", n), ("gpus_per_server", g)):
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise InstanceError(f"must be a positive integer, got {v!r}", field=f"cluster.{t}.{name}")
+            require_memory(len(servers) + n, SERVER_BYTES, "servers", field="servers")
+            servers += [Server(f"{str(t).lower()}-{i}", g, t) for i in range(n)]
+        return cls(tuple(servers), **bandwidths)
+
+    @property
+    def gpu_types(self) -> tuple[str, ...]:
+        """The GPU types present, in the order they first appear among the servers."""
+        return tuple(dict.fromkeys(s.gpu_type for s in self.servers))
+
+    @property
+    def gpus_by_type(self) -> dict[str, int]:
+        """GPU type -> number of GPUs of that type."""
+        out: dict[str, int] = {}
+        for s in self.servers:
+            out[s.gpu_type] = out.get(s.gpu_type, 0) + s.gpus
+        return out
+
+    @property
+    def heterogeneous(self) -> bool:
+        """True if the servers have more than one GPU type."""
+        return len(self.gpu_types) > 1
 
     @property
     def server_ids(self) -> tuple[str, ...]:
@@ -114,9 +175,44 @@ def servers_from(pairs: Iterable[tuple[str, int]]) -> tuple[Server, ...]:
     return tuple(Server(sid, g) for sid, g in pairs)
 
 
-def as_cluster(spec: Cluster | tuple[int, int] | list[int], *, homogeneous: str | None = None) -> Cluster:
-    """A :class:`Cluster` given as itself or as ``(servers, gpus_per_server)``; with ``homogeneous`` (the reason,
-    e.g. "paper 001's model"), every server must have the same number of GPUs.
+def parse_cluster(text: str, **bandwidths: float) -> Cluster:
+    """A cluster from ``"TYPE:SERVERSxGPUS,..."`` (e.g. ``"V100:8x4,P100:8x4,K80:8x4"``, Gavel's three types) or
+    plain ``"SERVERSxGPUS"`` (one untyped kind).
+
+    >>> parse_cluster("2x4").total_gpus, parse_cluster("V100:1x4,K80:2x2").gpus_by_type
+    (8, {'V100': 4, 'K80': 4})
+    >>> parse_cluster("V100:4")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: cluster: part 'V100:4' must be [TYPE:]SERVERSxGPUS, e.g. V100:8x4
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InstanceError(f"must be [TYPE:]SERVERSxGPUS[,...], got {text!r}", field="cluster")
+    spec: dict[str, tuple[int, int]] = {}
+    for part in text.split(","):
+        part = part.strip()
+        t, _, size = part.rpartition(":")
+        try:
+            n_text, g_text = size.lower().split("x")
+            n, g = int(n_text), int(g_text)
+        except ValueError:
+            raise InstanceError(f"part {part!r} must be [TYPE:]SERVERSxGPUS, e.g. V100:8x4", field="cluster") from None
+        t = t.strip() or DEFAULT_GPU_TYPE
+        if t in spec:
+            raise InstanceError(f"GPU type {t!r} given twice", field="cluster")
+        spec[t] = (n, g)
+    if list(spec) == [DEFAULT_GPU_TYPE]:
+        n, g = spec[DEFAULT_GPU_TYPE]
+        for name, v in (("servers", n), ("gpus_per_server", g)):
+            if v < 1:
+                raise InstanceError(f"must be a positive integer, got {v!r}", field=name)
+        return Cluster.homogeneous(n, g, **bandwidths)
+    return Cluster.typed(spec, **bandwidths)
+
+
+def as_cluster(spec: Cluster | tuple[int, int] | list[int] | str, *, homogeneous: str | None = None) -> Cluster:
+    """A :class:`Cluster` given as itself, as ``(servers, gpus_per_server)`` or as a :func:`parse_cluster` string;
+    with ``homogeneous`` (the reason, e.g. "paper 001's model"), every server must have the same number of GPUs.
 
     >>> as_cluster((2, 4)).total_gpus
     8
@@ -127,6 +223,8 @@ def as_cluster(spec: Cluster | tuple[int, int] | list[int], *, homogeneous: str 
     """
     if isinstance(spec, Cluster):
         cluster = spec
+    elif isinstance(spec, str):
+        cluster = parse_cluster(spec)
     else:
         try:
             servers, gpus = spec

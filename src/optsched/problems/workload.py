@@ -10,8 +10,11 @@ column names (documented in ``docs/formats.md``, section ``optsched/workload@1``
 
 * JSON: ``{"format": "optsched/workload@1", "name": ..., "seed": ..., "meta": {...}, "jobs": [{...}, ...]}``
 * CSV: a header line with the job field names (``id, arrival_s, gpus, iterations, iteration_time_s`` required;
-  ``model, predicted_iterations, deadline_s, user, group, tracked`` optional), one job per line; an empty
-  cell means the default.
+  ``model, predicted_iterations, deadline_s, user, group, tracked, gpu_type`` optional), one job per line; an
+  empty cell means the default.
+
+``gpu_type`` names the GPU type a job must run on (``V100``, ``K80``, ...: a server's ``Server.gpu_type``); empty
+means any type (the simulator still keeps each job on one type at a time).
 
 Units: seconds (``arrival_s``, ``iteration_time_s``, ``deadline_s`` is an *absolute* time, like
 ``arrival_s``); ``iterations`` is the amount of work (any positive number: fractional iterations are allowed,
@@ -47,7 +50,7 @@ FORMAT = "optsched/workload@1"
 
 # column order of the CSV flavour (and of to_records / to_frame)
 COLUMNS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
-           "deadline_s", "user", "group", "tracked")
+           "deadline_s", "user", "group", "tracked", "gpu_type")
 REQUIRED = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s")
 
 
@@ -64,10 +67,13 @@ class WorkloadJob:
     ``predicted_iterations`` what a predictor believes the work is (A-SRPT, SRTF with predictions);
     ``deadline_s`` an absolute completion deadline (optional); ``user``/``group`` tenant labels (admission
     quotas); ``spec`` an arbitrary object a performance model may need (a ``RarJob``, a ``PipelineJob``);
-    ``tracked`` whether the job counts in the metrics (Blox measures only a window of job ids).
+    ``tracked`` whether the job counts in the metrics (Blox measures only a window of job ids); ``gpu_type`` the
+    GPU type it must run on ("" = any).
 
     >>> WorkloadJob("j", 0.0, 4, 1000, 0.25).duration_alone_s
     250.0
+    >>> WorkloadJob("k", 0.0, 1, 10, 1.0, gpu_type="K80").gpu_type
+    'K80'
     """
 
     id: str
@@ -82,6 +88,7 @@ class WorkloadJob:
     group: str = ""
     spec: Any = field(default=None, compare=False)
     tracked: bool = True
+    gpu_type: str = ""
 
     def __post_init__(self) -> None:
         jid = self.id
@@ -118,6 +125,8 @@ class WorkloadJob:
                 bad(name, "must be a string")
         if not isinstance(self.tracked, bool):
             bad("tracked", "must be true or false")
+        if not isinstance(self.gpu_type, str) or self.gpu_type != self.gpu_type.strip() or "," in self.gpu_type:
+            bad("gpu_type", "must be a GPU type name (no surrounding spaces, no commas) or empty")
         # store plain floats (numpy scalars from generators would leak into JSON otherwise)
         for name in ("arrival_s", "iterations", "iteration_time_s"):
             object.__setattr__(self, name, float(getattr(self, name)))
@@ -265,7 +274,7 @@ _CSV_PARSE = {"arrival_s": float, "gpus": None, "iterations": float, "iteration_
 
 def _csv_value(col: str, text: str, path: str, job: str | None):
     text = text.strip()
-    if col in ("id", "model", "user", "group"):
+    if col in ("id", "model", "user", "group", "gpu_type"):
         return text
     if col == "tracked":
         low = text.lower()
@@ -335,7 +344,7 @@ def workload_to_dict(wl: Workload) -> dict[str, Any]:
     for j in wl.jobs:
         rec: dict[str, Any] = {"id": j.id, "arrival_s": j.arrival_s, "gpus": j.gpus, "iterations": j.iterations,
                                "iteration_time_s": j.iteration_time_s}
-        for c in ("model", "predicted_iterations", "deadline_s", "user", "group"):
+        for c in ("model", "predicted_iterations", "deadline_s", "user", "group", "gpu_type"):
             v = getattr(j, c)
             if v not in ("", None):
                 rec[c] = v
@@ -371,15 +380,17 @@ def _jsonable_meta(x: Any) -> Any:
 
 
 def workload_to_csv_text(wl: Workload) -> str:
+    """The CSV flavour (the ``gpu_type`` column only when some job names a type)."""
+    cols = COLUMNS if any(j.gpu_type for j in wl.jobs) else tuple(c for c in COLUMNS if c != "gpu_type")
     buf = _io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    w.writerow(cols)
     for j in wl.jobs:
         if j.spec is not None:
             raise InstanceError("the CSV flavour cannot carry a spec; write JSON", field="spec", job=j.id)
         w.writerow([("" if v is None else ("true" if v is True else "false" if v is False else repr(v)
                                            if isinstance(v, float) else v))
-                    for v in (getattr(j, c) for c in COLUMNS)])
+                    for v in (getattr(j, c) for c in cols)])
     return buf.getvalue()
 
 

@@ -127,9 +127,14 @@ class Simulator:
         self.seed = seed
         self.config.setdefault("seed", seed)
         total = cluster.total_gpus
+        by_type = cluster.gpus_by_type
         for wj in workload.jobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
+            if wj.gpu_type and by_type.get(wj.gpu_type, 0) < wj.gpus:
+                raise InstanceError(f"needs {wj.gpus} GPUs of type {wj.gpu_type!r}; the cluster has "
+                                    f"{by_type.get(wj.gpu_type, 0)} (types: {', '.join(by_type)})", field="gpu_type",
+                                    job=wj.id)
         self._started = False
 
     # -- the stepping API ----------------------------------------------------------------------------------
@@ -146,7 +151,8 @@ class Simulator:
         self.view.extra["seed"] = self.seed
         self.jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
                          predicted_iterations=w.predicted_iterations, deadline_s=w.deadline_s, user=w.user,
-                         group=w.group, spec=w.spec, tracked=w.tracked) for i, w in enumerate(self.workload.jobs)]
+                         group=w.group, spec=w.spec, tracked=w.tracked, gpu_type=w.gpu_type)
+                     for i, w in enumerate(self.workload.jobs)]
         order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
         self._arrivals = [self.jobs[i] for i in order]
         self._arr_t = [j.arrival_s for j in self._arrivals]

@@ -270,82 +270,142 @@ _BIG = np.iinfo(np.int64).max
 
 
 # -- placement -------------------------------------------------------------------------------------------------
+# GPU types: on a cluster with one GPU type (every cluster that names none) the placements below run their plain
+# code. On a heterogeneous cluster a job runs on one type at a time: on its own ``gpu_type`` if it names one, else
+# on any single type; the walk's size-only pruning (``fit_by_size``) is switched off there, since whether a job
+# fits then also depends on the type it may use.
+def _typed(policy: PlacementPolicy, view: SimView) -> bool:
+    if not view.cluster.typed:
+        return False
+    if policy.fit_by_size:
+        policy.fit_by_size = False  # an instance attribute: set before find() returns, so the walk never prunes
+    return True
+
+
+def _type_masks(job: Job, view: SimView) -> list[np.ndarray]:
+    """The server masks a job may use, one per GPU type, in the cluster's type order."""
+    cs = view.cluster
+    if job.gpu_type:
+        k = cs.type_index(job.gpu_type)
+        return [cs.type_mask(k)] if k >= 0 else []
+    return [cs.type_mask(k) for k in range(len(cs.types))]
+
+
+def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Placement | None:
+    if g <= max_cap:
+        # exact fit first, then the fewest free >= g; ties by server index
+        cand = np.where(free >= g, free, _BIG)
+        s = int(cand.argmin())
+        if cand[s] == _BIG:
+            return None
+        return Placement.of({s: g})
+    whole = np.flatnonzero((free == cap) & (cap > 0))
+    if cap[whole].sum() < g:
+        return None
+    order = whole[np.argsort(-cap[whole], kind="stable")]
+    out, need = {}, g
+    for s in order:
+        take = int(min(cap[s], need))
+        out[int(s)] = take
+        need -= take
+        if need == 0:
+            break
+    return Placement.of(out)
+
+
+def _first_free(g: int, free: np.ndarray) -> Placement | None:
+    csum = np.cumsum(free)
+    if csum[-1] < g:
+        return None
+    last = int(np.searchsorted(csum, g))
+    out = {int(s): int(free[s]) for s in range(last) if free[s] > 0}
+    out[last] = g - int(csum[last - 1] if last else 0)
+    return Placement.of(out)
+
+
+def _scattered(g: int, free: np.ndarray) -> Placement | None:
+    if free.sum() < g:
+        return None
+    left = free.copy()
+    take = np.zeros_like(free)
+    order = np.argsort(-free, kind="stable")
+    need = g
+    while need:
+        for s in order:
+            if left[s] > 0:
+                left[s] -= 1
+                take[s] += 1
+                need -= 1
+                if need == 0:
+                    break
+    return Placement.of({int(s): int(n) for s, n in enumerate(take) if n})
+
+
 class Consolidated(PlacementPolicy):
     """Fewest servers. A job that fits in one server goes to one server: an exact fit first, otherwise the
     server with the fewest free GPUs >= demand (Blox ``_consolidated_placement``), else it waits (strict
     consolidation, as Blox). A job larger than every server takes whole free servers, largest first, as few
-    as possible (Blox is silent: it never finds a place for such a job)."""
+    as possible (Blox is silent: it never finds a place for such a job). On a heterogeneous cluster the server
+    is chosen among those of the job's type (any type if it names none: the best fit over all of them); a job
+    larger than a server takes whole servers of one type, the first type in the cluster's order with enough."""
 
     name = "consolidated"
     fit_by_size = True
 
     def find(self, job, free, view):
-        g = job.gpus
-        cap = view.cluster.capacity
-        if g <= view.cluster.max_capacity:
-            # exact fit first, then the fewest free >= g; ties by server index
-            cand = np.where(free >= g, free, _BIG)
-            s = int(cand.argmin())
-            if cand[s] == _BIG:
-                return None
-            return Placement.of({s: g})
-        whole = np.flatnonzero(free == cap)
-        if cap[whole].sum() < g:
+        cs = view.cluster
+        if not _typed(self, view):
+            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity)
+        masks = _type_masks(job, view)
+        if not masks:
             return None
-        order = whole[np.argsort(-cap[whole], kind="stable")]
-        out, need = {}, g
-        for s in order:
-            take = int(min(cap[s], need))
-            out[int(s)] = take
-            need -= take
-            if need == 0:
-                break
-        return Placement.of(out)
+        allowed = np.logical_or.reduce(masks)
+        cap = np.where(allowed, cs.capacity, 0)
+        if job.gpus <= int(cap.max()):
+            return _consolidated(job.gpus, np.where(allowed, free, 0), cap, int(cap.max()))
+        for m in masks:  # whole servers of one type
+            capm = np.where(m, cs.capacity, 0)
+            pl = _consolidated(job.gpus, np.where(m, free, 0), capm, int(capm.max()))
+            if pl is not None:
+                return pl
+        return None
 
 
 class FirstFree(PlacementPolicy):
     """The first free GPUs in GPU-id order: fill servers in index order (Blox's ``_scattered_placement``,
-    which "fills node by node", and the First-Free GPU placement of section 7)."""
+    which "fills node by node", and the First-Free GPU placement of section 7). On a heterogeneous cluster, the
+    first free GPUs of the first type (in the cluster's order, or the job's own type) with enough free GPUs."""
 
     name = "first-free"
     fit_by_size = True
 
     def find(self, job, free, view):
-        g = job.gpus
-        csum = np.cumsum(free)
-        if csum[-1] < g:
-            return None
-        last = int(np.searchsorted(csum, g))
-        out = {int(s): int(free[s]) for s in range(last) if free[s] > 0}
-        out[last] = g - int(csum[last - 1] if last else 0)
-        return Placement.of(out)
+        if not _typed(self, view):
+            return _first_free(job.gpus, free)
+        for m in _type_masks(job, view):
+            pl = _first_free(job.gpus, np.where(m, free, 0))
+            if pl is not None:
+                return pl
+        return None
 
 
 class Scattered(PlacementPolicy):
     """Spread: one GPU at a time, round-robin over the servers with free GPUs, most free first (the opposite of
     consolidation: as many servers as possible). Blox's "scattered" fills node by node, which is our
-    ``first-free``; this policy is the spread-out end of the placement spectrum."""
+    ``first-free``; this policy is the spread-out end of the placement spectrum. On a heterogeneous cluster it
+    spreads over the servers of one type (the first with enough free GPUs, or the job's own)."""
 
     name = "scattered"
     fit_by_size = True
 
     def find(self, job, free, view):
-        g = job.gpus
-        if free.sum() < g:
-            return None
-        left = free.copy()
-        take = np.zeros_like(free)
-        order = np.argsort(-free, kind="stable")
-        need = g
-        while need:
-            for s in order:
-                if left[s] > 0:
-                    left[s] -= 1
-                    take[s] += 1
-                    need -= 1
-                    if need == 0:
-                        break
-        return Placement.of({int(s): int(n) for s, n in enumerate(take) if n})
+        if not _typed(self, view):
+            return _scattered(job.gpus, free)
+        for m in _type_masks(job, view):
+            pl = _scattered(job.gpus, np.where(m, free, 0))
+            if pl is not None:
+                return pl
+        return None
 
 
 SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
@@ -359,7 +419,7 @@ PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf"
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline", "optsched.sim.hetero", "optsched.sim.optimus"]
 _plugins_loaded: set[str] = set()
 
 

@@ -80,7 +80,8 @@ class Job:
 
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
-    need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``extra``.
+    need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics), ``gpu_type`` (the GPU
+    type the job must run on, "" for any) and ``extra``.
 
     ``gpus`` is what the job *requests*; ``held_gpus`` what it holds now (its placement's GPUs while it runs,
     0 otherwise). They differ only under an elastic launch; GPU-seconds of service (``attained_gpu_s``,
@@ -97,13 +98,14 @@ class Job:
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
                  "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s",
-                 "held_gpus", "migrations")
+                 "held_gpus", "migrations", "gpu_type")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
-                 tracked: bool = True, extra: Mapping[str, Any] | None = None):
+                 tracked: bool = True, extra: Mapping[str, Any] | None = None, gpu_type: str = ""):
         self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
+        self.gpu_type = gpu_type              # required GPU type ("" = any; placements keep a job on one type)
         self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
         self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
         self.user, self.group, self.spec, self.tracked = user, group, spec, tracked
@@ -230,9 +232,18 @@ class JobState:
 
 
 class ClusterState:
-    """Free GPUs per server (numpy), jobs per server, and the GPU data frame of Blox on demand.
+    """Free GPUs per server (numpy), jobs per server, GPU types, and the GPU data frame of Blox on demand.
 
-    Servers are addressed by index (``cluster.servers[i]``); ``server_ids`` maps back to names.
+    Servers are addressed by index (``cluster.servers[i]``); ``server_ids`` maps back to names. GPU types:
+    ``types`` (names, in order of first appearance), ``type_of`` (numpy: type index of every server), ``typed``
+    (more than one type), ``type_capacity`` (GPUs per type); :meth:`allowed` is the server mask a job may use.
+
+    >>> from optsched.cluster import parse_cluster
+    >>> cs = ClusterState(parse_cluster("V100:1x4,K80:2x2"))
+    >>> cs.types, cs.type_of.tolist(), cs.type_capacity.tolist(), cs.typed
+    (('V100', 'K80'), [0, 1, 1], [4, 4], True)
+    >>> cs.allowed(Job("a", 0, 2, 1, 1.0, gpu_type="K80")).tolist(), cs.type_name(Placement.of({2: 1}))
+    ([False, True, True], 'K80')
     """
 
     def __init__(self, cluster: Cluster):
@@ -244,6 +255,41 @@ class ClusterState:
         self.max_capacity = int(self.capacity.max())
         self.busy_gpus = 0
         self.jobs_on: list[dict[str, int]] = [dict() for _ in cluster.servers]  # server -> {job id: gpus}
+        self.types: tuple[str, ...] = cluster.gpu_types
+        index = {t: k for k, t in enumerate(self.types)}
+        self.type_of = np.array([index[s.gpu_type] for s in cluster.servers], dtype=np.int64)
+        self.type_capacity = np.bincount(self.type_of, weights=self.capacity, minlength=len(self.types)).astype(
+            np.int64)
+        self.typed = len(self.types) > 1
+        self._masks = [self.type_of == k for k in range(len(self.types))]
+
+    def type_index(self, name: str) -> int:
+        """Index of GPU type ``name`` in :attr:`types` (-1 if the cluster has none)."""
+        try:
+            return self.types.index(name)
+        except ValueError:
+            return -1
+
+    def allowed(self, job: Any) -> np.ndarray:
+        """Boolean mask of the servers whose GPU type ``job`` may use (all of them unless it names a type)."""
+        t = getattr(job, "gpu_type", "")
+        if not t:
+            return np.ones(len(self.capacity), dtype=bool)
+        k = self.type_index(t)
+        return self._masks[k] if k >= 0 else np.zeros(len(self.capacity), dtype=bool)
+
+    def type_mask(self, k: int) -> np.ndarray:
+        """Boolean mask of the servers of type index ``k``."""
+        return self._masks[k]
+
+    def type_name(self, placement: PlacementLike) -> str:
+        """The GPU type of a placement (of its first server; placements here never mix types)."""
+        return self.types[int(self.type_of[placement.servers[0]])]
+
+    def free_by_type(self, free: np.ndarray | None = None) -> np.ndarray:
+        """Free GPUs per type (of ``free``, default the current free GPUs)."""
+        f = self.free if free is None else free
+        return np.bincount(self.type_of, weights=f, minlength=len(self.types)).astype(np.int64)
 
     def fits(self, placement: Placement) -> bool:
         return all(0 <= s < len(self.free) and self.free[s] >= n for s, n in zip(placement.servers, placement.counts))
@@ -275,7 +321,8 @@ class ClusterState:
         return out
 
     def gpu_frame(self):
-        """Blox's ClusterState data frame: one row per GPU (Node_ID, GPU_ID, local_GPU_ID, IN_USE, JOB_IDS)."""
+        """Blox's ClusterState data frame: one row per GPU (Node_ID, GPU_ID, local_GPU_ID, GPU_type, IN_USE,
+        JOB_IDS)."""
         import pandas as pd
 
         rows, gid = [], 0
@@ -283,7 +330,8 @@ class ClusterState:
             owners = [jid for jid, n in self.jobs_on[s].items() for _ in range(n)]
             for local in range(int(cap)):
                 owner = owners[local] if local < len(owners) else None
-                rows.append((self.server_ids[s], gid, local, "GPU", owner is not None, owner))
+                rows.append((self.server_ids[s], gid, local, self.types[int(self.type_of[s])], owner is not None,
+                             owner))
                 gid += 1
         return pd.DataFrame(rows, columns=["Node_ID", "GPU_ID", "local_GPU_ID", "GPU_type", "IN_USE", "JOB_IDS"])
 

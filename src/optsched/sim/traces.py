@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -47,6 +48,7 @@ import pandas as pd
 
 from ..data import data_path
 from ..errors import InstanceError
+from ..io import read_text
 from ..limits import require_memory
 from ..problems.workload import Workload, WorkloadJob, read_workload
 
@@ -72,6 +74,26 @@ BLOX_MAX_DURATION_S = 10 ** 4 * 60.0
 BLOX_MAX_GPUS = 16
 PHILLY_FILTERS = ("blox", "none")
 PHILLY_ORDERS = ("file", "submit")
+
+# Blox's own simulator defaults (msr-fiddle/blox at c8851b2: simulator_simple.py ``exponential=True,
+# multigpu=False``; workload/parse_philly_jobs.py; workload/utils.py; blox/job_state.py): "ours" keeps the trace's
+# run times and GPU counts, "blox" is Blox's mode (docs/algorithms/blox.md, section 2)
+PHILLY_MODES = ("ours", "blox")
+BLOX_LONG_SHARE = 0.2                    # utils.get_gavel_like_iter: random() >= 0.8 -> a long job
+BLOX_SHORT_LOG10_MIN = (1.5, 3.0)        # 60 * 10^U(1.5, 3) s  (80 % of the jobs)
+BLOX_LONG_LOG10_MIN = (3.0, 4.0)         # 60 * 10^U(3, 4) s    (20 %)
+BLOX_WINDOW = (3000, 4001)               # job_state.py: range(start_id_track, stop_id_track + 1): 3000..4000
+OUR_WINDOW = (3000, 4000)                # ours: half-open, 1,000 jobs
+DEFAULT_WINDOW = "default"               # the mode's window
+
+# the bursty dual-load workload (Blox paper section 6.2 and simulator_runner/simulator_dual_load.py)
+BURSTY_VARIANTS = ("paper", "code")
+# replay traces: Blox's short model names -> our Table 2 names (iteration times from PHILLY_MODELS)
+MODEL_ALIASES: dict[str, str] = {
+    "resnet18": "ResNet-18/CIFAR-10", "cyclegan": "CycleGAN/monet2photo", "resnet50": "ResNet-50/ImageNet",
+    "lstm": "LSTM/WikiText-2", "recoder": "Recoder/ML-20M", "transformer": "Transformer/Multi30K",
+    "a3c": "A3C/Pong",
+}
 
 # Pollux (OSDI'21) Table 1: size category of each application's jobs, in GPU-hours, as Pollux's generator
 # (adaptdl simulator/workload.py) assigned them from Philly GPU time; the Small floor 0.1 h is ours (its is 60 s).
@@ -141,18 +163,24 @@ def parse_window(text: str) -> tuple[int, int]:
 
 
 def poisson_arrivals(n: int, load_jph: float, seed: int | None = None, *,
-                     rng: np.random.Generator | None = None) -> np.ndarray:
+                     rng: np.random.Generator | None = None, integer_gaps: bool = False) -> np.ndarray:
     """Arrival times (s) of ``n`` jobs of a Poisson process at ``load_jph`` jobs/hour; the first job arrives
-    after one exponential gap (Blox adds a gap to the previous arrival, starting from 0).
+    after one exponential gap (Blox adds a gap to the previous arrival, starting from 0). ``integer_gaps``
+    rounds every gap up to whole seconds, as Blox's ``poisson_next_arrival_time`` does (``math.ceil``).
 
     >>> a = poisson_arrivals(10000, 4.0, seed=1)
     >>> bool(np.all(np.diff(a) >= 0)), round(float(np.mean(np.diff(a))) / 900, 1)
     (True, 1.0)
+    >>> b = poisson_arrivals(5, 4.0, seed=1, integer_gaps=True)
+    >>> bool(np.all(b == np.round(b))), bool(np.all(b >= a[:5]))
+    (True, True)
     """
     lam = _check_load(load_jph)
     if rng is None:
         rng = np.random.default_rng(_check_seed(0 if seed is None else seed))
     gaps = rng.standard_exponential(int(n)) * (HOUR_S / lam)
+    if integer_gaps:
+        gaps = np.ceil(gaps)
     return np.cumsum(gaps)
 
 
@@ -244,11 +272,40 @@ def _jobs_from_arrays(ids, arrivals, gpus, durations, models, it_times, tracked)
                  for i, a, g, k, t, m, tr in zip(ids, arrivals, gpus, iters, it_times, models, tracked))
 
 
-def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, int] | None = (3000, 4000),
+def blox_synthetic_durations(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Blox's synthetic run times (``get_gavel_like_iter``, used when ``exponential=True``): 80 % of the jobs
+    ``60 * 10^U(1.5, 3)`` s (31.6 min to 16.7 h), 20 % ``60 * 10^U(3, 4)`` s (16.7 h to 6.9 days).
+
+    >>> d = blox_synthetic_durations(20000, np.random.default_rng(0))
+    >>> bool(d.min() >= 60 * 10 ** 1.5 and d.max() <= 60 * 10 ** 4), round(float(np.mean(d > 60 * 10 ** 3)), 2)
+    (True, 0.2)
+    """
+    long = rng.random(n) >= 1.0 - BLOX_LONG_SHARE
+    lo = np.where(long, BLOX_LONG_LOG10_MIN[0], BLOX_SHORT_LOG10_MIN[0])
+    hi = np.where(long, BLOX_LONG_LOG10_MIN[1], BLOX_SHORT_LOG10_MIN[1])
+    return 60.0 * 10.0 ** rng.uniform(lo, hi)
+
+
+def _mode_window(mode: str, window: Any) -> tuple[int, int] | None:
+    if mode not in PHILLY_MODES:
+        raise InstanceError(f"must be one of {', '.join(PHILLY_MODES)}, got {mode!r}", field="mode")
+    if isinstance(window, str) and window == DEFAULT_WINDOW:
+        return BLOX_WINDOW if mode == "blox" else OUR_WINDOW
+    return _check_window(window)
+
+
+def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: Any = DEFAULT_WINDOW,
                     filter: str = "blox", n_jobs: int | None = None, max_gpus: int | None = None,
                     models: Mapping[str, float] | None = None, path: str | os.PathLike | None = None,
-                    frame: pd.DataFrame | None = None, order: str = "file") -> Workload:
+                    frame: pd.DataFrame | None = None, order: str = "file", mode: str = "ours") -> Workload:
     """Blox's Philly-Trace at ``load_jph`` jobs/hour (rules in the module docstring).
+
+    ``mode="ours"`` (default): the trace's run times and GPU counts, continuous Poisson gaps, jobs 3000-3999
+    tracked (half-open, 1,000 jobs). ``mode="blox"``: what Blox's simulator runs by default (its
+    ``simulator_simple.py``: ``exponential=True, multigpu=False``): every run time replaced by a synthetic draw
+    (:func:`blox_synthetic_durations`, one per trace row), every job on one GPU (so the trace's GPU counts, and
+    the <= 16 GPU cut of the filter, play no part), integer-second Poisson gaps, and jobs 3000..4000 *inclusive*
+    tracked (1,001 jobs: ``job_state.py`` builds ``range(start, stop + 1)``). ``window`` overrides the mode's.
 
     ``n_jobs`` keeps the first jobs only (the default keeps them all, so that load keeps arriving until the tracked
     window is done; pair with ``simulate(..., stop_when_tracked_done=True)``); beyond the trace it cycles
@@ -265,8 +322,15 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
     """
     lam = _check_load(load_jph)
     seed = _check_seed(seed)
-    win = _check_window(window)
-    src = philly_jobs(filter, path, frame, order)
+    win = _mode_window(mode, window)
+    blox = mode == "blox"
+    src = philly_jobs("none" if (blox and filter == "blox") else filter, path, frame, order)
+    if blox and filter == "blox":  # multigpu=False: only the run-time filter applies (no GPU-count cut)
+        src = src[(src["duration_s"] > BLOX_MIN_DURATION_S) & (src["duration_s"] < BLOX_MAX_DURATION_S)]
+        src = src.reset_index(drop=True)
+        src["job"] = np.arange(len(src), dtype=np.int64)
+    if blox:
+        src = src.assign(gpus=1)
     if max_gpus is not None:
         src = src[src["gpus"] <= int(max_gpus)].reset_index(drop=True)
         src["job"] = np.arange(len(src), dtype=np.int64)
@@ -276,8 +340,11 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
     if n < 1:
         raise InstanceError(f"must be >= 1, got {n_jobs!r}", field="n_jobs")
     rows = np.arange(n) % len(src)
-    r_arr, r_model = _streams(seed)
-    arrivals = poisson_arrivals(n, lam, rng=r_arr)
+    r_arr, r_model, r_dur = _streams(seed, 3)  # the first two are the same streams in both modes
+    arrivals = poisson_arrivals(n, lam, rng=r_arr, integer_gaps=blox)
+    durations = src["duration_s"].to_numpy()
+    if blox:  # one synthetic draw per trace row (Blox draws at parse time; cycled jobs reuse the row's draw)
+        durations = blox_synthetic_durations(len(src), r_dur)
     models_tab = dict(PHILLY_MODELS if models is None else models)
     if not models_tab or any(not (isinstance(v, (int, float)) and v > 0) for v in models_tab.values()):
         raise InstanceError("must map model names to positive iteration times", field="models")
@@ -286,13 +353,16 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: tuple[int, 
     tracked = np.ones(n, dtype=bool) if win is None else (ids >= win[0]) & (ids < win[1])
     if win is not None and win[0] >= n:
         raise InstanceError(f"the window {win[0]}:{win[1]} starts after the last job ({n - 1})", field="window")
-    jobs = _jobs_from_arrays(ids, arrivals, src["gpus"].to_numpy()[rows], src["duration_s"].to_numpy()[rows],
+    jobs = _jobs_from_arrays(ids, arrivals, src["gpus"].to_numpy()[rows], durations[rows],
                              mnames, it_times, tracked)
-    meta = {"trace": "philly", "filter": filter, "order": order if frame is None else "frame", "load_jph": lam,
-            "window": list(win) if win else None,
+    meta = {"trace": "philly", "mode": mode, "filter": filter, "order": order if frame is None else "frame",
+            "load_jph": lam, "window": list(win) if win else None,
             "trace_jobs": int(len(src)), "models": "uniform over Blox Table 2 (PHILLY_MODELS)",
-            "arrivals": "poisson"}
-    return Workload(jobs, name=f"philly-{filter}-{lam:g}jph", seed=seed, meta=meta)
+            "arrivals": "poisson, integer-second gaps" if blox else "poisson",
+            "run_times": "Blox synthetic: 80% 60*10^U(1.5,3) s, 20% 60*10^U(3,4) s" if blox else "trace",
+            "gpus": "1 (Blox multigpu=False)" if blox else "trace"}
+    name = f"philly-{filter}-{lam:g}jph" if not blox else f"philly-bloxmode-{lam:g}jph"
+    return Workload(jobs, name=name, seed=seed, meta=meta)
 
 
 def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int = 0, *, filter: str = "none",
@@ -440,6 +510,178 @@ def synthetic_workload(n_jobs: int = 200, load_jph: float = 8.0, seed: int = 0, 
     return Workload(jobs, name=f"synthetic-{n}-{lam:g}jph", seed=seed, meta=meta)
 
 
+# -- Blox's bursty dual-load workload ----------------------------------------------------------------------------
+def _burst_windows(variant: str, period_h: float, burst_h: float, horizon_s: float) -> list[tuple[float, float]]:
+    """The [start, end) seconds of the bursts up to ``horizon_s``."""
+    out = []
+    if variant == "paper":
+        P, B = period_h * HOUR_S, burst_h * HOUR_S
+        k = 0
+        while k * P < horizon_s:
+            out.append((k * P, k * P + B))
+            k += 1
+        return out
+    # the code's flags: on at every multiple of 4 h (14400 s), off at every multiple of 6 h (21600 s), the on test
+    # first: on [4, 6) and [8, 12) h in every 12 h (an off and an on at t = 0 cancel)
+    k = 0
+    while k * 43200.0 < horizon_s:
+        base = k * 43200.0
+        out += [(base + 14400.0, base + 21600.0), (base + 28800.0, base + 43200.0)]
+        k += 1
+    return out
+
+
+def bursty_workload(load_jph: float = 8.0, seed: int = 0, *, variant: str = "paper", mode: str = "blox",
+                    factor: float | None = None, period_h: float = 4.0, burst_h: float = 2.0,
+                    short_s: tuple[float, float] = (600.0, 3600.0), window: Any = DEFAULT_WINDOW,
+                    n_jobs: int | None = None, path: str | os.PathLike | None = None,
+                    frame: pd.DataFrame | None = None, max_gpus: int | None = None) -> Workload:
+    """Blox's bursty dual-load Philly workload: the Philly stream (:func:`philly_workload` in ``mode``) plus a
+    second stream of short jobs (run time uniform in ``short_s``, 10 min to 1 h) arriving as a Poisson process
+    at ``factor`` x ``load_jph`` during bursts.
+
+    ``variant="paper"`` (default; Blox section 6.2: "every 4 hours, 2 consecutive hours at 2x load of short
+    jobs"): factor 2, bursts ``[k period_h, k period_h + burst_h)``. ``variant="code"`` (Blox's
+    ``simulator_dual_load.py``): factor 4, the main stream's run times replaced by whole seconds uniform in
+    [36000, 86400] (10 to 24 h), bursts where its flags are on (from each multiple of 4 h to the next multiple
+    of 6 h: [4, 6) and [8, 12) h of every 12 h), and short jobs arriving at the start of the 300 s round in
+    which they are drawn (the code stamps them with the simulator time). As written, that code draws each short
+    job's arrival after the round boundary it compares against, so it admits almost none; we generate the stream
+    it evidently intends. Short jobs have one GPU in Blox's mode (the trace's GPU count of a cycled row in ours).
+
+    Jobs are numbered in arrival order over both streams (Blox's job state counts every admitted job), so the
+    tracked window (the mode's default) covers short jobs too; ``meta["stream"]`` lists each job's stream.
+
+    >>> fr = pd.DataFrame({"job": range(4), "submit_s": [0.0] * 4, "duration_s": [7200.0] * 4, "gpus": [2] * 4,
+    ...                    "gpu_time_s": [14400.0] * 4, "cluster": ["a"] * 4})
+    >>> wl = bursty_workload(4.0, seed=0, n_jobs=40, frame=fr, window=None)
+    >>> st = wl.meta["stream"]; n_short = st.count("short")
+    >>> n_short > 0, all(600 <= j.duration_alone_s <= 3600 for j, s in zip(wl, st) if s == "short")
+    (True, True)
+    """
+    lam = _check_load(load_jph)
+    seed = _check_seed(seed)
+    if variant not in BURSTY_VARIANTS:
+        raise InstanceError(f"must be one of {', '.join(BURSTY_VARIANTS)}, got {variant!r}", field="variant")
+    f = (2.0 if variant == "paper" else 4.0) if factor is None else factor
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not (f > 0 and math.isfinite(f)):
+        raise InstanceError(f"must be a positive number, got {factor!r}", field="factor")
+    for name, v in (("period_h", period_h), ("burst_h", burst_h)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v > 0 and math.isfinite(v)):
+            raise InstanceError(f"must be a positive number of hours, got {v!r}", field=name)
+    if burst_h > period_h:
+        raise InstanceError(f"must not exceed period_h ({period_h}), got {burst_h!r}", field="burst_h")
+    lo, hi = short_s
+    if not (0 < lo <= hi and math.isfinite(hi)):
+        raise InstanceError(f"must be 0 < low <= high seconds, got {short_s!r}", field="short_s")
+    win = _mode_window(mode, window)
+    base = philly_workload(load_jph, seed, window=None, n_jobs=n_jobs, path=path, frame=frame, mode=mode,
+                           max_gpus=max_gpus)
+    r_short, r_dur = _streams(seed, 5)[3:]  # children 0-2 feed the main stream
+    base_jobs = list(base.jobs)
+    if variant == "code":
+        dur = r_dur.integers(36000, 86401, size=len(base_jobs)).astype(float)
+        base_jobs = [replace(j, iterations=d / j.iteration_time_s) for j, d in zip(base_jobs, dur)]
+    horizon = max(j.arrival_s for j in base_jobs)
+    bursts = _burst_windows(variant, period_h, burst_h, horizon)
+    # a Poisson stream at f * lam over the bursts' total time, mapped back onto the bursts
+    starts = np.array([a for a, _ in bursts])
+    lens = np.array([min(b, horizon) - a for a, b in bursts])
+    lens = np.maximum(lens, 0.0)
+    cum = np.concatenate([[0.0], np.cumsum(lens)])
+    total = cum[-1]
+    gaps_mean = HOUR_S / (f * lam)
+    n_max = int(total / gaps_mean * 1.5 + 50)
+    t_burst = np.cumsum(r_short.standard_exponential(n_max) * gaps_mean)
+    t_burst = t_burst[t_burst < total]
+    k = np.searchsorted(cum, t_burst, side="right") - 1
+    t_short = starts[k] + (t_burst - cum[k])
+    if variant == "code":
+        t_short = np.floor(t_short / 300.0) * 300.0
+    gpus_short = [1 if mode == "blox" else base_jobs[i % len(base_jobs)].gpus for i in range(len(t_short))]
+    mnames, it_times = _assign_models(len(t_short), r_short, PHILLY_MODELS)
+    d_short = r_short.uniform(lo, hi, size=len(t_short))
+    merged = [(j.arrival_s, 0, i, j) for i, j in enumerate(base_jobs)]
+    merged += [(float(t), 1, i, WorkloadJob("s", float(t), int(g), float(d / it), float(it), model=str(m)))
+               for i, (t, g, d, m, it) in enumerate(zip(t_short, gpus_short, d_short, mnames, it_times))]
+    merged.sort(key=lambda e: (e[0], e[1], e[2]))
+    jobs, stream = [], []
+    for pos, (_, kind, _, j) in enumerate(merged):
+        tracked = win is None or win[0] <= pos < win[1]
+        jobs.append(replace(j, id=str(pos), tracked=tracked))
+        stream.append("short" if kind else "main")
+    meta = {**base.meta, "trace": "philly-bursty", "variant": variant, "burst_factor": f,
+            "bursts": ("paper: [k*period, k*period + burst)" if variant == "paper"
+                       else "code: [4,6) and [8,12) h of every 12 h"),
+            "period_h": period_h, "burst_h": burst_h, "short_s": [lo, hi], "window": list(win) if win else None,
+            "short_jobs": int(len(t_short)), "stream": stream}
+    return Workload(tuple(jobs), name=f"philly-bursty-{variant}-{mode}-{lam:g}jph", seed=seed, meta=meta)
+
+
+# -- replay of a plain trace -----------------------------------------------------------------------------------
+REPLAY_FIELDS = ("job_id", "model", "arrival", "iterations", "gpus")
+
+
+def replay_workload(path: str | os.PathLike, *, models: Mapping[str, float] | None = None,
+                    window: tuple[int, int] | None = None) -> Workload:
+    """Replay a plain trace, one job per line: ``job_id, model, arrival, iterations, gpus[, gpu_type]`` (Blox's
+    ``populate_from_trace``; no header, or a header line starting with ``job_id``). Arrival in seconds,
+    iterations as given (not a duration), the iteration time from ``models`` (default Blox Table 2's, our
+    :data:`PHILLY_MODELS`; Blox's short names such as ``resnet50`` are accepted, :data:`MODEL_ALIASES`). An
+    unknown model is an error (Blox silently treats it as its first image model). Every job is tracked unless
+    ``window`` (positions in arrival order, half-open) is given.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+    >>> _ = p.write_text("0,resnet50,0,1000,4\\n1,A3C/Pong,60.5,200,1,K80\\n")
+    >>> wl = replay_workload(p)
+    >>> [(j.id, j.model, j.arrival_s, j.gpus, j.duration_alone_s, j.gpu_type) for j in wl]
+    [('0', 'ResNet-50/ImageNet', 0.0, 4, 300.0, ''), ('1', 'A3C/Pong', 60.5, 1, 100.0, 'K80')]
+    >>> _ = p.write_text("0,resnet50,0,1000\\n")
+    >>> replay_workload(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: line 1 (job '0'): has 4 fields; expected job_id, model, arrival, ...
+    """
+    p = _resolve_path(path)
+    table = dict(PHILLY_MODELS if models is None else models)
+    try:
+        text = read_text(p, encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"cannot read the trace {p}: {exc}", field="path") from None
+    jobs = []
+    for ln, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if ln == 1 and cells[0].lower() == "job_id":
+            continue
+        jid = cells[0] or None
+        where = f"line {ln}"
+        if len(cells) not in (5, 6):
+            raise InstanceError(f"has {len(cells)} fields; expected job_id, model, arrival, iterations, gpus"
+                                "[, gpu_type]", field=where, job=jid)
+        model = MODEL_ALIASES.get(cells[1], cells[1])
+        if model not in table:
+            raise InstanceError(f"unknown model {cells[1]!r} (known: {', '.join(sorted(table))}, or "
+                                f"{', '.join(sorted(MODEL_ALIASES))})", field=f"{where}.model", job=jid)
+        try:
+            arrival, iters, gpus = float(cells[2]), float(cells[3]), float(cells[4])
+        except ValueError:
+            raise InstanceError("arrival, iterations and gpus must be numbers", field=where, job=jid) from None
+        if not gpus.is_integer():
+            raise InstanceError(f"must be an integer >= 1, got {cells[4]!r}", field=f"{where}.gpus", job=jid)
+        try:
+            jobs.append(WorkloadJob(str(jid), arrival, int(gpus), iters, float(table[model]), model=model,
+                                    gpu_type=cells[5] if len(cells) == 6 else ""))
+        except InstanceError as exc:
+            raise InstanceError(exc.reason, field=f"{where}.{exc.field}", job=exc.job) from None
+    if not jobs:
+        raise InstanceError(f"{p}: no job lines", field="path")
+    wl = Workload(tuple(jobs), name=p.stem, meta={"trace": "replay", "path": str(p),
+                                                  "format": ", ".join(REPLAY_FIELDS) + "[, gpu_type]"})
+    return wl.track_window(*window) if window is not None else wl
+
 # -- files by their header -----------------------------------------------------------------------------------
 POLLUX_COLUMNS = ("name", "time", "application", "num_replicas")
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
@@ -476,15 +718,19 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
                      window: tuple[int, int] | None = None, n_jobs: int | None = None,
                      max_gpus: int | None = None, philly_filter: str = "blox", philly_order: str = "file",
                      philly_frame: pd.DataFrame | None = None) -> Workload:
-    """``philly`` | ``pollux:N`` | ``synthetic`` | a path to a workload file: ours (JSON or CSV,
-    ``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV, told apart by their headers
-    (:func:`csv_kind`). A Pollux file follows :func:`pollux_workload` (``load_jph`` rescales its times); a Philly
-    file follows :func:`philly_workload` (Blox's filter, Poisson arrivals at ``load_jph``, default 8; jobs
-    3000-3999 tracked when the filtered file has that many, else every job).
+    """``philly[:MODE]`` | ``bursty[:MODE[:VARIANT]]`` | ``pollux:N`` | ``synthetic`` | ``replay:PATH`` | a path to a
+    workload file: ours (JSON or CSV, ``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV,
+    told apart by their headers (:func:`csv_kind`). A Pollux file follows :func:`pollux_workload` (``load_jph``
+    rescales its times); a Philly file follows :func:`philly_workload` in our mode (Blox's filter, Poisson arrivals
+    at ``load_jph``, default 8; jobs 3000-3999 tracked when the filtered file has that many, else every job).
 
-    ``load_jph`` applies to the generated kinds (Philly default 8, synthetic default 8; Pollux keeps its own times
-    unless given); ``window`` marks the tracked jobs (Philly default 3000:4000; for files and the other kinds every
-    job is tracked unless given); ``n_jobs`` truncates (synthetic default 200).
+    ``philly`` is our mode (trace run times and GPUs, jobs 3000-3999); ``philly:blox`` Blox's own simulator mode
+    (synthetic run times, one GPU per job, integer-second gaps, jobs 3000..4000 inclusive); ``bursty`` Blox's
+    bursty dual-load workload on Blox's mode (``bursty:ours`` on ours; variant ``paper`` (default) or ``code``,
+    e.g. ``bursty:blox:code``); ``replay:PATH`` a plain ``job_id, model, arrival, iterations, gpus`` trace.
+    ``load_jph`` applies to the generated kinds (Philly and bursty default 8, synthetic default 8; Pollux keeps
+    its own times unless given); ``window`` marks the tracked jobs (Philly and bursty: the mode's default; for
+    files and the other kinds every job is tracked unless given); ``n_jobs`` truncates (synthetic default 200).
 
     >>> len(resolve_workload("synthetic", n_jobs=12, load_jph=3.0, seed=1))
     12
@@ -492,13 +738,39 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: pollux: must be 1..8 (pollux-workloads/workload-N.csv), got 9
+    >>> resolve_workload("philly:fast")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: workload: philly:MODE takes a mode in ours, blox, got 'philly:fast'
     """
     if not isinstance(spec, str) or not spec:
         raise InstanceError(f"must be philly, pollux:N, synthetic or a workload file, got {spec!r}", field="workload")
-    if spec == "philly":
+    head, _, rest = spec.partition(":")
+    if head == "philly" and (rest == "" or not Path(spec).exists()):
+        mode = rest or "ours"
+        if mode not in PHILLY_MODES:
+            raise InstanceError(f"philly:MODE takes a mode in {', '.join(PHILLY_MODES)}, got {spec!r}",
+                                field="workload")
         return philly_workload(8.0 if load_jph is None else load_jph, seed,
-                               window=(3000, 4000) if window is None else window, filter=philly_filter,
-                               n_jobs=n_jobs, max_gpus=max_gpus, frame=philly_frame, order=philly_order)
+                               window=DEFAULT_WINDOW if window is None else window, filter=philly_filter,
+                               n_jobs=n_jobs, max_gpus=max_gpus, frame=philly_frame, order=philly_order, mode=mode)
+    if head == "bursty" and not Path(spec).exists():
+        parts = rest.split(":") if rest else []
+        mode = parts[0] if parts else "blox"
+        variant = parts[1] if len(parts) > 1 else "paper"
+        if len(parts) > 2 or mode not in PHILLY_MODES or variant not in BURSTY_VARIANTS:
+            raise InstanceError(f"must be bursty[:MODE[:VARIANT]] with MODE in {', '.join(PHILLY_MODES)} and "
+                                f"VARIANT in {', '.join(BURSTY_VARIANTS)}, got {spec!r}", field="workload")
+        if philly_order != "file" or philly_filter != "blox":
+            raise InstanceError("the bursty workload uses Blox's filter and file order", field="workload")
+        return bursty_workload(8.0 if load_jph is None else load_jph, seed, variant=variant, mode=mode,
+                               window=DEFAULT_WINDOW if window is None else window, n_jobs=n_jobs,
+                               frame=philly_frame, max_gpus=max_gpus)
+    if head == "replay" and rest:
+        if load_jph is not None:
+            raise InstanceError("applies to philly, bursty, pollux:N and synthetic; a replayed trace keeps its "
+                                "arrival times", field="load")
+        return _truncate(replay_workload(rest, window=window), n_jobs)
     if spec.startswith("pollux"):
         rest = spec[len("pollux"):]
         try:
@@ -549,6 +821,7 @@ def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
     return wl.with_jobs([wl.jobs[i] for i in sorted(order)])
 
 
-__all__ = ["PHILLY_MODELS", "POLLUX_SIZE_GPU_H", "load_philly", "load_pollux", "parse_window", "philly_jobs",
-           "philly_workload", "poisson_arrivals", "pollux_workload", "replicate_philly", "resolve_workload",
-           "synthetic_workload"]
+__all__ = ["BLOX_WINDOW", "BURSTY_VARIANTS", "MODEL_ALIASES", "OUR_WINDOW", "PHILLY_MODELS", "PHILLY_MODES",
+           "POLLUX_SIZE_GPU_H", "blox_synthetic_durations", "bursty_workload", "load_philly", "load_pollux",
+           "parse_window", "philly_jobs", "philly_workload", "poisson_arrivals", "pollux_workload", "replay_workload",
+           "replicate_philly", "resolve_workload", "synthetic_workload"]

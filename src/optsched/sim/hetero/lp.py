@@ -1,0 +1,244 @@
+"""Gavel's allocation LPs over the fraction of time each job spends on each GPU type (``docs/formulations/gavel.md``).
+
+Inputs are plain arrays: ``T`` (jobs x types) the throughput of every job on every GPU type when it holds its
+``z`` GPUs of that type (iterations per second; 0 where it may not run), ``z`` the GPUs each job needs (Gavel's
+scale factor), ``N`` the GPUs of each type. The unknown ``x[m, k]`` is the fraction of wall-clock time job ``m``
+spends on type ``k``; every allocation satisfies Gavel's base constraints (Narayanan et al., OSDI 2020,
+section 4.1):
+
+* ``0 <= x[m, k] <= 1``, and ``x[m, k] = 0`` where ``T[m, k] = 0`` or ``z[m] > N[k]`` (a job never spans types);
+* ``sum_k x[m, k] <= 1`` (a job runs on at most one type at a time);
+* ``sum_m z[m] x[m, k] <= N[k]`` (a type's GPUs are not over-subscribed on average).
+
+Objectives (both are single LPs; Gavel's code bisects over the makespan instead, we substitute ``u = 1/T``):
+
+* :func:`max_min_fairness`: heterogeneity-aware LAS. Maximise ``t`` with ``sum_k T[m,k] x[m,k] >= t Teq[m]`` for
+  every job, ``Teq`` the throughput of its equal share of the cluster (:func:`equal_share_throughput`); the equal
+  share is feasible with ``t = 1``, so ``t* >= 1``: every job does at least as well as on its equal share (Gavel's
+  sharing incentive).
+* :func:`min_makespan`: finish every job's remaining work ``R`` as early as possible if the allocation held:
+  maximise ``u`` with ``sum_k T[m,k] x[m,k] >= R[m] u``; the makespan is ``1 / u*``.
+
+``efficiency=True`` (default) adds a second LP that keeps the first optimum (``t >= t* (1 - 1e-9)``) and maximises
+the sum of the jobs' normalised throughputs, so that no capacity is left idle that some job could use (a
+single max-min LP is indifferent to everything but its bottleneck). ``aggregate=True`` (max-min only) solves one
+row per class of identical jobs (same throughputs, GPUs and equal share): an exact reformulation, since averaging
+an optimal allocation over identical jobs keeps it feasible and optimal (both LPs are symmetric in them).
+
+Solvers: ``"glop"`` (OR-Tools' GLOP in process, the matrix handed over in one call; the default) and ``"highs"``
+(HiGHS through PuLP, out of process: the cross-check of the tests).
+
+Two jobs, one GPU of each of two types, each job four times faster on "its" type: the equal share gives each
+2.5 iterations/s; running each job on its fast type gives 4, i.e. t* = 1.6:
+
+>>> T = np.array([[4.0, 1.0], [1.0, 4.0]]); z = np.array([1, 1]); N = np.array([1, 1])
+>>> a = max_min_fairness(T, z, N)
+>>> round(a.value, 4), a.x.round(3).tolist(), equal_share_throughput(T, z, N).tolist()
+(1.6, [[1.0, 0.0], [0.0, 1.0]], [2.5, 2.5])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import InstanceError, SolverError
+
+SOLVERS = ("glop", "highs")
+_KEEP = 1e-9  # phase 2 keeps t >= t* (1 - _KEEP)
+
+
+@dataclass
+class Allocation:
+    """An LP's answer: ``x`` (jobs x types time fractions), ``value`` (t* or u*), the objective's name, the
+    number of LPs and rows solved, and the wall time spent building (``build_s``) and solving (``solve_s``)."""
+
+    x: np.ndarray
+    value: float
+    objective: str
+    lps: int = 0
+    rows: int = 0
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def wall_s(self) -> float:
+        return self.build_s + self.solve_s
+
+    def throughputs(self, T: np.ndarray) -> np.ndarray:
+        """Each job's effective throughput ``sum_k T[m,k] x[m,k]``."""
+        return (np.asarray(T, dtype=float) * self.x).sum(axis=1)
+
+
+def _check(T, z, N) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    T = np.asarray(T, dtype=float)
+    z = np.asarray(z, dtype=float)
+    N = np.asarray(N, dtype=float)
+    if T.ndim != 2 or z.shape != (T.shape[0],) or N.shape != (T.shape[1],):
+        raise InstanceError(f"shapes must be T (jobs x types), z (jobs), N (types); got {T.shape}, {z.shape}, "
+                            f"{N.shape}", field="T")
+    if not (np.all(np.isfinite(T)) and np.all(T >= 0)):
+        raise InstanceError("throughputs must be finite and >= 0", field="T")
+    if not (np.all(z >= 1) and np.all(np.isfinite(z))):
+        raise InstanceError("every job needs at least one GPU", field="z")
+    if not (np.all(N >= 0) and np.all(np.isfinite(N))):
+        raise InstanceError("GPU counts per type must be >= 0", field="N")
+    # a job needing more GPUs than a type has can never run on it (a job never spans types)
+    T = np.where(z[:, None] <= N[None, :], T, 0.0)
+    return T, z, N
+
+
+def equal_share_throughput(T, z, N) -> np.ndarray:
+    """``Teq[m]``: job m's throughput on its equal share of the cluster, ``min(1, sum N / (M z[m]))`` of the time
+    (its 1/M of all GPU time, at most all the time), spread over the types in proportion to their GPUs.
+
+    >>> equal_share_throughput([[2.0, 1.0]], [1], [3, 1]).tolist()
+    [1.75]
+    """
+    T, z, N = _check(T, z, N)
+    M, total = T.shape[0], N.sum()
+    if M == 0 or total <= 0:
+        return np.zeros(M)
+    return np.minimum(1.0, total / (M * z)) * (T @ (N / total))
+
+
+def _sparse_lp(T: np.ndarray, z: np.ndarray, N: np.ndarray, c: np.ndarray, n: np.ndarray):
+    """Rows: per-class row sums, capacity per type (weighted by the class sizes ``n``), and the objective rows
+    ``T x - c s >= 0``. Columns: x (classes x types, upper bound 0 where T = 0) then s."""
+    import scipy.sparse as sp
+
+    M, K = T.shape
+    nx = M * K
+    i = np.repeat(np.arange(M), K)
+    j = np.tile(np.arange(K), M)
+    xi = np.arange(nx)
+    rows = np.concatenate([i, M + i, M + np.arange(M), 2 * M + j])
+    cols = np.concatenate([xi, xi, np.full(M, nx), xi])
+    vals = np.concatenate([np.ones(nx), T.ravel(), -c, np.repeat(z * n, K)])
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * M + K, nx + 1))
+    ub = np.append((T.ravel() > 0).astype(float), np.inf)
+    lb = np.zeros(nx + 1)
+    clb = np.concatenate([np.full(M, -np.inf), np.zeros(M), np.full(K, -np.inf)])
+    cub = np.concatenate([np.ones(M), np.full(M, np.inf), N])
+    return A, lb, ub, clb, cub
+
+
+def _solve_glop(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, float, float, int]:
+    from ortools.linear_solver.python import model_builder as mb
+
+    t0 = time.perf_counter()
+    M, K = T.shape
+    A, lb, ub, clb, cub = _sparse_lp(T, z, N, c, n)
+    obj = np.zeros(M * K + 1)
+    obj[-1] = 1.0
+    model = mb.Model()
+    model.helper.fill_model_from_sparse_data(lb, ub, obj, clb, cub, A)
+    model.helper.set_maximize(True)
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    solver = mb.Solver("glop")
+    status = solver.solve(model)
+    if status != mb.SolveStatus.OPTIMAL:
+        raise SolverError(f"GLOP returned {status.name} on Gavel's LP")
+    s_star = float(solver.value(model.var_from_index(M * K)))
+    lps = 1
+    if efficiency:
+        # keep the optimum, maximise the sum of normalised throughputs n_m (T x)_m / c_m
+        w = (T * (n / c)[:, None]).ravel()
+        model.helper.set_var_lower_bound(M * K, s_star * (1.0 - _KEEP))
+        model.helper.set_objective_coefficients(list(range(M * K + 1)), list(np.append(w, 0.0)))
+        status = solver.solve(model)
+        if status != mb.SolveStatus.OPTIMAL:
+            raise SolverError(f"GLOP returned {status.name} on the second phase of Gavel's LP")
+        lps = 2
+    x = solver.values(model.get_variables()).to_numpy(dtype=float)[:M * K].reshape(M, K)
+    return x, s_star, build, time.perf_counter() - t1, lps
+
+
+def _solve_highs(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, float, float, int]:
+    import pulp
+
+    from ...exact._pulp import solve, var
+
+    t0 = time.perf_counter()
+    M, K = T.shape
+    prob = pulp.LpProblem("gavel", pulp.LpMaximize)
+    x = [[var(prob, f"x_{m}_{k}", 0, 1 if T[m, k] > 0 else 0) for k in range(K)] for m in range(M)]
+    s = var(prob, "s", 0, None)
+    for m in range(M):
+        prob += pulp.lpSum(x[m]) <= 1, f"one_{m}"
+        prob += pulp.lpSum(float(T[m, k]) * x[m][k] for k in range(K)) - float(c[m]) * s >= 0, f"obj_{m}"
+    for k in range(K):
+        prob += pulp.lpSum(float(z[m] * n[m]) * x[m][k] for m in range(M)) <= float(N[k]), f"cap_{k}"
+    prob += s
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    st = solve(prob, "highs", gap_rel=0.0)
+    if st != "optimal":
+        raise SolverError(f"HiGHS returned {st} on Gavel's LP")
+    s_star = float(s.value())
+    lps = 1
+    if efficiency:
+        s.lowBound = s_star * (1.0 - _KEEP)
+        prob.setObjective(pulp.lpSum(float(n[m] * T[m, k] / c[m]) * x[m][k] for m in range(M) for k in range(K)))
+        st = solve(prob, "highs", gap_rel=0.0)
+        if st != "optimal":
+            raise SolverError(f"HiGHS returned {st} on the second phase of Gavel's LP")
+        lps = 2
+    xv = np.array([[x[m][k].value() or 0.0 for k in range(K)] for m in range(M)])
+    return xv, s_star, build, time.perf_counter() - t1, lps
+
+
+def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate: bool) -> Allocation:
+    if solver not in SOLVERS:
+        raise InstanceError(f"must be one of {', '.join(SOLVERS)}, got {solver!r}", field="solver")
+    M, K = T.shape
+    x = np.zeros((M, K))
+    live = np.flatnonzero(c > 0)  # jobs that can run somewhere (the others get nothing)
+    if len(live) == 0 or N.sum() <= 0:
+        return Allocation(x, 0.0 if len(live) == 0 else math.inf, objective)
+    Tl, zl, cl = T[live], z[live], c[live]
+    if aggregate:
+        key = np.column_stack([Tl, zl, cl])
+        uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.ravel()
+        Ta, za, ca, na = uniq[:, :K], uniq[:, K], uniq[:, K + 1], counts.astype(float)
+    else:
+        inverse = np.arange(len(live))
+        Ta, za, ca, na = Tl, zl, cl, np.ones(len(live))
+    run = _solve_glop if solver == "glop" else _solve_highs
+    xa, s_star, build, solve_s, lps = run(Ta, za, N, ca, na, efficiency)
+    xa = np.clip(xa, 0.0, 1.0)
+    x[live] = xa[inverse]
+    return Allocation(x, s_star, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
+                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency})
+
+
+def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, aggregate: bool = True) -> Allocation:
+    """Gavel's heterogeneity-aware max-min fairness (LAS) LP (module docstring); ``value`` is t*, the smallest
+    ratio of a job's throughput to its equal-share throughput (>= 1)."""
+    T, z, N = _check(T, z, N)
+    return _solve(T, z, N, equal_share_throughput(T, z, N), "max-min", solver, efficiency, aggregate)
+
+
+def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool = True) -> Allocation:
+    """The makespan LP (module docstring): ``value`` is u* = 1 / makespan of the remaining work ``remaining``
+    (iterations per job) under the best allocation, if it held until every job finishes.
+
+    >>> a = min_makespan([[1.0], [1.0]], [1, 1], [1], [30.0, 10.0])
+    >>> round(1 / a.value, 6), a.x.round(3).ravel().tolist()
+    (40.0, [0.75, 0.25])
+    """
+    T, z, N = _check(T, z, N)
+    R = np.asarray(remaining, dtype=float)
+    if R.shape != (T.shape[0],) or not np.all(R >= 0) or not np.all(np.isfinite(R)):
+        raise InstanceError("remaining work must be one finite number >= 0 per job", field="remaining")
+    c = np.where(T.max(axis=1, initial=0.0) > 0, R, 0.0)
+    return _solve(T, z, N, c, "makespan", solver, efficiency, aggregate=False)
+
+
+__all__ = ["SOLVERS", "Allocation", "equal_share_throughput", "max_min_fairness", "min_makespan"]

@@ -1,0 +1,365 @@
+"""What-if policy switching: Blox's automatic scheduler synthesizer (paper section 6.3, digest 002 section 5).
+
+At chosen instants (every ``period_s``, Blox: every 10 rounds of 5 minutes) the live simulator is copied
+(:meth:`~optsched.sim.engine.Simulator.clone`: the engine's supported copy, which leaves the original untouched),
+every candidate (scheduler x admission) pair is simulated forward on its own copy for ``horizon_s``, and the live
+simulator switches to the pair with the best score for the next period. Rules and readings:
+``docs/algorithms/whatif.md``.
+
+* **Switching mid-run** is done by two wrappers the live simulator is built with: :class:`SwitchingPolicy`
+  (delegates to the active scheduling policy; a policy switched in is reset and rebuilds its state from the view
+  at its next decision: :class:`~optsched.sim.base.Composed`, Gavel and Optimus do) and
+  :class:`SwitchingAdmission` (hands the jobs the old admission policy still holds to the new one, first).
+  The decision point at which the switch happens has already applied the old admission policy (the simulator
+  applies admission before it asks for a decision), so an admission switch takes effect at the next one; the
+  scheduling switch decides this very point.
+* **Lookahead.** ``lookahead="workload"`` (default, the issue's reading): a copy runs the workload as it is,
+  future arrivals included (an oracle on arrivals, as on job sizes: the copies know every job's work).
+  ``lookahead="present"`` (Blox's code, ``predict_simulation.py``): a copy sees only the jobs that have arrived
+  (later arrivals are held back by its admission wrapper and never admitted).
+* **Score** (lower is better), over the jobs present at the instant or arriving within the horizon:
+  ``"jct"`` the time they spend in the system within [now, now + horizon] (the share of their JCTs that the
+  window decides: minimising it minimises the average number of jobs in the system, Little's law);
+  ``"responsiveness"`` the time they wait for their first start within the window; ``"both"`` the sum (Blox's
+  appendix A minimises JCT and responsiveness together).
+
+>>> from optsched.sim.traces import synthetic_workload
+>>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
+>>> out = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
+>>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies == 2 * out.n_points
+(True, True, True)
+>>> int(out.result.summary["finished_tracked"])
+40
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..cluster import Cluster, as_cluster
+from ..errors import InstanceError
+from ..problems.workload import Workload, as_workload
+from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from .engine import SimulationStalled, Simulator
+from .metrics import SimResult
+from .policies import AcceptK, build_admission, build_perf, build_policy
+from .state import Job, SimView
+
+__all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "WhatIfRun", "run_whatif", "score"]
+
+LOOKAHEADS = ("workload", "present")
+SCORES = ("jct", "responsiveness", "both")
+
+
+class SwitchingPolicy(SchedulerPlacer):
+    """One of several scheduling policies at a time; :meth:`switch` changes which one decides.
+
+    >>> from optsched.sim.policies import build_policy
+    >>> sp = SwitchingPolicy([build_policy("fifo"), build_policy("las")])
+    >>> sp.name, sp.switch(1), sp.name
+    ('fifo+consolidated', None, 'las+consolidated')
+    """
+
+    def __init__(self, candidates: Sequence[SchedulerPlacer], active: int = 0):
+        self.candidates = list(candidates)
+        if not self.candidates:
+            raise InstanceError("needs at least one candidate policy", field="candidates")
+        self.initial = self._check(active)
+        self.active = self.initial
+
+    def _check(self, i: int) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(self.candidates):
+            raise InstanceError(f"must be a candidate index 0..{len(self.candidates) - 1}, got {i!r}", field="active")
+        return int(i)
+
+    @property
+    def current(self) -> SchedulerPlacer:
+        return self.candidates[self.active]
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.current.name
+
+    @property
+    def every_round(self) -> bool:  # type: ignore[override]
+        return bool(self.current.every_round)
+
+    @property
+    def elastic(self) -> bool:  # type: ignore[override]
+        return bool(self.current.elastic)
+
+    def switch(self, i: int) -> None:
+        """Make candidate ``i`` decide from now on; it is reset (it rebuilds its state from the view)."""
+        i = self._check(i)
+        if i != self.active:
+            self.active = i
+            self.current.reset()
+
+    def reset(self) -> None:
+        for c in self.candidates:
+            c.reset()
+        self.active = self.initial
+
+    def decide(self, view: SimView) -> Decision:
+        return self.current.decide(view)
+
+    def on_admit(self, jobs, view: SimView) -> None:
+        self.current.on_admit(jobs, view)
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self.current.on_completion(job, view)
+
+    def after_apply(self, decision: Decision, view: SimView) -> None:
+        self.current.after_apply(decision, view)
+
+    def next_wakeup(self, now: float) -> float:
+        return self.current.next_wakeup(now)
+
+    def can_skip(self, view: SimView, changed: bool) -> bool:
+        return self.current.can_skip(view, changed)
+
+    def idle_until(self, view: SimView) -> float:
+        return self.current.idle_until(view)
+
+    def describe(self) -> dict:
+        return {"name": "switching", "candidates": [c.describe() for c in self.candidates]}
+
+
+def _take_held(adm: AdmissionPolicy) -> list[Job]:
+    """The jobs an admission policy holds, in its order (it is reset afterwards)."""
+    if adm.holding == 0:
+        return []
+    if isinstance(adm, AcceptK):
+        return list(adm.queue[adm._head:])
+    raise InstanceError(f"cannot switch away from admission {adm.name!r} while it holds jobs (only accept-k's "
+                        "holding queue can be handed over)", field="admission")
+
+
+class SwitchingAdmission(AdmissionPolicy):
+    """One of several admission policies at a time; :meth:`switch` hands the jobs the old one holds to the new
+    one (ahead of new arrivals). ``cutoff_s``: jobs arriving after it are held back for good (the ``present``
+    lookahead of a what-if copy).
+
+    >>> from optsched.sim.policies import build_admission
+    >>> sa = SwitchingAdmission([build_admission("accept-all"), build_admission("accept-1.2")])
+    >>> sa.name, sa.holding
+    ('accept-all', 0)
+    """
+
+    def __init__(self, candidates: Sequence[AdmissionPolicy], active: int = 0):
+        self.candidates = list(candidates)
+        if not self.candidates:
+            raise InstanceError("needs at least one candidate admission policy", field="admissions")
+        if isinstance(active, bool) or not isinstance(active, (int, np.integer)) \
+                or not 0 <= active < len(self.candidates):
+            raise InstanceError(f"must be a candidate index, got {active!r}", field="active")
+        self.initial = int(active)
+        self.reset()
+
+    @property
+    def current(self) -> AdmissionPolicy:
+        return self.candidates[self.active]
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.current.name
+
+    def reset(self) -> None:
+        for c in self.candidates:
+            c.reset()
+        self.active = self.initial
+        self._carry: list[Job] = []
+        self._future: list[Job] = []
+        self.cutoff_s: float | None = None
+
+    def switch(self, i: int) -> None:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(self.candidates):
+            raise InstanceError(f"must be a candidate index, got {i!r}", field="active")
+        if int(i) != self.active:
+            held = _take_held(self.current)
+            self.current.reset()
+            self._carry = held + self._carry
+            self.active = int(i)
+
+    def admit(self, new_jobs, view: SimView) -> list[Job]:
+        jobs = list(new_jobs)
+        if self._carry:
+            jobs = self._carry + jobs
+            self._carry = []
+        if self.cutoff_s is not None:
+            cut = self.cutoff_s
+            self._future += [j for j in jobs if j.arrival_s > cut]
+            jobs = [j for j in jobs if j.arrival_s <= cut]
+        return self.current.admit(jobs, view)
+
+    @property
+    def holding(self) -> int:
+        return self.current.holding + len(self._carry) + len(self._future)
+
+    @property
+    def present_holding(self) -> int:
+        """Jobs held that arrived before the cutoff."""
+        return self.current.holding + len(self._carry)
+
+    def describe(self) -> dict:
+        return {"name": "switching", "candidates": [c.describe() for c in self.candidates]}
+
+
+def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> float:
+    """The what-if score of ``jobs`` over the window [t0, t1] (module docstring), in job-seconds.
+
+    >>> a, b = Job("a", 0, 1, 1, 1.0), Job("b", 50, 1, 1, 1.0)
+    >>> a.completion_s, a.first_start_s, b.first_start_s = 80.0, 10.0, 90.0
+    >>> score([a, b], 20.0, 100.0), score([a, b], 20.0, 100.0, "responsiveness")
+    (110.0, 40.0)
+    """
+    if metric not in SCORES:
+        raise InstanceError(f"must be one of {', '.join(SCORES)}, got {metric!r}", field="metric")
+    total = 0.0
+    for j in jobs:
+        a = max(j.arrival_s, t0)
+        if a >= t1:
+            continue
+        if metric in ("jct", "both"):
+            c = j.completion_s
+            total += max(0.0, (t1 if math.isnan(c) else min(c, t1)) - a)
+        if metric in ("responsiveness", "both"):
+            f = j.first_start_s
+            total += max(0.0, (t1 if math.isnan(f) else min(f, t1)) - a)
+    return total
+
+
+@dataclass
+class WhatIfRun:
+    """A switched run: its :class:`SimResult`, the candidates' names, the index chosen at every switching point,
+    the points' times and scores, and the simulation cost (wall seconds of the live run's own steps, of the
+    copies and of the what-if simulations)."""
+
+    result: SimResult
+    names: list[str]
+    times: list[float] = field(default_factory=list)
+    choices: list[int] = field(default_factory=list)
+    scores: list[list[float]] = field(default_factory=list)
+    live_s: float = 0.0
+    copy_s: float = 0.0
+    whatif_s: float = 0.0
+    copies: int = 0
+
+    @property
+    def n_points(self) -> int:
+        return len(self.times)
+
+    def share(self) -> dict[str, float]:
+        """Fraction of switching points at which each candidate was chosen."""
+        n = max(1, len(self.choices))
+        return {name: self.choices.count(i) / n for i, name in enumerate(self.names)}
+
+    def summary(self) -> dict[str, Any]:
+        s = dict(self.result.summary)
+        s.update(switch_points=self.n_points, switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
+                 live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
+                 cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
+        return s
+
+
+def _label(scheduler: Any, admission: Any) -> str:
+    s = scheduler if isinstance(scheduler, str) else getattr(scheduler, "name", str(scheduler))
+    a = admission if isinstance(admission, str) else getattr(admission, "name", str(admission))
+    return f"{s}+{a}"
+
+
+def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Sequence[tuple[Any, Any]], *,
+               placement: Any = "consolidated", period_s: float = 3000.0, horizon_s: float = 3000.0,
+               lookahead: str = "workload", metric: str = "jct", initial: int = 0, perf: Any = None,
+               round_s: float = 300.0, restore_s: float = 0.0, stop_when_tracked_done: bool = False,
+               max_time_s: float | None = None, seed: int | None = 0, on_switch=None) -> WhatIfRun:
+    """Run ``workload`` on ``cluster`` (round mode), switching among ``candidates`` (pairs of scheduler and
+    admission, names or dicts as for :func:`~optsched.sim.simulate`) by what-if simulation every ``period_s``
+    (module docstring). Returns a :class:`WhatIfRun`. ``on_switch(t, scores, choice)`` is called at every point.
+    """
+    wl = as_workload(workload)
+    cl = as_cluster(cluster)
+    if lookahead not in LOOKAHEADS:
+        raise InstanceError(f"must be one of {', '.join(LOOKAHEADS)}, got {lookahead!r}", field="lookahead")
+    if metric not in SCORES:
+        raise InstanceError(f"must be one of {', '.join(SCORES)}, got {metric!r}", field="metric")
+    for name, v in (("period_s", period_s), ("horizon_s", horizon_s)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or math.isnan(v):
+            raise InstanceError(f"must be a positive number of seconds, got {v!r}", field=name)
+    if not candidates:
+        raise InstanceError("needs at least one (scheduler, admission) pair", field="candidates")
+    pols = [build_policy(s, placement, seed=seed) for s, _ in candidates]
+    adms = [build_admission(a) for _, a in candidates]
+    names = [_label(s, a) for s, a in candidates]
+    # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
+    policy = SwitchingPolicy(pols, initial)
+    admission = SwitchingAdmission(adms, initial)
+    config = {"scheduler": {"name": "what-if", "candidates": names, "period_s": period_s, "horizon_s": horizon_s,
+                            "lookahead": lookahead, "metric": metric},
+              "workload": {"name": wl.name, "jobs": len(wl), "seed": wl.seed}, "seed": seed,
+              "cluster": {"servers": len(cl.servers), "total_gpus": cl.total_gpus}, "mode": "round",
+              "round_s": float(round_s)}
+    live = Simulator(wl, cl, policy=policy, admission=admission, perf=build_perf(perf),
+                     launch=LaunchMechanism(restore_s=restore_s), mode="round", round_s=round_s,
+                     stop_when_tracked_done=stop_when_tracked_done, max_time_s=max_time_s, config=config, seed=seed)
+    out = WhatIfRun(result=None, names=names)  # type: ignore[arg-type]
+    t_start = time.perf_counter()
+    spent_aside = 0.0
+    next_point = 0.0
+    live.reset()
+    while (view := live.advance()) is not None:
+        if view.now >= next_point:
+            t_aside = time.perf_counter()
+            scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
+            best = int(np.argmin(scores))
+            policy.switch(best)
+            admission.switch(best)
+            out.times.append(view.now)
+            out.choices.append(best)
+            out.scores.append(scores)
+            if on_switch is not None:
+                on_switch(view.now, scores, best)
+            next_point = view.now + period_s
+            spent_aside += time.perf_counter() - t_aside
+        live.apply(live.decide())
+    out.result = live.result()
+    out.live_s = time.perf_counter() - t_start - spent_aside
+    return out
+
+
+def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str, out: WhatIfRun) -> list[float]:
+    t0 = live.now
+    t1 = t0 + horizon_s
+    # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
+    last = t0 if lookahead == "present" else t1
+    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
+    scores = []
+    for i in range(n):
+        tc = time.perf_counter()
+        twin = live.clone()
+        twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
+        out.copy_s += time.perf_counter() - tc
+        out.copies += 1
+        tw = time.perf_counter()
+        pol, adm = twin.policy, twin.admission
+        assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
+        pol.switch(i)
+        adm.switch(i)
+        if lookahead == "present":
+            adm.cutoff_s = t0
+        try:
+            twin.apply(twin.decide())
+            while (v := twin.advance(until=t1)) is not None:
+                twin.apply(twin.decide())
+                if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
+                    break  # every job present at t0 is done; the rest are held back
+        except SimulationStalled:
+            pass  # nothing more can happen in this copy (present lookahead: only held-back jobs remain)
+        scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
+        out.whatif_s += time.perf_counter() - tw
+    return scores
