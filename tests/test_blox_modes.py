@@ -247,3 +247,14 @@ def test_cli_replays_a_plain_trace(tmp_path, capsys):
     assert exit_code(["simulate", f"replay:{p}", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "line 2.model" in err[0] and "'1'" in err[0]
+
+
+@needs_data(*PHILLY)
+def test_run_one_drops_jobs_larger_than_the_cluster_from_the_bursty_workload():
+    # bursty:ours keeps the trace's GPU counts (up to 16): on 2 x 2 GPUs run_one must drop the larger jobs, as it
+    # does for philly, instead of handing the engine a job it can never place
+    from optsched.experiments import run_one
+
+    r = run_one("bursty:ours", servers=2, gpus_per_server=2, load=4.0, n_jobs=200, window=(0, 10))
+    assert r.summary["finished_tracked"] == 10
+    assert max(j["gpus"] for j in r.to_dict()["jobs"]) <= 4

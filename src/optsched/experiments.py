@@ -78,7 +78,8 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
     >>> run_one("synthetic", scheduler="srtf", load=4.0, n_jobs=5, servers=2).summary["finished_tracked"]
     5
     """
-    generated = spec in ("philly", "synthetic") or spec.startswith("pollux")
+    # the generated kinds (philly[:MODE], bursty[...], pollux:N, synthetic) drop jobs larger than the cluster
+    generated = spec.split(":", 1)[0] in ("philly", "synthetic", "pollux", "bursty") and not Path(spec).exists()
     wl = resolve_workload(spec, load_jph=load, seed=seed, window=window, n_jobs=n_jobs,
                           max_gpus=servers * gpus_per_server if generated else None, philly_filter=philly_filter,
                           philly_order=philly_order, philly_frame=philly_frame)
