@@ -280,7 +280,7 @@ PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf"
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.rl"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.contention"]
 _plugins_loaded: set[str] = set()
 
 

@@ -1,0 +1,335 @@
+"""Paper 004's schedulers under the repository's round semantics, registered by name in the simulator.
+
+Every policy here is a combined :class:`~optsched.sim.base.SchedulerPlacer` that decides once per round
+(``every_round``: the engine asks even when nothing waits, so the threshold rule runs every round) and needs
+:class:`~optsched.perf.measured.MeasuredPerf` as the performance model (it reads each running job's ratio).
+Placements are always the repository's multi-node splits (2 GPUs: 2 x 1; 4: 2 x 2 or 4 x 1; 8: 2 x 4 or
+4 x 2): the table measures no single-node placement.
+
+=======================  ============================================================================
+name                     rule
+=======================  ============================================================================
+``contention-las``       each round: every job re-placed from an empty cluster in order of least attained
+                         service, widest-split first fit, stop at the first that does not fit (the
+                         repository's ``preempt_all`` + sort + head-of-line blocking); ``repo_keys=True``:
+                         the repository's inverted key (most attained service first)
+``contention-srtf``      the same with shortest remaining time (remaining samples at the mean isolated
+                         speed) first; ``repo_keys=True``: least fraction trained first (the repository's)
+``widest-first-fit``     queued jobs in FIFO order, widest-split first fit, skipping what does not fit
+``contention-random``    uniformly random valid placement actions (the RL action space) until none is valid
+``contention-greedy``    queued jobs in FIFO order, each on the placement that maximises the predicted total
+                         normalised throughput of all running jobs (measured table, sticky ratios); a job is
+                         left waiting if no placement raises it or one would push a ratio to the threshold
+``rl-base``              the agent's actions until it picks "nothing" (it may idle)
+``rl-hybrid``            the same, but on "nothing" a greedy widest-split first fit of the candidates
+=======================  ============================================================================
+
+All but LAS and SRTF keep running jobs where they are and apply the repository's threshold rule first: a running
+job whose ratio is at or below ``threshold`` (0.6) is preempted and re-queued at the back (it may be placed
+again in the same decision). LAS and SRTF re-place every job every round, so the rule never applies to them.
+
+>>> from optsched.generators.contention import random_contention_instance
+>>> from optsched.sim.contention import run_contention
+>>> inst = random_contention_instance(jobs=6, seed=1, hours=0.25)
+>>> run = run_contention(inst, "contention-srtf")
+>>> run.summary["jobs"], run.summary["avg_jct_s"] >= 900
+(6, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import InstanceError
+from ..base import Decision, SchedulerPlacer
+from ..policies import register_scheduler
+from ..state import QUEUED, RUNNING, Job, Placement, SimView
+from .agent import NumpyPolicy, load_policy
+from .encoding import (
+    Board,
+    action_mask,
+    all_placements,
+    candidates,
+    n_actions,
+    observe,
+    resolve,
+    widest_first_fit,
+)
+
+
+def _perf(view: SimView):
+    perf = view.perf
+    if not hasattr(perf, "ratio_of") or not hasattr(perf, "fresh_ratios"):
+        raise InstanceError(f"the contention policies need the measured model (perf='measured'), got "
+                            f"{type(perf).__name__}", field="perf")
+    return perf
+
+
+def fifo_key(job: Job) -> tuple[float, int]:
+    """The repository's queue order: by the time a job last entered the queue (arrival or preemption)."""
+    return (job.wait_since_s, job.index)
+
+
+def _placed_order(job: Job) -> tuple[float, int]:
+    return (job.seg_start[0] if job.seg_start is not None else 0.0, job.index)
+
+
+class RoundPolicy(SchedulerPlacer):
+    """Base class: the threshold rule, then :meth:`plan` on a :class:`Board` of the round (module docstring)."""
+
+    name = "round"
+    every_round = True
+    uses_threshold = True
+
+    def __init__(self, threshold: float | None = 0.6):
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0 <= threshold <= 1):
+            raise InstanceError(f"must be a number in [0, 1] or None, got {threshold!r}", field="threshold")
+        self.threshold = None if threshold is None else float(threshold)
+        self.reset()
+
+    def reset(self) -> None:
+        self.stats = {"threshold_preemptions": 0, "rounds": 0}
+
+    def board(self, view: SimView, victims: list[Job]) -> Board:
+        running = sorted((j for j in view.jobs.active.values() if j.status == RUNNING and j not in victims),
+                         key=_placed_order)
+        free = view.cluster.free.copy()
+        for v in victims:
+            assert v.placement is not None
+            free[list(v.placement.servers)] += v.placement.counts
+        queue = sorted((j for j in view.jobs.active.values() if j.status == QUEUED), key=fifo_key) + victims
+        return Board(free, int(view.cluster.capacity.max()), [(j, j.placement) for j in running], queue)
+
+    def decide(self, view: SimView) -> Decision:
+        perf = _perf(view)
+        self.stats["rounds"] += 1
+        victims: list[Job] = []
+        if self.uses_threshold and self.threshold is not None:
+            victims = sorted((j for j in view.jobs.active.values()
+                              if j.status == RUNNING and perf.ratio_of(j.id) <= self.threshold), key=_placed_order)
+            self.stats["threshold_preemptions"] += len(victims)
+        board = self.board(view, victims)
+        n0 = len(board.placed)
+        self.plan(board, view)
+        return Decision(launch=dict(board.placed[n0:]), preempt=victims)
+
+    def plan(self, board: Board, view: SimView) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"name": self.name, "threshold": self.threshold}
+
+
+@register_scheduler("contention-las")
+class ContentionLas(RoundPolicy):
+    """Least attained service first, every job re-placed each round (module docstring)."""
+
+    name = "contention-las"
+    uses_threshold = False
+
+    def __init__(self, repo_keys: bool = False, threshold: float | None = 0.6):
+        super().__init__(threshold)
+        self.repo_keys = bool(repo_keys)
+
+    def key(self, job: Job, now: float) -> float:
+        a = job.attained_at(now)
+        return -a if self.repo_keys else a
+
+    def decide(self, view: SimView) -> Decision:
+        _perf(view)
+        self.stats["rounds"] += 1
+        now = view.now
+        jobs = sorted(view.jobs.active.values(), key=lambda j: (self.key(j, now), fifo_key(j)))
+        free = view.cluster.capacity.copy()
+        launch: dict[Job, Placement] = {}
+        for j in jobs:
+            pl = widest_first_fit(j, free)
+            if pl is None:
+                break  # head-of-line blocking, as the repository
+            free[list(pl.servers)] -= pl.counts
+            launch[j] = pl
+        running = [j for j in view.jobs.active.values() if j.status == RUNNING]
+        return Decision(launch=launch, preempt=running)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "repo_keys": self.repo_keys}
+
+
+@register_scheduler("contention-srtf")
+class ContentionSrtf(ContentionLas):
+    """Shortest remaining time first, every job re-placed each round (module docstring)."""
+
+    name = "contention-srtf"
+
+    def key(self, job: Job, now: float) -> float:
+        if self.repo_keys:
+            return job.executed_at(now) / job.iterations
+        return job.remaining_iterations(now) * job.iteration_time_s
+
+
+@register_scheduler("widest-first-fit")
+class WidestFirstFit(RoundPolicy):
+    """FIFO with backfilling, widest-split first fit (``backfill=False``: stop at the first that does not fit)."""
+
+    name = "widest-first-fit"
+
+    def __init__(self, backfill: bool = True, threshold: float | None = 0.6):
+        super().__init__(threshold)
+        self.backfill = bool(backfill)
+
+    def plan(self, board: Board, view: SimView) -> None:
+        for j in list(board.queue):
+            if board.free.sum() < 2:
+                break
+            pl = widest_first_fit(j, board.free)
+            if pl is not None:
+                board.place(j, pl)
+            elif not self.backfill:
+                break
+
+
+@register_scheduler("contention-random")
+class RandomActions(RoundPolicy):
+    """Uniformly random valid placement actions of the RL action space until none is valid."""
+
+    name = "contention-random"
+
+    def __init__(self, seed: int | None = 0, threshold: float | None = 0.6):
+        self.seed = seed
+        super().__init__(threshold)
+
+    def reset(self) -> None:
+        super().reset()
+        self.rng = np.random.default_rng(self.seed)
+
+    def plan(self, board: Board, view: SimView) -> None:
+        while True:
+            cands = candidates(board.queue)
+            valid = np.flatnonzero(action_mask(board, cands)[:-1])
+            if not len(valid):
+                return
+            job, pl = resolve(int(self.rng.choice(valid)), board, cands)  # type: ignore[misc]
+            board.place(job, pl)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "seed": self.seed}
+
+
+@register_scheduler("contention-greedy")
+class ContentionGreedy(RoundPolicy):
+    """Each queued job (FIFO, backfilling) on the placement with the best predicted total normalised
+    throughput; normalised throughput of a job = its split's isolated throughput x its ratio / its mean isolated
+    throughput (1 = the speed the job's size was set for). Running jobs keep their sticky ratio unless the new
+    job lowers it. A job is left waiting when its best placement does not raise the total, or when it would
+    bring its own or a neighbour's ratio to ``threshold`` or below (it would be preempted at once)."""
+
+    name = "contention-greedy"
+
+    def plan(self, board: Board, view: SimView) -> None:
+        perf = _perf(view)
+        thr = -1.0 if self.threshold is None else self.threshold
+
+        def speed(job: Job, pl: Placement, ratio: float) -> float:
+            return perf.throughput(job.model, pl.gpus, len(pl.servers)) * ratio * job.iteration_time_s
+
+        def entries():
+            return {j.id: (perf.table_key(j.model, pl.gpus, len(pl.servers), j.id)[0], pl.servers)
+                    for j, pl in board.placed}
+
+        def current(fresh: dict[str, float], running_now: set[str]) -> dict[str, float]:
+            return {i: (min(r, perf.ratio_of(i)) if i in running_now else r) for i, r in fresh.items()}
+
+        running_now = {j.id for j, _ in board.placed}  # running and kept (not this round's victims)
+        tried: set[tuple[str, int]] = set()  # (model, gpus) that found nothing on this board
+        for j in list(board.queue):
+            if board.free.sum() < 2:
+                break
+            if (j.model, j.gpus) in tried or j.gpus > board.free.sum():
+                continue
+            base = entries()
+            base_r = current(perf.fresh_ratios(base), running_now)
+            by_id = {x.id: (x, pl) for x, pl in board.placed}
+            total0 = sum(speed(x, pl, base_r[x.id]) for x, pl in board.placed)
+            best, best_score = None, total0 + 1e-12
+            for pl in all_placements(j, board.free):
+                e = dict(base)
+                e[j.id] = (perf.table_key(j.model, pl.gpus, len(pl.servers), j.id)[0], pl.servers)
+                r = current(perf.fresh_ratios(e), running_now)
+                if any(v <= thr for v in r.values()):
+                    continue
+                score = sum(speed(x, p, r[x.id]) for x, p in by_id.values()) + speed(j, pl, r[j.id])
+                if score > best_score:
+                    best, best_score = pl, score
+            if best is None:
+                tried.add((j.model, j.gpus))
+            else:
+                board.place(j, best)
+                tried.clear()
+
+
+@register_scheduler("rl-base")
+class RlBase(RoundPolicy):
+    """The agent's actions until it picks "nothing" (``deterministic``: masked argmax; else sampled with
+    ``seed``). ``policy``: a :class:`~optsched.sim.contention.agent.NumpyPolicy`, an ``.npz`` path or a shipped
+    name (default: the shipped policy)."""
+
+    name = "rl-base"
+    hybrid = False
+
+    def __init__(self, policy: Any = None, deterministic: bool = True, seed: int | None = 0,
+                 threshold: float | None = 0.6):
+        self.agent: NumpyPolicy = load_policy(policy)
+        self.policy_name = str(self.agent.meta.get("name", policy if isinstance(policy, str) else "custom"))
+        self.deterministic, self.seed = bool(deterministic), seed
+        super().__init__(threshold)
+
+    def reset(self) -> None:
+        super().reset()
+        self.rng = np.random.default_rng(self.seed)
+        self.stats.update(agent_actions=0, agent_nothing=0, fallback=0)
+
+    def plan(self, board: Board, view: SimView) -> None:
+        if self.agent.n_actions != n_actions(board.nodes):
+            raise InstanceError(f"the policy has {self.agent.n_actions} actions, {board.nodes} nodes need "
+                                f"{n_actions(board.nodes)}", field="policy")
+        while True:
+            cands = candidates(board.queue)
+            mask = action_mask(board, cands)
+            if not mask[:-1].any():
+                return
+            a = self.agent.act(observe(board, cands), mask, self.deterministic, self.rng)
+            self.stats["agent_actions"] += 1
+            step = resolve(a, board, cands)
+            if step is None:
+                self.stats["agent_nothing"] += 1
+                if not self.hybrid:
+                    return
+                step = next(((c, pl) for c in cands if c is not None
+                             for pl in [widest_first_fit(c, board.free)] if pl is not None), None)
+                if step is None:
+                    return
+                self.stats["fallback"] += 1
+            board.place(*step)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "policy": self.policy_name, "deterministic": self.deterministic,
+                "seed": self.seed}
+
+
+@register_scheduler("rl-hybrid")
+class RlHybrid(RlBase):
+    """RL-Hybrid: the agent, with a greedy widest-split first fit of the candidates when it picks "nothing"."""
+
+    name = "rl-hybrid"
+    hybrid = True
+
+
+POLICIES: dict[str, type] = {"contention-las": ContentionLas, "contention-srtf": ContentionSrtf,
+                             "widest-first-fit": WidestFirstFit, "contention-random": RandomActions,
+                             "contention-greedy": ContentionGreedy, "rl-base": RlBase, "rl-hybrid": RlHybrid}
+
+__all__ = ["POLICIES", "ContentionGreedy", "ContentionLas", "ContentionSrtf", "RandomActions", "RlBase", "RlHybrid",
+           "RoundPolicy", "WidestFirstFit", "fifo_key"]
