@@ -13,7 +13,7 @@ The shipped policy (:func:`shipped_policy`) is package data under ``optsched/rl/
 >>> import numpy as np
 >>> p = NumpyPolicy([(np.eye(2, dtype=np.float32), np.zeros(2, np.float32)),
 ...                  (np.array([[1, 0, 0], [0, 1, 0]], np.float32), np.array([0, 0, 0.5], np.float32))])
->>> p.logits(np.array([[2.0, -1.0]])).round(3).tolist()
+>>> [round(float(x), 3) for x in p.logits(np.array([[2.0, -1.0]]))]
 [0.964, -0.762, 0.5]
 >>> p.act(np.array([[2.0, -1.0]]), np.array([False, True, True]))
 2

@@ -20,7 +20,9 @@ name                     rule
 ``contention-greedy``    queued jobs in FIFO order, each on the placement that maximises the predicted total
                          normalised throughput of all running jobs (measured table, sticky ratios); a job is
                          left waiting if no placement raises it or one would push a ratio to the threshold
-``rl-base``              the agent's actions until it picks "nothing" (it may idle)
+``rl-base``              the agent's actions until it picks "nothing" (it may idle; ``idle_guard``, on by
+                         default, places one candidate greedily when it would leave the cluster empty, so
+                         a run cannot stall)
 ``rl-hybrid``            the same, but on "nothing" a greedy widest-split first fit of the candidates
 =======================  ============================================================================
 
@@ -76,6 +78,38 @@ def _placed_order(job: Job) -> tuple[float, int]:
     return (job.seg_start[0] if job.seg_start is not None else 0.0, job.index)
 
 
+def threshold_victims(view: SimView, threshold: float | None, perf: Any = None) -> list[Job]:
+    """Running jobs whose ratio is at or below ``threshold`` (the repository's ``preempt``), in placement order."""
+    if threshold is None:
+        return []
+    perf = perf if perf is not None else _perf(view)
+    return sorted((j for j in view.jobs.active.values() if j.status == RUNNING and perf.ratio_of(j.id) <= threshold),
+                  key=_placed_order)
+
+
+def round_board(view: SimView, victims: list[Job]) -> Board:
+    """The round's :class:`Board`: running jobs other than ``victims`` stay placed, the victims' GPUs are free,
+    the queue is FIFO (:func:`fifo_key`) with the victims at the back."""
+    running = sorted((j for j in view.jobs.active.values() if j.status == RUNNING and j not in victims),
+                     key=_placed_order)
+    free = view.cluster.free.copy()
+    for v in victims:
+        assert v.placement is not None
+        free[list(v.placement.servers)] += v.placement.counts
+    queue = sorted((j for j in view.jobs.active.values() if j.status == QUEUED), key=fifo_key) + victims
+    return Board(free, int(view.cluster.capacity.max()), [(j, j.placement) for j in running], queue)
+
+
+def greedy_candidate(board: Board, cands: list[Any] | None = None) -> tuple[Any, Placement] | None:
+    """RL-Hybrid's fallback: the first candidate (demand 2, 4, 8) with a widest-split first fit."""
+    for c in (candidates(board.queue) if cands is None else cands):
+        if c is not None:
+            pl = widest_first_fit(c, board.free)
+            if pl is not None:
+                return c, pl
+    return None
+
+
 class RoundPolicy(SchedulerPlacer):
     """Base class: the threshold rule, then :meth:`plan` on a :class:`Board` of the round (module docstring)."""
 
@@ -93,25 +127,12 @@ class RoundPolicy(SchedulerPlacer):
     def reset(self) -> None:
         self.stats = {"threshold_preemptions": 0, "rounds": 0}
 
-    def board(self, view: SimView, victims: list[Job]) -> Board:
-        running = sorted((j for j in view.jobs.active.values() if j.status == RUNNING and j not in victims),
-                         key=_placed_order)
-        free = view.cluster.free.copy()
-        for v in victims:
-            assert v.placement is not None
-            free[list(v.placement.servers)] += v.placement.counts
-        queue = sorted((j for j in view.jobs.active.values() if j.status == QUEUED), key=fifo_key) + victims
-        return Board(free, int(view.cluster.capacity.max()), [(j, j.placement) for j in running], queue)
-
     def decide(self, view: SimView) -> Decision:
         perf = _perf(view)
         self.stats["rounds"] += 1
-        victims: list[Job] = []
-        if self.uses_threshold and self.threshold is not None:
-            victims = sorted((j for j in view.jobs.active.values()
-                              if j.status == RUNNING and perf.ratio_of(j.id) <= self.threshold), key=_placed_order)
-            self.stats["threshold_preemptions"] += len(victims)
-        board = self.board(view, victims)
+        victims = threshold_victims(view, self.threshold if self.uses_threshold else None, perf)
+        self.stats["threshold_preemptions"] += len(victims)
+        board = round_board(view, victims)
         n0 = len(board.placed)
         self.plan(board, view)
         return Decision(launch=dict(board.placed[n0:]), preempt=victims)
@@ -280,8 +301,9 @@ class RlBase(RoundPolicy):
     hybrid = False
 
     def __init__(self, policy: Any = None, deterministic: bool = True, seed: int | None = 0,
-                 threshold: float | None = 0.6):
+                 threshold: float | None = 0.6, idle_guard: bool = True):
         self.agent: NumpyPolicy = load_policy(policy)
+        self.idle_guard = bool(idle_guard)
         self.policy_name = str(self.agent.meta.get("name", policy if isinstance(policy, str) else "custom"))
         self.deterministic, self.seed = bool(deterministic), seed
         super().__init__(threshold)
@@ -289,7 +311,7 @@ class RlBase(RoundPolicy):
     def reset(self) -> None:
         super().reset()
         self.rng = np.random.default_rng(self.seed)
-        self.stats.update(agent_actions=0, agent_nothing=0, fallback=0)
+        self.stats.update(agent_actions=0, agent_nothing=0, fallback=0, idle_guard=0)
 
     def plan(self, board: Board, view: SimView) -> None:
         if self.agent.n_actions != n_actions(board.nodes):
@@ -305,18 +327,18 @@ class RlBase(RoundPolicy):
             step = resolve(a, board, cands)
             if step is None:
                 self.stats["agent_nothing"] += 1
-                if not self.hybrid:
+                idle = not board.placed
+                if not (self.hybrid or (self.idle_guard and idle)):
                     return
-                step = next(((c, pl) for c in cands if c is not None
-                             for pl in [widest_first_fit(c, board.free)] if pl is not None), None)
+                step = greedy_candidate(board, cands)
                 if step is None:
                     return
-                self.stats["fallback"] += 1
+                self.stats["fallback" if self.hybrid else "idle_guard"] += 1
             board.place(*step)
 
     def describe(self) -> dict:
         return {**super().describe(), "policy": self.policy_name, "deterministic": self.deterministic,
-                "seed": self.seed}
+                "seed": self.seed, "idle_guard": self.idle_guard}
 
 
 @register_scheduler("rl-hybrid")
@@ -331,5 +353,5 @@ POLICIES: dict[str, type] = {"contention-las": ContentionLas, "contention-srtf":
                              "widest-first-fit": WidestFirstFit, "contention-random": RandomActions,
                              "contention-greedy": ContentionGreedy, "rl-base": RlBase, "rl-hybrid": RlHybrid}
 
-__all__ = ["POLICIES", "ContentionGreedy", "ContentionLas", "ContentionSrtf", "RandomActions", "RlBase", "RlHybrid",
+__all__ = ["POLICIES", "greedy_candidate", "round_board", "threshold_victims", "ContentionGreedy", "ContentionLas", "ContentionSrtf", "RandomActions", "RlBase", "RlHybrid",
            "RoundPolicy", "WidestFirstFit", "fifo_key"]
