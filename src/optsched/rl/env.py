@@ -110,6 +110,8 @@ class ContentionEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         options = options or {}
+        if seed is not None:  # a seed restarts the sequence of job sets: same seed, same episode
+            self._episode = 0
         if "instance" in options:
             inst = options["instance"]
         else:

@@ -24,9 +24,9 @@ from .policies import (
     RoundPolicy,
     WidestFirstFit,
 )
-from .runner import ContentionRun, RoundRecorder, contention_summary, round_up, run_contention
+from .runner import BASELINES, ContentionRun, RoundRecorder, compare, contention_summary, round_up, run_contention
 
-__all__ = ["POLICIES", "Board", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
+__all__ = ["BASELINES", "POLICIES", "Board", "compare", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
            "NumpyPolicy", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder", "WidestFirstFit",
            "action_mask", "candidates", "contention_summary", "load_policy", "n_actions", "node_actions", "observe",
            "resolve", "round_up", "run_contention", "shipped_policy", "type_id"]

@@ -164,4 +164,26 @@ def run_contention(inst: ContentionInstance, policy: Any = "contention-greedy", 
     return ContentionRun(result, df, summary, plan, stats)
 
 
-__all__ = ["ContentionRun", "RoundRecorder", "contention_summary", "round_up", "run_contention"]
+__all__ = ["BASELINES", "ContentionRun", "RoundRecorder", "compare", "contention_summary", "round_up", "run_contention"]
+
+
+BASELINES: tuple[str, ...] = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random",
+                              "contention-greedy")
+
+
+def compare(instances: list[ContentionInstance], policies: dict[str, Any], *, seed: int | None = 0) -> pd.DataFrame:
+    """Run every policy (label -> name, dict or object) on every instance; one row per (policy, instance) with
+    the summary of :func:`contention_summary`.
+
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> insts = [random_contention_instance(jobs=4, seed=s, hours=0.25) for s in (0, 1)]
+    >>> df = compare(insts, {"LAS": "contention-las", "greedy": "contention-greedy"})
+    >>> df.shape[0], sorted(df["policy"].unique())
+    (4, ['LAS', 'greedy'])
+    """
+    rows = []
+    for label, pol in policies.items():
+        for inst in instances:
+            run = run_contention(inst, pol, seed=seed)
+            rows.append({"policy": label, "instance": inst.name, "instance_seed": inst.seed, **run.summary})
+    return pd.DataFrame(rows)
