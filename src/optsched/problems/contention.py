@@ -193,6 +193,6 @@ PROBLEM = register_problem(Problem(
     title="paper 004: DeepShare job sets under measured network contention, in 300 s rounds (min total JCT)",
     classes=(ContentionInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     generator="optsched.generators.contention:random_contention_instance",
-    default_algorithm="contention-cpsat",
-    algorithms={"contention-cpsat": "optsched.exact.contention", "contention-brute": "optsched.exact.contention"},
+    default_algorithm="contention-dp",
+    algorithms={"contention-dp": "optsched.exact.contention", "contention-brute": "optsched.exact.contention"},
 ))
