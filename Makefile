@@ -10,7 +10,7 @@ JOBS   ?= 2
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,rl]'
 	@touch $(STAMP)
 
 install: $(STAMP)

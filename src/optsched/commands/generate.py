@@ -12,6 +12,7 @@ Kinds:
   the exact models: ``optsched generate total-jct --jobs N --servers M --gpus-per-server G --seed K -o FILE``.
 * ``placement``: one catalogue job on random free GPUs (paper 001, IV-B):
   ``optsched generate placement --job VGG19:hybrid16 --servers 4 --seed K -o FILE``.
+* ``contention``: a DeepShare job set (paper 004): ``optsched generate contention --mix normal --seed K -o FILE``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 from typing import Callable
 
 from ._args import positive_float, positive_int
+from ._generate_contention import summary as _summary_contention
 
 
 def _register_rar(kinds) -> None:
@@ -138,10 +140,11 @@ KINDS: dict[str, Callable | str] = {
     "rar": _register_rar,
     "total-jct": _register_total_jct,
     "placement": _register_placement,
+    "contention": "optsched.commands._generate_contention:register",
 }
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
-                                  "placement": _summary_placement}
+                                  "placement": _summary_placement, "contention": _summary_contention}
 
 
 def register(sub) -> None:

@@ -96,7 +96,7 @@ class _Model:
         """Every capacity-feasible configuration of the ``active`` jobs (each off or on one action); with
         ``symmetric`` only one representative per relabelling of the empty nodes."""
         inst = self.inst
-        per = {i: {n: g for n, g in self.splits[i]} for i in active}
+        per = {i: dict(self.splits[i]) for i in active}
         free = [inst.gpus_per_node] * inst.nodes
         cur: dict[int, tuple[int, ...]] = {}
 
@@ -107,6 +107,7 @@ class _Model:
             i = active[k]
             yield from rec(k + 1)  # off
             for n, g in per[i].items():
+                choices: Iterator[tuple[int, ...]]
                 if symmetric:
                     used = [s for s in range(inst.nodes) if free[s] < inst.gpus_per_node]
                     empty = [s for s in range(inst.nodes) if free[s] == inst.gpus_per_node]
@@ -191,13 +192,13 @@ def _result(inst: ContentionInstance, m: _Model, plan: Plan, status: SolveStatus
     ev = evaluate_plan(inst, plan, m.perf)
     first: dict[str, tuple[int, tuple[int, ...]]] = {}
     for t, cfg in enumerate(plan):
-        for j, nodes in cfg.items():
-            first.setdefault(j, (t, nodes))
+        for jid, nodes in cfg.items():
+            first.setdefault(jid, (t, nodes))
     jobs = []
-    for j in inst.jobs:
-        t, nodes = first[j.id]
-        jobs.append(ScheduledJob(j.id, t * inst.round_s, {f"n{s}": j.gpus // len(nodes) for s in nodes},
-                                 completion=ev.completions[j.id]))
+    for job in inst.jobs:
+        t, nodes = first[job.id]
+        jobs.append(ScheduledJob(job.id, t * inst.round_s, {f"n{s}": job.gpus // len(nodes) for s in nodes},
+                                 completion=ev.completions[job.id]))
     info = {**info, "plan": [{j: list(v) for j, v in cfg.items()} for cfg in plan], "rounds": len(plan),
             "avg_jct_s": ev.avg_jct_s}
     return Result(ev.total_jct_s, status, time.perf_counter() - t0, Schedule(tuple(jobs), name, inst.name), name,
@@ -310,13 +311,13 @@ def solve_contention_dp(inst: ContentionInstance, *, time_limit: float | None = 
                         nl[i] = 0.0
                         fin += t + 1
                 rest = tuple(i for i in range(n) if nl[i] > TOL)
-                scored.append((fin + _lb(m, t + 1, nl, most(rest)), fin, tuple(nl), cfg))
+                scored.append((fin + _lb(m, t + 1, nl, most(rest)), fin, nl, cfg))
             scored.sort(key=lambda s: s[0])
             best, plan = math.inf, []
             for lb, fin, nl, cfg in scored:
                 if lb >= best - 1e-9:
                     break
-                v, p = g(t + 1, nl, acc + fin, path + [cfg])
+                v, p = g(t + 1, tuple(nl), acc + fin, path + [cfg])
                 if fin + v < best:
                     best, plan = fin + v, [cfg] + p
         memo[key] = (best - shift, plan)
@@ -347,7 +348,7 @@ def brute_force_contention(inst: ContentionInstance, *, max_jobs: int = 4, max_r
     t0 = time.perf_counter()
     m = _Model(inst, perf)
     n = len(m.ids)
-    best = [math.inf, None]
+    best: list[Any] = [math.inf, None]
     nodes_visited = [0]
     cfg_cache: dict[tuple[int, ...], list[tuple[dict[int, float], dict[int, tuple[int, ...]]]]] = {}
 

@@ -186,7 +186,7 @@ class MeasuredPerf(PerfModel):
         jobs sharing a server with it (single-server jobs neither suffer nor cause contention), floored."""
         split = {i: (k, set(s)) for i, (k, s) in entries.items() if len(s) > 1}
         out = {}
-        for i, (k, s) in entries.items():
+        for i, (k, _) in entries.items():
             r = 1.0
             if i in split:
                 for o, (ko, so) in split.items():

@@ -13,10 +13,10 @@ and the job.
 (2, 32, 'DLRM')
 >>> from_dict(to_dict(inst)) == inst
 True
->>> ContentionJob("x", "ResNet", 4, 10.0)
+>>> ContentionJob("x", "ResNet", 4, 10.0)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-optsched.errors.InstanceError: model (job 'x'): must be one of MobileNetV3, GraphSage, FSDP, Transformer-XL, DLRM, MoE, got 'ResNet'
+optsched.errors.InstanceError: model (job 'x'): must be one of MobileNetV3, GraphSage, ..., got 'ResNet'
 """
 
 from __future__ import annotations

@@ -102,7 +102,8 @@ class ContentionEnv(gym.Env):
         self.threshold_override = threshold
         self.idle_guard, self.max_rounds, self.shuffle = bool(idle_guard), int(max_rounds), bool(shuffle)
         self.observation_space = spaces.Box(0.0, float(N_TYPES), (self.nodes, 2 * self.gpus_per_node), np.float32)
-        self.action_space = spaces.Discrete(n_actions(self.nodes))
+        self.action_space: spaces.Discrete = spaces.Discrete(n_actions(self.nodes))
+        self.n_act = n_actions(self.nodes)
         self._episode = 0
         self.sim: Simulator | None = None
 
@@ -144,7 +145,7 @@ class ContentionEnv(gym.Env):
             raise RuntimeError("call reset() first (the episode is over)")
         a = int(action)
         cands = candidates(self.board.queue)
-        step = resolve(a, self.board, cands) if a < self.action_space.n - 1 else None
+        step = resolve(a, self.board, cands) if a < self.n_act - 1 else None
         if step is None and self.idle_guard and not self.board.placed:
             step = greedy_candidate(self.board, cands)
         closed = True
@@ -166,7 +167,7 @@ class ContentionEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """The valid actions now (MaskablePPO reads this method)."""
         if self._done:
-            m = np.zeros(self.action_space.n, dtype=bool)
+            m = np.zeros(self.n_act, dtype=bool)
             m[-1] = True
             return m
         return action_mask(self.board)
@@ -174,7 +175,7 @@ class ContentionEnv(gym.Env):
     # -- rounds --------------------------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
         if self._done:
-            return np.zeros(self.observation_space.shape, dtype=np.float32)
+            return np.zeros((self.nodes, 2 * self.gpus_per_node), dtype=np.float32)
         return observe(self.board)
 
     def _next_round(self) -> None:

@@ -43,14 +43,14 @@ def export_numpy(model: Any, path: str | os.PathLike, meta: dict | None = None) 
     """Write the policy network of ``model`` to ``path`` (``.npz``, atomically); returns it."""
     p = numpy_policy(model, meta)
     with atomic_open(path, "wb") as fh:
-        np.savez(fh, **p.arrays())
+        np.savez(fh, **p.arrays())  # type: ignore[arg-type]
     return p
 
 
 def save_numpy(policy: NumpyPolicy, path: str | os.PathLike) -> None:
     """Write a :class:`NumpyPolicy` to ``path`` (``.npz``, atomically)."""
     with atomic_open(path, "wb") as fh:
-        np.savez(fh, **policy.arrays())
+        np.savez(fh, **policy.arrays())  # type: ignore[arg-type]
 
 
 __all__ = ["export_numpy", "numpy_policy", "save_numpy"]

@@ -106,7 +106,7 @@ def load_model(path: str | os.PathLike):
     """A MaskablePPO model saved by :func:`train` (the SB3 zip)."""
     from sb3_contrib import MaskablePPO
 
-    return MaskablePPO.load(path, device="cpu")
+    return MaskablePPO.load(os.fspath(path), device="cpu")
 
 
 __all__ = ["BRANCHES", "EVAL_SEED_BASE", "HYPER", "NET_ARCH", "eval_seeds", "job_sets", "load_model", "make_model",

@@ -26,7 +26,8 @@ from .policies import (
 )
 from .runner import BASELINES, ContentionRun, RoundRecorder, compare, contention_summary, round_up, run_contention
 
-__all__ = ["BASELINES", "POLICIES", "Board", "compare", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
-           "NumpyPolicy", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder", "WidestFirstFit",
-           "action_mask", "candidates", "contention_summary", "load_policy", "n_actions", "node_actions", "observe",
-           "resolve", "round_up", "run_contention", "shipped_policy", "type_id"]
+__all__ = ["BASELINES", "Board", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
+           "NumpyPolicy", "POLICIES", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder",
+           "WidestFirstFit", "action_mask", "candidates", "compare", "contention_summary", "load_policy",
+           "n_actions", "node_actions", "observe", "resolve", "round_up", "run_contention", "shipped_policy",
+           "type_id"]

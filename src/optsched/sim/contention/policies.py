@@ -97,7 +97,8 @@ def round_board(view: SimView, victims: list[Job]) -> Board:
         assert v.placement is not None
         free[list(v.placement.servers)] += v.placement.counts
     queue = sorted((j for j in view.jobs.active.values() if j.status == QUEUED), key=fifo_key) + victims
-    return Board(free, int(view.cluster.capacity.max()), [(j, j.placement) for j in running], queue)
+    placed: list[tuple[Any, Placement]] = [(j, j.placement) for j in running if j.placement is not None]
+    return Board(free, int(view.cluster.capacity.max()), placed, queue)
 
 
 def greedy_candidate(board: Board, cands: list[Any] | None = None) -> tuple[Any, Placement] | None:
@@ -353,5 +354,5 @@ POLICIES: dict[str, type] = {"contention-las": ContentionLas, "contention-srtf":
                              "widest-first-fit": WidestFirstFit, "contention-random": RandomActions,
                              "contention-greedy": ContentionGreedy, "rl-base": RlBase, "rl-hybrid": RlHybrid}
 
-__all__ = ["POLICIES", "greedy_candidate", "round_board", "threshold_victims", "ContentionGreedy", "ContentionLas", "ContentionSrtf", "RandomActions", "RlBase", "RlHybrid",
-           "RoundPolicy", "WidestFirstFit", "fifo_key"]
+__all__ = ["ContentionGreedy", "ContentionLas", "ContentionSrtf", "POLICIES", "RandomActions", "RlBase", "RlHybrid",
+           "RoundPolicy", "WidestFirstFit", "fifo_key", "greedy_candidate", "round_board", "threshold_victims"]
