@@ -11,7 +11,9 @@
 
 >>> from optsched.cli import main
 >>> main(["rl", "evaluate", "--sets", "1", "--jobs", "8", "--hours", "0.25", "--baselines", "contention-srtf"])
-policy ...
+... # doctest: +ELLIPSIS
+|    policy | avg JCT (h) | ...
+...
 0
 """
 

@@ -48,6 +48,9 @@ from ..result import Result, Schedule, ScheduledJob, SolveStatus
 
 Plan = list[dict[str, tuple[int, ...]]]  # per round: job id -> node indices
 TOL = 1e-9
+# a job is done at the end of a round if what it still lacks would take at most EPS of that round at the round's
+# rate: the simulator's accounting (runner.round_up) rounds a completion down to the boundary by the same rule
+EPS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -146,10 +149,12 @@ def pareto_options(m: _Model, jobs: tuple[int, ...]) -> list[tuple[tuple[float, 
 
 
 def evaluate_plan(inst: ContentionInstance, plan: Sequence[Mapping[str, Sequence[int]]],
-                  perf: MeasuredPerf | None = None) -> PlanEvaluation:
+                  perf: MeasuredPerf | None = None, *, strict: bool = True) -> PlanEvaluation:
     """Score a plan (one ``{job id: node indices}`` per round from round 0) under the round model; a
     :class:`~optsched.errors.ScheduleError` names the round and job of any violation (unknown job, illegal split,
-    node capacity, a job before its arrival or after its completion, a job never completed)."""
+    node capacity, a job before its arrival or after its completion, a job never completed). ``strict=False``
+    drops a job from the rounds after its completion instead (a simulated policy's rounds, scored with fresh
+    ratios, may finish a job earlier than the simulator did)."""
     m = _Model(inst, perf)
     index = {j: i for i, j in enumerate(m.ids)}
     left = [1.0] * len(m.ids)
@@ -170,6 +175,8 @@ def evaluate_plan(inst: ContentionInstance, plan: Sequence[Mapping[str, Sequence
             if t < m.release[i]:
                 raise ScheduleError(f"round {t}: runs before its arrival ({inst.jobs[i].arrival_s} s)", job=jid)
             if jid in done:
+                if not strict:
+                    continue
                 raise ScheduleError(f"round {t}: runs after its completion", job=jid)
             for s in nodes:
                 free[s] -= g // len(nodes)
@@ -178,7 +185,8 @@ def evaluate_plan(inst: ContentionInstance, plan: Sequence[Mapping[str, Sequence
             config[i] = nodes
         for i, p in m.progress(config).items():
             left[i] -= p
-            if left[i] <= TOL:
+            if left[i] <= EPS * p:
+                left[i] = 0.0
                 done[m.ids[i]] = (t + 1) * m.T
     missing = [j for j in m.ids if j not in done]
     if missing:
@@ -216,7 +224,7 @@ def _lb(m: _Model, t: int, left: Sequence[float], most: Sequence[float] = ()) ->
     for i, x in enumerate(left):
         if x > TOL:
             r = x / m.best[i]
-            own.append(max(t, m.release[i]) + math.ceil(r - TOL))
+            own.append(max(t, m.release[i]) + math.ceil(r - EPS))
             area.append(r * m.gpus[i])
             frac.append(x)
     own.sort()
@@ -227,7 +235,7 @@ def _lb(m: _Model, t: int, left: Sequence[float], most: Sequence[float] = ()) ->
         acc += a
         accf += f
         rate = most[k] if k < len(most) else math.inf
-        total += max(o, t + math.ceil(acc / m.capacity - TOL), t + math.ceil(accf / rate - TOL))
+        total += max(o, t + math.ceil(acc / m.capacity - EPS), t + math.ceil(accf / rate - EPS))
     return total
 
 
@@ -307,7 +315,7 @@ def solve_contention_dp(inst: ContentionInstance, *, time_limit: float | None = 
                 fin = 0
                 for i, x in zip(active, vec):
                     nl[i] = left[i] - x
-                    if nl[i] <= TOL:
+                    if nl[i] <= EPS * x:
                         nl[i] = 0.0
                         fin += t + 1
                 rest = tuple(i for i in range(n) if nl[i] > TOL)
@@ -370,7 +378,7 @@ def brute_force_contention(inst: ContentionInstance, *, max_jobs: int = 4, max_r
             fin = 0
             for i, x in p.items():
                 nl[i] = left[i] - x
-                if nl[i] <= TOL:
+                if nl[i] <= EPS * x:
                     nl[i] = 0.0
                     fin += t + 1
             path.append(cfg)

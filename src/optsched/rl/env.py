@@ -206,19 +206,39 @@ class ContentionEnv(gym.Env):
     def _round_reward(self) -> float:
         assert self.sim is not None
         view = self.sim.view
-        running = [j for j in view.jobs.active.values() if j.status == "running"]
+        ratios = [self.perf.ratio_of(j.id) for j in view.jobs.active.values() if j.status == "running"]
         util = view.cluster.busy_gpus / view.cluster.total_gpus
         if self.reward_kind == "jct":
             return -self.jct_scale * len(view.jobs.active)
         num, den = self._ewma
         a = 2.0 / 11.0  # pandas ewm(span=10), adjust=True: weights (1 - a)^i, normalised
         self._ewma = [util + (1 - a) * num, 1.0 + (1 - a) * den]
-        if not running:
-            return 0.0
-        ratios = np.array([self.perf.ratio_of(j.id) for j in running])
         if self.reward_kind == "paper":
-            return float(-self.w1 * np.mean(1.0 / ratios) + (1 - self.w1) * util)
-        return float(-self.w1 * np.mean(1.0 - ratios) + (1 - self.w1) * self._ewma[0] / self._ewma[1])
+            return paper_reward(ratios, util, self.w1)
+        return repo_reward(ratios, self._ewma[0] / self._ewma[1], self.w1)
 
 
-__all__ = ["REWARDS", "ContentionEnv"]
+def paper_reward(ratios: Sequence[float], util: float, w1: float) -> float:
+    """Paper 004's eq. 2: ``-W1 x mean CS + (1 - W1) x utilisation`` with CS = 1 / ratio; 0 if nothing runs.
+
+    >>> round(paper_reward([0.5, 1.0], 0.5, 0.4), 6)     # -0.4 x 1.5 + 0.6 x 0.5
+    -0.3
+    """
+    if not len(ratios):
+        return 0.0
+    return float(-w1 * np.mean(1.0 / np.asarray(ratios)) + (1 - w1) * util)
+
+
+def repo_reward(ratios: Sequence[float], util_ewma: float, w1: float) -> float:
+    """The repository's ``compute_rewards``: ``-W1 x mean(1 - ratio) + (1 - W1) x EWMA(util)``; 0 if nothing
+    runs.
+
+    >>> round(repo_reward([0.5, 1.0], 0.5, 0.4), 6)
+    0.2
+    """
+    if not len(ratios):
+        return 0.0
+    return float(-w1 * np.mean(1.0 - np.asarray(ratios)) + (1 - w1) * util_ewma)
+
+
+__all__ = ["REWARDS", "ContentionEnv", "paper_reward", "repo_reward"]

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...errors import InstanceError
 
-SHIPPED = "normal-b"  # the shipped policy: trained on Normal job sets, branch B (W1 = 0.4)
+SHIPPED = "normal"  # the shipped policy: trained on Normal job sets (its meta says the reward, W1, steps)
 
 
 class NumpyPolicy:
@@ -111,7 +111,7 @@ def shipped_path(name: str = SHIPPED) -> Path:
 
 
 def shipped_policy(name: str = SHIPPED) -> NumpyPolicy:
-    """The shipped policy (trained on Normal job sets, branch B), as numpy."""
+    """The shipped policy (trained on Normal job sets), as numpy."""
     path = shipped_path(name)
     if not path.exists():
         raise InstanceError(f"no shipped policy {name!r} (looked for {path})", field="policy")

@@ -80,13 +80,14 @@ def round_up(t: float, round_s: float) -> float:
 @dataclass
 class ContentionRun:
     """A run: the simulator's result, per-job records in round accounting, the summary, the per-round plan
-    (time -> {job: servers}), and the policy's counters."""
+    (time -> {job: servers}), the ratios after each decision (time -> {job: ratio}) and the policy's counters."""
 
     result: SimResult
     jobs: pd.DataFrame
     summary: dict[str, Any]
     plan: list[tuple[float, dict[str, tuple[int, ...]]]]
     stats: dict[str, Any] = field(default_factory=dict)
+    ratios: list[tuple[float, dict[str, float]]] = field(default_factory=list)
 
 
 def contention_summary(result: SimResult, recorder: RoundRecorder, round_s: float, total_gpus: int,
@@ -161,7 +162,8 @@ def run_contention(inst: ContentionInstance, policy: Any = "contention-greedy", 
     stats = dict(getattr(pol, "stats", {}) or {})
     df, summary = contention_summary(result, rec, inst.round_s, inst.total_gpus, stats)
     plan = [(t, {i: s for i, (s, _, _) in running.items()}) for t, _, running in rec.rounds]
-    return ContentionRun(result, df, summary, plan, stats)
+    ratios = [(t, {i: r for i, (_, _, r) in running.items()}) for t, _, running in rec.rounds]
+    return ContentionRun(result, df, summary, plan, stats, ratios)
 
 
 METRICS = (("avg_jct_s", "avg JCT (h)", 3600.0), ("p90_jct_s", "p90 JCT (h)", 3600.0),
