@@ -17,7 +17,7 @@ from optsched.errors import InstanceError
 from optsched.generators.contention import MIX_MODELS, mix_weights, random_contention_instance, to_workload
 from optsched.perf.measured import RATIO_FLOOR, MeasuredPerf, hour_samples, load_tables
 from optsched.problems.contention import ContentionInstance, ContentionJob, from_dict, to_dict
-from optsched.sim import simulate
+from optsched.sim import WorkloadJob, simulate
 from optsched.sim.contention import POLICIES, run_contention
 from optsched.sim.contention.runner import round_up
 
@@ -254,15 +254,26 @@ def test_las_and_srtf_textbook_and_repository_keys():
     assert res[("contention-srtf", False)] == res[("contention-las", True)]
 
 
-def test_policies_are_registered_and_need_the_measured_model():
+def test_policies_are_registered_and_run_on_any_workload():
     wl = to_workload(random_contention_instance(jobs=4, seed=0, hours=0.25))
     for name in POLICIES:
         if name.startswith("rl"):
             continue
         r = simulate(wl, servers=4, gpus_per_server=8, scheduler=name, perf={"name": "measured", "sticky": True})
         assert r.summary["finished_tracked"] == 4
-    with pytest.raises(InstanceError, match="measured"):
-        simulate(wl, servers=4, gpus_per_server=8, scheduler="contention-greedy")
+    # with another performance model they run contention-blind; jobs the table cannot place use first-free GPUs
+    for name in POLICIES:
+        r = simulate(wl, servers=4, gpus_per_server=8, scheduler=name)
+        assert r.summary["finished_tracked"] == 4
+    odd = to_workload(random_contention_instance(jobs=4, seed=0, hours=0.25)).with_jobs(
+        [WorkloadJob(f"o{i}", 0.0, 3, 100.0, 1.0) for i in range(3)])
+    for name in POLICIES:
+        if name.startswith("rl"):
+            with pytest.warns(UserWarning, match="trained for 8 actions"):  # the agent cannot see 2 nodes
+                r = simulate(odd, servers=2, gpus_per_server=4, scheduler=name)
+        else:
+            r = simulate(odd, servers=2, gpus_per_server=4, scheduler=name)
+        assert r.summary["finished_tracked"] == 3
 
 
 def test_round_up():

@@ -98,7 +98,7 @@ def candidates(queue: Sequence[Any]) -> list[Any]:
     """The first queued job of each demand 2, 4, 8 (None where the queue has none)."""
     out: dict[int, Any] = {}
     for j in queue:
-        if j.gpus in K_DEMANDS and j.gpus not in out:
+        if j.gpus in K_DEMANDS and j.gpus not in out and j.model in MODELS:
             out[j.gpus] = j
             if len(out) == len(K_DEMANDS):
                 break
@@ -169,15 +169,40 @@ def widest_first_fit(job: Any, free: np.ndarray) -> Placement | None:
     >>> widest_first_fit(NS(gpus=8), np.array([8, 1, 2, 8])).as_dict()
     {0: 4, 3: 4}
     """
-    for n, per in sorted(MULTI_SPLITS.get(job.gpus, ()), reverse=True):
+    if job.gpus not in MULTI_SPLITS:
+        return first_free(job.gpus, free)
+    for n, per in sorted(MULTI_SPLITS[job.gpus], reverse=True):
         nodes = [s for s in range(len(free)) if free[s] >= per][:n]
         if len(nodes) == n:
             return Placement(tuple(nodes), (per,) * n)
     return None
 
 
+def first_free(gpus: int, free: np.ndarray) -> Placement | None:
+    """The first free GPUs in node order (for a demand the table has no split for), or None.
+
+    >>> first_free(3, np.array([1, 0, 4])).as_dict()
+    {0: 1, 2: 2}
+    """
+    if free.sum() < gpus:
+        return None
+    out, need = {}, gpus
+    for s in range(len(free)):
+        take = int(min(free[s], need))
+        if take:
+            out[s] = take
+            need -= take
+        if need == 0:
+            break
+    return Placement.of(out)
+
+
 def all_placements(job: Any, free: np.ndarray) -> list[Placement]:
-    """Every multi-node placement of ``job`` (legal split, even spread) that fits ``free``."""
+    """Every multi-node placement of ``job`` (legal split, even spread) that fits ``free`` (a demand without a
+    measured split: its first-free placement)."""
+    if job.gpus not in MULTI_SPLITS:
+        pl = first_free(job.gpus, free)
+        return [] if pl is None else [pl]
     out = []
     for n, per in MULTI_SPLITS.get(job.gpus, ()):
         ok = [s for s in range(len(free)) if free[s] >= per]
@@ -186,5 +211,5 @@ def all_placements(job: Any, free: np.ndarray) -> list[Placement]:
     return out
 
 
-__all__ = ["Board", "K_DEMANDS", "N_TYPES", "action_mask", "all_placements", "candidates", "n_actions",
+__all__ = ["Board", "K_DEMANDS", "N_TYPES", "action_mask", "all_placements", "candidates", "first_free", "n_actions",
            "node_actions", "observe", "resolve", "split_fits", "type_id", "widest_first_fit"]

@@ -26,6 +26,12 @@ name                     rule
 ``rl-hybrid``            the same, but on "nothing" a greedy widest-split first fit of the candidates
 =======================  ============================================================================
 
+The round semantics need round mode. In event mode the threshold rule is off and LAS/SRTF keep a job whose
+placement does not change (a restart would call for another decision at the same instant, forever).
+
+With another performance model the policies run contention-blind (every ratio 1, :class:`NoContention`); a demand
+without a measured split (not 2, 4, 8, 16, 32 GPUs) is placed on the first free GPUs in node order.
+
 All but LAS and SRTF keep running jobs where they are and apply the repository's threshold rule first: a running
 job whose ratio is at or below ``threshold`` (0.6) is preempted and re-queued at the back (it may be placed
 again in the same decision). LAS and SRTF re-place every job every round, so the rule never applies to them.
@@ -40,11 +46,13 @@ again in the same decision). LAS and SRTF re-place every job every round, so the
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ...errors import InstanceError
+from ...problems.contention import DEMANDS, MODELS
 from ..base import Decision, SchedulerPlacer
 from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
@@ -61,12 +69,49 @@ from .encoding import (
 )
 
 
+class NoContention:
+    """What the policies read of a performance model that is not the measured table: every ratio 1, the throughput
+    of a job its profiled one (so the contention policies still run, contention-blind, on any workload)."""
+
+    def __init__(self, perf: Any):
+        self.perf = perf
+
+    def ratio_of(self, job_id: str) -> float:
+        return 1.0
+
+    def fresh_ratios(self, entries) -> dict[str, float]:
+        return dict.fromkeys(entries, 1.0)
+
+    def table_key(self, model: str, gpus: int, servers: int, job: str | None = None):
+        return (model, gpus, servers), 1.0
+
+    def speed(self, job: Job, pl: Placement, ratio: float) -> float:
+        return ratio
+
+
 def _perf(view: SimView):
+    """The measured model of the view, or :class:`NoContention` around any other model."""
     perf = view.perf
     if not hasattr(perf, "ratio_of") or not hasattr(perf, "fresh_ratios"):
-        raise InstanceError(f"the contention policies need the measured model (perf='measured'), got "
-                            f"{type(perf).__name__}", field="perf")
+        return NoContention(perf)
     return perf
+
+
+def encodable(job: Any) -> bool:
+    """Whether the agent's observation can show ``job`` (a profiled model with 2, 4 or 8 GPUs)."""
+    return job.model in MODELS and job.gpus in DEMANDS
+
+
+def place_unencodable(board: Board) -> int:
+    """Jobs the observation cannot show are outside the action space: place them FIFO, widest split first (or
+    first free), after the actions; returns how many were placed."""
+    n = 0
+    for j in [x for x in board.queue if not encodable(x)]:
+        pl = widest_first_fit(j, board.free)
+        if pl is not None:
+            board.place(j, pl)
+            n += 1
+    return n
 
 
 def fifo_key(job: Job) -> tuple[float, int]:
@@ -131,7 +176,10 @@ class RoundPolicy(SchedulerPlacer):
     def decide(self, view: SimView) -> Decision:
         perf = _perf(view)
         self.stats["rounds"] += 1
-        victims = threshold_victims(view, self.threshold if self.uses_threshold else None, perf)
+        # the threshold rule is a per-round rule: in event mode (no rounds) a victim placed again at the same
+        # instant could be preempted again forever, so it is off there
+        rounds = view.round_s is not None
+        victims = threshold_victims(view, self.threshold if (self.uses_threshold and rounds) else None, perf)
         self.stats["threshold_preemptions"] += len(victims)
         board = round_board(view, victims)
         n0 = len(board.placed)
@@ -174,6 +222,12 @@ class ContentionLas(RoundPolicy):
             free[list(pl.servers)] -= pl.counts
             launch[j] = pl
         running = [j for j in view.jobs.active.values() if j.status == RUNNING]
+        if view.round_s is None:
+            # event mode: a job whose placement does not change keeps running (restarting it would call for
+            # another decision at the same instant, forever)
+            keep = {j for j in running if launch.get(j) == j.placement}
+            return Decision(launch={j: p for j, p in launch.items() if j not in keep},
+                            preempt=[j for j in running if j not in keep])
         return Decision(launch=launch, preempt=running)
 
     def describe(self) -> dict:
@@ -232,6 +286,7 @@ class RandomActions(RoundPolicy):
             cands = candidates(board.queue)
             valid = np.flatnonzero(action_mask(board, cands)[:-1])
             if not len(valid):
+                place_unencodable(board)
                 return
             job, pl = resolve(int(self.rng.choice(valid)), board, cands)  # type: ignore[misc]
             board.place(job, pl)
@@ -255,6 +310,8 @@ class ContentionGreedy(RoundPolicy):
         thr = -1.0 if self.threshold is None else self.threshold
 
         def speed(job: Job, pl: Placement, ratio: float) -> float:
+            if isinstance(perf, NoContention):
+                return perf.speed(job, pl, ratio)
             return perf.throughput(job.model, pl.gpus, len(pl.servers)) * ratio * job.iteration_time_s
 
         def entries():
@@ -312,17 +369,27 @@ class RlBase(RoundPolicy):
     def reset(self) -> None:
         super().reset()
         self.rng = np.random.default_rng(self.seed)
-        self.stats.update(agent_actions=0, agent_nothing=0, fallback=0, idle_guard=0)
+        self.stats.update(agent_actions=0, agent_nothing=0, fallback=0, idle_guard=0, unencodable=0, other_cluster=0)
 
     def plan(self, board: Board, view: SimView) -> None:
-        if self.agent.n_actions != n_actions(board.nodes):
-            raise InstanceError(f"the policy has {self.agent.n_actions} actions, {board.nodes} nodes need "
-                                f"{n_actions(board.nodes)}", field="policy")
+        shape_ok = self.agent.n_inputs == board.nodes * 2 * board.gpus_per_node
+        if self.agent.n_actions != n_actions(board.nodes) or not shape_ok:
+            # the agent cannot see this cluster: every job is placed as an unencodable one (and the user is told)
+            if not self.stats["other_cluster"]:
+                warnings.warn(f"{self.name}: the agent was trained for {self.agent.n_actions} actions and "
+                              f"{self.agent.n_inputs} inputs; this cluster ({board.nodes} x {board.gpus_per_node} "
+                              "GPUs) needs others: placing FIFO, widest split first, instead", stacklevel=2)
+            self.stats["other_cluster"] += 1
+            for j in list(board.queue):
+                pl = widest_first_fit(j, board.free)
+                if pl is not None:
+                    board.place(j, pl)
+            return
         while True:
             cands = candidates(board.queue)
             mask = action_mask(board, cands)
             if not mask[:-1].any():
-                return
+                break
             a = self.agent.act(observe(board, cands), mask, self.deterministic, self.rng)
             self.stats["agent_actions"] += 1
             step = resolve(a, board, cands)
@@ -333,9 +400,10 @@ class RlBase(RoundPolicy):
                     return
                 step = greedy_candidate(board, cands)
                 if step is None:
-                    return
+                    break
                 self.stats["fallback" if self.hybrid else "idle_guard"] += 1
             board.place(*step)
+        self.stats["unencodable"] += place_unencodable(board)
 
     def describe(self) -> dict:
         return {**super().describe(), "policy": self.policy_name, "deterministic": self.deterministic,
