@@ -1,7 +1,7 @@
 """How far the agent and every baseline are from the optimum, on small instances: OUR solver and simulator.
 
-Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 10] [--jobs 4,5,6] [--hours 0.25]
-[--mix normal] [--time-limit 120] [--policy NPZ]``.
+Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5] [--hours 0.25]
+[--mix normal] [--time-limit 60] [--policy NPZ]``.
 
 Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 (:func:`optsched.generators.contention.random_contention_instance`, seeds 2,000,000 + i: never trained on),
@@ -71,11 +71,11 @@ def plot_gaps(ax, summ: pd.DataFrame, title: str):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--jobs", default="4,5,6")
+    ap.add_argument("--seeds", type=int, default=15)
+    ap.add_argument("--jobs", default="4,5")
     ap.add_argument("--hours", type=float, default=0.25)
     ap.add_argument("--mix", default="normal")
-    ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--policy", default=None, help="an .npz agent (default: the shipped one)")
     args = ap.parse_args(argv)
     if args.quick:
