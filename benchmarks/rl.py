@@ -249,10 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     for ax, mix in zip(axes[0], mixes):
         plot_tradeoff(ax, agg, branches, mix)
     axes[0][0].legend(fontsize=6)
-    save_figure(fig, out / "rl_tradeoff.png")
+    save_figure(fig, out / "rl_tradeoff.png", bbox_inches="tight")
     fig, ax = plt.subplots(figsize=(5.5, 4))
     plot_cs(ax, df, "normal")
-    save_figure(fig, out / "rl_cs.png")
+    save_figure(fig, out / "rl_cs.png", bbox_inches="tight")
     print(f"wrote {out / 'rl.md'} ({wall / 60:.1f} min)")
     return 0
 

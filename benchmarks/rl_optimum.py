@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     plot_gaps(ax, summ_df, f"{args.mix}, {args.jobs} jobs x {args.hours} h, t = 0, {len(ok)} instances (ours)")
-    save_figure(fig, out / "rl_optimum.png")
+    save_figure(fig, out / "rl_optimum.png", bbox_inches="tight")
     print(f"wrote {out / 'rl_optimum.md'} ({wall / 60:.1f} min)")
     return 0
 
