@@ -19,8 +19,9 @@ Run: ``.venv/bin/python benchmarks/rl.py [--quick] [--seeds 5] [--timesteps 1000
    utilisation per mix (the paper's Fig. 8 as a scatter of our numbers), with LAS, SRTF and contention-greedy.
 4. **CS distribution** on the Normal sets: per-job mean CS of each policy (the paper's Fig. 6, our numbers).
 
-Writes ``docs/results/rl.md``, ``rl.csv``, ``rl_tradeoff.png``, ``rl_cs.png`` (``--quick``: the same names in
-``tmp/rl_quick/``, untracked, with a tiny configuration).
+Writes ``docs/results/rl.md``, ``rl.csv``, ``rl_cs.png`` (parts 1, 2, 4) and ``rl_branches.md``,
+``rl_branches.csv``, ``rl_tradeoff.png`` (part 3; ``--no-branches`` skips it, ``--branches-only`` runs only it).
+``--quick``: the same names in ``tmp/rl_quick/``, untracked, with a tiny configuration.
 """
 
 from __future__ import annotations
@@ -207,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--mixes", default=",".join(MIXES))
     ap.add_argument("--branch-timesteps", type=int, default=100_000)
-    ap.add_argument("--no-branches", action="store_true")
+    ap.add_argument("--no-branches", action="store_true", help="only the seeds' agents and the baselines")
+    ap.add_argument("--branches-only", action="store_true",
+                    help="only the W1 branches (with LAS, SRTF, contention-greedy): rl_branches.*, rl_tradeoff.png")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents"))
     args = ap.parse_args(argv)
     jobs, n_train = 256, 10
@@ -218,42 +221,55 @@ def main(argv: list[str] | None = None) -> int:
     out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
     folder = Path(args.agents) / ("quick" if args.quick else "")
     folder.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    log: list = []
-    agents = {f"s{s}": get_agent(folder, seed=s, timesteps=args.timesteps, reward=args.reward, w1=args.w1,
-                                 jobs=jobs, n_sets=n_train, log=log) for s in range(args.seeds)}
-    mixes = [m for m in args.mixes.split(",") if m]
-    df = evaluate(mixes, args.sets, jobs, agents)
-    agg = aggregate(df)
-    branches = None
-    if not args.no_branches:
-        blog: list = []
-        bag = {b: get_agent(folder, seed=0, timesteps=args.branch_timesteps, reward="paper", w1=w, jobs=jobs,
-                            n_sets=n_train, log=blog) for b, w in BRANCHES.items()}
-        bdf = evaluate(mixes, args.sets, jobs, bag, baselines=False)
-        branches = bdf.groupby(["mix", "policy", "agent"], sort=False)[["avg_jct_s", "utilisation", "avg_cs"]] \
-            .mean().reset_index().rename(columns={"agent": "branch"})
-        branches["w1"] = branches["branch"].map(BRANCHES)
-        log += blog
-    wall = time.perf_counter() - t0
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_open(out / "rl.md") as fh:
-        fh.write(markdown(agg, branches, log, args, wall))
-    with atomic_open(out / "rl.csv", newline="") as fh:
-        df.drop(columns=["job_cs"]).to_csv(fh, index=False)
+    t0 = time.perf_counter()
+    mixes = [m for m in args.mixes.split(",") if m]
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if not args.branches_only:
+        log: list = []
+        agents = {f"s{s}": get_agent(folder, seed=s, timesteps=args.timesteps, reward=args.reward, w1=args.w1,
+                                     jobs=jobs, n_sets=n_train, log=log) for s in range(args.seeds)}
+        df = evaluate(mixes, args.sets, jobs, agents)
+        agg = aggregate(df)
+        wall = time.perf_counter() - t0
+        with atomic_open(out / "rl.md") as fh:
+            fh.write(markdown(agg, None, log, args, wall))
+        with atomic_open(out / "rl.csv", newline="") as fh:
+            df.drop(columns=["job_cs"]).to_csv(fh, index=False)
+        fig, ax = plt.subplots(figsize=(5.5, 4))
+        plot_cs(ax, df, "normal")
+        save_figure(fig, out / "rl_cs.png", bbox_inches="tight")
+        print(f"wrote {out / 'rl.md'} ({wall / 60:.1f} min)")
+    if args.no_branches and not args.branches_only:
+        return 0
+    t1 = time.perf_counter()
+    blog: list = []
+    bag = {b: get_agent(folder, seed=0, timesteps=args.branch_timesteps, reward="paper", w1=w, jobs=jobs,
+                        n_sets=n_train, log=blog) for b, w in BRANCHES.items()}
+    bdf = evaluate(mixes, args.sets, jobs, bag, baselines=False)
+    ref = evaluate(mixes, args.sets, jobs, {}, baselines=True)
+    ref = ref[ref["policy"].isin(["LAS", "SRTF", "contention-greedy"])]
+    bagg = aggregate(ref)
+    branches = bdf.groupby(["mix", "policy", "agent"], sort=False)[["avg_jct_s", "utilisation", "avg_cs"]] \
+        .mean().reset_index().rename(columns={"agent": "branch"})
+    branches["w1"] = branches["branch"].map(BRANCHES)
+    wall = time.perf_counter() - t1
+    args.timesteps, args.seeds = args.branch_timesteps, 1
+    text = markdown(bagg, branches, blog, args, wall).replace(
+        "# Paper 004: the agent against the baselines", "# Paper 004: the W1 branches A-E")
+    with atomic_open(out / "rl_branches.md") as fh:
+        fh.write(text)
+    with atomic_open(out / "rl_branches.csv", newline="") as fh:
+        bdf.drop(columns=["job_cs"]).to_csv(fh, index=False)
     fig, axes = plt.subplots(1, len(mixes), figsize=(4.2 * len(mixes), 3.8), squeeze=False)
     for ax, mix in zip(axes[0], mixes):
-        plot_tradeoff(ax, agg, branches, mix)
+        plot_tradeoff(ax, bagg, branches, mix)
     axes[0][0].legend(fontsize=6)
     save_figure(fig, out / "rl_tradeoff.png", bbox_inches="tight")
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    plot_cs(ax, df, "normal")
-    save_figure(fig, out / "rl_cs.png", bbox_inches="tight")
-    print(f"wrote {out / 'rl.md'} ({wall / 60:.1f} min)")
+    print(f"wrote {out / 'rl_branches.md'} ({wall / 60:.1f} min)")
     return 0
 
 
