@@ -1,4 +1,5 @@
-# Two commands for a fresh machine: `make demo` and `make test`. Each creates .venv and installs what it needs.
+# Two commands for a fresh machine: `make demo` and `make test`. Each creates .venv and installs what it needs
+# (the test tools, Dask for the executor tests and mkdocs for the site's build test).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -6,11 +7,11 @@ STAMP  := $(VENV)/.installed-stamp
 # pytest workers: 2 on CI's 2-core machine; override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: demo test check install bench clean
+.PHONY: demo test check install bench docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,rl]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dask,docs,rl]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -27,8 +28,12 @@ check: $(STAMP)
 test: check
 	$(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider tests src/optsched --doctest-modules
 
+# the suites run side by side on the machine's cores (python -m benchmarks --jobs N)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build site src/*.egg-info

@@ -2,7 +2,9 @@
 consolidated placement on the Philly trace at 1..9 jobs/hour on 128 GPUs (32 servers x 4), jobs 3000-4000 tracked;
 and the admission study (Fig. 12): LAS with Accept-all / Accept 1.0x, 1.2x, 1.4x, 1.5x at 8 jobs/hour.
 
-Run: ``.venv/bin/python benchmarks/blox_policies.py [--quick] [--workers 2] [--no-admission] [--seed S]``.
+Run: ``.venv/bin/python benchmarks/blox_policies.py [--quick] [--workers 2] [--dask local|tcp://HOST:PORT]
+[--no-admission] [--seeds 0]`` (grids run through ``optsched.experiments.sweep``; with several seeds the tables
+give the mean over seeds).
 Writes ``docs/results/blox_policies.{md,csv}`` and plots ``blox_policies_{jct,responsiveness}_vs_load.png``,
 ``blox_policies_jct_cdf.png``, ``blox_admission.{md,csv}`` (``*_quick`` names with ``--quick``: a smoke run on
 4 GPUs (one server) at loads 1 and 2 jobs/hour with jobs 300-399 tracked), atomically.
@@ -30,7 +32,7 @@ if str(ROOT / "src") not in sys.path:
 
 import pandas as pd  # noqa: E402
 
-from optsched.experiments import markdown_table, sweep, write_sweep  # noqa: E402
+from optsched.experiments import executor, markdown_table, sweep, write_sweep  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
@@ -101,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4 GPUs, window 300-400, loads 1 and 2; *_quick files")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dask", default=None, help="'local' (a LocalCluster) or a Dask scheduler address")
+    ap.add_argument("--seeds", default="0", help="comma list of seeds (default 0); tables show means over seeds")
     ap.add_argument("--no-admission", action="store_true", help="skip the admission study")
     ap.add_argument("--admission-only", action="store_true", help="only the admission study")
     ap.add_argument("--loads", default=None, help="override the loads, e.g. 1,5,9")
@@ -118,15 +121,19 @@ def main(argv: list[str] | None = None) -> int:
         loads = [1.0, 2.0] if args.quick else [float(x) for x in range(1, 10)]
     sfx = "_quick" if args.quick else ""
     servers = 1 if args.quick else 32
-    run_kw = dict(seed=args.seed, window=window, servers=servers, gpus_per_server=4, drain_h=args.drain_h)
+    seeds = [int(x) for x in args.seeds.split(",")]
+    args.seed = ",".join(map(str, seeds))
+    run_kw = dict(workload="philly", window=window, servers=servers, gpus_per_server=4, drain_h=args.drain_h)
     RESULTS.mkdir(parents=True, exist_ok=True)
     given = list(sys.argv[1:] if argv is None else argv)
     cmd = "`.venv/bin/python benchmarks/blox_policies.py" + "".join(" " + a for a in given) + "`"
 
     if not args.admission_only:
         t0 = time.perf_counter()
-        table, cdfs = sweep("philly", SCHEDULERS, ["consolidated"], ["accept-all"], loads, workers=args.workers,
-                            **run_kw)
+        with executor(args.dask, args.workers) as ex:
+            result = sweep({**run_kw, "scheduler": list(SCHEDULERS), "placement": ["consolidated"],
+                            "admission": ["accept-all"], "load": loads}, seeds=seeds, executor=ex)
+        table = result.wide()
         wall = time.perf_counter() - t0
         notes = [
             f"Our simulator's numbers, not the paper's. Command: {cmd} (seed {args.seed}, {args.workers} workers, "
@@ -144,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             "## The digest's section-5 picture, statement by statement", "", *checks(table), "",
             "## Every run", "",
         ]
-        paths = write_sweep(table, cdfs, RESULTS, f"blox_policies{sfx}",
+        paths = write_sweep(result, RESULTS, f"blox_policies{sfx}",
                             title="Blox policy comparison on Philly (our simulator)", notes=notes)
         print("\n".join(notes[:-2]))
         print("written: " + ", ".join(str(p) for p in paths))
@@ -153,14 +160,21 @@ def main(argv: list[str] | None = None) -> int:
         load = 2.0 if args.quick else 8.0
         t0 = time.perf_counter()
         adms = [a.strip() for a in args.admissions.split(",") if a.strip()]
-        table, cdfs = sweep("philly", ["las"], ["consolidated"], adms, [load], workers=args.workers, **run_kw)
+        with executor(args.dask, args.workers) as ex:
+            result = sweep({**run_kw, "scheduler": ["las"], "placement": ["consolidated"], "admission": adms,
+                            "load": [load]}, seeds=seeds, executor=ex)
+        table = result.wide()
         wall = time.perf_counter() - t0
         prev_csv = RESULTS / f"blox_policies{sfx}.csv"
         if "accept-all" not in adms and prev_csv.exists():
             prev = pd.read_csv(prev_csv)
             row = prev[(prev["scheduler"] == "las") & (prev["load"] == load)
                        & (prev["admission"] == "accept-all")]
-            table = pd.concat([row[table.columns], table], ignore_index=True)
+            if "seed" in prev.columns:  # files of earlier versions hold one seed and no seed column
+                row = row[row["seed"].isin(seeds)]
+            base_row = row.groupby(["scheduler", "placement", "admission", "load"], as_index=False).mean(
+                numeric_only=True)
+            table = pd.concat([base_row.reindex(columns=table.columns), table], ignore_index=True)
         has_base = (table["admission"] == "accept-all").any()
         base = table.loc[table["admission"] == "accept-all", "avg_jct_s"].iloc[0] if has_base else float("nan")
         base_r = (table.loc[table["admission"] == "accept-all", "avg_responsiveness_s"].iloc[0] if has_base
@@ -180,9 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"{100 * (r['avg_responsiveness_s'] / base_r - 1):+.1f}% | {int(r['preemptions'])} |")
         out = RESULTS / f"blox_admission{sfx}.md"
         with atomic_open(out, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n\n## Every run\n\n" + markdown_table(table))
+            fh.write("\n".join(lines) + "\n\n## Every run\n\n" + markdown_table(result))
         with atomic_open(RESULTS / f"blox_admission{sfx}.csv", "w", encoding="utf-8", newline="") as fh:
-            table.to_csv(fh, index=False)
+            result.runs.to_csv(fh, index=False)
         print("\n".join(lines))
         print(f"written {out}")
     return 0

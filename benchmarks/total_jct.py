@@ -1,6 +1,9 @@
 """Exact total completion time (paper 001's problem A) on tiny instances: OUR solver's numbers, not the paper's.
 
-Run: ``.venv/bin/python benchmarks/total_jct.py [--quick] [--seeds K] [--time-limit S] [--workers W]``.
+Run: ``.venv/bin/python benchmarks/total_jct.py [--quick] [--seeds K] [--time-limit S] [--workers W]
+[--parallel P | --dask local|tcp://HOST:PORT]``: the instances run through ``optsched.experiments.map_tasks``,
+one at a time by default (so that the solve times are not inflated by sharing the cores), ``--parallel`` at a
+time on a local pool or on Dask for the optima alone.
 
 Instances (:func:`optsched.exact.total_jct.random_pipeline_jobs`, seeded ``default_rng([seed, n])``): n = 3..8 jobs
 drawn from paper 001's Table I catalogue (``optsched.models``, ESTIMATED profiles) with at most 4 GPUs, on 2
@@ -31,6 +34,7 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.bounds import asrpt_lower_bound, asrpt_theorem1_ratio  # noqa: E402
 from optsched.exact.total_jct import brute_force_total_jct, solve_total_jct  # noqa: E402
+from optsched.experiments import SerialExecutor, executor, map_tasks  # noqa: E402
 from optsched.generators.total_jct import from_pipeline_jobs  # noqa: E402
 from optsched.generators.total_jct import random_pipeline_jobs as instance
 from optsched.io import atomic_open, save_figure  # noqa: E402
@@ -64,6 +68,12 @@ def run_one(n: int, seed: int, time_limit: float, workers: int) -> dict:
     for name, kw in (("asrpt", {}), ("perfect", {"predictor": "perfect"})):
         run = run_asrpt(jobs, CLUSTER, tau=1.0, nic_gbps=NIC_GBPS, intra_gbs=INTRA_GBS, **kw)
         row[name] = run.total_completion_s / row["opt_s"] if row["opt_s"] else None
+    return row
+
+
+def _task(t: dict) -> dict:
+    row = run_one(t["n"], t["seed"], t["time_limit"], t["workers"])
+    print(f"n={t['n']} seed={t['seed']} {row['status']} {row['cpsat_s']:.2f}s", file=sys.stderr, flush=True)
     return row
 
 
@@ -142,16 +152,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0, help="CP-SAT seconds per instance (default 60)")
     ap.add_argument("--workers", type=int, default=2, help="CP-SAT num_workers (default 2)")
     ap.add_argument("--max-jobs", type=int, default=8, help="largest instance size (default 8)")
+    ap.add_argument("--parallel", type=int, default=1, help="instances at once on a local pool (default 1)")
+    ap.add_argument("--dask", default=None, help="'local' or a Dask scheduler address (times then shared)")
     args = ap.parse_args(argv)
     seeds = 3 if args.quick else args.seeds
     tl = 10.0 if args.quick else args.time_limit
     sizes = range(3, 7) if args.quick else range(3, args.max_jobs + 1)
     t0 = time.perf_counter()
-    rows = []
-    for n in sizes:
-        for k in range(seeds):
-            rows.append(run_one(n, k, tl, args.workers))
-            print(f"n={n} seed={k} {rows[-1]['status']} {rows[-1]['cpsat_s']:.2f}s", file=sys.stderr, flush=True)
+    tasks = [{"n": n, "seed": k, "time_limit": tl, "workers": args.workers} for n in sizes for k in range(seeds)]
+    if args.dask is None and args.parallel == 1:
+        rows = map_tasks(_task, tasks, SerialExecutor(), progress=False)
+    else:
+        with executor(args.dask, args.parallel) as ex:
+            rows = map_tasks(_task, tasks, ex, desc="total_jct")
     wall = time.perf_counter() - t0
     suffix = "_quick" if args.quick else ""
     out_md = ROOT / "docs" / "results" / f"total_jct{suffix}.md"

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 import optsched
+from cli import exit_code
 from optsched.cli import main
 from optsched.generators.rar import mobihoc22_preset, random_rar_instance
 from optsched.perf.rar import iteration_time, tau_bounds
@@ -51,7 +52,7 @@ def test_generate_preset_and_bad_arguments(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "160 jobs (80x1, 14x2, 26x4, 30x8, 8x16, 2x32 GPUs), 20 servers" in out
     assert optsched.load(path) == mobihoc22_preset(3)
-    assert main(["generate", "rar", "--jobs", "0", "-o", str(tmp_path / "x.json")]) == 2
+    assert exit_code(["generate", "rar", "--jobs", "0", "-o", str(tmp_path / "x.json")]) == 2
     assert "--jobs" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
 

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from cli import exit_code
 from optsched.cli import main
 from optsched.commands.simulate import parse_loads
 
@@ -66,7 +67,7 @@ def test_same_seed_same_output(tmp_path):
     ["simulate", "--sweep", "synthetic", "--loads", "0,-1"],
 ])
 def test_bad_input_exit_2_one_line(argv, capsys):
-    assert main(argv + ["--no-progress"]) == 2
+    assert exit_code(argv + ["--no-progress"]) == 2
     lines = _err_lines(capsys)
     assert len(lines) == 1 and lines[0].startswith("optsched simulate: error:")
 

@@ -1,5 +1,6 @@
 """Exact RAR-DDLS: CP-SAT vs brute force vs the evaluator, the feasibility MILP (CBC vs HiGHS vs enumeration),
-and the certified lower bounds (``formulations/rar-ddls-cpsat.md``, ``formulations/rar-feasibility-milp.md``)."""
+and the certified lower bounds (``docs/formulations/rar-ddls-cpsat.md``,
+``docs/formulations/rar-feasibility-milp.md``)."""
 
 from __future__ import annotations
 

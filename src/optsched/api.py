@@ -23,6 +23,7 @@ from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
 
 if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import no problem module)
+    from .problems.deadline import DeadlineWorkload
     from .problems.pipeline import PipelineJob, PipelineJobSet
     from .problems.placement import PlacementInstance
     from .problems.rar import RarInstance
@@ -30,10 +31,10 @@ if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import
     from .problems.workload import Workload
 
     #: an instance of an offline problem: what :func:`solve` and :func:`evaluate` take
-    Instance: TypeAlias = RarInstance | TotalJctInstance | PlacementInstance
+    Instance: TypeAlias = RarInstance | TotalJctInstance | PlacementInstance | DeadlineWorkload
     #: anything :func:`load` returns and :func:`save` writes
-    ProblemData: TypeAlias = (RarInstance | TotalJctInstance | PlacementInstance | PipelineJob | PipelineJobSet
-                              | Workload)
+    ProblemData: TypeAlias = (RarInstance | TotalJctInstance | PlacementInstance | DeadlineWorkload | PipelineJob
+                              | PipelineJobSet | Workload)
 
 __all__ = ["evaluate", "from_dict", "generate", "load", "load_instance", "save", "solve", "to_dict"]
 
@@ -162,4 +163,4 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
     scored = evaluate(instance, out)
     sched = Schedule(scored.schedule.jobs, algorithm=name, instance=getattr(instance, "name", ""))
     return Result(objective=scored.objective, status=SolveStatus.FEASIBLE, runtime_s=runtime, schedule=sched,
-                  algorithm=name, seed=seed, info=info)
+                  algorithm=name, seed=seed, info=info, evaluation=scored)

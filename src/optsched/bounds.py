@@ -3,7 +3,7 @@
 Everything here is computed from the same per-iteration model the evaluator uses (:mod:`optsched.perf.rar`),
 so a bound and a score never disagree on a rounding. How each quantity is computed, and which of the paper's
 statements hold for the model as written, is documented in ``docs/algorithms/sjf-bco.md`` (section
-"Guarantees verified"); the makespan lower bound is proved in ``formulations/rar-feasibility-milp.md``.
+"Guarantees verified"); the makespan lower bound is proved in ``docs/formulations/rar-feasibility-milp.md``.
 
 Placement classes and contention levels
     tau_j (eq. 8) depends on a placement only through its number of servers n, and on the other jobs only
@@ -101,8 +101,8 @@ def makespan_lower_bound(inst: RarInstance) -> int:
 
     max( max_j d_min_j ,  ceil( sum_j G_j d_min_j / N ) ,  max_k ceil( sum_{j: (k+1) G_j > N} d_min_j / k ) ):
     every job runs at least d_min_j slots on G_j GPUs, no slot holds more than N GPU-slots, and no slot holds
-    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``formulations/rar-feasibility-milp.md``, section "A certified
-    makespan lower bound".
+    k + 1 jobs of more than N/(k+1) GPUs each. Proof: ``docs/formulations/rar-feasibility-milp.md``, section "A
+    certified makespan lower bound".
     """
     return _closed_form_lb(inst)
 
@@ -113,11 +113,19 @@ def _closed_form_lb(inst: RarInstance) -> int:
     dmin = [duration_range(inst, j)[0] for j in inst.jobs]
     lb = max(dmin)
     lb = max(lb, -(-sum(j.gpus * d for j, d in zip(inst.jobs, dmin)) // n_gpus))
-    # at most k jobs of more than N/(k+1) GPUs run in any slot (k = 1: they run one after another)
-    for k in range(1, inst.n_jobs):
-        big = [d for j, d in zip(inst.jobs, dmin) if (k + 1) * j.gpus > n_gpus]
-        if len(big) > k:
-            lb = max(lb, -(-sum(big) // k))
+    # at most k jobs of more than N/(k+1) GPUs run in any slot (k = 1: they run one after another). The jobs
+    # with (k+1) G_j > N are a prefix of the jobs by decreasing G_j: prefix sums make this O(n log n).
+    by_size = sorted(zip((j.gpus for j in inst.jobs), dmin), reverse=True)
+    acc, prefix = 0, [0]
+    for _, d in by_size:
+        acc += d
+        prefix.append(acc)
+    count = 0
+    for k in range(1, inst.n_jobs):              # count = #jobs with (k+1) G_j > N grows with k
+        while count < len(by_size) and (k + 1) * by_size[count][0] > n_gpus:
+            count += 1
+        if count > k:
+            lb = max(lb, -(-prefix[count] // k))
     return int(lb)
 
 
@@ -125,13 +133,38 @@ def lp_closed_form(gpus: Sequence[int], weights: Sequence[float], n_gpus: int) -
     """The LP relaxation's value in closed form: max(sum_j G_j w_j / N, max_j w_j, max pair w_j + w_k).
 
     (Proof in the formulation: spreading every job uniformly, x_jg = G_j / N, meets all constraints with
-    every load equal to the average; no LP solution does better than the average load or the cuts.)
+    every load equal to the average; no LP solution does better than the average load or the cuts.) The pair
+    term, over pairs with G_j + G_k > N, is found in O(n log n): for each j, the partners are the jobs with
+    G_k > N - G_j, a prefix of the jobs by decreasing G, of which the two heaviest are kept.
+
+    >>> lp_closed_form([3, 3, 1], [5.0, 4.0, 9.0], 4)
+    9.0
+    >>> lp_closed_form([3, 3, 1], [5.0, 4.0, 2.0], 4)
+    9.0
     """
     v = max(sum(g * w for g, w in zip(gpus, weights)) / n_gpus, max(weights))
+    order = sorted(range(len(gpus)), key=lambda i: -gpus[i])
+    top: list[tuple[float, int]] = []   # the two heaviest (weight, job) of the prefix, heaviest first
+    best_prefix: list[list[tuple[float, int]]] = []
+    for i in order:
+        top = sorted(top + [(weights[i], i)], reverse=True)[:2]
+        best_prefix.append(top)
+    sizes_desc = [gpus[i] for i in order]
     for j in range(len(gpus)):
-        for k in range(j + 1, len(gpus)):
-            if gpus[j] + gpus[k] > n_gpus:
-                v = max(v, weights[j] + weights[k])
+        # partners: G_k > N - G_j, i.e. the first c jobs of ``order``
+        lo, hi = 0, len(order)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sizes_desc[mid] > n_gpus - gpus[j]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == 0:
+            continue
+        for w, k in best_prefix[lo - 1]:
+            if k != j:
+                v = max(v, weights[j] + w)
+                break
     return v
 
 

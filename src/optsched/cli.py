@@ -7,13 +7,18 @@ module only assembles them and turns input errors into one line on stderr and ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import pkgutil
+import signal
 import sys
+import threading
 
 from .errors import InstanceError, OptschedError
 
 EXIT_INPUT = 2
+EXIT_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv``, only the subcommand it names is imported (start-up time: ``simulate``
+    imports the experiments layer, pandas and matplotlib, which ``solve`` never needs)."""
     from . import __version__, commands
 
     parser = _Parser(
@@ -35,26 +42,61 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
+    names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_"))
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)  # top-level options take no value
+    for name in names if first not in names else [first]:
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     return parser
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM unwinds like Ctrl-C, so atomic writes in progress remove their temporary files
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    """Run one command; input errors are one line on stderr and exit code 2, never a traceback.
+
+    Exit codes: 0 done; 1 a solver or run failed; 2 bad input (files, flags, output paths); 3 ``solve``: an exact
+    model stopped by its limit before finding a schedule; 130 interrupted; 141 the output pipe closed; 143 SIGTERM.
+    """
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args) or 0)
     except InstanceError as exc:
-        print(f"optsched {args.command}: error: {exc}", file=sys.stderr)
+        _error(args.command, str(exc))
         return EXIT_INPUT
     except OptschedError as exc:
-        print(f"optsched {args.command}: error: {exc}", file=sys.stderr)
+        _error(args.command, str(exc))
+        return 1
+    except BrokenPipeError:
+        # the reader of our output went away (optsched ... | head): stop quietly, as Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
+    except OSError as exc:  # a path that cannot be read or written, caught by no earlier check
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        _error(args.command, f"{where}{exc.strerror or exc}")
+        return EXIT_INPUT
+    except MemoryError:
+        _error(args.command, "out of memory (try a smaller instance or workload)")
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _error(command: str, message: str) -> None:
+    print(f"optsched {command}: error: " + " ".join(message.split("\n")), file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .errors import InstanceError
+from .limits import require_memory
+
+SERVER_BYTES = 400  # a server's share of memory across the cluster, its state and per-server arrays (estimate)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Cluster:
     @classmethod
     def homogeneous(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:
         """``n_servers`` servers ``s0..s{n-1}`` with ``gpus_per_server`` GPUs each."""
+        require_memory(n_servers, SERVER_BYTES, "servers", field="servers")
         return cls(tuple(Server(f"s{i}", gpus_per_server) for i in range(n_servers)), **bandwidths)
 
     @property
@@ -108,3 +112,32 @@ def _is_number(v: object) -> bool:
 def servers_from(pairs: Iterable[tuple[str, int]]) -> tuple[Server, ...]:
     """Build servers from ``(id, gpus)`` pairs."""
     return tuple(Server(sid, g) for sid, g in pairs)
+
+
+def as_cluster(spec: Cluster | tuple[int, int] | list[int], *, homogeneous: str | None = None) -> Cluster:
+    """A :class:`Cluster` given as itself or as ``(servers, gpus_per_server)``; with ``homogeneous`` (the reason,
+    e.g. "paper 001's model"), every server must have the same number of GPUs.
+
+    >>> as_cluster((2, 4)).total_gpus
+    8
+    >>> as_cluster(Cluster((Server("a", 4), Server("b", 2))), homogeneous="paper 001's model")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: cluster: paper 001's model needs servers of one size, got [2, 4]
+    """
+    if isinstance(spec, Cluster):
+        cluster = spec
+    else:
+        try:
+            servers, gpus = spec
+        except (TypeError, ValueError):
+            raise InstanceError(f"must be a Cluster or (servers, gpus_per_server), got {spec!r}",
+                                field="cluster") from None
+        for name, v in (("servers", servers), ("gpus_per_server", gpus)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InstanceError(f"must be a positive integer, got {v!r}", field=name)
+        cluster = Cluster.homogeneous(servers, gpus)
+    sizes = sorted({s.gpus for s in cluster.servers})
+    if homogeneous is not None and len(sizes) != 1:
+        raise InstanceError(f"{homogeneous} needs servers of one size, got {sizes}", field="cluster")
+    return cluster

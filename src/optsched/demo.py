@@ -1,6 +1,7 @@
 """``make demo``: every RAR-DDLS algorithm on a bundled preset instance, heuristics vs the proven optimum on
-bundled tiny instances, then two online simulations on the Philly trace (read in place from the shared data):
-Blox's classic policies and A-SRPT against its baselines; last, paper 004's shipped RL agent against LAS and SRTF.
+bundled tiny instances, DRS and its baselines on a deadline trace (paper 003), then two online simulations on
+the Philly trace (read in place from the shared data): Blox's classic policies and A-SRPT against its baselines;
+last, paper 004's shipped RL agent against LAS and SRTF.
 
 Run as ``python -m optsched.demo [--quick]``. Everything goes through :func:`optsched.solve`, the same door the
 CLI and the benchmarks use; every objective is the independent evaluator's.
@@ -130,26 +131,55 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     return evaluation_table(df)
 
 
+def drs_section(seed: int = 0) -> str:
+    """Paper 003: DRS and its baselines on a 12-hour deadline trace (4 nodes x 4 GPUs, 4 jobs/h), our simulator,
+    against the energy upper bound on the deadlines any schedule can meet (our CP-SAT)."""
+    from .exact.deadline import deadline_upper_bound
+    from .generators.deadline import deadline_workload
+    from .sim.deadline import run_deadline
+
+    wl = deadline_workload(lam=4.0, window_h=12.0, seed=seed)
+    bound = deadline_upper_bound(wl, time_limit=10.0)
+    rows: list[list[object]] = []
+    for name, label in (("drs", "DRS"), ("norm", "NoRM"), ("edf", "EDF"), ("deadline-fifo", "FIFO"),
+                        ("themis", "Themis"), ("elasticflow", "ElasticFlow-style")):
+        m = run_deadline(wl, name, seed=seed).metrics
+        rows.append([label, f"{m['deadlines_met']} / {m['jobs']}", round(m["r_trace"], 3),
+                     round(m["avg_wait_s"] / 3600, 2), round(m["avg_completion_s"] / 3600, 2),
+                     round(m["utilisation"], 3), m["migrations"], m["declined"]])
+    head = (f"{wl.name}: {len(wl)} jobs; upper bound on deadlines met by any schedule: {bound.value:g} "
+            f"(relaxation solved: {bound.status}); {len(wl.unreachable())} jobs no plan can finish in time\n\n")
+    return head + table(["policy", "deadlines met", "R_trace", "avg wait (h)", "avg completion (h)", "utilisation",
+                         "migrations", "declined"], rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optsched.demo", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiny", type=int, default=3, help="how many bundled tiny instances to solve exactly")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: one tiny instance, 100 measured Philly jobs, 500 jobs for A-SRPT")
     args = ap.parse_args(argv)
     inst = load(bundled_path(PRESET), RarInstance)
     gpus = inst.cluster.total_gpus
     print(f"RAR-DDLS, paper 000's section 7 setting: bundled:{PRESET} "
           f"({inst.n_jobs} jobs, {len(inst.cluster.servers)} servers, {gpus} GPUs, horizon {inst.horizon})\n")
     print(compare_heuristics(inst))
-    tiny = tiny_instances(args.tiny)
+    tiny = tiny_instances(1 if args.quick else args.tiny)
     if tiny:
         print("\nHeuristics vs the proven optimum (CP-SAT) on bundled tiny instances:\n")
         print(compare_with_optimum(tiny))
+    print("\nDeadline-aware scheduling (paper 003), our simulator and our bound (docs/results/drs.md for the "
+          "paper's sweeps):\n")
+    print(drs_section())
     try:
+        window = (3000, 3100) if args.quick else (3000, 3300)
         print("\nOnline (our simulator): Blox's policies on the Philly trace at 8 jobs/hour, 32 x 4 GPUs, "
-              "jobs 3000-3299 measured:\n")
-        print(blox_policies())
-        print("\nOnline (our simulator): A-SRPT vs its baselines, 2000 Philly jobs mapped to Table I models, "
+              f"jobs {window[0]}-{window[1] - 1} measured:\n")
+        print(blox_policies(window=window))
+        n_jobs = 500 if args.quick else 2000
+        print(f"\nOnline (our simulator): A-SRPT vs its baselines, {n_jobs} Philly jobs mapped to Table I models, "
               "16 x 8 GPUs, 10 Gbps, offered load 1.0:\n")
-        print(asrpt_vs_baselines())
+        print(asrpt_vs_baselines(n_jobs=n_jobs))
         print("\nContention-aware RL (paper 004; our simulator, 300 s rounds, DeepShare's measured table): the shipped "
               "agent vs LAS and SRTF, one held-out Normal set of 256 jobs at t = 0, 4 x 8 GPUs:\n")
         print(rl_section())

@@ -1,36 +1,65 @@
-"""Experiments on the simulator: one run from a workload name (:func:`run_one`) and Blox's experiment sweeper
-(:func:`sweep`: every scheduler x placement x admission x load, in worker processes; :func:`write_sweep`: the
-Markdown table, CSV and plots).
+"""Experiments at scale: simulation grids (:func:`sweep`) and batch solving (:func:`solve_many`) on any
+:class:`concurrent.futures.Executor`, summarised as tidy pandas tables with the mean and a 95 % interval over seeds.
 
-The ``optsched simulate`` command (:mod:`optsched.commands.simulate`) and ``benchmarks/blox_policies.py`` are thin
-layers over this module. Workers are forked processes for now (a later issue rebuilds the pool on executors).
+* :func:`sweep` runs every point of a grid (workload x scheduler x placement x admission x load x ..., each point
+  a call of :func:`run_one`) once per seed; :func:`solve_many` runs every algorithm on every instance (files or
+  objects) once per seed. Both return one row per run, in grid order, whatever executor ran them.
+* Executors: ``executor=None`` is a local process pool started with ``forkserver`` (``spawn`` where there is no
+  forkserver), never ``fork``: a fork after threads have started (OR-Tools, BLAS) can deadlock. Files and traces
+  are read in each worker (tasks carry paths and names, not data); a worker keeps what it read for its next
+  tasks. Any other executor works: :class:`SerialExecutor` (this process), a ``ProcessPoolExecutor`` of your own,
+  or Dask's ``Client.get_executor()``, which :func:`executor` builds from ``"local"`` (a ``LocalCluster``) or a
+  scheduler address (``"tcp://host:8786"``).
+* The same seeds give the same rows on every executor: a task's result depends on its parameters and seed only.
+  CP-SAT's threads per task (``num_workers``) are the cores of the worker's machine divided by the tasks that run
+  there at once (``threads=`` fixes them; give a fixed number for runs that must match across machines).
+* :func:`summarise`: mean, standard deviation and the Student-t 95 % interval of each metric over seeds.
 
->>> table, cdfs = sweep("synthetic", ["fifo", "srtf"], ["consolidated"], ["accept-all"], [4.0], n_jobs=6,
-...                     servers=2, progress=False)
->>> table[["scheduler", "load", "finished_tracked"]].values.tolist()
-[['fifo', 4.0, 6], ['srtf', 4.0, 6]]
+>>> res = sweep({"workload": "synthetic", "scheduler": ["fifo", "srtf"], "load": 4.0, "n_jobs": 6, "servers": 2},
+...             seeds=[0, 1], executor=SerialExecutor(), progress=False)
+>>> res.runs[["scheduler", "seed", "finished_tracked"]].values.tolist()
+[['fifo', 0, 6], ['fifo', 1, 6], ['srtf', 0, 6], ['srtf', 1, 6]]
+>>> t = res.summary(["avg_jct_s"])
+>>> t[["scheduler", "metric", "n"]].values.tolist()
+[['fifo', 'avg_jct_s', 2], ['srtf', 'avg_jct_s', 2]]
+>>> bool((t["ci_low"] <= t["mean"]).all() and (t["mean"] <= t["ci_high"]).all())
+True
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import itertools
+import logging
 import math
 import multiprocessing as mp
-import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import os
+import time
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
 
 from .errors import InstanceError
 from .io import atomic_open
+from .io import progress as progress_bar
+from .limits import require_memory
+from .plot import plot_cdfs as _plot_cdfs
+from .plot import plot_vs_load as _plot_vs_load
+from .plot import save_axes
 from .sim import simulate
-from .sim.metrics import SimResult, plot_cdf_curves, plot_vs_load
+from .sim.metrics import SimResult
 from .sim.policies import build_admission, build_placement, build_policy
 from .sim.traces import load_philly, resolve_workload
 
-__all__ = ["markdown_table", "plot_cdfs", "run_one", "sweep", "write_sweep"]
+__all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",
+           "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many", "summarise", "sweep",
+           "task_threads", "write_sweep"]
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
@@ -44,7 +73,11 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
     Jobs too large for the cluster are dropped from generated traces (``max_gpus``); the run stops once every
     tracked job has finished (the later jobs only provide load, as in Blox), or, with ``drain_h``, at the
     horizon ``drain_h`` hours after the last tracked arrival (tracked jobs still running are then unfinished:
-    ``summary['finished_tracked']`` says how many finished)."""
+    ``summary['finished_tracked']`` says how many finished).
+
+    >>> run_one("synthetic", scheduler="srtf", load=4.0, n_jobs=5, servers=2).summary["finished_tracked"]
+    5
+    """
     generated = spec in ("philly", "synthetic") or spec.startswith("pollux")
     wl = resolve_workload(spec, load_jph=load, seed=seed, window=window, n_jobs=n_jobs,
                           max_gpus=servers * gpus_per_server if generated else None, philly_filter=philly_filter,
@@ -61,8 +94,221 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
                     max_time_s=horizon)
 
 
+# a grid point: its summary row, its tracked JCTs for the CDF and the worker that ran it (estimate)
+SIMULATION_BYTES = 200_000
+# a solve: its row and, when kept, its schedule (estimate)
+SOLVE_BYTES = 50_000
+
+#: the figures of a simulation kept in a sweep's rows (``summarise`` takes any of them)
+METRICS = ("tracked", "finished_tracked", "avg_jct_s", "avg_jct_lb_s", "p50_jct_s", "p90_jct_s", "p99_jct_s",
+           "avg_responsiveness_s", "makespan_s", "mean_utilisation", "mean_queue", "preemptions", "migrations",
+           "events", "wall_s", "events_per_s")
+
+
+# -- executors -------------------------------------------------------------------------------------------------
+class SerialExecutor(Executor):
+    """Runs each task when it is submitted, in this process: the reference every other executor must match,
+    and the cheapest choice for a handful of tiny tasks.
+
+    >>> SerialExecutor().submit(pow, 2, 5).result()
+    32
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        fut: Future = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller through the future, like any executor
+            fut.set_exception(exc)
+        return fut
+
+
+ENV_SLOTS = "OPTSCHED_TASK_SLOTS"  # tasks running at once on this machine, set in the local pool's workers
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def task_threads(slots_by_host: Mapping[str, int] | None = None) -> int:
+    """CP-SAT threads for one task: the cores this process may use divided by the tasks running at once on this
+    machine (from the local pool's workers, or from Dask's view of the workers on this host); at least 1.
+
+    >>> task_threads() >= 1
+    True
+    """
+    slots = None
+    try:
+        from distributed import get_worker  # only when running inside a Dask worker
+
+        w = get_worker()
+        host = urlparse(w.address).hostname or ""
+        slots = (slots_by_host or {}).get(host) or w.state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        env = os.environ.get(ENV_SLOTS, "")
+        slots = int(env) if env.isdigit() else None
+    return max(1, available_cores() // max(1, slots or 1))
+
+
+def _init_local_worker(slots: int) -> None:
+    os.environ[ENV_SLOTS] = str(slots)
+
+
+def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` processes (default: the cores), started with ``forkserver`` or ``spawn``."""
+    n = workers or available_cores()
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+    return ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_local_worker, initargs=(n,))
+
+
+DASK_HINT = "Dask is not installed: pip install 'optsched[dask]'"
+
+
+@contextlib.contextmanager
+def executor(dask: str | None = None, workers: int | None = None) -> Iterator[Executor]:
+    """The executor the command line's ``--dask`` and ``--workers`` ask for, closed on exit:
+
+    * ``dask=None``: :class:`SerialExecutor` for ``workers=1``, else a local process pool (:func:`local_pool`);
+    * ``dask="local"``: a Dask ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each;
+    * ``dask="tcp://HOST:PORT"`` (or any scheduler address): a client of a running Dask scheduler.
+
+    >>> with executor(workers=1) as ex:
+    ...     ex.submit(len, "abc").result()
+    3
+    """
+    if dask is None:
+        if workers == 1:
+            yield SerialExecutor()
+            return
+        with local_pool(workers) as pool:
+            yield pool
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InstanceError(DASK_HINT, field="--dask") from None
+    with contextlib.ExitStack() as stack:
+        if dask == "local":
+            # logs of the cluster's own start and stop stay quiet; a task's error still reaches the caller
+            cluster = stack.enter_context(LocalCluster(n_workers=workers or available_cores(),
+                                                       threads_per_worker=1, processes=True, dashboard_address=None,
+                                                       silence_logs=logging.CRITICAL))
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(dask, timeout="10s"))
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise InstanceError(f"cannot reach the Dask scheduler at {dask}: {exc}", field="--dask") from None
+        yield client.get_executor()
+
+
+def _slots_by_host(ex: Executor) -> dict[str, int]:
+    """Tasks that run at once per host, as a Dask executor's scheduler sees its workers (empty otherwise)."""
+    client = getattr(ex, "_client", None)
+    if client is None:
+        return {}
+    out: dict[str, int] = {}
+    for addr, info in client.scheduler_info().get("workers", {}).items():
+        host = urlparse(addr).hostname or ""
+        out[host] = out.get(host, 0) + int(info.get("nthreads", 1))
+    return out
+
+
+def map_tasks(fn: Callable[[dict], Any], tasks: Sequence[Mapping[str, Any]], executor: Executor | None = None, *,
+              workers: int | None = None, progress: bool = True, desc: str = "tasks") -> list[Any]:
+    """``[fn(task) for task in tasks]`` on ``executor`` (default: a local process pool of ``workers``), results in
+    the tasks' order, with a progress bar: what :func:`sweep` and :func:`solve_many` do, for any other
+    experiment (``fn`` must be importable by the workers: a module-level function, not a lambda).
+
+    >>> map_tasks(len, [{"a": 1}, {"a": 1, "b": 2}], SerialExecutor(), progress=False)
+    [1, 2]
+    """
+    return _run_tasks(fn, [dict(t) for t in tasks], executor, workers, progress, desc, "task")
+
+
+def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None, workers: int | None,
+               progress: bool, desc: str, unit: str, order: Sequence[int] | None = None) -> list[Any]:
+    """Run ``fn(task)`` for every task on ``ex`` (or a local pool), results in the tasks' order."""
+    if not tasks:
+        return []
+    if ex is None:
+        n = min(workers or available_cores(), len(tasks))
+        with executor(None, n) as own:
+            return _run_tasks(fn, tasks, own, n, progress, desc, unit, order)
+    slots = _slots_by_host(ex)
+    if slots:
+        for t in tasks:
+            t["slots_by_host"] = slots
+    bar = progress_bar(len(tasks), desc, unit) if progress else None
+    results: dict[int, Any] = {}
+    futures: dict[Future, int] = {}
+    try:
+        for i in (order if order is not None else range(len(tasks))):
+            futures[ex.submit(fn, tasks[i])] = i
+        for f in as_completed(futures):
+            results[futures[f]] = f.result()
+            if bar is not None:
+                bar.update(1)
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return [results[i] for i in range(len(tasks))]
+
+
+# -- statistics ------------------------------------------------------------------------------------------------
+def _t_quantile(df: np.ndarray) -> np.ndarray:
+    from scipy import stats
+
+    return np.asarray(stats.t.ppf(0.975, df), dtype=float)
+
+
+def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """A tidy table: one row per group of ``by`` and metric, with ``n`` (runs with a value), ``mean``, ``std``
+    and the Student-t 95 % interval ``ci_low``, ``ci_high`` of the mean (NaN with fewer than two values).
+
+    >>> runs = pd.DataFrame({"alg": ["a", "a", "a", "b"], "x": [1.0, 2.0, 3.0, 5.0]})
+    >>> t = summarise(runs, ["alg"], ["x"])
+    >>> t[["alg", "n", "mean"]].values.tolist()
+    [['a', 3, 2.0], ['b', 1, 5.0]]
+    >>> round(float(t["ci_high"].iloc[0]), 3), bool(t["ci_low"].isna().iloc[1])
+    (4.484, True)
+    """
+    by = list(by)
+    missing = [c for c in [*by, *metrics] if c not in runs.columns]
+    if missing:
+        raise InstanceError(f"unknown column(s) {missing} (have: {', '.join(map(str, runs.columns))})",
+                            field="summarise")
+    long = runs[by + list(metrics)].melt(id_vars=by, value_vars=list(metrics), var_name="metric")
+    long["value"] = pd.to_numeric(long["value"], errors="coerce")
+    g = long.groupby(by + ["metric"], sort=False, dropna=False)["value"]
+    out = g.agg(n="count", mean="mean", std="std").reset_index()
+    n = out["n"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(n >= 2, _t_quantile(np.maximum(n - 1, 1)) * out["std"].to_numpy(dtype=float)
+                        / np.sqrt(np.maximum(n, 1)), np.nan)
+    out["ci_low"] = out["mean"] - half
+    out["ci_high"] = out["mean"] + half
+    out["n"] = out["n"].astype(int)
+    # the order of the first appearance of each group, metrics in the order asked
+    rank = {m: i for i, m in enumerate(metrics)}
+    first = runs[by].drop_duplicates().reset_index(drop=True).reset_index().rename(columns={"index": "_g"})
+    out = out.merge(first, on=by, how="left")
+    out["_m"] = out["metric"].map(rank)
+    return out.sort_values(["_g", "_m"], kind="stable").drop(columns=["_g", "_m"]).reset_index(drop=True)
+
+
 # -- sweep -----------------------------------------------------------------------------------------------------
-_FRAME: tuple[str, pd.DataFrame] | None = None   # the Philly trace, read once per (forked) process
+_RUN_ONE_KEYS = ("scheduler", "placement", "admission", "load", "round_s", "event", "window", "n_jobs", "servers",
+                 "gpus_per_server", "perf", "restore_s", "philly_filter", "philly_order", "drain_h")
+_FRAME: tuple[str, pd.DataFrame] | None = None   # the Philly trace, read once per worker process
 
 
 def _philly_frame(order: str) -> pd.DataFrame:
@@ -72,141 +318,439 @@ def _philly_frame(order: str) -> pd.DataFrame:
     return _FRAME[1]
 
 
+def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The points of a grid and its axes. A mapping's list values are axes (their Cartesian product, in the
+    mapping's order); other values (numbers, strings, tuples such as ``window``) are fixed. A sequence of
+    mappings is taken as the points themselves (its axes: the keys whose values differ).
+
+    >>> pts, axes = expand_grid({"workload": "synthetic", "scheduler": ["fifo", "las"], "load": [1.0, 2.0]})
+    >>> axes, len(pts), pts[1]
+    (['scheduler', 'load'], 4, {'workload': 'synthetic', 'scheduler': 'fifo', 'load': 2.0})
+    """
+    if isinstance(grid, Mapping):
+        axes = [k for k, v in grid.items() if isinstance(v, list)]
+        for k in axes:
+            if not grid[k]:
+                raise InstanceError("the grid is empty: every axis needs at least one value", field=f"grid.{k}")
+        require_memory(math.prod(len(grid[k]) for k in axes), SIMULATION_BYTES, "simulations in the grid",
+                       field="grid")
+        points = []
+        for combo in itertools.product(*(grid[k] for k in axes)):
+            pt = dict(grid.items())
+            pt.update(zip(axes, combo))
+            points.append(pt)
+        return points, axes
+    points = [dict(p) for p in grid]
+    if not points:
+        raise InstanceError("the grid is empty: give at least one point", field="grid")
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    axes = [k for k in keys if len({repr(p.get(k)) for p in points}) > 1]
+    return points, axes
+
+
+def _check_point(pt: Mapping[str, Any]) -> None:
+    unknown = sorted(set(pt) - {"workload", *_RUN_ONE_KEYS})
+    if unknown:
+        raise InstanceError(f"unknown parameter(s) {unknown} (known: workload, {', '.join(_RUN_ONE_KEYS)})",
+                            field="grid")
+    if not isinstance(pt.get("workload"), str):
+        raise InstanceError("every point needs a workload (philly, pollux:N, synthetic or a file)",
+                            field="grid.workload")
+
+
 def _sweep_task(task: dict) -> dict:
-    """One grid point (runs in a worker process): summary row plus the tracked JCTs for the CDF."""
-    kw = dict(task["kw"])
-    if task["spec"] == "philly":
+    """One grid point and seed (runs in a worker): the summary row plus the tracked JCTs for the CDF."""
+    kw = dict(task["point"])
+    spec = kw.pop("workload")
+    if spec == "philly":
         kw["philly_frame"] = _philly_frame(kw.get("philly_order", "file"))
-    res = run_one(task["spec"], scheduler=task["scheduler"], placement=task["placement"],
-                  admission=task["admission"], load=task["load"], **kw)
+    res = run_one(spec, seed=task["seed"], **kw)
     s = res.summary
-    row = {"scheduler": task["scheduler"], "placement": task["placement"], "admission": task["admission"],
-           "load": task["load"]}
+    row: dict[str, Any] = {}
     # lower bound on the average JCT when a horizon cut some tracked jobs: they count as completing at the end
     tr = res.jobs[res.jobs["tracked"]]
     end = float(s.get("end_s") or 0.0)
     lb = np.where(tr["completion_s"].isna(), end - tr["arrival_s"], tr["jct_s"])
-    row["avg_jct_lb_s"] = float(np.mean(lb)) if len(lb) else None
-    for key in ("tracked", "finished_tracked", "avg_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s",
-                "avg_responsiveness_s", "makespan_s", "mean_utilisation", "mean_queue", "preemptions", "events",
-                "wall_s", "events_per_s"):
-        row[key] = s.get(key)
+    summary = dict(s, avg_jct_lb_s=float(np.mean(lb)) if len(lb) else None)
+    for key in METRICS:
+        row[key] = summary.get(key)
     jct, _ = res.jct_cdf()
     return {"row": row, "jct": np.asarray(jct, dtype=float)}
 
 
-def sweep(spec: str, schedulers: Sequence[str], placements: Sequence[str], admissions: Sequence[str],
-          loads: Sequence[float], *, workers: int = 1, progress: bool = True, **run_kw: Any):
-    """Run the grid; returns ``(table, cdfs)``: a DataFrame with one row per run (sorted as the grid) and
-    ``{(scheduler, placement, admission, load): sorted tracked JCTs}``. Policy names are validated before any
-    run starts. ``run_kw`` goes to :func:`run_one` (seed, servers, window, ...)."""
-    for s in schedulers:
+def _seeds(seeds: int | Iterable[int]) -> list[int]:
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, Iterable)):
+        raise InstanceError(f"must be a count or a list of integers >= 0, got {seeds!r}", field="seeds")
+    out = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    if not out or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in out):
+        raise InstanceError(f"must be a count or a list of integers >= 0, got {seeds!r}", field="seeds")
+    if len(set(out)) != len(out):
+        raise InstanceError(f"has duplicates: {out}", field="seeds")
+    return [int(s) for s in out]
+
+
+def _label(v: Any) -> Any:
+    """A grid value as a table cell (policy dicts and objects by their name)."""
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, Mapping):
+        return str(v.get("name", v))
+    if isinstance(v, tuple):
+        return ":".join(map(str, v))
+    return getattr(v, "name", type(v).__name__)
+
+
+@dataclass
+class SweepResult:
+    """What :func:`sweep` returns. ``runs``: one row per (point, seed), the grid's axes then ``seed`` then the
+    :data:`METRICS`; ``axes``: the columns that vary; ``cdfs``: ``{(axis values..., seed): sorted tracked JCTs}``;
+    ``wall_s``: the sweep's wall time; ``executor``: what ran it."""
+
+    runs: pd.DataFrame
+    axes: list[str]
+    cdfs: dict[tuple, np.ndarray] = field(repr=False)
+    wall_s: float = 0.0
+    executor: str = ""
+
+    def summary(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
+                                                "finished_tracked")) -> pd.DataFrame:
+        """Mean and 95 % interval over seeds of each metric, per grid point (:func:`summarise`)."""
+        return summarise(self.runs, self.axes, metrics)
+
+    def wide(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
+                                             "finished_tracked", "tracked", "preemptions", "wall_s",
+                                             "avg_jct_lb_s")) -> pd.DataFrame:
+        """One row per grid point: ``<metric>`` (the mean over seeds), ``<metric>_ci_low``/``_ci_high`` and
+        ``seeds`` (how many)."""
+        t = self.summary(metrics)
+        if not self.axes:
+            t = t.assign(_point=0)
+        keys = self.axes or ["_point"]
+        mean = t.pivot_table(index=keys, columns="metric", values="mean", sort=False, dropna=False)
+        lo = t.pivot_table(index=keys, columns="metric", values="ci_low", sort=False, dropna=False)
+        hi = t.pivot_table(index=keys, columns="metric", values="ci_high", sort=False, dropna=False)
+        out = mean[list(metrics)].copy()
+        for m in metrics:
+            out[f"{m}_ci_low"], out[f"{m}_ci_high"] = lo[m], hi[m]
+        out["seeds"] = self.runs.groupby(keys, sort=False).size()
+        out = out.reset_index()
+        return out.drop(columns=["_point"]) if not self.axes else out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: axes, seeds, wall time, executor and the per-point means and intervals."""
+        w = self.wide().replace({np.nan: None})
+        return {"axes": self.axes, "seeds": sorted({int(s) for s in self.runs["seed"]}), "runs": len(self.runs),
+                "wall_s": self.wall_s, "executor": self.executor, "points": w.to_dict(orient="records")}
+
+
+def _describe(ex: Executor | None, workers: int | None) -> str:
+    if ex is None:
+        return f"local process pool ({workers or available_cores()} workers)"
+    client = getattr(ex, "_client", None)
+    if client is not None:
+        n = len(client.scheduler_info().get("workers", {}))
+        return f"Dask ({n} workers at {client.scheduler.address})"
+    if isinstance(ex, SerialExecutor):
+        return "serial"
+    return type(ex).__name__
+
+
+def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | Iterable[int] = (0,),
+          executor: Executor | None = None, *, workers: int | None = None, progress: bool = True) -> SweepResult:
+    """Simulate every point of ``grid`` (:func:`expand_grid`; keys: ``workload`` and :func:`run_one`'s
+    parameters) once per seed on ``executor`` (default: a local process pool of ``workers`` processes).
+    Policy names are checked before any run starts; rows come back in grid order, then seed order.
+
+    The seed drives the workload generator (arrivals, models, durations) and the policies, so seeds are
+    independent replications of each point; the same seed gives common random numbers across the points.
+    """
+    points, axes = expand_grid(grid)
+    seed_list = _seeds(seeds)
+    if "seed" in {k for p in points for k in p}:
+        raise InstanceError("give seeds with seeds=, not in the grid", field="grid.seed")
+    for pt in points:
+        _check_point(pt)
+    for s in {p.get("scheduler", "fifo") for p in points if isinstance(p.get("scheduler", "fifo"), str)}:
         build_policy(s, "consolidated")
-    for p in placements:
+    for p in {p.get("placement", "consolidated") for p in points
+              if isinstance(p.get("placement", "consolidated"), str)}:
         build_placement(p)
-    for a in admissions:
+    for a in {p.get("admission", "accept-all") for p in points if isinstance(p.get("admission", "accept-all"), str)}:
         build_admission(a)
-    if not (schedulers and placements and admissions and loads):
-        raise InstanceError("the grid is empty: give at least one scheduler, placement, admission and load",
-                            field="sweep")
-    tasks: list[dict[str, Any]] = [
-        {"spec": spec, "scheduler": s, "placement": p, "admission": a, "load": float(L), "kw": run_kw}
-        for s in schedulers for p in placements for a in admissions for L in loads]
+    require_memory(len(points) * len(seed_list), SIMULATION_BYTES, "simulations in the grid", field="grid")
+    tasks: list[dict[str, Any]] = [{"point": pt, "seed": s} for pt in points for s in seed_list]
     # longest first (high load, preemptive policies) for a better spread over the workers
-    order = sorted(range(len(tasks)), key=lambda i: (-tasks[i]["load"], tasks[i]["scheduler"] == "fifo"))
-    results: dict[int, dict] = {}
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(tasks), unit="run", desc="sweep", file=sys.stderr)
+    order = sorted(range(len(tasks)), key=lambda i: (-float(tasks[i]["point"].get("load") or 0.0),
+                                                     tasks[i]["point"].get("scheduler") == "fifo", i))
+    t0 = time.perf_counter()
+    out = _run_tasks(_sweep_task, tasks, executor, workers, progress, "sweep", "run", order)
+    wall = time.perf_counter() - t0
+    rows, cdfs = [], {}
+    for t, r in zip(tasks, out):
+        key = tuple(_label(t["point"].get(a)) for a in axes)
+        rows.append({**dict(zip(axes, key)), "seed": t["seed"], **r["row"]})
+        cdfs[(*key, t["seed"])] = r["jct"]
+    runs = pd.DataFrame(rows, columns=[*axes, "seed", *METRICS])
+    return SweepResult(runs, axes, cdfs, wall, _describe(executor, workers))
+
+
+# -- batch solving ---------------------------------------------------------------------------------------------
+_INSTANCES: dict[str, Any] = {}  # files read by this worker, by path (a worker solves many algorithms per file)
+
+
+def _instance_of(task: dict) -> Any:
+    from .api import load_instance
+
+    src = task["instance"]
+    if not isinstance(src, str):
+        return src
+    if src not in _INSTANCES:
+        if len(_INSTANCES) > 64:
+            _INSTANCES.clear()
+        _INSTANCES[src] = load_instance(src)
+    return _INSTANCES[src]
+
+
+def _solve_task(task: dict) -> dict:
+    """One (instance, algorithm, seed) in a worker: the row of figures (and the result when asked)."""
+    import inspect
+
+    from .api import solve
+    from .registry import get_algorithm
+
     try:
-        if workers > 1 and len(tasks) > 1:
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
-                futs = {ex.submit(_sweep_task, tasks[i]): i for i in order}
-                for f in as_completed(futs):
-                    results[futs[f]] = f.result()
-                    if bar is not None:
-                        bar.update(1)
+        inst = _instance_of(task)
+        alg = get_algorithm(task["algorithm"])
+        options = dict(task["options"])
+        threads = None
+        if alg.exact:
+            params = inspect.signature(alg.func).parameters
+            if "num_workers" in params and "num_workers" not in options:
+                threads = task["threads"] or task_threads(task.get("slots_by_host"))
+                options["num_workers"] = threads
+            if task["deterministic_limit"] is not None and "deterministic_limit" in params:
+                options.setdefault("deterministic_limit", task["deterministic_limit"])
+            res = solve(inst, alg.name, seed=task["seed"], time_limit=task["time_limit"], **options)
         else:
-            for i in order:
-                results[i] = _sweep_task(tasks[i])
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    table = pd.DataFrame([results[i]["row"] for i in range(len(tasks))])
-    cdfs = {(t["scheduler"], t["placement"], t["admission"], t["load"]): results[i]["jct"]
-            for i, t in enumerate(tasks)}
-    return table, cdfs
+            res = solve(inst, alg.name, seed=task["seed"], **options)
+    except InstanceError as exc:
+        raise InstanceError(f"{task['name']}, {task['algorithm']}: {exc}", field="instances") from None
+    row = {"instance": task["name"], "problem": alg.problem.name, "algorithm": alg.name, "kind": alg.kind,
+           "seed": task["seed"], "jobs": len(getattr(inst, "jobs", ()) or ()), "status": res.status.value,
+           "objective": res.objective, "lower_bound": res.lower_bound, "gap": res.gap, "runtime_s": res.runtime_s,
+           "threads": threads}
+    return {"row": row, "result": res if task["keep"] else None}
 
 
-def _combo(row) -> str:
-    return f"{row['scheduler']}+{row['placement']}+{row['admission']}"
+def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """The instance files a folder (its ``*.json``), a glob pattern or a list of paths names, sorted, each once.
+
+    >>> len(find_instances("bundled:rar")) >= 30
+    True
+    """
+    from .io import BUNDLED_PREFIX, bundled_path
+
+    if not isinstance(spec, (str, os.PathLike)):
+        return list(dict.fromkeys(p for s in spec for p in find_instances(s)))
+    text = os.fspath(spec)
+    if text.startswith(BUNDLED_PREFIX):
+        folder = bundled_path("index.json").parent / text[len(BUNDLED_PREFIX):]
+        text = str(folder)
+    p = Path(text)
+    if p.is_dir():
+        found = sorted(str(q) for q in p.rglob("*.json") if q.name != "index.json")
+    elif p.is_file():
+        found = [text]
+    else:
+        found = sorted(q for q in glob.glob(text, recursive=True) if Path(q).is_file())
+    if not found:
+        raise InstanceError(f"no instance file in {text!r} (a folder of .json files, a glob such as 'dir/*.json' "
+                            "or a file)", field="instances")
+    return found
 
 
-def markdown_table(table, title: str = "", notes: Iterable[str] = ()) -> str:
-    """Markdown of a sweep table: hours for times, one row per run."""
-    cols = [("scheduler", "scheduler"), ("placement", "placement"), ("admission", "admission"),
-            ("load", "load (jobs/h)"), ("avg_jct_s", "avg JCT (h)"), ("p50_jct_s", "p50 JCT (h)"),
-            ("p99_jct_s", "p99 JCT (h)"), ("avg_jct_lb_s", "avg JCT incl. unfinished, lower bound (h)"),
-            ("avg_responsiveness_s", "avg responsiveness (h)"),
-            ("mean_utilisation", "mean util."), ("preemptions", "preemptions"),
-            ("finished_tracked", "tracked done"), ("wall_s", "wall (s)")]
-    out = []
-    if title:
-        out += [f"# {title}", ""]
+def _problem_of_source(src: Any) -> str:
+    from .io import check_format, read_json
+    from .registry import problem_for_format, problem_of
+
+    if isinstance(src, str):
+        return problem_for_format(check_format(read_json(src))).name  # the tag only: the worker parses the file
+    return problem_of(src).name
+
+
+def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_limit: float | None = None,
+               executor: Executor | None = None, *, seeds: int | Iterable[int] = (0,), workers: int | None = None,
+               threads: int | None = None, deterministic_limit: float | None = None,
+               options: Mapping[str, Mapping[str, Any]] | None = None,
+               keep_results: bool = False, progress: bool = True) -> pd.DataFrame:
+    """Solve every instance with every algorithm of its problem once per seed; one row per run (instance, problem,
+    algorithm, kind, seed, jobs, status, objective, lower_bound, gap, runtime_s, threads), in input order.
+
+    * ``instances``: a folder, a glob, ``bundled:rar``, a list of paths (each worker reads its files), or
+      instance objects (a list, or a ``{name: instance}`` mapping);
+    * ``algorithms``: names (default: every registered algorithm of each instance's problem); each runs on the
+      instances of its own problem only;
+    * ``time_limit``: seconds for the exact models (heuristics take none); ``deterministic_limit``: CP-SAT's
+      deterministic time instead, for the CP-SAT models (a run stopped by it is reproducible on any machine and
+      load; the others keep ``time_limit``); ``threads``: CP-SAT threads per task (default :func:`task_threads`);
+      ``options``: ``{algorithm: {option: value}}``;
+    * ``keep_results``: a ``result`` column with each :class:`~optsched.result.Result` (schedules included).
+
+    :func:`optsched.plot.gap_table` turns the rows into gaps to the optimum or the best bound.
+
+    >>> import optsched
+    >>> insts = {f"r{k}": optsched.generate("rar", jobs=3, servers=2, seed=k) for k in range(2)}
+    >>> t = solve_many(insts, ["ff", "sjf-bco"], executor=SerialExecutor(), progress=False)
+    >>> t[["instance", "algorithm", "status"]].values.tolist()
+    [['r0', 'ff', 'feasible'], ['r0', 'sjf-bco', 'feasible'], ['r1', 'ff', 'feasible'], ['r1', 'sjf-bco', 'feasible']]
+    """
+    from .registry import get_algorithm, list_algorithms
+
+    if isinstance(instances, Mapping):
+        named = [(str(k), v) for k, v in instances.items()]
+    elif isinstance(instances, (str, os.PathLike)) or (
+            isinstance(instances, (list, tuple)) and instances and all(isinstance(x, (str, os.PathLike))
+                                                                       for x in instances)):
+        named = [(Path(p).stem, p) for p in find_instances(instances)]
+    else:
+        named = [(str(getattr(x, "name", "") or f"instance-{i}"), x) for i, x in enumerate(instances)]
+    if not named:
+        raise InstanceError("no instances given", field="instances")
+    if len({n for n, _ in named}) != len(named):  # names from files in different folders: keep them apart
+        named = [(str(v) if isinstance(v, (str, os.PathLike)) else f"{n}#{i}", v) for i, (n, v) in enumerate(named)]
+    for name, v in (("time_limit", time_limit), ("deterministic_limit", deterministic_limit)):
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise InstanceError(f"must be a positive number of seconds, got {v!r}", field=name)
+    seed_list = _seeds(seeds)
+    problems = [_problem_of_source(v) for _, v in named]
+    if algorithms is None:
+        by_problem = {p: list(list_algorithms(p)) for p in set(problems)}
+    else:
+        algs = [get_algorithm(a) for a in algorithms]  # unknown names stop here, before any work
+        by_problem = {p: [a.name for a in algs if a.problem.name == p] for p in set(problems)}
+        unused = [a.name for a in algs if a.problem.name not in set(problems)]
+        if unused:
+            raise InstanceError(f"{', '.join(unused)} solve(s) none of the instances given (their problems: "
+                                f"{', '.join(sorted(set(problems)))})", field="algorithms")
+    opts = {k: dict(v) for k, v in (options or {}).items()}
+    tasks = [{"instance": os.fspath(v) if isinstance(v, os.PathLike) else v, "name": n, "algorithm": a, "seed": s,
+              "time_limit": time_limit, "deterministic_limit": deterministic_limit, "threads": threads,
+              "options": opts.get(a, {}), "keep": keep_results}
+             for (n, v), prob in zip(named, problems) for a in by_problem[prob] for s in seed_list]
+    if not tasks:
+        raise InstanceError("no algorithm applies to these instances", field="algorithms")
+    require_memory(len(tasks), SOLVE_BYTES, "solves", field="instances")
+    out = _run_tasks(_solve_task, tasks, executor, workers, progress, "solve", "run")
+    table = pd.DataFrame([r["row"] for r in out])
+    if keep_results:
+        table["result"] = [r["result"] for r in out]
+    return table
+
+
+# -- writing a sweep ---------------------------------------------------------------------------------------------
+def _cell(key: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if key.endswith("_s") and key != "wall_s":
+        return f"{v / 3600:.2f}"
+    if key == "mean_utilisation":
+        return f"{v:.3f}"
+    if key == "wall_s":
+        return f"{v:.1f}"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+COLUMNS_MD = (("avg_jct_s", "avg JCT (h)"), ("avg_jct_lb_s", "avg JCT incl. unfinished, lower bound (h)"),
+              ("avg_responsiveness_s", "avg responsiveness (h)"), ("mean_utilisation", "mean util."),
+              ("preemptions", "preemptions"), ("finished_tracked", "tracked done"), ("wall_s", "wall (s)"))
+
+
+def markdown_table(result: SweepResult, title: str = "", notes: Iterable[str] = ()) -> str:
+    """Markdown of a sweep, one row per grid point: hours for times, the mean over seeds with its 95 % interval
+    in brackets when there are several seeds."""
+    w = result.wide()
+    cols = [("load", "load (jobs/h)") if a == "load" else (a, a) for a in result.axes]
+    out = [f"# {title}", ""] if title else []
     out += list(notes)
     if notes:
         out.append("")
-    out.append("| " + " | ".join(h for _, h in cols) + " |")
-    out.append("|" + "---|" * len(cols))
-    for _, r in table.iterrows():
-        cells = []
-        for key, _h in cols:
-            v = r.get(key)
-            if v is None or (isinstance(v, float) and math.isnan(v)):
-                cells.append("-")
-            elif key.endswith("_s") and key != "wall_s":
-                cells.append(f"{v / 3600:.2f}")
-            elif key == "mean_utilisation":
-                cells.append(f"{v:.3f}")
-            elif key == "wall_s":
-                cells.append(f"{v:.1f}")
-            elif key == "load":
-                cells.append(f"{v:g}")
-            elif isinstance(v, float) and v.is_integer():
-                cells.append(str(int(v)))
-            else:
-                cells.append(str(v))
+    heads = [h for _, h in cols] + [h for _, h in COLUMNS_MD] + ["seeds"]
+    out.append("| " + " | ".join(heads) + " |")
+    out.append("|" + "---|" * len(heads))
+    for _, r in w.iterrows():
+        cells = [_cell(k, r[k]) for k, _ in cols]
+        for key, _h in COLUMNS_MD:
+            c = _cell(key, r[key])
+            lo, hi = r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high")
+            if c != "-" and lo is not None and not pd.isna(lo) and key not in ("finished_tracked", "wall_s"):
+                c += f" [{_cell(key, lo)}, {_cell(key, hi)}]"
+            cells.append(c)
+        cells.append(str(int(r["seeds"])))
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
-def plot_cdfs(cdfs: dict, load: float, path, title: str) -> None:
-    """JCT CDF of every combination at one load."""
-    curves = {f"{s}+{p}+{a}": jct for (s, p, a, L), jct in cdfs.items() if L == load and len(jct)}
-    plot_cdf_curves(curves, path, title=title, ylabel="fraction of tracked jobs", fontsize=7)
+def _combo(row: Mapping[str, Any], keys: Sequence[str]) -> str:
+    return "+".join(str(row[k]) for k in keys) or "run"
 
 
-def write_sweep(table, cdfs, out_dir, name: str = "sweep", title: str = "Sweep (our simulator)",
-                notes: Iterable[str] = (), cdf_load: float | None = None) -> list[Path]:
-    """Write ``<name>.md``, ``<name>.csv``, ``<name>_jct_vs_load.png``, ``<name>_responsiveness_vs_load.png``
-    and ``<name>_jct_cdf.png`` (at ``cdf_load``, default the highest load) to ``out_dir``, atomically."""
+def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sweep",
+                title: str = "Sweep (our simulator)", notes: Iterable[str] = (),
+                cdf_load: float | None = None) -> list[Path]:
+    """Write ``<name>.md`` (per point, mean and 95 % interval over seeds), ``<name>.csv`` (every run),
+    ``<name>_summary.csv`` (the tidy summary), and the plots ``<name>_jct_vs_load.png``,
+    ``<name>_responsiveness_vs_load.png`` (with the interval band over seeds) and ``<name>_jct_cdf.png``
+    (at ``cdf_load``, default the highest load, every seed's tracked jobs pooled) to ``out_dir``, atomically.
+    The plots need a ``load`` axis (or a fixed load); without one only the tables are written."""
+    import matplotlib.pyplot as plt
+
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
-    t = table.copy()
-    t["combination"] = [_combo(r) for _, r in t.iterrows()]
-    paths = [d / f"{name}.md", d / f"{name}.csv", d / f"{name}_jct_vs_load.png",
-             d / f"{name}_responsiveness_vs_load.png", d / f"{name}_jct_cdf.png"]
+    paths = [d / f"{name}.md", d / f"{name}.csv", d / f"{name}_summary.csv"]
     with atomic_open(paths[0], "w", encoding="utf-8") as fh:
-        fh.write(markdown_table(table, title, notes))
+        fh.write(markdown_table(result, title, notes))
     with atomic_open(paths[1], "w", encoding="utf-8", newline="") as fh:
-        table.to_csv(fh, index=False)
-    plot_vs_load(t, paths[2], metric="avg_jct_s", by="combination", title=f"{title}: average JCT vs load")
-    plot_vs_load(t, paths[3], metric="avg_responsiveness_s", by="combination",
-                 title=f"{title}: responsiveness vs load")
-    L = max(table["load"]) if cdf_load is None else cdf_load
-    plot_cdfs(cdfs, L, paths[4], f"{title}: JCT CDF at {L:g} jobs/h")
+        result.runs.to_csv(fh, index=False)
+    with atomic_open(paths[2], "w", encoding="utf-8", newline="") as fh:
+        result.summary().to_csv(fh, index=False)
+    if "load" not in result.axes:
+        return paths
+    others = [a for a in result.axes if a != "load"]
+    seeds = sorted({k[-1] for k in result.cdfs})
+    for metric, stem, label in (("avg_jct_s", "jct_vs_load", "average JCT"),
+                                ("avg_responsiveness_s", "responsiveness_vs_load", "responsiveness")):
+        t = result.summary([metric])
+        t["combination"] = [_combo(r, others) for _, r in t.iterrows()]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        band = ", mean and 95% interval" if len(seeds) > 1 else ""
+        _plot_vs_load(t, ax=ax, by="combination", title=f"{title}: {label} vs load, seeds {seed_text(seeds)}{band}")
+        save_axes(ax, d / f"{name}_{stem}.png")
+        paths.append(d / f"{name}_{stem}.png")
+    loads = sorted({k[result.axes.index("load")] for k in result.cdfs})
+    L = max(loads) if cdf_load is None else cdf_load
+    curves: dict[str, list[float]] = {}
+    for key, jct in result.cdfs.items():
+        point = dict(zip(result.axes, key[:-1]))
+        if point["load"] == L and len(jct):
+            curves.setdefault(_combo(point, others), []).extend(jct.tolist())
+    fig, ax = plt.subplots(figsize=(6, 4))
+    _plot_cdfs(curves, ax=ax, title=f"{title}: JCT CDF at {L:g} jobs/h, seeds {seed_text(seeds)}",
+               ylabel="fraction of tracked jobs", fontsize=7)
+    save_axes(ax, d / f"{name}_jct_cdf.png")
+    paths.append(d / f"{name}_jct_cdf.png")
     return paths
+
+
+def seed_text(seeds: Sequence[int]) -> str:
+    """``0-4`` for a run of consecutive seeds, else ``0,3,7``.
+
+    >>> seed_text([0, 1, 2]), seed_text([1, 5])
+    ('0-2', '1,5')
+    """
+    if len(seeds) > 2 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))

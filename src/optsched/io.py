@@ -26,6 +26,42 @@ from .result import Schedule, ScheduledJob
 
 SCHEDULE_FORMAT = "optsched/schedule@1"
 
+class LineProgress:
+    """Progress for a log file: a plain line at every quarter (no ``\\r`` frames), the last at 100 %."""
+
+    def __init__(self, total: int, desc: str, unit: str, stream: IO[str]):
+        self.total, self.desc, self.unit, self.stream = max(1, int(total)), desc, unit, stream
+        self.n, self._next = 0, 0.25
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        while self.n / self.total >= self._next and self._next < 1.0:
+            print(f"{self.desc}: {self._next:.0%} ({self.n:,}/{self.total:,} {self.unit})", file=self.stream,
+                  flush=True)
+            self._next += 0.25
+
+    def close(self) -> None:
+        print(f"{self.desc}: 100% ({self.n:,}/{self.total:,} {self.unit})", file=self.stream, flush=True)
+
+
+def progress(total: int, desc: str, unit: str = "it", stream: IO[str] | None = None) -> Any:
+    """A progress bar on a terminal (tqdm), plain quarter lines otherwise; ``update(k)`` and ``close()``.
+
+    >>> import io as _io
+    >>> out = _io.StringIO(); bar = progress(4, "demo", "jobs", out)
+    >>> for _ in range(4):
+    ...     bar.update()
+    >>> bar.close(); out.getvalue().splitlines()[-1]
+    'demo: 100% (4/4 jobs)'
+    """
+    stream = sys.stderr if stream is None else stream
+    if getattr(stream, "isatty", lambda: False)():
+        from tqdm import tqdm  # only for terminals
+
+        return tqdm(total=total, unit=unit, desc=desc, leave=False, file=stream)
+    return LineProgress(total, desc, unit, stream)
+
+
 BUNDLED_PREFIX = "bundled:"
 
 
@@ -284,3 +320,24 @@ def load_schedule(path: str | os.PathLike) -> Schedule:
 def save_schedule(schedule: Schedule, path: str | os.PathLike, makespan: float | None = None, **extra: Any) -> None:
     """Write a schedule file atomically."""
     write_json(path, schedule_to_dict(schedule, makespan, **extra))
+
+
+# -- JSON Schemas of the formats (package data: src/optsched/schemas/*.json, published in docs/formats.md) -------
+def schema(format_tag: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a file format, by its tag (``"optsched/rar-ddls@1"``) or name
+    (``"rar-ddls"``). A schema checks a file's shape (fields, types, ranges, unknown keys); the readers check the
+    rest (unique ids, capacities, consistency) with messages naming the field and the job.
+
+    >>> schema("optsched/schedule@1")["title"]
+    'Schedule'
+    """
+    from importlib.resources import files
+
+    name = format_tag.removeprefix("optsched/").split("@")[0]
+    res = files("optsched") / "schemas" / f"{name}.json"
+    if not res.is_file():
+        known = sorted(p.name.removesuffix(".json") for p in (files("optsched") / "schemas").iterdir()
+                       if p.name.endswith(".json"))
+        raise InstanceError(f"no schema for {format_tag!r} (known: {', '.join(known)})", field="format")
+    data: dict[str, Any] = json.loads(res.read_text(encoding="utf-8"))
+    return data

@@ -130,16 +130,31 @@ def network_for(network: Network | None = None, cluster: Cluster | None = None, 
 def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edge", *,
           network: Network | None = None, cluster: Cluster | None = None, gpus_per_server: int | None = None,
           inter_bandwidth_gbs: float | None = None, intra_bandwidth_gbs: float | None = None,
-          select: str = "most", form: str | None = None, solver: str = "cpsat", seed: int | None = 0,
-          time_limit: float | None = 10.0, num_workers: int = 1) -> Placement:
+          select: str = "most", form: str | None = None, solver: str | None = None, seed: int | None = 0,
+          time_limit: float | None = None, num_workers: int = 1,
+          deterministic_limit: float | None = None) -> Placement:
     """Place ``job`` on the free GPUs ``free`` = {server: free GPUs}; see the module docstring.
 
     A job needing more GPUs than are free raises :class:`InstanceError`. ``seed`` drives Heavy-Edge's random
-    picks; ``solver`` ("cpsat", "cbc", "highs"), ``time_limit`` and ``num_workers`` the exact models.
+    picks and CP-SAT's search; ``solver`` ("cpsat" by default, "cbc", "highs"), ``time_limit`` (seconds, default
+    10), ``deterministic_limit`` (CP-SAT only) and ``num_workers`` the exact models; ``form`` exact-time's
+    model. Options that do not apply to the algorithm are refused, not ignored.
     """
     if algorithm not in ALGORITHMS:
         raise InstanceError(f"unknown placement algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",
                             field="algorithm", job=job.id)
+    if algorithm == "heavy-edge":
+        for name, value in (("solver", solver), ("time_limit", time_limit), ("form", form),
+                            ("deterministic_limit", deterministic_limit)):
+            if value is not None:
+                raise InstanceError("applies to the exact models only; heavy-edge is a heuristic", field=name,
+                                    job=job.id)
+    elif algorithm == "exact-cut" and form is not None:
+        raise InstanceError("applies to exact-time only (exact-cut works on the selected servers)", field="form",
+                            job=job.id)
+    solver = solver or "cpsat"
+    if time_limit is None and deterministic_limit is None:
+        time_limit = 10.0
     if select not in ("most", "least"):
         raise InstanceError(f"must be 'most' or 'least', got {select!r}", field="select", job=job.id)
     net = network_for(network, cluster, gpus_per_server=gpus_per_server, inter_bandwidth_gbs=inter_bandwidth_gbs,
@@ -159,9 +174,11 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
                          FrozenDict(dict(he.assignment)), FrozenDict({"servers": dict(chosen)}))
     if algorithm == "exact-time":
         res = min_time_placement(job, net, free if form == "selection" else chosen, form=form, solver=solver,
-                                 time_limit=time_limit, num_workers=num_workers)
+                                 time_limit=time_limit, num_workers=num_workers, seed=seed if solver == "cpsat"
+                                 else None, deterministic_limit=deterministic_limit)
     else:
-        res = min_cut_placement(job, chosen, solver=solver, time_limit=time_limit, num_workers=num_workers, net=net)
+        res = min_cut_placement(job, chosen, solver=solver, time_limit=time_limit, num_workers=num_workers, net=net,
+                                seed=seed if solver == "cpsat" else None, deterministic_limit=deterministic_limit)
     x = {s: c for s, c in res.counts.items() if any(c)}
     assign = dict(res.assignment or contiguous_assignment(job, x))
     cut = cut_weight(job, assign) if x else math.inf
@@ -186,7 +203,7 @@ def solve_placement(inst: PlacementInstance, algorithm: str = "heavy-edge", *, s
     ('optimal', True, True)
     """
     p = place(inst.job, dict(inst.free), algorithm, network=inst.network, seed=0 if seed is None else seed,
-              time_limit=10.0 if time_limit is None else time_limit, **options)
+              time_limit=time_limit, **options)
     bound = compute_lower_bound(inst.job)
     status = p.status if algorithm == "exact-time" else SolveStatus.FEASIBLE
     if algorithm == "exact-time":

@@ -184,6 +184,8 @@ class Result:
     lower_bound: float | None = None
     seed: int | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    #: the problem evaluator's verdict on ``schedule`` when the door already computed it (not compared)
+    evaluation: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", SolveStatus(self.status))

@@ -11,7 +11,7 @@ Two kinds of instances:
   integer and OPT_A is exact; alpha~_i^min is the alpha of the fewest-servers shape, alpha_i^max at least every
   shape's alpha (the paper's precondition; violated on purpose in the counterexamples);
 * *pipeline*: small random pipeline jobs under eqs. (4)-(7), with B_intra >= B_inter / g. Continuous times are
-  bracketed: OPT(down) <= OPT_A <= OPT(up) (formulations/total-jct.md), and every "X <= c OPT_A" check uses
+  bracketed: OPT(down) <= OPT_A <= OPT(up) (docs/formulations/total-jct.md), and every "X <= c OPT_A" check uses
   OPT(down), so a pass is sound, and every "X >= ..." check uses OPT(up).
 """
 

@@ -162,7 +162,7 @@ def test_lemma3_corrected(inst):
 @settings(max_examples=25)
 @given(TINY | exact_rate_rar_instances())
 def test_theta_star_u_at_most_optimal_makespan(inst):
-    """Step (a) of Theorem 5's proof, theta*_u <= T*: holds (proved in formulations/rar-feasibility-milp.md)
+    """Step (a) of Theorem 5's proof, theta*_u <= T*: holds (proved in docs/formulations/rar-feasibility-milp.md)
     since rho-hat_j / u <= rho_min_j; and theta*_u <= SJF-BCO's W-hat_max (it is the minimum over assignments)."""
     star = feasibility_milp(inst, weights="estimated", solver="highs")
     assert star.status == "optimal"

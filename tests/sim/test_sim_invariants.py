@@ -75,6 +75,11 @@ def check_invariants(wl: Workload, cluster: Cluster, cfg: dict, r) -> None:
             # each segment did exactly the work its length allows (constant model: no co-location effect)
             assert it == pytest.approx(max(0.0, t1 - t0 - stall) / alone, rel=1e-9, abs=1e-6)
             lower += it * alone
+            if t1 == t0:
+                # launched and preempted by the next decision at the same instant (SRTF may undo a launch when
+                # a victim of the same instant outranks it): it held no GPU time, and ClusterState.occupy has
+                # checked every decision's capacity as it was applied
+                continue
             for s, c in zip(pl.servers, pl.counts):
                 events.append((t0, 1, s, c))
                 events.append((t1, 0, s, -c))  # at equal times releases (0) come before occupations (1)

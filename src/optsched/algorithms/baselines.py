@@ -28,21 +28,12 @@ import numpy as np
 
 from ..problems.rar import RarInstance
 from ..registry import algorithm
-from .sjf_bco import Packer, Packing, bisect_theta, info_for, pk_U
+from .sjf_bco import FirstFit, LeastLoaded, MaskRule, Packer, Packing, Rule, bisect_theta, info_for
 
-
-def ff_rule(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
-    """The first G_j GPUs of ``mask`` in cluster order (server by server)."""
-    cand = np.nonzero(mask)[0]
-    return cand[:pk.size[j]] if len(cand) >= pk.size[j] else None
-
-
-def ls_rule(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
-    """The G_j GPUs of ``mask`` with least estimated load U (ties: lower GPU index)."""
-    cand = np.nonzero(mask)[0]
-    if len(cand) < pk.size[j]:
-        return None
-    return cand[np.argsort(pk_U(pk)[cand], kind="stable")[:pk.size[j]]]
+#: FF's rule: the first G_j idle GPUs passing the limit, server by server in the cluster's order
+ff_rule: Rule = FirstFit()
+#: LS's rule: the G_j idle GPUs passing the limit with least estimated load U (ties: lower GPU index)
+ls_rule: Rule = LeastLoaded("ls")
 
 
 def _bisected(inst: RarInstance, rule, name: str):
@@ -65,22 +56,18 @@ def list_scheduling(inst: RarInstance, *, seed: int | None = None, time_limit: f
     return _bisected(inst, ls_rule, "ls")
 
 
-class RandRule:
-    """RAND's rule: G_j GPUs drawn uniformly without replacement among those of ``mask``. ``enough`` answers
-    the packer's up-front "can this job ever fit?" question without consuming random draws."""
+class RandRule(MaskRule):
+    """RAND's rule: G_j GPUs drawn uniformly without replacement among the idle GPUs passing the limit (in
+    GPU index order, as numpy's ``choice`` sees them), returned sorted. Random draws are made only when enough
+    GPUs pass, so the packer's "can this job ever fit?" test consumes none."""
+
+    name = "rand"
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
 
-    @staticmethod
-    def enough(pk: Packer, j: int, mask: np.ndarray) -> bool:
-        return int(mask.sum()) >= pk.size[j]
-
-    def __call__(self, pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
-        cand = np.nonzero(mask)[0]
-        if len(cand) < pk.size[j]:
-            return None
-        return np.sort(self.rng.choice(cand, size=int(pk.size[j]), replace=False))
+    def pick(self, pk: Packer, j: int, cand: np.ndarray) -> list[int] | None:
+        return np.sort(self.rng.choice(cand, size=int(pk.size[j]), replace=False)).tolist()
 
 
 def _same_rule(rule: RandRule, j: int) -> RandRule:

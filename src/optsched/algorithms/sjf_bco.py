@@ -31,14 +31,14 @@ True
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
-
-import numpy as np
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InstanceError
-from ..perf.rar import iteration_time, iterations_per_slot, max_contention, tau_bounds
+from ..perf.rar import contention_k, iteration_time, iterations_per_slot, max_contention, tau_bounds
 from ..problems.rar import RarInstance
 from ..registry import algorithm
 from ..result import Schedule, ScheduledJob
@@ -110,184 +110,493 @@ class Packing:
     """One complete packing of every job: the schedule, its exact makespan and the estimated GPU loads."""
 
     makespan: int
-    start: np.ndarray            # per job index
-    completion: np.ndarray       # per job index
-    gpus: list[np.ndarray]       # per job index: global GPU indices
-    loads: np.ndarray            # per GPU: estimated load U
+    start: list[int]             # per job index
+    completion: list[int]        # per job index
+    gpus: list[list[int]]        # per job index: global GPU indices, in the order the rule chose them
+    loads: list[float]           # per GPU: estimated load U
     theta: float = 0.0
     kappa: int | None = None
 
 
-# A rule picks G_j GPUs for job j among the GPUs of ``mask`` (a boolean array over all GPUs), or returns None
-# when there are not enough of them.
-Rule = Callable[["Packer", int, np.ndarray], "np.ndarray | None"]
+class PackState:
+    """A packing in progress under one limit theta: the clock, the GPUs' loads U and idle flags, the running jobs.
+
+    Every question a rule asks is answered from incremental structures, so placing a job costs about
+    O(G_j log N) (or the few servers LBSGF looks at) instead of O(N) numpy work: a heap of the idle GPUs by
+    (U, index) for the least-loaded rules, a heap of all GPUs by (U, index) for "can this job ever fit?", the
+    servers sorted by mean load for LBSGF, the least idle load per server and per block of servers for
+    First-Fit. Heap entries carry a version and are dropped lazily once stale. A running job keeps (iterations
+    left at slot ``tu``, phi since ``tu``) and one entry in the completion heap; when a split job starts or
+    ends only the split jobs sharing one of its servers get their contention and phi recomputed (eq. 6). The
+    floating-point sums are those of the numpy original (same order), so the choices are bit-identical. The
+    state can be copied (SJF-BCO's checkpoints at kappa boundaries).
+    """
+
+    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin",
+                 "bmin", "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
+                 "cnt", "sjobs", "pc", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
+
+    def __init__(self, pk: Packer, theta: float, needs: frozenset[str] = frozenset()):
+        self.pk = pk
+        self.lim = theta + _EPS
+        self.t = 0
+        ng, n, S = pk.n_gpus, len(pk.jobs), pk.n_servers
+        self.U = [0.0] * ng
+        self.free = bytearray(b"\x01") * ng
+        self.fver = [0] * ng
+        self.uver = [0] * ng
+        self.aheap = [(0.0, g, 0) for g in range(ng)]          # sorted, hence a heap
+        self.need_heap = "heap" in needs
+        self.need_srv = "servers" in needs
+        self.need_ff = "ff" in needs
+        self.need_np = "numpy" in needs
+        self.fheap = [(0.0, g, 0) for g in range(ng)] if self.need_heap else []
+        self.smean = [(0.0, s) for s in range(S)] if self.need_srv else []
+        self.smv = [0.0] * S if self.need_srv else []
+        self.sfmin = [0.0] * S if self.need_ff else []
+        self.bmin = [0.0] * len(pk.blocks) if self.need_ff else []
+        self.Unp: Any = None
+        self.freenp: Any = None
+        if self.need_np:  # numpy only for mask rules (RAND): SJF-BCO, FF and LS start without it
+            import numpy as np
+
+            self.Unp, self.freenp = np.zeros(ng), np.ones(ng, dtype=bool)
+        self.start = [-1] * n
+        self.comp = [-1] * n
+        self.gpus: list[list[int]] = [[] for _ in range(n)]
+        self.srv: list[tuple[int, ...]] = [()] * n
+        self.rem = [0] * n
+        self.phi = [0] * n
+        self.tu = [0] * n
+        self.cver = [0] * n
+        self.cheap: list[tuple[int, int, int]] = []
+        self.cnt = [0] * S
+        self.sjobs: dict[int, set[int]] = {}
+        self.pc = [0] * n                                     # contention p of each running job
+        self.n_active = 0
+
+    def copy(self) -> PackState:
+        """An independent copy (job GPU lists are shared: they are never changed once set)."""
+        new = object.__new__(PackState)
+        for name in PackState.__slots__:
+            v = getattr(self, name)
+            if isinstance(v, (list, bytearray)):
+                v = v[:]
+            elif hasattr(v, "copy") and not isinstance(v, dict):   # numpy arrays of the mask rules
+                v = v.copy()
+            elif isinstance(v, dict):
+                v = {s: set(js) for s, js in v.items()}
+            setattr(new, name, v)
+        return new
+
+    # -- the "can job j ever fit" test (idle or not), for every rule but LBSGF -------------------------------
+    def enough_anywhere(self, j: int) -> bool:
+        """Do G_j GPUs, idle or not, pass U + load_j <= theta? The G_j-th least U decides, since fl(U + l) is
+        monotone in U."""
+        g, heap, uver = self.pk.size[j], self.aheap, self.uver
+        taken: list[tuple[float, int, int]] = []
+        while len(taken) < g and heap:
+            e = heapq.heappop(heap)
+            if uver[e[1]] == e[2]:
+                taken.append(e)
+        ok = len(taken) == g and taken[-1][0] + self.pk.load[j] <= self.lim
+        for e in taken:
+            heapq.heappush(heap, e)
+        return ok
+
+    # -- starting and finishing jobs -------------------------------------------------------------------------
+    def commit(self, j: int, chosen: list[int]) -> None:
+        """Start job j at the current slot on ``chosen`` (idle GPUs that passed the rule)."""
+        pk = self.pk
+        load = pk.load[j]
+        U, free, fver, uver, aheap, gs = self.U, self.free, self.fver, self.uver, self.aheap, pk.gpu_server_list
+        servers = set()
+        for g in chosen:
+            free[g] = 0
+            fver[g] += 1
+            U[g] += load
+            uver[g] += 1
+            heapq.heappush(aheap, (U[g], g, uver[g]))
+            servers.add(gs[g])
+        srv = tuple(sorted(servers))
+        if self.Unp is not None and self.freenp is not None:
+            self.Unp[chosen] = [U[g] for g in chosen]
+            self.freenp[chosen] = False
+        if self.need_srv:
+            self._update_means(srv)
+        if self.need_ff:
+            self._update_ff(srv)
+        self.gpus[j] = chosen
+        self.srv[j] = srv
+        self.start[j] = self.t
+        self.rem[j] = pk.iters[j]
+        self.tu[j] = self.t
+        self.phi[j] = 0
+        self.n_active += 1
+        if len(srv) > 1 and pk.p_matters:
+            cnt, pc, sjobs = self.cnt, self.pc, self.sjobs
+            changed = [j]
+            for s in srv:
+                cnt[s] += 1
+                c = cnt[s]
+                js = sjobs.get(s)
+                if js is None:
+                    js = sjobs[s] = set()
+                for k in js:                 # p_k = max over k's servers of cnt: it rises only to c
+                    if c > pc[k]:
+                        pc[k] = c
+                        changed.append(k)
+                js.add(j)
+            pc[j] = max(cnt[s] for s in srv)
+            for k in changed:
+                self._rephi(k)
+        else:
+            self.pc[j] = 1 if len(srv) > 1 else 0   # p cannot change phi (see Packer.p_matters)
+            self._rephi(j)
+
+    def _rephi(self, k: int) -> None:
+        """Recompute job k's phi at the current slot from its contention ``pc[k]``; re-key its completion if
+        phi changed."""
+        new = self.pk.phi_of(k, len(self.srv[k]), self.pc[k])
+        old = self.phi[k]
+        if new == old:
+            return
+        t = self.t
+        if old:
+            self.rem[k] -= old * (t - self.tu[k])
+        self.tu[k] = t
+        self.phi[k] = new
+        self.cver[k] += 1
+        heapq.heappush(self.cheap, (t - (-self.rem[k] // new), k, self.cver[k]))
+
+    def advance(self) -> None:
+        """Jump the clock to the next completion and finish every job that completes then."""
+        cheap, cver, comp = self.cheap, self.cver, self.comp
+        while True:
+            c, k, v = heapq.heappop(cheap)
+            if cver[k] == v and comp[k] < 0:
+                break
+        self.t = c
+        done = [k]
+        while cheap and cheap[0][0] == c:
+            _, k, v = heapq.heappop(cheap)
+            if cver[k] == v and comp[k] < 0:
+                done.append(k)
+        check: set[int] = set()
+        touched: set[int] = set()
+        p_matters, cnt, pc, sjobs = self.pk.p_matters, self.cnt, self.pc, self.sjobs
+        free, fver, U = self.free, self.fver, self.U
+        for k in done:
+            comp[k] = c
+            self.n_active -= 1
+            gl = self.gpus[k]
+            for g in gl:
+                free[g] = 1
+                fver[g] += 1
+            if self.need_heap:
+                fheap = self.fheap
+                for g in gl:
+                    heapq.heappush(fheap, (U[g], g, fver[g]))
+            if self.freenp is not None:
+                self.freenp[gl] = True
+            srv = self.srv[k]
+            touched.update(srv)
+            if len(srv) > 1 and p_matters:
+                for s in srv:
+                    cnt[s] -= 1
+                    js = sjobs[s]
+                    js.discard(k)
+                    c_old = cnt[s] + 1
+                    for k2 in js:            # only jobs whose maximum was this server's count can drop
+                        if pc[k2] == c_old:
+                            check.add(k2)
+        if self.need_ff:
+            self._update_ff(tuple(touched))
+        for k in check:
+            if comp[k] < 0:
+                p = max(cnt[s] for s in self.srv[k])
+                if p != pc[k]:
+                    pc[k] = p
+                    self._rephi(k)
+
+    # -- the structures of the rules -------------------------------------------------------------------------
+    def _update_means(self, srv: tuple[int, ...]) -> None:
+        """Re-sort the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as numpy's
+        bincount computes it)."""
+        pk, U, smean, smv = self.pk, self.U, self.smean, self.smv
+        for s in srv:
+            first, cap = pk.server_first[s], pk.cap_list[s]
+            acc = 0.0
+            for g in range(first, first + cap):
+                acc += U[g]
+            i = bisect.bisect_left(smean, (smv[s], s))
+            del smean[i]
+            smv[s] = acc / cap
+            bisect.insort(smean, (smv[s], s))
+
+    def _update_ff(self, srv: tuple[int, ...]) -> None:
+        """Refresh the least idle load of the servers ``srv`` and of their blocks."""
+        pk, U, free, sfmin, bmin = self.pk, self.U, self.free, self.sfmin, self.bmin
+        blocks = set()
+        for s in srv:
+            first = pk.server_first[s]
+            m = math.inf
+            for g in range(first, first + pk.cap_list[s]):
+                if free[g] and U[g] < m:
+                    m = U[g]
+            sfmin[s] = m
+            blocks.add(s // pk.block)
+        for b in blocks:
+            lo, hi = pk.blocks[b]
+            bmin[b] = min(sfmin[lo:hi])
+
+    def finish(self, cutoff: float) -> Packing | None:
+        """Run every placed job to completion; None if the makespan reaches ``cutoff``."""
+        while self.n_active:
+            self.advance()
+            if self.n_active and self.t >= cutoff:
+                return None
+        makespan = max(self.comp)
+        if makespan >= cutoff:
+            return None
+        return Packing(makespan, list(self.start), list(self.comp), list(self.gpus), list(self.U))
+
+
+class Rule:
+    """A placement rule: ``choose(state, j)`` returns G_j idle GPUs passing the load limit (and takes them
+    out of its structure), or None; ``enough(state, j)`` says whether G_j GPUs would pass with every GPU idle.
+    ``needs`` names the structures of :class:`PackState` it reads."""
+
+    needs: frozenset[str] = frozenset()
+    name = "rule"
+
+    def choose(self, st: PackState, j: int) -> list[int] | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def enough(self, st: PackState, j: int) -> bool:
+        return st.enough_anywhere(j)
+
+    def __repr__(self) -> str:
+        return f"<rule {self.name}>"
+
+
+class LeastLoaded(Rule):
+    """The G_j idle GPUs with least U passing the limit (ties: lower GPU index): FA-FFP (Alg. 2 lines 2-4)
+    and LS. The idle GPUs passing the limit are a prefix of the idle heap in (U, index) order, so the G_j
+    smallest idle GPUs are the answer if the G_j-th of them passes."""
+
+    needs = frozenset({"heap"})
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def choose(self, st: PackState, j: int) -> list[int] | None:
+        g, heap, fver = st.pk.size[j], st.fheap, st.fver
+        taken: list[tuple[float, int, int]] = []
+        while len(taken) < g and heap:
+            e = heapq.heappop(heap)
+            if fver[e[1]] == e[2]:
+                taken.append(e)
+        if len(taken) == g and taken[-1][0] + st.pk.load[j] <= st.lim:
+            return [e[1] for e in taken]
+        for e in taken:
+            heapq.heappush(heap, e)
+        return None
+
+
+class Lbsgf(Rule):
+    """Algorithm 3 lines 2-8: the fewest least-busy servers (mean U ascending, ties by server order) holding
+    lambda_j * G_j GPUs; among their idle GPUs passing the limit, the G_j with least U (ties: server rank, GPU
+    index)."""
+
+    needs = frozenset({"servers"})
+    name = "lbsgf"
+
+    @staticmethod
+    def _servers(st: PackState, j: int) -> list[int]:
+        pk = st.pk
+        target = pk.lam[j] * pk.size[j] - _EPS
+        acc, out, caps = 0, [], pk.cap_list
+        for _, s in st.smean:
+            out.append(s)
+            acc += caps[s]
+            if acc >= target:
+                break
+        return out
+
+    def _candidates(self, st: PackState, j: int, idle: bool) -> list[tuple[float, int, int]]:
+        pk, U, free, lim, load = st.pk, st.U, st.free, st.lim, st.pk.load[j]
+        out = []
+        for rank, s in enumerate(self._servers(st, j)):
+            first = pk.server_first[s]
+            for g in range(first, first + pk.cap_list[s]):
+                if (free[g] or not idle) and U[g] + load <= lim:
+                    out.append((U[g], rank, g))
+        return out
+
+    def choose(self, st: PackState, j: int) -> list[int] | None:
+        cand = self._candidates(st, j, True)
+        g = st.pk.size[j]
+        if len(cand) < g:
+            return None
+        cand.sort()
+        return [c[2] for c in cand[:g]]
+
+    def enough(self, st: PackState, j: int) -> bool:
+        return len(self._candidates(st, j, False)) >= st.pk.size[j]
+
+
+class FirstFit(Rule):
+    """FF: the first G_j idle GPUs passing the limit in cluster order (server by server, GPU index order).
+    Blocks of servers and servers whose least idle U fails the limit are skipped whole."""
+
+    needs = frozenset({"ff"})
+    name = "ff"
+
+    def choose(self, st: PackState, j: int) -> list[int] | None:
+        pk, U, free, lim = st.pk, st.U, st.free, st.lim
+        load, g = pk.load[j], pk.size[j]
+        sfmin, out = st.sfmin, []
+        for b, (lo, hi) in enumerate(pk.blocks):
+            if not st.bmin[b] + load <= lim:
+                continue
+            for s in range(lo, hi):
+                if not sfmin[s] + load <= lim:
+                    continue
+                first = pk.server_first[s]
+                for gg in range(first, first + pk.cap_list[s]):
+                    if free[gg] and U[gg] + load <= lim:
+                        out.append(gg)
+                        if len(out) == g:
+                            return out
+        return None
+
+
+class MaskRule(Rule):
+    """A rule over numpy arrays: ``pick(pk, j, cand)`` gets the idle GPUs passing the limit in index order
+    (every GPU of the cluster is looked at: O(N) per call; RAND uses it)."""
+
+    needs = frozenset({"numpy"})
+
+    def pick(self, pk: Packer, j: int, cand: Any) -> list[int] | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def choose(self, st: PackState, j: int) -> list[int] | None:
+        assert st.Unp is not None and st.freenp is not None
+        cand = ((st.Unp + st.pk.load[j] <= st.lim) & st.freenp).nonzero()[0]
+        if len(cand) < st.pk.size[j]:
+            return None
+        return self.pick(st.pk, j, cand)
+
+
+#: Algorithm 2's rule (FA-FFP) and Algorithm 3's (LBSGF)
+fa_ffp: Rule = LeastLoaded("fa-ffp")
+lbsgf: Rule = Lbsgf()
 
 
 class Packer:
     """Per-instance precomputation and the packing loop shared by SJF-BCO and the baselines FF, LS, RAND."""
+
+    BLOCK = 32  # servers per block of First-Fit's skip list
 
     def __init__(self, inst: RarInstance, lam: float | None = None):
         self.inst = inst
         self.est = estimates(inst)
         servers = inst.cluster.servers
         self.n_servers = len(servers)
-        self.cap = np.array([s.gpus for s in servers], dtype=np.int64)
-        self.gpu_server = np.repeat(np.arange(self.n_servers), self.cap)           # GPU -> server index
-        self.gpu_local = np.concatenate([np.arange(c) for c in self.cap])          # GPU -> index on its server
-        self.n_gpus = int(self.cap.sum())
+        self.cap_list = [s.gpus for s in servers]
+        self.server_first = [0] * self.n_servers
+        acc = 0
+        for s, c in enumerate(self.cap_list):
+            self.server_first[s] = acc
+            acc += c
+        self.gpu_server = [s for s, c in enumerate(self.cap_list) for _ in range(c)]  # GPU -> server index
+        self.gpu_server_list = self.gpu_server
+        self.gpu_local = [g for c in self.cap_list for g in range(c)]               # GPU -> index on its server
+        self.n_gpus = acc
+        self.block = self.BLOCK
+        self.blocks = [(lo, min(lo + self.block, self.n_servers)) for lo in range(0, self.n_servers, self.block)]
         self.jobs = inst.jobs
-        n = len(self.jobs)
-        self.size = np.array([j.gpus for j in self.jobs], dtype=np.int64)
-        self.iters = np.array([j.iterations for j in self.jobs], dtype=np.int64)
-        self.load = np.array([self.est.load[j.id] for j in self.jobs], dtype=float)
+        self.size = [j.gpus for j in self.jobs]
+        self.iters = [j.iterations for j in self.jobs]
+        self.load = [self.est.load[j.id] for j in self.jobs]
         if lam is not None:
             if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not lam >= 1:
                 raise InstanceError(f"must be a number >= 1, got {lam!r}", field="lam")
-        self.lam = np.array([float(lam) if lam is not None else j.lam for j in self.jobs], dtype=float)
-        self.p_max = max_contention(inst)
-        # phi[j, n_servers, p], filled lazily from optsched.perf.rar so it agrees exactly with the evaluator
-        self._phi = np.zeros((n, self.n_servers + 1, self.p_max + 1), dtype=np.int64)
+        self.lam = [float(lam) if lam is not None else float(j.lam) for j in self.jobs]
+        self._phi: dict[tuple[int, int, int], int] = {}
+        # with xi_1 * p <= 1 for every reachable p, k = max(1, xi_1 p) = 1 and contention never changes phi
+        self.p_matters = contention_k(max_contention(inst), inst.contention_xi) > 1.0
 
-    # -- helpers ---------------------------------------------------------------------------------------------
-    def _fill_phi(self, idx: np.ndarray, ns: np.ndarray, ps: np.ndarray) -> np.ndarray:
-        vals = self._phi[idx, ns, ps]
-        for k in np.nonzero(vals == 0)[0]:
-            j, n, p = int(idx[k]), int(ns[k]), int(ps[k])
-            v = iterations_per_slot(iteration_time(self.inst, self.jobs[j], n, p))
-            self._phi[j, n, p] = v
-            vals[k] = v
-        return vals
+    def phi_of(self, j: int, n_servers: int, p: int) -> int:
+        """phi of job j on ``n_servers`` servers at contention ``p``, from :mod:`optsched.perf.rar` (cached), so
+        that it agrees exactly with the evaluator."""
+        key = (j, n_servers, p)
+        v = self._phi.get(key)
+        if v is None:
+            v = self._phi[key] = iterations_per_slot(iteration_time(self.inst, self.jobs[j], n_servers, p))
+        return v
 
-    def placement(self, gpus: np.ndarray) -> dict[str, int]:
-        counts = np.bincount(self.gpu_server[gpus], minlength=self.n_servers)
+    def placement(self, gpus: Sequence[int]) -> dict[str, int]:
         ids = self.inst.cluster.server_ids
-        return {ids[s]: int(c) for s, c in enumerate(counts) if c}
+        out: dict[int, int] = {}
+        for g in gpus:
+            s = self.gpu_server_list[int(g)]
+            out[s] = out.get(s, 0) + 1
+        return {ids[s]: out[s] for s in sorted(out)}
 
     # -- the packing -----------------------------------------------------------------------------------------
+    def new_state(self, theta: float, rules: Iterable[Rule]) -> PackState:
+        needs: set[str] = set()
+        for r in rules:
+            needs |= r.needs
+        return PackState(self, theta, frozenset(needs))
+
+    @staticmethod
+    def place(st: PackState, jobs: Iterable[int], rule_for: Callable[[int], Rule], cutoff: float = math.inf
+              ) -> bool:
+        """Place ``jobs`` in order into ``st``; False when some job can never be placed (Alg. 2/3 "return
+        empty") or the clock reaches ``cutoff``."""
+        for j in jobs:
+            rule = rule_for(j)
+            chosen = rule.choose(st, j)
+            if chosen is None:
+                # U does not change while waiting, so a job the load limit excludes even with every GPU idle
+                # can never be placed: fail now instead of draining the cluster first (same outcome).
+                if not rule.enough(st, j):
+                    return False
+                while chosen is None:
+                    if not st.n_active:
+                        return False
+                    st.advance()
+                    if st.t >= cutoff:
+                        return False
+                    chosen = rule.choose(st, j)
+            st.commit(j, chosen)
+        return True
+
     def run(self, order: Sequence[int], theta: float, rule_for: Callable[[int], Rule],
             cutoff: float = math.inf) -> Packing | None:
         """Place the jobs of ``order`` one by one (list schedule, monotone clock) under the load limit
         ``theta``; ``rule_for(j)`` gives the placement rule of job j. Returns None when some job can never be
         placed (Alg. 2/3 line "return empty") or when the makespan would reach ``cutoff`` (such a packing
         cannot be kept by Alg. 1 lines 22 and 25, so it is abandoned early)."""
-        n = len(self.jobs)
-        S = self.n_servers
-        U = self._U = np.zeros(self.n_gpus)   # the rules read the current loads through ``_U``
-        owner_free = np.ones(self.n_gpus, dtype=bool)   # GPU idle at the current slot
-        active = np.zeros(n, dtype=bool)
-        rem = self.iters.copy()
-        start = np.full(n, -1, dtype=np.int64)
-        comp = np.full(n, -1, dtype=np.int64)
-        nserv = np.zeros(n, dtype=np.int64)
-        uses = np.zeros((n, S), dtype=np.int64)          # 1 where job j uses server s
-        split = np.zeros(n, dtype=bool)
-        cnt = np.zeros(S, dtype=np.int64)               # active split jobs per server
-        phi = np.zeros(n, dtype=np.int64)
-        gpus: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n
-        t = 0
-        dirty = False
-
-        def advance() -> None:
-            """Jump the clock to the next completion (no job starts in between: the clock is monotone)."""
-            nonlocal t, dirty
-            idx = np.nonzero(active)[0]
-            if dirty:
-                p = np.zeros(len(idx), dtype=np.int64)
-                sp = split[idx]
-                if sp.any():
-                    p[sp] = (uses[idx[sp]] * cnt).max(axis=1)
-                phi[idx] = self._fill_phi(idx, nserv[idx], p)
-                dirty = False
-            steps = -(-rem[idx] // phi[idx])
-            step = int(steps.min())
-            t += step
-            rem[idx] -= phi[idx] * step
-            done = idx[rem[idx] <= 0]
-            comp[done] = t
-            active[done] = False
-            for j in done:
-                owner_free[gpus[j]] = True
-                if split[j]:
-                    cnt[:] -= uses[j]
-            dirty = True
-
-        for j in order:
-            rule = rule_for(j)
-            load_ok = U + self.load[j] <= theta + _EPS
-            # U does not change while waiting, so a job the load limit excludes even with every GPU idle can
-            # never be placed: fail now instead of draining the cluster first (same outcome, less work).
-            enough = getattr(rule, "enough", None)
-            if not (enough(self, j, load_ok) if enough else rule(self, j, load_ok) is not None):
-                return None
-            while True:
-                chosen = rule(self, j, load_ok & owner_free)
-                if chosen is not None:
-                    break
-                if not active.any():
-                    return None
-                advance()
-                if t >= cutoff:
-                    return None
-            chosen = np.asarray(chosen, dtype=np.int64)
-            gpus[j] = chosen
-            owner_free[chosen] = False
-            U[chosen] += self.load[j]
-            per = np.bincount(self.gpu_server[chosen], minlength=S)
-            uses[j] = per > 0
-            nserv[j] = int(uses[j].sum())
-            if nserv[j] > 1:
-                split[j] = True
-                cnt += uses[j]
-            start[j] = t
-            active[j] = True
-            dirty = True
-        while active.any():
-            advance()
-            if active.any() and t >= cutoff:
-                return None
-        makespan = int(comp.max())
-        if makespan >= cutoff:
+        st = self.new_state(theta, {rule_for(j) for j in order})
+        if not self.place(st, order, rule_for, cutoff):
             return None
-        return Packing(makespan, start, comp, gpus, U, theta)
+        res = st.finish(cutoff)
+        if res is not None:
+            res.theta = theta
+        return res
 
     def schedule(self, packing: Packing, algorithm: str) -> Schedule:
         return Schedule(tuple(ScheduledJob(job.id, int(packing.start[i]), self.placement(packing.gpus[i]))
                               for i, job in enumerate(self.jobs)), algorithm=algorithm, instance=self.inst.name)
 
     def total_load(self) -> float:
-        return float((self.load * self.size).sum())
+        import numpy as np  # numpy's (pairwise) summation order; only the bisection's fallback range needs it
 
-
-# -- placement rules ------------------------------------------------------------------------------------------
-def fa_ffp(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
-    """Algorithm 2 lines 2-4: the G_j GPUs of ``mask`` with least U (ties: lower GPU index)."""
-    cand = np.nonzero(mask)[0]
-    g = pk.size[j]
-    if len(cand) < g:
-        return None
-    return cand[np.argsort(pk_U(pk)[cand], kind="stable")[:g]]
-
-
-def lbsgf(pk: Packer, j: int, mask: np.ndarray) -> np.ndarray | None:
-    """Algorithm 3 lines 2-8: the fewest least-busy servers (mean U ascending, ties by server order) holding
-    lambda_j * G_j GPUs; among their GPUs of ``mask``, the G_j with least U (ties: server rank, GPU index)."""
-    U = pk_U(pk)
-    g = pk.size[j]
-    mean = np.bincount(pk.gpu_server, weights=U, minlength=pk.n_servers) / pk.cap
-    order = np.argsort(mean, kind="stable")
-    m = int(np.searchsorted(np.cumsum(pk.cap[order]), pk.lam[j] * g - _EPS)) + 1
-    rank = np.full(pk.n_servers, pk.n_servers + 1)
-    rank[order[:m]] = np.arange(min(m, pk.n_servers))
-    gpu_rank = rank[pk.gpu_server]
-    cand = np.nonzero(mask & (gpu_rank <= pk.n_servers))[0]
-    if len(cand) < g:
-        return None
-    return cand[np.lexsort((cand, gpu_rank[cand], U[cand]))[:g]]
-
-
-def pk_U(pk: Packer) -> np.ndarray:
-    """The estimated GPU loads U of the packing in progress."""
-    return pk._U
+        return float((np.array(self.load) * np.array(self.size)).sum())
 
 
 # -- Algorithm 1 -----------------------------------------------------------------------------------------------
@@ -300,8 +609,9 @@ def bisect_theta(pk: Packer, pack_for_theta: Callable[[int, float], Packing | No
     load can exceed theta, so the packing always succeeds and a schedule is always returned."""
     best: Packing | None = None
     m = math.inf
-    top = max(pk.inst.horizon, math.ceil(pk.total_load()))
-    for left, right in ((1, pk.inst.horizon), (pk.inst.horizon + 1, top)):
+    for rng in ((1, pk.inst.horizon), None):
+        # the fallback range's top is computed only if it is needed
+        left, right = rng or (pk.inst.horizon + 1, max(pk.inst.horizon, math.ceil(pk.total_load())))
         while left <= right:
             theta = (left + right) // 2
             cand = pack_for_theta(theta, m)
@@ -337,21 +647,44 @@ def sjf_order(inst: RarInstance) -> list[int]:
 
 def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None = None,
                 packer: Packer | None = None) -> tuple[Packer, Packing]:
-    """Algorithm 1: returns the packer and the kept packing (with its theta and kappa)."""
+    """Algorithm 1: returns the packer and the kept packing (with its theta and kappa).
+
+    For one theta, the packings of the kappa values share their prefix: the jobs with G_j <= kappa come first
+    in SJF order and all go to FA-FFP. So the prefix is packed once, class by class of job sizes, and each kappa
+    continues from a copy of the state at its class boundary with LBSGF (the same placements as packing every
+    kappa from slot 0). A kappa whose prefix already reached the cutoff, or failed, fails as it would alone."""
     if kappa is not None and (isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1):
         raise InstanceError(f"must be a positive integer, got {kappa!r}", field="kappa")
     pk = packer or Packer(inst, lam)
     order = sjf_order(inst)
     kappas = kappa_classes(inst, kappa)
+    n = len(order)
+    # boundary[k]: how many jobs of the SJF order go to FA-FFP under kappa k (a prefix: the order is by size)
+    boundary = {k: sum(1 for j in order if pk.size[j] <= k) for k in kappas}
+    rest_rule: Callable[[int], Rule] = lambda j: lbsgf  # noqa: E731
+    prefix_rule: Callable[[int], Rule] = lambda j: fa_ffp  # noqa: E731
 
     def pack_for_theta(theta: int, m: float) -> Packing | None:
         best: Packing | None = None           # Alg. 1 line 7: m_theta <- T (here: +inf, see bisect_theta)
-        for k in kappas:                      # lines 8-23
+        st = pk.new_state(theta, (fa_ffp, lbsgf))
+        done = 0
+        for k in kappas:                      # lines 8-23, kappa ascending
             cutoff = min(m, best.makespan if best else math.inf)
-            res = pack(pk, order, theta, sjf_bco_rules(pk, k), cutoff)
+            b = boundary[k]
+            # the shared prefix, under the loosest cutoff of the kappas still to come (m)
+            if not pk.place(st, order[done:b], prefix_rule, m):
+                break                         # this kappa and every larger one fail on the same prefix
+            done = b
+            if st.t >= cutoff:                # this kappa's own packing would have stopped in the prefix
+                continue
+            last = b == n or k == kappas[-1]
+            cont = st if last else st.copy()
+            res = cont.finish(cutoff) if pk.place(cont, order[b:], rest_rule, cutoff) else None
             if res is not None and (best is None or res.makespan < best.makespan):
-                res.kappa = k
+                res.theta, res.kappa = theta, k
                 best = res
+            if last:
+                break
         return best
 
     best = bisect_theta(pk, pack_for_theta)
@@ -386,7 +719,8 @@ def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | N
 
 def info_for(pk: Packer, best: Packing) -> dict:
     ids = pk.inst.cluster.server_ids
-    w_max = float(best.loads.max())
+    server, local = pk.gpu_server_list, pk.gpu_local
+    w_max = float(max(best.loads))
     return {
         "theta": w_max,
         "theta_bisection": best.theta,
@@ -396,7 +730,7 @@ def info_for(pk: Packer, best: Packing) -> dict:
         "rho_hat": dict(pk.est.rho_hat),
         "u": pk.est.u,
         "l": pk.est.l,
-        "lam": None if pk.lam.size == 0 else (float(pk.lam[0]) if np.all(pk.lam == pk.lam[0]) else "per job"),
-        "gpu_assignment": {job.id: [[ids[pk.gpu_server[g]], int(pk.gpu_local[g])] for g in best.gpus[i]]
+        "lam": None if not pk.lam else (pk.lam[0] if all(x == pk.lam[0] for x in pk.lam) else "per job"),
+        "gpu_assignment": {job.id: [[ids[server[g]], local[g]] for g in best.gpus[i]]
                            for i, job in enumerate(pk.jobs)},
     }

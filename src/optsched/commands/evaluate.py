@@ -1,8 +1,11 @@
-"""``optsched evaluate INSTANCE SCHEDULE``: score any schedule file, whoever made it."""
+"""``optsched evaluate INSTANCE SCHEDULE [--json]``: score any schedule file, whoever made it."""
 
 from __future__ import annotations
 
 import argparse
+import json
+
+from ._output import evaluation_dict
 
 
 def register(sub) -> None:
@@ -14,6 +17,8 @@ def register(sub) -> None:
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("schedule", help="schedule JSON file (format optsched/schedule@1)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every job's start and completion")
+    p.add_argument("--json", action="store_true",
+                   help="print the figures (and with -v every job) as JSON on standard output")
     p.set_defaults(func=run)
 
 
@@ -24,13 +29,24 @@ def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     ev = evaluate(inst, sched)
-    print(ev.summary())
     claimed = sched.makespan
     makespan = getattr(ev, "makespan", None)
-    if claimed is not None and makespan is not None and claimed != makespan:
-        print(f"note: the file claims makespan {claimed}, the evaluator finds {makespan}")
+    note = (f"the file claims makespan {claimed}, the evaluator finds {makespan}"
+            if claimed is not None and makespan is not None and claimed != makespan else None)
+    jobs = sorted(ev.schedule.jobs, key=lambda j: (j.start, j.id))
+    if args.json:
+        doc = {"instance": args.instance, "schedule": args.schedule, "feasible": True, **evaluation_dict(ev)}
+        if note:
+            doc["note"] = note
+        if args.verbose:
+            doc["jobs"] = ev.schedule.rows()
+        print(json.dumps(doc, indent=1, default=str))
+        return 0
+    print(ev.summary())
+    if note:
+        print(f"note: {note}")
     if args.verbose:
-        for j in sorted(ev.schedule.jobs, key=lambda j: (j.start, j.id)):
+        for j in jobs:
             pl = ",".join(f"{s}={n}" for s, n in j.placement.items())
             done = "-" if j.completion is None else f"{j.completion:g}"
             print(f"{j.id:>8} start={j.start:>6g} completion={done:>6} placement={pl}")

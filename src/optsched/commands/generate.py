@@ -22,35 +22,63 @@ import importlib
 import sys
 from typing import Callable
 
-from ._args import positive_float, positive_int
+from . import _generate_deadline
+from ._args import output_file, positive_float, positive_int, seed
 from ._generate_contention import summary as _summary_contention
+
+MAX_TOTAL_JCT_JOBS = 10_000
 
 
 def _register_rar(kinds) -> None:
     p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
-                         description="A random RAR-DDLS instance in the style of paper 000's section 7 "
-                                     "(optsched.generators.rar.random_rar_instance), or its exact setting with "
-                                     "--preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
+                         description="A random RAR-DDLS instance where jobs queue and contention binds "
+                                     "(optsched.generators.rar.contended_rar_instance: --load, --contention), "
+                                     "or with --paper the literal section 7 rules (random_rar_instance: every "
+                                     "small instance is then closed by the lower bound), or the paper's setting "
+                                     "with --preset mobihoc22 (160 jobs, 20 servers, T = 1200).")
     p.add_argument("--preset", choices=["mobihoc22"], help="the paper's section 7 setting (ignores --jobs)")
-    p.add_argument("--jobs", type=int, default=20, help="number of jobs (default 20)")
-    p.add_argument("--servers", type=int, default=None, help="number of servers (default 4; preset: 20)")
-    p.add_argument("--horizon", type=int, default=None, help="horizon T in slots (default 1200)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.add_argument("--paper", action="store_true",
+                   help="the literal section 7 rules (servers of 4-32 GPUs, xi_1 = xi_2) instead of queued jobs")
+    p.add_argument("--load", type=positive_float("--load"), default=None,
+                   help="GPUs the jobs ask for over the cluster's GPUs (default 2: jobs queue)")
+    p.add_argument("--contention", type=positive_float("--contention"), default=None,
+                   help="xi_1 in (0, 1] of k = max(1, xi_1 p) (default 1: two split jobs on a server contend)")
+    p.add_argument("--jobs", type=positive_int("--jobs"), default=20, help="number of jobs (default 20)")
+    p.add_argument("--servers", type=positive_int("--servers"), default=None,
+                   help="number of servers (default 4; preset: 20)")
+    p.add_argument("--horizon", type=positive_int("--horizon"), default=None, help="horizon T in slots (default 1200)")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
+                   help="instance JSON file to write ('-' for standard output)")
     p.set_defaults(build=_build_rar)
 
 
 def _build_rar(args: argparse.Namespace):
+    from ..cluster import SERVER_BYTES
     from ..errors import InstanceError
-    from ..generators.rar import mobihoc22_preset, random_rar_instance
+    from ..generators.rar import contended_rar_instance, mobihoc22_preset, random_rar_instance
+    from ..limits import require_memory
 
     horizon = 1200 if args.horizon is None else args.horizon
-    for name, v in (("jobs", args.jobs), ("servers", args.servers), ("horizon", horizon)):
-        if v is not None and v < 1:
-            raise InstanceError(f"must be a positive integer, got {v}", field=f"--{name}")
+    require_memory(args.jobs, JOB_BYTES, "jobs", field="--jobs")
+    require_memory(args.servers or 0, SERVER_BYTES, "servers", field="--servers")
+    if args.preset or args.paper:
+        for flag, value in (("--load", args.load), ("--contention", args.contention)):
+            if value is not None:
+                raise InstanceError("applies to the default (queued) instances, not to --paper or --preset",
+                                    field=flag)
+    if args.contention is not None and args.contention > 1:
+        raise InstanceError(f"must lie in (0, 1], got {args.contention:g}", field="--contention")
     if args.preset == "mobihoc22":
         return mobihoc22_preset(args.seed, servers=args.servers or 20, horizon=horizon)
-    return random_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon)
+    if args.paper:
+        return random_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon)
+    return contended_rar_instance(args.jobs, args.servers or 4, args.seed, horizon=horizon,
+                                  load=2.0 if args.load is None else args.load,
+                                  contention_xi=1.0 if args.contention is None else args.contention)
+
+
+JOB_BYTES = 2_000  # a job in the instance, its file and the heuristics' per-job arrays (estimate)
 
 
 def _summary_rar(inst) -> str:
@@ -69,7 +97,9 @@ def _register_total_jct(kinds) -> None:
                                      "20-400 iterations; every placement shape is a mode with its exact "
                                      "per-iteration time (optsched.generators.total_jct.random_total_jct_instance). "
                                      "Solve it with 'optsched solve FILE --algorithm total-jct-cpsat'.")
-    p.add_argument("--jobs", type=positive_int("--jobs"), default=5, help="number of jobs (default 5)")
+    p.add_argument("--jobs", type=positive_int("--jobs", MAX_TOTAL_JCT_JOBS), default=5,
+                   help=f"number of jobs (default 5, at most {MAX_TOTAL_JCT_JOBS:,}: the exact models prove "
+                        "optima up to about a dozen)")
     p.add_argument("--servers", type=positive_int("--servers"), default=2, help="number of servers (default 2)")
     p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
                    help="GPUs per server (default 4)")
@@ -77,8 +107,9 @@ def _register_total_jct(kinds) -> None:
                    help="seconds per time unit (default 0.01)")
     p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0,
                    help="NIC bandwidth in Gbps (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
+                   help="instance JSON file to write ('-' for standard output)")
     p.set_defaults(build=_build_total_jct)
 
 
@@ -86,8 +117,6 @@ def _build_total_jct(args: argparse.Namespace):
     from ..errors import InstanceError
     from ..generators.total_jct import random_total_jct_instance
 
-    if args.seed < 0:  # numpy's generator rejects negative seeds with a traceback
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
     if args.gpus_per_server * args.servers < 4:
         raise InstanceError("the catalogue's jobs need up to 4 GPUs: give at least 4 GPUs in total",
                             field="--gpus-per-server")
@@ -114,17 +143,18 @@ def _register_placement(kinds) -> None:
                    help="GPUs per server, g (default 8)")
     p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0, help="B_inter in Gbit/s (10)")
     p.add_argument("--intra-gbs", type=positive_float("--intra-gbs"), default=300.0, help="B_intra in GB/s (300)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("-o", "--output", required=True, help="instance JSON file to write")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
+                   help="instance JSON file to write ('-' for standard output)")
     p.set_defaults(build=_build_placement)
 
 
 def _build_placement(args: argparse.Namespace):
-    from ..errors import InstanceError
+    from ..cluster import SERVER_BYTES
     from ..generators.placement import random_placement_instance
+    from ..limits import require_memory
 
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
+    require_memory(args.servers, SERVER_BYTES, "servers", field="--servers")
     return random_placement_instance(args.seed, servers=args.servers, gpus_per_server=args.gpus_per_server,
                                      nic_gbps=args.nic_gbps, intra_gbs=args.intra_gbs, job=args.job)
 
@@ -140,11 +170,13 @@ KINDS: dict[str, Callable | str] = {
     "rar": _register_rar,
     "total-jct": _register_total_jct,
     "placement": _register_placement,
+    "deadline": _generate_deadline.register,
     "contention": "optsched.commands._generate_contention:register",
 }
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
-                                  "placement": _summary_placement, "contention": _summary_contention}
+                                  "placement": _summary_placement,
+                                  "deadline": _generate_deadline.summary, "contention": _summary_contention}
 
 
 def register(sub) -> None:

@@ -1,59 +1,104 @@
-"""``optsched list [WHAT]``: what the package offers, one line each (heuristic vs exact marked)."""
+"""``optsched list [WHAT] [--json]``: what the package offers, one line each (heuristic vs exact marked).
+
+Sections: the problems, the algorithms (heuristics) and exact models of the offline problems, and the
+simulator's schedulers, placements, admission policies and performance models. ``optsched solve --list`` and
+``optsched simulate --list`` print the sections of their command.
+
+>>> first_sentence("Shortest predicted job first (MLaaS, paper l. 297). Orders jobs by prediction.")
+'Shortest predicted job first (MLaaS, paper l. 297).'
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import re
+from typing import Any
 
-WHAT = ("problems", "algorithms", "schedulers", "placements", "admissions", "perf")
+WHAT = ("problems", "algorithms", "exact", "schedulers", "placements", "admissions", "perf")
+TITLES = {"problems": "problems", "algorithms": "algorithms (heuristics)", "exact": "exact models",
+          "schedulers": "simulator: schedulers", "placements": "simulator: placements",
+          "admissions": "simulator: admission policies", "perf": "simulator: performance models"}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("list", help="list problems, algorithms, simulator policies and performance models",
-                       description="List what optsched offers: the problems (with their file format, default "
-                                   "algorithm and generator), the algorithms (heuristic or exact), and the "
-                                   "simulator's schedulers, placements, admission policies and performance "
-                                   "models.")
+    p = sub.add_parser("list", help="list problems, algorithms, exact models, simulator policies and "
+                                    "performance models",
+                       description="List what optsched offers, one line each with a one-line description: the "
+                                   "problems (file format, default algorithm), the heuristics and the exact "
+                                   "models of the offline problems, and the simulator's schedulers, placements, "
+                                   "admission policies and performance models.")
     p.add_argument("what", nargs="?", choices=WHAT, default=None, help="one section only (default: all)")
+    p.add_argument("--json", action="store_true", help="the same as JSON: {section: [{name, ...}, ...]}")
     p.set_defaults(func=run)
+
+
+# a sentence ends at ". " before a capital letter, not after an abbreviation such as "l." or "e.g."
+_END = re.compile(r"(?<![ (]l)(?<!e\.g)(?<!i\.e)(?<!cf)(?<!vs)(?<!Fig)(?<!eq)(?<!Eq)\.\s+(?=[A-Z(])")
 
 
 def first_sentence(doc: str | None) -> str:
     """The first sentence of a docstring's first paragraph, on one line."""
     para = " ".join((doc or "").strip().split("\n\n")[0].split())
-    head, dot, _ = para.partition(". ")
-    return head + "." if dot else para
+    m = _END.search(para)
+    return para[:m.start() + 1] if m else para
 
 
-def _problems() -> None:
-    from ..registry import problems
+def _rows(what: str) -> list[dict[str, Any]]:
+    if what == "problems":
+        from ..registry import problems
 
-    for p in problems().values():
-        extra = f"default {p.default_algorithm}" if p.default_algorithm else "no solvers"
-        print(f"{p.name:<13} {p.format:<26} {extra:<24} {p.title}")
+        return [{"name": p.name, "format": p.format, "default_algorithm": p.default_algorithm,
+                 "description": p.title} for p in problems().values()]
+    if what in ("algorithms", "exact"):
+        from ..registry import list_algorithms
 
-
-def _sim(kind: str) -> None:
+        return [{"name": n, "problem": a.problem.name, "kind": a.kind,
+                 "default": a.problem.default_algorithm == n, "description": a.description}
+                for n, a in list_algorithms().items() if a.exact == (what == "exact")]
     from ..sim import policies
 
     policies.load_plugins()
     table = {"schedulers": policies.SCHEDULERS, "placements": policies.PLACEMENTS,
-             "admissions": policies.ADMISSIONS, "perf": policies.PERF_MODELS}[kind]
+             "admissions": policies.ADMISSIONS, "perf": policies.PERF_MODELS}[what]
+    out = []
     for name in sorted(table):
         obj = table[name]
-        print(f"{name:<17} {'' if isinstance(obj, str) else first_sentence(obj.__doc__)}")
+        if isinstance(obj, str) and ":" in obj:  # a lazy "module:Class" entry: its class holds the description
+            module, attr = obj.split(":")
+            obj = getattr(importlib.import_module(module), attr)
+        doc = "" if isinstance(obj, str) else first_sentence(obj.__doc__)
+        out.append({"name": name, "description": doc or FALLBACK.get(name, "(no description)")})
+    return out
+
+
+# policies whose class has no docstring of its own
+FALLBACK = {"accept-all": "Admit every job on arrival (Blox's default admission)."}
+
+
+def _line(what: str, r: dict[str, Any]) -> str:
+    if what == "problems":
+        extra = f"default {r['default_algorithm']}" if r["default_algorithm"] else "no solvers"
+        return f"{r['name']:<13} {r['format']:<26} {extra:<24} {r['description']}"
+    if what in ("algorithms", "exact"):
+        default = " (default)" if r["default"] else ""
+        return f"{r['name']:<17} {r['problem']:<10} {r['kind']:<9} {r['description']}{default}"
+    return f"{r['name']:<17} {r['description']}"
+
+
+def print_sections(sections: list[str], as_json: bool = False) -> None:
+    """Print the sections (plain lines under ``[title]`` headings, or one JSON object)."""
+    if as_json:
+        print(json.dumps({what: _rows(what) for what in sections}, indent=1))
+        return
+    for i, what in enumerate(sections):
+        if len(sections) > 1:
+            print(("\n" if i else "") + f"[{TITLES[what]}]")
+        for r in _rows(what):
+            print(_line(what, r))
 
 
 def run(args: argparse.Namespace) -> int:
-    from .solve import print_algorithms
-
-    sections = [args.what] if args.what else list(WHAT)
-    for i, what in enumerate(sections):
-        if len(sections) > 1:
-            print(("\n" if i else "") + f"[{what}]")
-        if what == "problems":
-            _problems()
-        elif what == "algorithms":
-            print_algorithms()
-        else:
-            _sim(what)
+    print_sections([args.what] if args.what else list(WHAT), args.json)
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from ._args import positive_float, positive_int, seed
+
 
 def register(sub) -> None:
     p = sub.add_parser("place", help="place one mixed-parallelism job on free GPUs (Heavy-Edge or exact)",
@@ -23,12 +25,18 @@ def register(sub) -> None:
     p.add_argument("--form", choices=("mapping", "selection"),
                    help="exact-time only: mapping (on the selected servers) or selection (any free GPUs; "
                         "the default)")
-    p.add_argument("--solver", default="cpsat", choices=("cpsat", "cbc", "highs"), help="exact models' solver")
-    p.add_argument("--gpus-per-server", type=int, default=8, help="g (default 8)")
-    p.add_argument("--nic-gbps", type=float, default=10.0, help="B_inter in Gbit/s (default 10)")
-    p.add_argument("--intra-gbs", type=float, default=300.0, help="B_intra in GB/s (default 300)")
-    p.add_argument("--seed", type=int, default=0, help="Heavy-Edge's random seed (default 0)")
-    p.add_argument("--time-limit", type=float, default=30.0, help="seconds, for exact models (default 30)")
+    p.add_argument("--solver", default=None, choices=("cpsat", "cbc", "highs"),
+                   help="exact models' solver (default cpsat)")
+    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=8, help="g (default 8)")
+    p.add_argument("--nic-gbps", type=positive_float("--nic-gbps"), default=10.0, help="B_inter in Gbit/s (default 10)")
+    p.add_argument("--intra-gbs", type=positive_float("--intra-gbs"), default=300.0,
+                   help="B_intra in GB/s (default 300)")
+    p.add_argument("--seed", type=seed(), default=0, help="Heavy-Edge's random seed and CP-SAT's (default 0)")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--time-limit", type=positive_float("--time-limit"), default=None,
+                       help="seconds, for exact models (default 30)")
+    limit.add_argument("--deterministic-limit", type=positive_float("--deterministic-limit"), default=None,
+                       help="CP-SAT deterministic time instead of seconds (reproducible runs)")
     p.add_argument("--list-models", action="store_true", help="list the catalogue's models and exit")
     p.set_defaults(func=run)
 
@@ -42,8 +50,8 @@ def parse_free(text: str | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for part in text.split(","):
         sid, sep, n = part.strip().partition("=")
-        sid = sid.strip()
-        if not sep or not sid or not n.strip().isdigit():
+        sid, n = sid.strip(), n.strip()
+        if not sep or not sid or not (n.isascii() and n.isdigit()):
             raise InstanceError(f"expected SERVER=GPUS[,SERVER=GPUS...], got {part.strip()!r}", field="--free")
         if sid in out:
             raise InstanceError(f"server {sid!r} listed twice", field="--free")
@@ -72,6 +80,8 @@ def load_job(spec: str, job_id: str | None = None):
             raise InstanceError(f"no job {job_id!r} in the file", field="--job-id") from None
     if not isinstance(obj, PipelineJob):
         raise InstanceError(f"expected a pipeline job file, got {type(obj).__name__}", field="format")
+    if job_id is not None and job_id != obj.id:
+        raise InstanceError(f"the file holds one job, {obj.id!r}, not {job_id!r}", field="--job-id")
     return obj
 
 
@@ -79,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import InstanceError
     from ..perf.pipeline import Network, alpha_max, compute_lower_bound
     from ..placement import place
+    from ..problems.placement import PlacementInstance
 
     if args.list_models:
         from ..models import CATALOGUE
@@ -92,8 +103,20 @@ def run(args: argparse.Namespace) -> int:
     free = parse_free(args.free)
     job = load_job(args.job, args.job_id)
     net = Network.from_gbps(args.gpus_per_server, args.nic_gbps, args.intra_gbs)
-    p = place(job, free, args.algorithm, network=net, select=args.select, form=args.form, solver=args.solver,
-              seed=args.seed, time_limit=args.time_limit)
+    inst = PlacementInstance(job, free, net)  # checks every free count against g and the job's GPUs
+    time_limit = args.time_limit
+    if args.algorithm != "heavy-edge" and time_limit is None and args.deterministic_limit is None:
+        time_limit = 30.0
+    flags = {"solver": "--solver", "time_limit": "--time-limit", "form": "--form",
+             "deterministic_limit": "--deterministic-limit"}
+    try:
+        p = place(job, dict(inst.free), args.algorithm, network=net, select=args.select, form=args.form,
+                  solver=args.solver, seed=args.seed, time_limit=time_limit,
+                  deterministic_limit=args.deterministic_limit)
+    except InstanceError as exc:  # name the flag the user typed, not the library's keyword
+        if exc.field in flags:
+            raise InstanceError(exc.reason, field=flags[exc.field], job=exc.job) from None
+        raise
     print(f"job {job.id}: {job.gpus} GPUs, {job.n_stages} stages, replicas {list(job.replicas)}, "
           f"{job.allreduce} all-reduce")
     print(f"algorithm={p.algorithm} status={p.status} runtime={p.runtime_s * 1e3:.2f} ms"

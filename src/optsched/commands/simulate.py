@@ -6,11 +6,16 @@ One run::
         [--round-s 300 | --event] [--jobs-window 3000:4000] [--servers 32 --gpus-per-server 4] [--seed 0] \\
         [-o OUT.json] [--plots DIR]
 
-``WORKLOAD`` is ``philly``, ``pollux:N`` (N = 1..8), ``synthetic`` or a workload file (``docs/formats.md``).
-It prints a summary table; ``-o`` writes the per-job records, summary and time series as JSON; ``--plots`` writes
-the JCT CDF and the utilisation/queue timeline. A sweep runs every scheduler x placement x admission x load and
-writes ``<name>.md``, ``<name>.csv`` and plots (average JCT and responsiveness vs load, JCT CDF at the highest
-load) to ``--out`` (default ``docs/results``), all atomically.
+``WORKLOAD`` is ``philly``, ``pollux:N`` (N = 1..8), ``synthetic`` or a workload file: ours
+(``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV, recognised by their headers.
+It prints a summary table (``--json``: the summary and configuration as JSON); ``-o`` writes the per-job
+records, summary and time series as JSON; ``--plots`` writes the JCT CDF and the timeline (utilisation, queue,
+GPUs per server); ``--trace`` a Chrome-trace/Perfetto JSON of every job segment.
+
+A sweep runs every scheduler x placement x admission x load once per seed (``--seeds 0-4``) on a local process
+pool (``--workers``), a Dask ``LocalCluster`` (``--dask local``) or a running Dask scheduler
+(``--dask tcp://HOST:8786``), and writes ``<name>.md`` (means and 95 % intervals over seeds), ``<name>.csv``
+(every run), ``<name>_summary.csv`` and plots to ``--out`` (default ``./sweep-results``), all atomically.
 
 This module only parses arguments and prints; the runs and the sweep are :mod:`optsched.experiments`.
 
@@ -22,16 +27,38 @@ This module only parses arguments and prints; the runs and the sweep are :mod:`o
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from .. import plot
 from ..errors import InstanceError
-from ..experiments import markdown_table, run_one, sweep, write_sweep
+from ..experiments import (
+    SIMULATION_BYTES,
+    available_cores,
+    executor,
+    markdown_table,
+    run_one,
+    seed_text,
+    sweep,
+    write_sweep,
+)
+from ..limits import require_memory
 from ..sim.metrics import plot_jct_cdf, plot_timeline
 from ..sim.traces import parse_window
-from ._args import positive_float, positive_int
+from ._args import (
+    dask_address,
+    non_negative_float,
+    output_dir,
+    output_file,
+    positive_float,
+    positive_int,
+    seed,
+    seed_list,
+)
 
 SUMMARY_ROWS = (
     ("jobs", "jobs simulated", "{:d}"), ("tracked", "jobs tracked", "{:d}"),
@@ -65,6 +92,7 @@ def parse_loads(text: str) -> list[float]:
                 lo, hi = int(a), int(b)
                 if hi < lo:
                     raise ValueError
+                require_memory(hi - lo + 1, SIMULATION_BYTES, "simulations (loads)", field="loads")
                 out.extend(float(x) for x in range(lo, hi + 1))
             else:
                 out.append(float(part))
@@ -102,9 +130,10 @@ def register(sub) -> None:
     p.add_argument("--servers", type=positive_int("--servers"), default=32, help="servers (default 32)")
     p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
                    help="GPUs per server (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the workload generator and policies (default 0)")
+    p.add_argument("--seed", type=seed(), default=0, help="seed of the workload generator and policies (default 0)")
     p.add_argument("--perf", default=None, help="performance model name (default constant, cross-server x1.25)")
-    p.add_argument("--restore-s", type=float, default=0.0, help="checkpoint-restore stall of a resumed job (s)")
+    p.add_argument("--restore-s", type=non_negative_float("--restore-s"), default=0.0,
+                   help="checkpoint-restore stall of a resumed job (s)")
     p.add_argument("--philly-filter", choices=("blox", "none"), default="blox",
                    help="blox: Blox's Gavel-like filter (31.6 min < run time < 6.9 days, <= 16 GPUs); none: all")
     p.add_argument("--philly-order", choices=("file", "submit"), default="file",
@@ -112,10 +141,18 @@ def register(sub) -> None:
     p.add_argument("--drain-h", type=positive_float("--drain-h"), default=None,
                    help="stop this many simulated hours after the last tracked arrival (default: when all "
                         "tracked jobs finish)")
-    p.add_argument("-o", "--output", help="write the run's JSON (per-job records, summary, time series) here")
-    p.add_argument("--plots", metavar="DIR", help="write JCT CDF and utilisation/queue plots to DIR")
+    p.add_argument("-o", "--output", type=output_file("-o"),
+                   help="write the run's JSON (per-job records, summary, time series) here ('-': standard output)")
+    p.add_argument("--plots", metavar="DIR", type=output_dir("--plots"),
+                   help="write the JCT CDF and the timeline (utilisation, queue, GPUs per server) to DIR")
+    p.add_argument("--trace", metavar="FILE", type=output_file("--trace"),
+                   help="write every job segment as Chrome-trace JSON (open in ui.perfetto.dev)")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary (a sweep: every point's means and intervals) as JSON on standard output")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--list", action="store_true",
+                   help="list the schedulers, placements, admission policies and performance models, and exit")
     sw = p.add_argument_group("sweep (Blox's experiment sweeper)")
     sw.add_argument("--sweep", action="store_true", help="run the grid below instead of one run")
     sw.add_argument("--schedulers", default="fifo,las,srtf,tiresias",
@@ -123,9 +160,16 @@ def register(sub) -> None:
     sw.add_argument("--placements", default="consolidated", help="comma list (default consolidated)")
     sw.add_argument("--admissions", default="accept-all", help="comma list (default accept-all)")
     sw.add_argument("--loads", default="1-9", help="jobs/hour: 1-9 or 1,2,4 (default 1-9)")
-    sw.add_argument("--out", default="docs/results", help="output folder of a sweep (default docs/results)")
+    sw.add_argument("--seeds", type=seed_list("--seeds"), default=None, metavar="0-4|0,3,7",
+                    help="run every point once per seed: means and 95%% intervals over them (default: --seed)")
+    sw.add_argument("--out", default="sweep-results", type=output_dir("--out"),
+                    help="output folder of a sweep (default ./sweep-results)")
     sw.add_argument("--name", default="sweep", help="file name stem of a sweep's outputs (default sweep)")
-    sw.add_argument("--workers", type=positive_int("--workers"), default=1, help="processes (default 1)")
+    sw.add_argument("--workers", type=positive_int("--workers", 4096), default=None,
+                    help="processes of the local pool, or of --dask local (default: the machine's cores)")
+    sw.add_argument("--dask", type=dask_address("--dask"), default=None, metavar="local|tcp://HOST:PORT",
+                    help="run the grid on Dask: 'local' starts a LocalCluster, an address joins a running "
+                         "scheduler (pip install 'optsched[dask]')")
     p.set_defaults(func=run)
 
 
@@ -163,56 +207,102 @@ def summary_table(summary: dict, config: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def list_policies() -> None:
+    """The simulator's policies and performance models, one line each (``optsched list`` sections)."""
+    from .list import print_sections
+
+    print_sections(["schedulers", "placements", "admissions", "perf"])
+
+
+def _name_of(d: Any) -> str:
+    return str(d.get("name", "?")) if isinstance(d, dict) else "?"
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.list:
+        list_policies()
+        return 0
     if args.sweep:
         return run_sweep_cli(args)
+    for flag, value in (("--seeds", args.seeds), ("--dask", args.dask), ("--workers", args.workers)):
+        if value is not None:
+            raise InstanceError("applies to --sweep only (one run is one process)", field=flag)
     if args.workload is None:
         raise InstanceError("give a WORKLOAD (philly, pollux:N, synthetic or a file) or --sweep", field="workload")
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="seed")
+    if args.json and args.output == "-":
+        raise InstanceError("--json and -o - both write to standard output: give -o a file", field="--json")
     res = run_one(args.workload, scheduler=args.scheduler, placement=args.placement, admission=args.admission,
                   load=args.load, seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args),
                   n_jobs=args.jobs, servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,
                   restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
                   progress=not (args.no_progress or args.quiet), drain_h=args.drain_h)
-    if not args.quiet:
-        print(summary_table(res.summary, res.config))
+    out = sys.stderr if args.output == "-" else sys.stdout  # the run's JSON itself goes to standard output
+    if args.json:
+        doc = res.to_dict(timeseries=False)
+        print(json.dumps({"config": doc["config"], "summary": doc["summary"]}, indent=1))
+        out = sys.stderr
+    elif not args.quiet:
+        print(summary_table(res.summary, res.config), file=out)
     if args.output:
         res.save(args.output)
-        if not args.quiet:
-            print(f"results written to {args.output}")
+        if not args.quiet and args.output != "-":
+            print(f"results written to {args.output}", file=out)
     if args.plots:
         d = Path(args.plots)
         d.mkdir(parents=True, exist_ok=True)
-        label = f"{res.config['scheduler'].get('name')}+{res.config['placement'].get('name')}"
-        plot_jct_cdf({label: res}, d / "jct_cdf.png")
+        label = f"{_name_of(res.config.get('scheduler'))}+{_name_of(res.config.get('placement'))}"
+        plot_jct_cdf({label: res}, d / "jct_cdf.png", title=plot.sim_title(res, "JCT CDF"))
         plot_timeline(res, d / "timeline.png")
         if not args.quiet:
-            print(f"plots written to {d}/jct_cdf.png and {d}/timeline.png")
+            print(f"plots written to {d}/jct_cdf.png and {d}/timeline.png", file=out)
+    if args.trace:
+        plot.write_chrome_trace(res, args.trace)
+        if not args.quiet and args.trace != "-":
+            print(f"trace written to {args.trace} (open it in ui.perfetto.dev)", file=out)
     return 0
 
 
 def run_sweep_cli(args: argparse.Namespace) -> int:
     spec = args.workload or "philly"
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="seed")
+    for flag, value in (("-o", args.output), ("--plots", args.plots), ("--trace", args.trace),
+                        ("--scheduler", args.scheduler != "fifo"), ("--placement", args.placement != "consolidated"),
+                        ("--admission", args.admission != "accept-all"), ("--load", args.load)):
+        if value:
+            plural = {"--scheduler": "--schedulers", "--placement": "--placements", "--admission": "--admissions",
+                      "--load": "--loads"}.get(flag)
+            hint = f" (a sweep takes {plural})" if plural else " (a sweep writes its files to --out)"
+            raise InstanceError(f"applies to one run, not to --sweep{hint}", field=flag)
+    if args.dask is not None and args.dask != "local" and args.workers is not None:
+        raise InstanceError("sets the size of a local pool or of --dask local; a running scheduler has its own "
+                            "workers", field="--workers")
     scheds, places, adms = parse_list(args.schedulers), parse_list(args.placements), parse_list(args.admissions)
     loads = parse_loads(args.loads)
-    run_kw = dict(seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args), n_jobs=args.jobs,
-                  servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,
-                  restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
-                  drain_h=args.drain_h)
+    seeds = args.seeds if args.seeds is not None else [args.seed]
+    fixed = dict(round_s=args.round_s, event=args.event, window=_window(args), n_jobs=args.jobs,
+                 servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,
+                 restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
+                 drain_h=args.drain_h)
+    grid = {"workload": spec, "scheduler": scheds, "placement": places, "admission": adms, "load": loads,
+            **{k: v for k, v in fixed.items() if v is not None}}
+    progress = not (args.no_progress or args.quiet)
+    n_tasks = len(scheds) * len(places) * len(adms) * len(loads) * len(seeds)
+    workers = args.workers if args.workers is not None or args.dask else min(n_tasks, available_cores())
     t0 = time.perf_counter()
-    table, cdfs = sweep(spec, scheds, places, adms, loads, workers=args.workers,
-                        progress=not (args.no_progress or args.quiet), **run_kw)
-    notes = [f"Our simulator's numbers. Workload `{spec}`, seed {args.seed}, "
-             f"{args.servers} servers x {args.gpus_per_server} GPUs, "
-             + ("event-driven" if args.event else f"{args.round_s:g} s rounds")
+    with executor(args.dask, workers) as ex:
+        result = sweep(grid, seeds=seeds, executor=ex, progress=progress)
+    wall = time.perf_counter() - t0
+    seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seed_text(seeds)}), mean and " \
+                                                           "95% interval over seeds in brackets"
+    notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {args.servers} servers x "
+             f"{args.gpus_per_server} GPUs, " + ("event-driven" if args.event else f"{args.round_s:g} s rounds")
              + f"; grid: schedulers {','.join(scheds)} x placements {','.join(places)} x admissions "
-             f"{','.join(adms)} x loads {args.loads} (jobs/hour). Wall time of the sweep: "
-             f"{time.perf_counter() - t0:.1f} s with {args.workers} worker(s)."]
-    paths = write_sweep(table, cdfs, args.out, args.name, title=f"Sweep on {spec} (our simulator)", notes=notes)
-    if not args.quiet:
-        print(markdown_table(table))
+             f"{','.join(adms)} x loads {args.loads} (jobs/hour). Wall time of the sweep: {wall:.1f} s on "
+             f"{result.executor}."]
+    paths = write_sweep(result, args.out, args.name, title=f"Sweep on {spec} (our simulator)", notes=notes)
+    if args.json:
+        print(json.dumps({**result.to_dict(), "files": [str(p) for p in paths]}, indent=1, default=str))
+    elif not args.quiet:
+        print(markdown_table(result))
         print("written: " + ", ".join(str(p) for p in paths))
     return 0
+

@@ -17,12 +17,13 @@ set, and so every phi, is constant, so the replay jumps from event to event.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import InstanceError, ScheduleError
-from ..perf.rar import contention, phi_for
+from ..errors import ScheduleError
+from ..perf.rar import phi_for
 from ..problems.rar import RarInstance
 from ..result import Schedule
 
@@ -54,6 +55,7 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
     """Raise :class:`ScheduleError` unless every job appears once with G_j GPUs on known servers at an
     integer start >= 0. Capacity over time is checked during the replay."""
     by_id = {j.id: j for j in inst.jobs}
+    cap = inst.cluster.capacity   # once: Cluster.check_placement rebuilds it per call
     seen: set[str] = set()
     for i, sj in enumerate(schedule.jobs):
         where = f"jobs[{i}]"
@@ -67,12 +69,7 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
             raise ScheduleError(f"start must be an integer slot, got {start!r}", field=f"{where}.start", job=sj.id)
         if start < 0:
             raise ScheduleError(f"negative start {start!r}", field=f"{where}.start", job=sj.id)
-        try:
-            inst.cluster.check_placement(sj.placement, field=f"{where}.placement", job=sj.id)
-        except ScheduleError:
-            raise
-        except InstanceError as exc:  # an unknown server or an oversized count is a schedule error too
-            raise ScheduleError(exc.reason, field=exc.field, job=exc.job) from None
+        _check_placement(cap, sj.placement, f"{where}.placement", sj.id)
         want = by_id[sj.id].gpus
         if sj.gpus != want:
             raise ScheduleError(f"places {sj.gpus} GPUs but the job needs {want}",
@@ -83,46 +80,102 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
                             field="jobs", job=missing[0])
 
 
+def _check_placement(cap: Mapping[str, int], placement: Mapping[str, int], field: str, job: str) -> None:
+    """:meth:`optsched.cluster.Cluster.check_placement`'s checks and messages, as schedule errors."""
+    for sid, n in placement.items():
+        if sid not in cap:
+            raise ScheduleError(f"unknown server {sid!r}", field=field, job=job)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ScheduleError(f"GPU count on {sid!r} must be a non-negative integer, got {n!r}",
+                                field=field, job=job)
+        if n > cap[sid]:
+            raise ScheduleError(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
+
+
 def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
-    """Score ``schedule`` on ``inst`` with per-slot contention; raise :class:`ScheduleError` if infeasible."""
+    """Score ``schedule`` on ``inst`` with per-slot contention; raise :class:`ScheduleError` if infeasible.
+
+    Event-driven: at each slot where something happens, the jobs completing then release their GPUs first,
+    then the jobs starting then take theirs (half-open slots). A running job keeps (iterations left at slot
+    ``since``, phi since then); its completion is since + ceil(left / phi) while phi holds. A start or an end
+    of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated.
+    """
     check_feasible(inst, schedule)
     jobs = {j.id: j for j in inst.jobs}
     cap = inst.cluster.capacity
     starts = sorted((int(sj.start), sj.id) for sj in schedule.jobs)
-    placement = {sj.id: dict(sj.placement) for sj in schedule.jobs}
-    remaining = {j.id: j.iterations for j in inst.jobs}
+    placement = {sj.id: {s: n for s, n in sj.placement.items() if n > 0} for sj in schedule.jobs}
+    left = {j.id: j.iterations for j in inst.jobs}
+    since: dict[str, int] = {}
+    rate: dict[str, int] = {}
+    version: dict[str, int] = dict.fromkeys(left, 0)
     used = dict.fromkeys(cap, 0)
-    active: dict[str, Mapping[str, int]] = {}
+    split_on: dict[str, set[str]] = {s: set() for s in cap}   # running split jobs per server
+    running: set[str] = set()
+    heap: list[tuple[int, str, int]] = []
     completions: dict[str, int] = {}
+    phi_cache: dict[tuple[str, int], int] = {}
+
+    def p_of(jid: str) -> int:
+        pl = placement[jid]
+        return max(len(split_on[s]) for s in pl) if len(pl) > 1 else 0
+
+    def rerate(jid: str, t: int) -> None:
+        p = p_of(jid)
+        phi = phi_cache.get((jid, p))
+        if phi is None:
+            phi = phi_cache[(jid, p)] = phi_for(inst, jobs[jid], placement[jid], p)
+        old = rate.get(jid, 0)
+        if phi == old:
+            return
+        if old:
+            left[jid] -= old * (t - since[jid])
+        since[jid], rate[jid] = t, phi
+        version[jid] += 1
+        heapq.heappush(heap, (t + math.ceil(left[jid] / phi), jid, version[jid]))
+
     nxt = 0
-    t = 0
-    while nxt < len(starts) or active:
-        if not active:
-            t = max(t, starts[nxt][0])
+    while nxt < len(starts) or running:
+        while heap and (heap[0][2] != version[heap[0][1]] or heap[0][1] not in running):
+            heapq.heappop(heap)
+        t_end = heap[0][0] if heap else math.inf
+        t_start = starts[nxt][0] if nxt < len(starts) else math.inf
+        t = int(min(t_end, t_start))
+        touched: set[str] = set()
+        while heap and heap[0][0] == t:                       # completions at t release their GPUs first
+            _, jid, v = heapq.heappop(heap)
+            if v != version[jid] or jid not in running:
+                continue
+            completions[jid] = t
+            running.discard(jid)
+            pl = placement[jid]
+            for s, n in pl.items():
+                used[s] -= n
+            if len(pl) > 1:
+                for s in pl:
+                    split_on[s].discard(jid)
+                    touched |= split_on[s]
         while nxt < len(starts) and starts[nxt][0] == t:
             jid = starts[nxt][1]
             nxt += 1
-            for s, n in placement[jid].items():
+            pl = placement[jid]
+            for s, n in pl.items():
                 used[s] += n
                 if used[s] > cap[s]:
-                    holders = sorted(a for a in active if s in placement[a]) + [jid]
+                    holders = sorted(a for a in running if s in placement[a]) + [jid]
                     raise ScheduleError(
                         f"server {s!r} over capacity in slot {t}: {used[s]} GPUs used by "
                         f"{', '.join(holders)}, it has {cap[s]}", field="placement", job=jid)
-            active[jid] = placement[jid]
-        p = contention(active)
-        phi = {j: phi_for(inst, jobs[j], active[j], p[j]) for j in active}
-        step = min(math.ceil(remaining[j] / phi[j]) for j in active)
-        if nxt < len(starts):
-            step = min(step, starts[nxt][0] - t)
-        t += step
-        for j in list(active):
-            remaining[j] -= phi[j] * step
-            if remaining[j] <= 0:
-                completions[j] = t
-                for s, n in placement[j].items():
-                    used[s] -= n
-                del active[j]
+            running.add(jid)
+            if len(pl) > 1:
+                for s in pl:
+                    split_on[s].add(jid)
+                    touched |= split_on[s]
+            else:
+                touched.add(jid)
+        for jid in touched:
+            if jid in running:
+                rerate(jid, t)
     makespan = max(completions.values())
     return Evaluation(
         completions=completions,

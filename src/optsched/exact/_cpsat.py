@@ -31,10 +31,14 @@ Two limits, one at a time:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
+import threading
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 from ..errors import InstanceError, SolverError
 from ..result import SolveStatus
@@ -42,7 +46,41 @@ from ..result import SolveStatus
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
 
-__all__ = ["Params", "Run", "new_solver", "solve", "status_of"]
+__all__ = ["Params", "Run", "heartbeat", "new_solver", "solve", "status_of"]
+
+# (seconds between lines, stream) while a heartbeat() block is active; None: quiet (the library default)
+_HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.ContextVar("heartbeat", default=None)
+
+
+@contextlib.contextmanager
+def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
+    """While the block runs, every CP-SAT solve prints a line to ``stream`` every ``every_s`` seconds (elapsed
+    time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
+    ``every_s=None`` leaves solves quiet (the CLI turns it on for terminals and ``--progress``).
+
+    >>> import io
+    >>> from ortools.sat.python import cp_model
+    >>> m = cp_model.CpModel(); x = m.new_int_var(0, 5, "x"); m.minimize(x)
+    >>> out = io.StringIO()
+    >>> with heartbeat(30.0, out):
+    ...     _ = solve(m, Params(time_limit=5))
+    >>> out.getvalue().startswith("cp-sat: done in")
+    True
+    """
+    token = _HEARTBEAT.set(None if every_s is None else (float(every_s), stream))
+    try:
+        yield
+    finally:
+        _HEARTBEAT.reset(token)
+
+
+def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "") -> None:
+    obj, bound = best
+    figures = (f", best {obj:g}" if obj is not None else ", no solution yet") + \
+              (f", bound {bound:g}" if bound is not None else "")
+    head = f"done in {time.perf_counter() - t0:.1f} s ({final})" if final else \
+        f"still solving after {time.perf_counter() - t0:.0f} s"
+    print(f"cp-sat: {head}{figures}", file=stream, flush=True)
 
 # CP-SAT's random_seed is an int32 field
 _MAX_SEED = 2**31 - 1
@@ -209,20 +247,62 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     ``log_callback`` attached (the parameters are written into it)."""
     sol = params.apply(solver) if solver is not None else new_solver(params)
     dropped_hint = False
+    beat = _HEARTBEAT.get()
+    callback, stop = None, threading.Event()
+    best: list[float | None] = [None, None]
+    t0 = time.perf_counter()
+    if beat is not None:
+        callback = _improvements(best)
+        threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best), daemon=True).start()
     try:
-        code = sol.solve(model)
-    except IndexError as exc:
-        # OR-Tools 9.15's presolve can crash on a valid, feasible solution hint ("absl::btree_map::at" in
-        # SolutionCrush, google/or-tools#5288): solve again without the hint, which only helps speed.
-        if "btree_map" not in str(exc) or not model.proto.has_solution_hint():
-            raise
-        model.clear_hints()
-        dropped_hint = True
-        code = sol.solve(model)
+        try:
+            code = sol.solve(model, callback)
+        except IndexError as exc:
+            # OR-Tools 9.15's presolve can crash on a valid, feasible solution hint ("absl::btree_map::at" in
+            # SolutionCrush, google/or-tools#5288): solve again without the hint, which only helps speed.
+            if "btree_map" not in str(exc) or not model.proto.has_solution_hint():
+                raise
+            model.clear_hints()
+            dropped_hint = True
+            code = sol.solve(model, callback)
+    finally:
+        stop.set()
     status = status_of(code, model)
     objective = sol.objective_value if status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT) else None
     bound = None
     if status != SolveStatus.INFEASIBLE and model.has_objective():
         b = sol.best_objective_bound
         bound = float(b) if math.isfinite(b) else None
+    if beat is not None:
+        _beat(beat[1], t0, [objective, bound], final=status.value)
     return Run(status, code.name, objective, bound, sol.wall_time, params, sol, dropped_hint)
+
+
+def _heartbeat_loop(stop: threading.Event, beat: tuple[float, TextIO], t0: float, best: list[float | None]) -> None:
+    every, stream = beat
+    while not stop.wait(every):
+        _beat(stream, t0, best)
+
+
+def _improvements_class() -> type:
+    from ortools.sat.python import cp_model
+
+    class Improvements(cp_model.CpSolverSolutionCallback):
+        """Records the best objective and bound at each improving solution (for the heartbeat)."""
+
+        def __init__(self, best: list[float | None]):
+            super().__init__()
+            self.best = best
+
+        def on_solution_callback(self) -> None:
+            self.best[0], self.best[1] = self.objective_value, self.best_objective_bound
+
+    return Improvements
+
+
+def _improvements(best: list[float | None]) -> Any:
+    """The recorder of improving solutions (its OR-Tools class is built on first use)."""
+    return _improvements_class_cached()(best)
+
+
+_improvements_class_cached = functools.cache(_improvements_class)

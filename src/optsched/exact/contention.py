@@ -1,6 +1,6 @@
 """The optimal offline schedule of a contention instance under the repository's round model (paper 004).
 
-**The round model** (``formulations/contention-rounds.md``): time is cut into rounds of ``round_s`` seconds. In
+**The round model** (``docs/formulations/contention-rounds.md``): time is cut into rounds of ``round_s`` seconds. In
 each round a *configuration* runs: a set of released, unfinished jobs, each on one multi-node split of its
 demand (2 GPUs: 2 x 1; 4: 2 x 2 or 4 x 1; 8: 2 x 4 or 4 x 2) within every node's GPUs. Job j then trains
 ``thp(j, servers) x ratio_j x round_s`` samples, ``ratio_j`` the measured table's pairwise worst case over the

@@ -1,6 +1,6 @@
 """Exact placement of one mixed-parallelism job: min per-iteration time and min cut (paper 001, Table II).
 
-**Min-time** (``formulations/placement-min-time.md``). alpha(x) of eq. (7) is the max over the used servers
+**Min-time** (``docs/formulations/placement-min-time.md``). alpha(x) of eq. (7) is the max over the used servers
 of a *column cost* that depends on that server's column x^m alone (:func:`optsched.perf.pipeline.column_cost`).
 So a placement is a multiset of columns, and servers with equal free GPUs are interchangeable: the model
 has one integer variable n_c per candidate column c (how many servers use it), never one per server:
@@ -12,7 +12,7 @@ has one integer variable n_c per candidate column c (how many servers use it), n
 solved by CP-SAT (integer-scaled costs) or as a MILP through PuLP (CBC or HiGHS). The column multiset is
 turned back into per-server counts by giving the largest columns to the largest servers.
 
-**Min-cut** (``formulations/placement-min-cut.md``): the balanced graph partition Heavy-Edge approximates,
+**Min-cut** (``docs/formulations/placement-min-cut.md``): the balanced graph partition Heavy-Edge approximates,
 at replica level: a_{v,m} = 1 if replica v goes to server m, z_{e,m} <= a_{u,m}, a_{v,m}; maximise the
 weight kept inside servers. Servers of equal size are ordered by their smallest replica (symmetry breaking).
 
@@ -314,7 +314,7 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
     - Big_s (1 - y_{s,m}). Exact like :func:`min_time_placement` but with one block of variables per server, so
     it grows with the cluster and carries the servers' symmetry (partly broken, with ``symmetry_breaking``, by
     ordering equal-size servers by GPUs used then by stage-1 count). Kept as the paper-style reference
-    (``formulations/placement-min-time.md``).
+    (``docs/formulations/placement-min-time.md``).
     """
     import pulp
 

@@ -1,11 +1,11 @@
 """Brute-force enumeration of starts and placements for micro RAR-DDLS instances: the independent check of the
-CP-SAT optimum (``optsched.exact.rar_cpsat``, ``formulations/rar-ddls-cpsat.md``).
+CP-SAT optimum (``optsched.exact.rar_cpsat``, ``docs/formulations/rar-ddls-cpsat.md``).
 
 Every job's placement (every vector of GPUs per server summing to G_j) and start slot is enumerated, job by
 job, and every complete schedule is scored by :func:`optsched.evaluate`. Nothing of the CP-SAT model is
 reused (no symmetry breaking, no phi tables). Two prunings keep it usable on <= 3 jobs and <= 2 servers, both
 consequences of the evaluator's monotonicity (adding a job never lowers anyone's contention, so never makes
-anyone finish earlier; proof in ``formulations/rar-ddls-cpsat.md``, section "Monotonicity"):
+anyone finish earlier; proof in ``docs/formulations/rar-ddls-cpsat.md``, section "Monotonicity"):
 
 * a partial schedule of the first i jobs, evaluated alone, gives completions no later than in any completion
   of it: if its makespan already reaches the best one found, or it overloads a server, prune;

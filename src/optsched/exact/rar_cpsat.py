@@ -1,7 +1,7 @@
 """CP-SAT model of RAR-DDLS (paper 000) itself, with per-slot communication contention: the ``exact`` solver.
 
 The mathematics, variable by variable, and the proof that the model's optimum equals the evaluator's optimum,
-are in ``formulations/rar-ddls-cpsat.md``. In short: a time-indexed model over slots 0..H-1 (H = the best
+are in ``docs/formulations/rar-ddls-cpsat.md``. In short: a time-indexed model over slots 0..H-1 (H = the best
 heuristic makespan), where each job picks a start a_j, a completion C_j and GPUs per server y_js; it runs
 non-preemptively in slots a_j..C_j-1; servers never exceed their GPUs (one cumulative per server); in each
 slot the number of split jobs on every server gives the contention p_j[t] (eq. 6), and iterations made in
@@ -176,7 +176,7 @@ def server_classes(inst: RarInstance) -> list[list[str]]:
 
 def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
                 max_makespan: int | None = None) -> RarModel:
-    """Build the time-indexed model over slots 0..horizon-1 (``formulations/rar-ddls-cpsat.md``)."""
+    """Build the time-indexed model over slots 0..horizon-1 (``docs/formulations/rar-ddls-cpsat.md``)."""
     m = cp_model.CpModel()
     H = int(horizon)
     S = inst.cluster.server_ids
@@ -197,6 +197,11 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     split: dict[str, cp_model.IntVar] = {}
     nserv: dict[str, cp_model.IntVar] = {}
     splittable = [j for j in inst.jobs if max(placement_classes(inst, j)) >= 2]
+    # contention is modelled only where it can change phi: a job whose phi_j(n, p) does not depend on p (for any
+    # n) runs at phi_j(n_j) throughout, so d_j >= ceil(F_j / phi_j(n_j)) (dlow) is its whole progress model;
+    # the per-slot activity of a split-capable job is needed only to count it in cnt for the sensitive jobs
+    sensitive = [j for j in splittable if any(len(set(row)) > 1 for n, row in phi_table(inst, j).items() if n >= 2)]
+    timed = {j.id for j in (splittable if sensitive else [])}
     for j in inst.jobs:
         classes = placement_classes(inst, j)
         dmin, dmax = duration_range(inst, j)
@@ -223,6 +228,8 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
         # redundant: the duration is at least ceil(F_j / best phi of the chosen class n_j)
         table = phi_table(inst, j)
         fastest = [-(-j.iterations // max(table[n])) if n in table else dmin for n in range(max(classes) + 1)]
+        if j not in sensitive and len({fastest[n] for n in classes}) == 1:
+            m.add(d >= fastest[classes[0]])  # exact for a p-insensitive job (no per-slot progress below)
         if len({fastest[n] for n in classes}) > 1:
             dlow = m.new_int_var(dmin, max(fastest), f"dlow[{j.id}]")
             m.add_element(nserv[j.id], fastest, dlow)
@@ -236,7 +243,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
             m.add(nserv[j.id] <= 1).only_enforce_if(split[j.id].negated())
             hv[f"split[{j.id}]"] = split[j.id]
         # act[j,t] <=> a_j <= t < C_j, through the order literals A[j,t] = [a_j <= t], E[j,t] = [C_j > t]
-        for t in range(H):
+        for t in (range(H) if j.id in timed else ()):
             A = m.new_bool_var(f"A[{j.id},{t}]")
             E = m.new_bool_var(f"E[{j.id},{t}]")
             m.add(a <= t).only_enforce_if(A)
@@ -255,7 +262,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     # contention: cnt[s,t] >= number of split jobs active on s in slot t
     cnt: dict[tuple[str, int], cp_model.IntVar] = {}
     for s in S:
-        for t in range(H):
+        for t in (range(H) if sensitive else ()):
             terms = []
             for j in splittable:
                 u = m.new_bool_var(f"u[{j.id},{s},{t}]")
@@ -272,11 +279,11 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
                 cnt[s, t] = k
                 hv[f"cnt[{s},{t}]"] = k
     # progress: it[j,t] <= phi_j(n_j, p_j[t]) while active, sum_t it[j,t] >= F_j
-    for j in inst.jobs:
+    for j in sensitive:
         table = phi_table(inst, j)
         phimax = max(max(r) for r in table.values())
         its = []
-        if j not in splittable:
+        if j not in splittable:  # pragma: no cover - sensitive jobs are split-capable
             phi1 = table[1][0]
             for t in range(H):
                 it = m.new_int_var(0, phi1, f"it[{j.id},{t}]")
@@ -486,7 +493,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
         params = dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (time.perf_counter() - t0)))
     run = _cpsat.solve(rm.model, params)
     info.update(run.info(), horizon_slots=H)
-    # CP-SAT's bound is proven on the model, whose optimum is the instance's (formulations/rar-ddls-cpsat.md)
+    # CP-SAT's bound is proven on the model, whose optimum is the instance's (docs/formulations/rar-ddls-cpsat.md)
     bound = lb if run.bound is None else max(lb, math.ceil(run.bound - 1e-9))
     if run.status == SolveStatus.OPTIMAL:
         sched = read_schedule(rm, run, inst)

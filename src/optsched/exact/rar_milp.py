@@ -1,6 +1,6 @@
 """MILP of paper 000's feasibility problem (14)-(16) as an optimisation: the minimum over GPU assignments of the
 maximum (estimated) GPU load, through PuLP with CBC and with HiGHS; and its LP relaxation as a certified lower
-bound on the optimal makespan. Mathematics and proofs: ``formulations/rar-feasibility-milp.md``.
+bound on the optimal makespan. Mathematics and proofs: ``docs/formulations/rar-feasibility-milp.md``.
 
 Given weights w_j (the load job j puts on each of its G_j GPUs) and N identical GPUs:
 
@@ -112,7 +112,7 @@ def feasibility_milp(inst: RarInstance, *, weights: str = "estimated", solver: s
 
 def lp_lower_bound(inst: RarInstance, *, solver: str = "highs", time_limit: float | None = 60.0) -> float:
     """The LP relaxation of theta*(d_min) solved by ``solver``: a certified lower bound on the optimal makespan
-    (any valid lower bound on theta*(d_min) is one; ``formulations/rar-feasibility-milp.md``)."""
+    (any valid lower bound on theta*(d_min) is one; ``docs/formulations/rar-feasibility-milp.md``)."""
     r = feasibility_milp(inst, weights="certified", solver=solver, relax=True, time_limit=time_limit)
     if r.status != "optimal" or r.theta is None:
         # an LP that did not solve certifies nothing beyond the closed form, which is itself a valid bound

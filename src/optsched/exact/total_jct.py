@@ -2,7 +2,7 @@
 force that checks it. The problem, its format and its evaluator: :mod:`optsched.problems.total_jct`.
 
 * :func:`solve_total_jct`: CP-SAT, one optional interval per (job, concrete placement) sharing the job's start
-  and end, one cumulative per server (``formulations/total-jct.md``). Registered as ``total-jct-cpsat``.
+  and end, one cumulative per server (``docs/formulations/total-jct.md``). Registered as ``total-jct-cpsat``.
 * :func:`brute_force_total_jct`: the independent check: every job order x every concrete placement, each job
   list-scheduled at its earliest feasible start (serial schedule generation), with branch and bound.
   Registered as ``total-jct-brute``.
@@ -44,10 +44,10 @@ __all__ = ["MAX_BRUTE_JOBS", "brute_force_total_jct", "solve_total_jct"]
 
 
 # -- CP-SAT -------------------------------------------------------------------------------------------------
-def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 1,
+def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 2,
                     symmetry: bool = True, hint: bool = True, seed: int | None = None,
                     deterministic_limit: float | None = None, log: bool = False) -> Result:
-    """Minimise sum_i w_i C_i exactly (``formulations/total-jct.md``). ``status`` is ``optimal`` when proven,
+    """Minimise sum_i w_i C_i exactly (``docs/formulations/total-jct.md``). ``status`` is ``optimal`` when proven,
     ``time limit`` with the best schedule found otherwise, and ``unknown`` with ``objective=None`` and
     ``schedule=None`` when the limit stopped CP-SAT before any schedule. ``lower_bound`` is CP-SAT's proven
     bound (at least :meth:`TotalJctInstance.trivial_lower_bound`). ``objective`` is recomputed by
@@ -142,7 +142,7 @@ def brute_force_total_jct(inst: TotalJctInstance, *, max_jobs: int = MAX_BRUTE_J
     per job, each job started at the earliest integer time >= r_i at which its vector fits beside the jobs
     placed before it (serial schedule generation), pruned by branch and bound on sum_i w_i C_i.
 
-    Why this finds an optimum (``formulations/total-jct.md``, "Brute force"): some optimal schedule is
+    Why this finds an optimum (``docs/formulations/total-jct.md``, "Brute force"): some optimal schedule is
     *active* (no job can start earlier with the others fixed; left-shifting never raises a regular
     objective), and an active schedule is reproduced exactly by serial generation in the order of its start
     times with its own placement vectors: if the generator started job k earlier than in the active schedule,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..cluster import Cluster, Server
@@ -45,8 +47,11 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
                         sizes: tuple[int, ...] | None = None,
                         iterations: tuple[int, int] = (1000, 6000),
                         tau_range: tuple[float, float] = (0.01, 0.05), extra: float = 0.15,
-                        contention_xi: float | None = None, name: str | None = None) -> RarInstance:
-    """A random RAR-DDLS instance in the style of paper 000's section 7.
+                        contention_xi: float | None = None, name: str | None = None,
+                        cluster: Cluster | None = None) -> RarInstance:
+    """A random RAR-DDLS instance in the style of paper 000's section 7 (the paper's rules; contention never
+    binds unless ``contention_xi`` is set, and the cluster usually holds every job at once: see
+    :func:`contended_rar_instance`, the default generator, for instances worth solving).
 
     * servers: GPUs uniform in ``server_gpus``;
     * job sizes: ``sizes`` if given (one per job, in order), else drawn with the proportions of the paper's
@@ -66,7 +71,8 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
       from xi_2 (a variant where contention bites, e.g. 1.0); the ranges above still hold, since m_j is sized
       for the worst contention.
 
-    The result is checked against :func:`optsched.problems.rar.tau_bounds` before it is returned.
+    ``cluster`` replaces the drawn one (``servers`` and ``server_gpus`` are then unused, and no draw is made
+    for it). The result is checked against :func:`optsched.problems.rar.tau_bounds` before it is returned.
 
     >>> inst = random_rar_instance(12, 3, seed=1)
     >>> inst.n_jobs, len(inst.cluster.servers), inst.horizon
@@ -75,8 +81,10 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
     if jobs < 1 or servers < 1:
         raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
     rng = np.random.default_rng(seed)
-    cluster = Cluster(tuple(Server(f"s{i}", int(rng.choice(server_gpus))) for i in range(servers)),
-                      intra_bandwidth=_INTRA_BW, inter_bandwidth=_INTER_BW)
+    if cluster is None:
+        cluster = Cluster(tuple(Server(f"s{i}", int(rng.choice(server_gpus))) for i in range(servers)),
+                          intra_bandwidth=_INTRA_BW, inter_bandwidth=_INTER_BW)
+    servers = len(cluster.servers)
     total = cluster.total_gpus
     if sizes is None:
         mix = [(g, c) for g, c in MOBIHOC22_JOB_MIX if g <= total]
@@ -135,3 +143,47 @@ def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200,
     suffix = ("" if servers == 20 else f"-s{servers}") + ("" if contention_xi is None else f"-xi{contention_xi:g}")
     return random_rar_instance(len(sizes), servers, seed, horizon=horizon, sizes=tuple(sizes),
                                contention_xi=contention_xi, name=f"mobihoc22-seed{seed}{suffix}")
+
+
+def contended_rar_instance(jobs: int, servers: int, seed: int, *, load: float = 2.0, contention_xi: float = 1.0,
+                           extra: float = 0.4, max_gpus: int = 16, horizon: int = 1200,
+                           iterations: tuple[int, int] = (1000, 6000), tau_range: tuple[float, float] = (0.01, 0.05),
+                           name: str | None = None) -> RarInstance:
+    """A RAR-DDLS instance where jobs queue and contention binds: the default generator (``optsched.generate``).
+
+    :func:`random_rar_instance` follows the paper's section 7 literally, and its small instances are closed by
+    the lower bound before any model is built: the cluster (servers of 4-32 GPUs) holds every job at once and
+    xi_1 = xi_2 makes k = max(1, xi_1 p) = 1, so every job starts at slot 0 on one server. Here three knobs
+    change that, everything else (per-job rules, F_j, tau ranges) being :func:`random_rar_instance`'s:
+
+    * ``load`` (default 2): the GPUs the jobs ask for, sum_j G_j, over the cluster's GPUs. The cluster gets
+      about sum_j G_j / load GPUs (at least the largest job), shared as evenly as possible by ``servers``
+      servers; with load > 1 not every job can start at slot 0, so the order matters;
+    * ``contention_xi`` (default 1): xi_1 of k = max(1, xi_1 p); with 1, two split jobs sharing a server
+      already slow each other (k = 2), and servers of a few GPUs make big jobs split;
+    * ``extra`` (default 0.4): the share of the worst per-iteration time that is communication and overhead
+      (``random_rar_instance``'s 0.15 keeps it small), so contention and spreading cost up to 1/(1 - extra)
+      = 1.67x the one-server time;
+
+    and ``max_gpus`` (16) caps the paper's job sizes (1-32 GPUs, same proportions), so that a few servers are
+    not dominated by one job. ``seed`` seeds both the sizes and :func:`random_rar_instance`'s draws.
+
+    >>> inst = contended_rar_instance(8, 3, seed=1)
+    >>> sum(j.gpus for j in inst.jobs) >= 1.5 * inst.cluster.total_gpus, inst.contention_xi
+    (True, 1.0)
+    """
+    if jobs < 1 or servers < 1:
+        raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
+    if not load > 0:
+        raise InstanceError(f"must be a positive number, got {load!r}", field="load")
+    rng = np.random.default_rng([seed, 16])
+    mix = [(g, c) for g, c in MOBIHOC22_JOB_MIX if g <= max(1, max_gpus)]
+    weights = np.array([c for _, c in mix], dtype=float)
+    sizes = tuple(int(x) for x in rng.choice([g for g, _ in mix], size=jobs, p=weights / weights.sum()))
+    total = max(max(sizes), servers, math.ceil(sum(sizes) / load))
+    per, rest = divmod(total, servers)
+    cluster = Cluster(tuple(Server(f"s{i}", per + (1 if i < rest else 0)) for i in range(servers)),
+                      intra_bandwidth=_INTRA_BW, inter_bandwidth=_INTER_BW)
+    return random_rar_instance(jobs, servers, seed, horizon=horizon, sizes=sizes, iterations=iterations,
+                               tau_range=tau_range, extra=extra, contention_xi=contention_xi, cluster=cluster,
+                               name=name or f"rar-q{load:g}-j{jobs}-s{servers}-seed{seed}")

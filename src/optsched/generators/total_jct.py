@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..algorithms.heavy_edge import alpha_tilde_min, heavy_edge
-from ..cluster import Cluster
+from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
 from ..models import catalogue_job
 from ..perf.pipeline import Network, alpha_max, min_alpha_enumerate
@@ -54,20 +54,8 @@ def from_pipeline_jobs(jobs: Sequence, cluster: Cluster | tuple[int, int] = (2, 
         raise InstanceError(f"must be 'up' or 'down', got {rounding!r}", field="rounding")
     if not _is_real(time_unit_s) or time_unit_s <= 0:
         raise InstanceError(f"must be a positive number, got {time_unit_s!r}", field="time_unit_s")
-    if isinstance(cluster, Cluster):
-        cl = cluster
-    else:
-        try:
-            m_servers, g = cluster
-        except (TypeError, ValueError):
-            raise InstanceError(f"must be a Cluster or (servers, gpus_per_server), got {cluster!r}",
-                                field="cluster") from None
-        cl = Cluster.homogeneous(int(m_servers), int(g))
-    caps = sorted({s.gpus for s in cl.servers})
-    if len(caps) != 1:
-        raise InstanceError("paper 001's model needs homogeneous servers", field="cluster")
-    g = caps[0]
-    net = Network.from_gbps(g, nic_gbps, intra_gbs)
+    cl = as_cluster(cluster, homogeneous="paper 001's model")
+    net = Network.from_gbps(cl.max_server_gpus, nic_gbps, intra_gbs)
     rnd = (lambda x: int(math.ceil(x - 1e-9))) if rounding == "up" else (lambda x: int(math.floor(x + 1e-9)))
     out = []
     for idx, row in enumerate(jobs):

@@ -22,6 +22,8 @@ point still gives n.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -91,6 +93,14 @@ class RarInstance:
         split_capable = sum(1 for j in self.jobs if j.gpus >= 2)
         return max(1, min(self.cluster.max_server_gpus, split_capable))
 
+    @cached_property
+    def _caps(self) -> tuple[int, int, tuple[int, ...]]:
+        """(largest server, number of servers, cumulative GPUs of the servers largest first): the cluster
+        aggregates :func:`tau_bounds` needs for every job, computed once per instance (validation and the
+        estimates stay O(n) instead of O(n |S|))."""
+        caps = sorted((s.gpus for s in self.cluster.servers), reverse=True)
+        return caps[0], len(caps), tuple(itertools.accumulate(caps))
+
     def job(self, job_id: str) -> RarJob:
         for j in self.jobs:
             if j.id == job_id:
@@ -116,6 +126,7 @@ class RarInstance:
         if not self.jobs:
             raise InstanceError("must list at least one job", field="jobs")
         seen: set[str] = set()
+        total_gpus = self._caps[2][-1]
         for i, j in enumerate(self.jobs):
             where = f"jobs[{i}]"
             if not isinstance(j.id, str) or not j.id:
@@ -131,8 +142,8 @@ class RarInstance:
             positive(j.backward_time, f"{where}.backward_time", j.id, allow_zero=True)
             if not _is_number(j.lam) or j.lam < 1:
                 raise InstanceError(f"must be a number >= 1, got {j.lam!r}", field=f"{where}.lambda", job=j.id)
-            if j.gpus > self.cluster.total_gpus:
-                raise InstanceError(f"needs {j.gpus} GPUs but the cluster has {self.cluster.total_gpus}",
+            if j.gpus > total_gpus:
+                raise InstanceError(f"needs {j.gpus} GPUs but the cluster has {total_gpus}",
                                     field=f"{where}.gpus", job=j.id)
         # Paper 000 [D]: phi = floor(1/tau) must be >= 1 under every placement, or the job may never finish.
         for i, j in enumerate(self.jobs):
@@ -190,13 +201,15 @@ def tau_bounds(inst: RarInstance, job: RarJob, explain: bool = False):
     min(G_j, |S|) servers, at least the fewest servers holding G_j GPUs.  With ``explain`` a third item says
     which placement gives the maximum.
     """
-    cluster = inst.cluster
+    biggest, n_servers, cum = inst._caps
     options: list[tuple[float, str]] = []
-    if job.gpus <= cluster.max_server_gpus:
+    if job.gpus <= biggest:
         options.append((iteration_time(inst, job, 1, 0), "one server"))
-    most = min(job.gpus, len(cluster.servers))
+    most = min(job.gpus, n_servers)
     if most >= 2:
-        fewest = max(2, cluster.min_servers_for(job.gpus))
+        if job.gpus > cum[-1]:
+            inst.cluster.min_servers_for(job.gpus)  # raises: the cluster is too small
+        fewest = max(2, bisect.bisect_left(cum, job.gpus) + 1)  # fewest servers holding G_j (largest first)
         p = max_contention(inst)
         options.append((iteration_time(inst, job, fewest, 1), f"{fewest} servers, no contention"))
         options.append((iteration_time(inst, job, most, p), f"{most} servers, contention p={p}"))
@@ -260,7 +273,7 @@ PROBLEM = register_problem(Problem(
     title="RAR-DDLS (paper 000): ring-all-reduce jobs under communication contention, minimise the makespan",
     classes=(RarInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.rar:evaluate",
-    generator="optsched.generators.rar:random_rar_instance",
+    generator="optsched.generators.rar:contended_rar_instance",
     default_algorithm="sjf-bco",
     algorithms={
         "sjf-bco": "optsched.algorithms.sjf_bco",

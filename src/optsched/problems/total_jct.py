@@ -3,7 +3,7 @@
 Problem (8) of paper 001: job i is released at r_i, needs g_i GPUs, runs non-preemptively, and its duration
 depends on its placement (n_i iterations times the per-iteration time alpha_i of the placement, eqs. 4-7).
 Each server has a GPU capacity. Minimise sum_i w_i C_i (w_i = 1: the paper's total completion time). The model
-and the brute force are in ``formulations/total-jct.md``.
+and the brute force are in ``docs/formulations/total-jct.md``.
 
 * :class:`TotalJctInstance`: a :class:`~optsched.cluster.Cluster` and jobs, each with candidate placement
   *shapes* (GPUs per used server, up to server symmetry, e.g. ``(2, 1)``) and an integer duration per shape

@@ -195,6 +195,11 @@ class Workload:
         >>> [j.tracked for j in wl]
         [False, True, True, False, False]
         """
+        if not 0 <= start < end:
+            raise InstanceError(f"must be START:END with 0 <= START < END, got {start}:{end}", field="window")
+        if start >= len(self.jobs):
+            raise InstanceError(f"{start}:{end} tracks no job: the workload has {len(self.jobs)} jobs (positions 0.."
+                                f"{len(self.jobs) - 1} in arrival order)", field="window")
         order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
         rank = {i: r for r, i in enumerate(order)}
         jobs = [replace(j, tracked=start <= rank[i] < end) for i, j in enumerate(self.jobs)]
@@ -290,6 +295,14 @@ def workload_from_csv_text(text: str, name: str = "") -> Workload:
         raise InstanceError("empty CSV: expected a header line with " + ", ".join(REQUIRED), field="header")
     header = [h.strip() for h in rows[0]]
     unknown = [h for h in header if h not in COLUMNS]
+    if unknown and {"name", "time", "application", "num_replicas"} <= set(header):
+        raise InstanceError("this is a Pollux workload CSV (name, time, application, num_replicas): run it by path "
+                            "with 'optsched simulate FILE' or optsched.sim.traces.pollux_workload(path=FILE)",
+                            field="header")
+    if unknown and {"timestamp", "duration", "num_gpus"} <= set(header):
+        raise InstanceError("this is a Philly trace CSV (timestamp, duration, num_gpus): run it by path with "
+                            "'optsched simulate FILE --load L' or optsched.sim.traces.philly_workload(path=FILE)",
+                            field="header")
     if unknown:
         raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
     dup = sorted({h for h in header if header.count(h) > 1})

@@ -3,7 +3,7 @@
 A run is ``simulate(workload, cluster, scheduler=..., placement=..., admission=..., perf=..., mode=...)``; the
 policy composition is data (names, or dicts with a ``"name"`` and options, or policy objects). Other modules
 add policies by name with :func:`register_scheduler` (and ``register_placement`` / ``register_admission`` /
-``register_perf``); the plugin modules ``optsched.sim.asrpt``, ``optsched.sim.drs`` and ``optsched.sim.rl`` are
+``register_perf``); the plugin modules of ``policies.PLUGINS`` (``optsched.sim.asrpt``, ``optsched.sim.deadline``) are
 imported on first use of a name that is not yet known.
 
 >>> from optsched.sim import simulate, Workload, WorkloadJob

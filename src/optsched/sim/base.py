@@ -111,6 +111,12 @@ class SchedulingPolicy:
     def key(self, job: Job, now: float):
         raise NotImplementedError
 
+    def keys(self, jobs: Sequence[Job], now: float) -> list:
+        """``[self.key(j, now) for j in jobs]``; policies may compute it faster (same values), since the
+        running jobs are re-keyed at every decision where keys drift (LAS)."""
+        key = self.key
+        return [key(j, now) for j in jobs]
+
     def reset(self) -> None:
         """Forget everything about a previous run (called through :meth:`Composed.reset`). The built-in
         policies keep no state between decisions (their keys are read from the jobs)."""
@@ -371,11 +377,16 @@ class Composed(SchedulerPlacer):
         self._rebuild_needed = False
 
     def _resort_running(self, now: float) -> None:
-        key, entry = self._key, self._entry
-        r = [(key(j, now), j) for _, j in self._r]
+        """Re-key the running jobs at ``now`` and re-sort them (the list is nearly sorted: timsort is linear on
+        it). The entries are built in one pass by the policy's ``running_entries`` when it has one."""
+        fast = getattr(self.scheduling, "running_entries", None)
+        if fast is not None:
+            r = fast(self._r, now)
+        else:
+            jobs = [j for _, j in self._r]
+            r = [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
         r.sort(key=_first)
-        for e in r:
-            entry[e[1].id] = e
+        self._entry.update({e[1].id: e for e in r})
         self._r = r
 
     # -- engine hooks --------------------------------------------------------------------------------------
@@ -409,8 +420,17 @@ class Composed(SchedulerPlacer):
                 self._insert(self._r, j, now)
         sched = self.scheduling
         self._next_bump = self._bump_top()
-        self._key_change = sched.key_stable_until(view)
-        self._stable_until = sched.decision_stable_until(view) if own else -math.inf
+        fast = getattr(sched, "key_stable_until_running", None)
+        if fast is not None and not self._rebuild_needed:   # the running list is at hand: no scan of the queue
+            self._key_change = fast([j for _, j in self._r], now)
+        else:
+            self._key_change = sched.key_stable_until(view)
+        if not own:
+            self._stable_until = -math.inf
+        elif type(sched).decision_stable_until is SchedulingPolicy.decision_stable_until:
+            self._stable_until = self._key_change           # the default: the same promise, computed once
+        else:
+            self._stable_until = sched.decision_stable_until(view)
         wake = math.inf
         if view.round_s is None and self._q:  # event mode: threshold crossings and bumps are events
             st = self._stable_until
@@ -423,7 +443,10 @@ class Composed(SchedulerPlacer):
             self._rebuild(view)
         elif now >= self._key_change:
             if self.scheduling.waiting_keys_constant:
-                self._resort_running(now)  # only running jobs' keys moved
+                if self._q or type(self.placement).place is not PlacementPolicy.place:
+                    self._resort_running(now)  # only running jobs' keys moved
+                # else: nothing queued, so the walk launches nothing whatever the running order; the running
+                # list stays sorted by its stored keys (insertions and removals keep that) until re-keyed
             else:
                 self._rebuild(view)
         pl = self.placement

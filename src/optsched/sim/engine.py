@@ -54,6 +54,7 @@ import numpy as np
 
 from ..cluster import Cluster
 from ..errors import InstanceError, OptschedError, ScheduleError
+from ..io import progress
 from ..perf.base import PerfModel, RunningJobLike
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload
@@ -111,6 +112,8 @@ class Simulator:
         if mode == "round" and (isinstance(round_s, bool) or not isinstance(round_s, (int, float))
                                 or not round_s > 0 or not math.isfinite(round_s)):
             raise InstanceError(f"must be a positive number of seconds, got {round_s!r}", field="round_s")
+        if not workload.jobs:
+            raise InstanceError("the workload has no jobs: nothing to simulate", field="workload")
         self.workload, self.cluster = workload, cluster
         self.policy = policy if policy is not None else Composed(scheduling or Fifo(), placement or Consolidated())
         self.admission = admission or AcceptAll()
@@ -155,7 +158,7 @@ class Simulator:
         self._pending: list[Job] = []
         self._ts: list[tuple[float, int, int, int]] = []
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
-        self._tracked_left = sum(1 for j in self.jobs if j.tracked)
+        self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
         self._last_decision_s = -math.inf
         self._same_instant = 0
@@ -173,9 +176,10 @@ class Simulator:
         self._bar = None
         self._bar_done = 0
         if self.progress:
-            from tqdm import tqdm  # the progress bar only when asked for
-
-            self._bar = tqdm(total=self._n, unit="job", desc=self.config.get("label", "simulate"), leave=False)
+            # the run ends when the tracked jobs are done (stop_when_tracked_done): count those, so the bar
+            # ends at 100 %
+            self._bar = progress(self._tracked_total if self.stop_when_tracked_done else self._n,
+                                 self.config.get("label", "simulate"), "job")
         self._started = True
         return self.view
 
@@ -281,9 +285,11 @@ class Simulator:
                     ai += 1
                     events += 1
                     self._dirty = True
-                if bar is not None and self._done - self._bar_done >= 200:
-                    bar.update(self._done - self._bar_done)
-                    self._bar_done = self._done
+                if bar is not None:
+                    units = self._tracked_total - self._tracked_left if stop_tracked else self._done
+                    if units - self._bar_done >= 200:
+                        bar.update(units - self._bar_done)
+                        self._bar_done = units
                 # 3. a decision, if one is due at t
                 if round_mode:
                     due = t >= t_s or t >= t_w
@@ -404,7 +410,8 @@ class Simulator:
     def _close_bar(self) -> None:
         bar = getattr(self, "_bar", None)
         if bar is not None:
-            bar.update(self._done - self._bar_done)
+            if self._finished:  # a finished run is 100 %, also when a horizon left jobs unfinished
+                bar.update(bar.total - self._bar_done)
             bar.close()
             self._bar = None
 

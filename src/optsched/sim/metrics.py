@@ -25,7 +25,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..io import save_figure, write_json
+from .. import plot
+from ..io import write_json
 
 PERCENTILES = (25, 50, 75, 90, 95, 99)
 RESULT_FORMAT = "optsched/sim-result@1"
@@ -159,63 +160,34 @@ def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: i
     return out
 
 
-# -- plots -----------------------------------------------------------------------------------------------------
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
+# -- plots (drawn by optsched.plot; these write PNG files) -------------------------------------------------------
 def plot_jct_cdf(results: Mapping[str, SimResult], path, title: str = "JCT CDF (our simulator)") -> None:
-    """One CDF curve per labelled run, log-scaled hours, written atomically as PNG."""
+    """One CDF curve per labelled run, log-scaled hours, written atomically as PNG (:func:`optsched.plot.plot_cdfs`)."""
     plot_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
 
 
 def plot_cdf_curves(curves: Mapping[str, Sequence[float] | np.ndarray], path, title: str = "JCT CDF (our simulator)",
                     ylabel: str = "fraction of jobs", fontsize: int = 8) -> None:
     """One empirical CDF per label from raw JCTs in seconds (sorted here), log-scaled hours, PNG, atomically."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for label, jct in curves.items():
-        x = np.sort(np.asarray(jct, dtype=float))
-        y = np.arange(1, len(x) + 1) / len(x) if len(x) else x
-        ax.step(x / 3600, y, where="post", label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("JCT (hours)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=fontsize)
-    _save(fig, path)
+    plot.save_axes(plot.plot_cdfs(curves, title=title, ylabel=ylabel, fontsize=fontsize), path)
 
 
-def plot_timeline(result: SimResult, path, title: str = "utilisation and queue (our simulator)") -> None:
-    plt = _plt()
-    ts = result.timeseries
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
-    a1.step(ts["t_s"] / 3600, ts["utilisation"], where="post")
-    a1.set_ylabel("GPU utilisation")
-    a2.step(ts["t_s"] / 3600, ts["queued"], where="post", color="C1")
-    a2.set_ylabel("jobs waiting")
-    a2.set_xlabel("time (hours)")
-    a1.set_title(title)
-    _save(fig, path)
+def plot_timeline(result: SimResult, path, title: str | None = None) -> None:
+    """Utilisation, queue and busy GPUs per server over time (:mod:`optsched.plot`), the tracked window shaded,
+    as one PNG written atomically."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
+    plot.utilisation(result, a1, title=title or plot.sim_title(result, "timeline"))
+    a1.set_xlabel("")
+    plot.queue(result, a2, title="")
+    a2.set_xlabel("")
+    plot.occupancy(result, a3, title="")
+    plot.save_axes(a1, path)
 
 
 def plot_vs_load(table: pd.DataFrame, path, metric: str = "avg_jct_s", by: str = "scheduler",
                  title: str | None = None) -> None:
-    """``table`` has columns load, ``by`` and ``metric`` (seconds): one line per ``by`` value, hours on y."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, g in table.groupby(by, sort=False):
-        g = g.sort_values("load")
-        ax.plot(g["load"], g[metric] / 3600, marker="o", label=str(name))
-    ax.set_xlabel("load (jobs/hour)")
-    ax.set_ylabel(metric.replace("_s", "") + " (hours)")
-    ax.set_title(title or f"{metric} vs load (our simulator)")
-    ax.legend(fontsize=8)
-    _save(fig, path)
-
-
-def _save(fig, path) -> None:
-    save_figure(fig, path, bbox_inches="tight")
+    """``table`` has columns load, ``by`` and ``metric`` (seconds): one line per ``by`` value, hours on y
+    (:func:`optsched.plot.plot_vs_load`, which also draws a tidy summary's interval over seeds)."""
+    plot.save_axes(plot.plot_vs_load(table, metric=metric, by=by, title=title), path)

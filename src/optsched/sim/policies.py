@@ -55,6 +55,25 @@ class Las(SchedulingPolicy):
     def key(self, job: Job, now: float):
         return job.attained_at(now) if self.service == "time" else job.attained_gpu_at(now)
 
+    def keys(self, jobs, now: float) -> list:
+        """:meth:`key` for many jobs, the arithmetic of ``Job.attained_at`` / ``attained_gpu_at`` inlined."""
+        if type(self).key is not Las.key:
+            return super().keys(jobs, now)
+        if self.service == "time":
+            return [j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0) for j in jobs]
+        return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0) for j in jobs]
+
+    def running_entries(self, entries, now: float) -> list:
+        """``Composed``'s entries ((priority, key, arrival, index), job) of the jobs of ``entries`` re-keyed at
+        ``now`` in one pass (the same values as :meth:`key`)."""
+        if type(self).key is not Las.key:
+            return [((j.priority, self.key(j, now), j.arrival_s, j.index), j) for _, j in entries]
+        if self.service == "time":
+            return [((j.priority, j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0), j.arrival_s,
+                      j.index), j) for _, j in entries]
+        return [((j.priority, j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0),
+                  j.arrival_s, j.index), j) for _, j in entries]
+
     def describe(self) -> dict:
         return {**super().describe(), "service": self.service}
 
@@ -104,6 +123,13 @@ class Tiresias(SchedulingPolicy):
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.thresholds_gpu_s, self.service = th, service
+        # ids of the jobs seen in the last queue: attained service only grows during a run, so they stay there
+        # (their key is (len(thresholds), arrival) and they never cross again); cleared by reset()
+        self._last: set[str] = set()
+
+    def reset(self) -> None:
+        super().reset()
+        self._last = set()
 
     def service_at(self, job: Job, now: float) -> float:
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
@@ -116,23 +142,76 @@ class Tiresias(SchedulingPolicy):
     def key(self, job: Job, now: float):
         return (self.queue_of(job, now), job.arrival_s)
 
+    def keys(self, jobs, now: float) -> list:
+        """:meth:`key` for many jobs, with ``queue_of``'s arithmetic inlined (same values); the jobs already
+        seen in the last queue are not recomputed."""
+        if type(self).key is not Tiresias.key or type(self).queue_of is not Tiresias.queue_of \
+                or type(self).service_at is not Tiresias.service_at:
+            return super().keys(jobs, now)
+        th, br, last, n_th = self.thresholds_gpu_s, bisect.bisect_right, self._last, len(self.thresholds_gpu_s)
+        gpu = self.service == "gpu"
+        out = []
+        for j in jobs:
+            if j.id in last:
+                out.append((n_th, j.arrival_s))
+                continue
+            running = j.status == RUNNING
+            if gpu:
+                s = j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if running else 0.0)
+            else:
+                s = j.attained_s + (now - j.t_ref if running else 0.0)
+            q = br(th, s + 1e-12 * max(1.0, abs(s)))
+            if q == n_th:
+                last.add(j.id)
+            out.append((q, j.arrival_s))
+        return out
+
     def key_stable_until(self, view: SimView) -> float:
         """The next time a running job's attained service reaches the next threshold (queues change only
         then)."""
-        now, th = view.now, self.thresholds_gpu_s
+        return self.key_stable_until_running([j for j in view.jobs.active.values() if j.status == RUNNING],
+                                             view.now)
+
+    def key_stable_until_running(self, running, now: float) -> float:
+        """:meth:`key_stable_until` given the running jobs (``Composed`` keeps them in a list); one pass, with
+        ``queue_of``'s arithmetic inlined (the same floating-point values)."""
+        th = self.thresholds_gpu_s
+        n_th = len(th)
         best = math.inf
-        for j in view.jobs.active.values():
-            if j.status != RUNNING:
+        if type(self).queue_of is not Tiresias.queue_of or type(self).service_at is not Tiresias.service_at:
+            for j in running:
+                q = self.queue_of(j, now)
+                if q < n_th:
+                    t = now + (th[q] - self.service_at(j, now)) / (j.held_gpus if self.service == "gpu" else 1)
+                    best = min(best, t if t > now else math.nextafter(now, math.inf))
+            return best
+        br = bisect.bisect_right
+        gpu = self.service == "gpu"
+        last = self._last
+        for j in running:
+            if j.id in last:
                 continue
-            q = self.queue_of(j, now)
-            if q >= len(th):
+            if gpu:
+                per_s = j.held_gpus  # GPU-seconds accrue on the GPUs held
+                s = j.attained_gpu_s + ((now - j.t_ref) * per_s if j.status == RUNNING else 0.0)
+            else:
+                per_s = 1
+                s = j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0)
+            q = br(th, s + 1e-12 * max(1.0, abs(s)))
+            if q >= n_th:
+                last.add(j.id)
                 continue
-            per_s = j.held_gpus if self.service == "gpu" else 1  # GPU-seconds accrue on the GPUs held
-            t = now + (th[q] - self.service_at(j, now)) / per_s
+            t = now + (th[q] - s) / per_s
             if t <= now:
                 t = math.nextafter(now, math.inf)
-            best = min(best, t)
+            if t < best:
+                best = t
         return best
+
+    def running_entries(self, entries, now: float) -> list:
+        """``Composed``'s entries of the jobs of ``entries`` re-keyed at ``now`` (see :meth:`keys`)."""
+        jobs = [j for _, j in entries]
+        return [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.keys(jobs, now))]
 
     def describe(self) -> dict:
         return {**super().describe(), "thresholds_gpu_s": list(self.thresholds_gpu_s), "service": self.service}
@@ -280,7 +359,7 @@ PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf"
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.drs", "optsched.sim.contention"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline", "optsched.sim.contention"]
 _plugins_loaded: set[str] = set()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Sequence
 
-from ..cluster import Cluster
+from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
 from ..problems.workload import as_workload
 from .base import LaunchMechanism, MetricCollector
@@ -27,22 +27,11 @@ __all__ = ["simulate"]
 
 
 def _cluster(cluster: Any, servers: int | None, gpus_per_server: int | None) -> Cluster:
-    if isinstance(cluster, Cluster):
-        if servers is not None or gpus_per_server is not None:
-            raise InstanceError("give either a Cluster or servers/gpus_per_server, not both", field="cluster")
-        return cluster
     if cluster is not None:
-        try:
-            servers, gpus_per_server = cluster
-        except (TypeError, ValueError):
-            raise InstanceError(f"must be a Cluster or (servers, gpus_per_server), got {cluster!r}",
-                                field="cluster") from None
-    servers = 32 if servers is None else servers
-    gpus_per_server = 4 if gpus_per_server is None else gpus_per_server
-    for name, v in (("servers", servers), ("gpus_per_server", gpus_per_server)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InstanceError(f"must be a positive integer, got {v!r}", field=name)
-    return Cluster.homogeneous(servers, gpus_per_server)
+        if servers is not None or gpus_per_server is not None:
+            raise InstanceError("give either a cluster or servers/gpus_per_server, not both", field="cluster")
+        return as_cluster(cluster)
+    return as_cluster((32 if servers is None else servers, 4 if gpus_per_server is None else gpus_per_server))
 
 
 def _perf_for_cluster(perf: Any, cluster: Cluster) -> Any:

@@ -47,9 +47,11 @@ import pandas as pd
 
 from ..data import data_path
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0
+JOB_BYTES = 2_000  # a job across the workload, the engine's state and the per-job records (estimate)
 
 # Blox Table 2 (paper section 4): the models assigned to Philly jobs. Iteration times are OUR nominal seconds per
 # iteration on a V100 (Blox's profiles are not published in the paper); with the trace giving the run time they
@@ -311,7 +313,7 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
 
 
 # -- Pollux ----------------------------------------------------------------------------------------------------
-def load_pollux(index: int, path: str | os.PathLike | None = None) -> pd.DataFrame:
+def load_pollux(index: int | None, path: str | os.PathLike | None = None) -> pd.DataFrame:
     """``workload-<index>.csv`` (index 1..8) as a DataFrame (name, time, application, num_replicas, batch_size).
 
     ``path`` defaults to ``pollux-workloads/workload-<index>.csv`` in the data folder (:mod:`optsched.data`;
@@ -344,7 +346,7 @@ def load_pollux(index: int, path: str | os.PathLike | None = None) -> pd.DataFra
     return df
 
 
-def pollux_workload(index: int = 6, load_jph: float | None = None, seed: int = 0, *,
+def pollux_workload(index: int | None = 6, load_jph: float | None = None, seed: int = 0, *,
                     window: tuple[int, int] | None = None, max_gpus: int | None = None,
                     path: str | os.PathLike | None = None) -> Workload:
     """A Pollux workload (160 jobs, arrivals in the busiest 8 hours of the trace, about 20 jobs/hour).
@@ -384,9 +386,11 @@ def pollux_workload(index: int = 6, load_jph: float | None = None, seed: int = 0
     tracked = np.ones(n, dtype=bool) if win is None else (ids >= win[0]) & (ids < win[1])
     jobs = tuple(WorkloadJob(str(name), float(a), int(g), float(d / s), float(s), model=str(app), tracked=bool(tr))
                  for name, a, g, d, s, app, tr in zip(df["name"], t, gpus, dur, it, df["application"], tracked))
-    meta = {"trace": "pollux", "workload": f"workload-{index}", "load_jph": load_jph,
+    stem = f"workload-{index}" if path is None else Path(path).stem
+    meta = {"trace": "pollux", "workload": stem, "load_jph": load_jph,
             "work": "log-uniform GPU-hours within Pollux Table 1 size category"}
-    return Workload(jobs, name=f"pollux-{index}" + (f"-{load_jph:g}jph" if load_jph else ""), seed=seed, meta=meta)
+    base = f"pollux-{index}" if path is None else f"pollux-{stem}"
+    return Workload(jobs, name=base + (f"-{load_jph:g}jph" if load_jph else ""), seed=seed, meta=meta)
 
 
 # -- synthetic -------------------------------------------------------------------------------------------------
@@ -436,12 +440,47 @@ def synthetic_workload(n_jobs: int = 200, load_jph: float = 8.0, seed: int = 0, 
     return Workload(jobs, name=f"synthetic-{n}-{lam:g}jph", seed=seed, meta=meta)
 
 
+# -- files by their header -----------------------------------------------------------------------------------
+POLLUX_COLUMNS = ("name", "time", "application", "num_replicas")
+PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
+
+
+def csv_kind(path: str | os.PathLike) -> str | None:
+    """``"pollux"`` for Pollux's workload CSVs (header ``name,time,application,num_replicas,batch_size``),
+    ``"philly"`` for a Philly trace CSV (``timestamp,duration,num_gpus[,gpu_time,cluster]``), ``"optsched"`` for
+    our workload CSV, ``None`` for anything else (JSON, other headers: the reader of our format reports them).
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
+    >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\n")
+    >>> csv_kind(p)
+    'pollux'
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".csv" or not p.is_file():
+        return None
+    try:
+        with open(p, encoding="utf-8-sig", errors="replace") as fh:
+            header = {h.strip() for h in fh.readline().split(",")}
+    except OSError:
+        return None
+    if set(POLLUX_COLUMNS) <= header:
+        return "pollux"
+    if set(PHILLY_COLUMNS) <= header:
+        return "philly"
+    return "optsched" if {"id", "arrival_s"} <= header else None
+
+
 # -- the CLI's WORKLOAD argument ---------------------------------------------------------------------------------
 def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
                      window: tuple[int, int] | None = None, n_jobs: int | None = None,
                      max_gpus: int | None = None, philly_filter: str = "blox", philly_order: str = "file",
                      philly_frame: pd.DataFrame | None = None) -> Workload:
-    """``philly`` | ``pollux:N`` | ``synthetic`` | a path to a workload file (JSON or CSV, ``docs/formats.md``).
+    """``philly`` | ``pollux:N`` | ``synthetic`` | a path to a workload file: ours (JSON or CSV,
+    ``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV, told apart by their headers
+    (:func:`csv_kind`). A Pollux file follows :func:`pollux_workload` (``load_jph`` rescales its times); a Philly
+    file follows :func:`philly_workload` (Blox's filter, Poisson arrivals at ``load_jph``, default 8; jobs
+    3000-3999 tracked when the filtered file has that many, else every job).
 
     ``load_jph`` applies to the generated kinds (Philly default 8, synthetic default 8; Pollux keeps its own times
     unless given); ``window`` marks the tracked jobs (Philly default 3000:4000; for files and the other kinds every
@@ -471,11 +510,28 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
         wl = pollux_workload(idx, load_jph, seed, window=window, max_gpus=max_gpus)
         return _truncate(wl, n_jobs)
     if spec == "synthetic":
+        require_memory(200 if n_jobs is None else n_jobs, JOB_BYTES, "jobs", field="jobs")
+        # jobs larger than the cluster are left out of the GPU mix (the other kinds drop them from the trace)
+        mix = None if max_gpus is None else {g: w for g, w in DEFAULT_GPU_MIX.items() if g <= max_gpus} or None
         return synthetic_workload(200 if n_jobs is None else n_jobs, 8.0 if load_jph is None else load_jph, seed,
-                                  window=window)
+                                  window=window, gpu_mix=mix)
     p = Path(spec)
     if not p.exists():
         raise InstanceError(f"no such workload file {spec!r} (or use philly, pollux:N, synthetic)", field="workload")
+    kind = csv_kind(p)
+    if kind == "pollux":  # Pollux's own workload-N.csv, by its header
+        wl = pollux_workload(None, load_jph, seed, window=window, max_gpus=max_gpus, path=p)
+        return _truncate(wl, n_jobs)
+    if kind == "philly":  # a Philly trace CSV, by its header: Blox's rules, as for "philly"
+        frame = load_philly(p, order=philly_order)
+        n_filtered = len(philly_jobs(philly_filter, frame=frame))
+        default_window = (3000, 4000) if n_filtered >= 4000 else None
+        return philly_workload(8.0 if load_jph is None else load_jph, seed,
+                               window=default_window if window is None else window, filter=philly_filter,
+                               n_jobs=n_jobs, max_gpus=max_gpus, frame=frame, order=philly_order)
+    if load_jph is not None:
+        raise InstanceError("applies to philly, pollux:N and synthetic; a workload file keeps its arrival times",
+                            field="load")
     wl = read_workload(p)
     if window is not None:
         wl = wl.track_window(*window)
@@ -483,10 +539,12 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
 
 
 def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
-    if n_jobs is None or n_jobs >= len(wl):
+    if n_jobs is None or n_jobs == len(wl):
         return wl
     if n_jobs < 1:
         raise InstanceError(f"must be >= 1, got {n_jobs!r}", field="n_jobs")
+    if n_jobs > len(wl):
+        raise InstanceError(f"asks for {n_jobs:,} jobs but the workload has {len(wl):,}", field="jobs")
     order = sorted(range(len(wl.jobs)), key=lambda i: (wl.jobs[i].arrival_s, i))[:n_jobs]
     return wl.with_jobs([wl.jobs[i] for i in sorted(order)])
 

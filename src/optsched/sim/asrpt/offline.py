@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ...cluster import Cluster
+from ...cluster import as_cluster
 from ...errors import InstanceError
 from ...perf.mixed import MixedPerf
 from ...perf.pipeline import Network
@@ -83,19 +83,8 @@ def run_policy(policy: str | SchedulerPlacer, jobs: Sequence, cluster: Any = (1,
 
     Times are in seconds: a job on placement x runs n_i * alpha_i(x) / 1000 s (eq. 7 is in ms).
     """
-    if isinstance(cluster, Cluster):
-        caps = {s.gpus for s in cluster.servers}
-        if len(caps) != 1:
-            raise InstanceError("paper 001's model needs homogeneous servers", field="cluster")
-        g, cl = caps.pop(), cluster
-    else:
-        try:
-            m, g = cluster
-        except (TypeError, ValueError):
-            raise InstanceError(f"must be a Cluster or (servers, gpus_per_server), got {cluster!r}",
-                                field="cluster") from None
-        cl = Cluster.homogeneous(int(m), int(g))
-    perf = MixedPerf(int(g), nic_gbps, intra_gbs)
+    cl = as_cluster(cluster, homogeneous="paper 001's model")
+    perf = MixedPerf(cl.max_server_gpus, nic_gbps, intra_gbs)
     wl = Workload(tuple(_as_workload_jobs(jobs, perf.network)), name="offline")
     res = simulate(wl, cl, scheduler=policy, perf=perf, mode=mode, seed=seed, **options)
     done = res.job_objects

@@ -1,0 +1,65 @@
+"""``optsched generate deadline ...``: a deadline workload of paper 003 (DRS), or a tiny one for the exact models.
+
+``optsched generate deadline --lam 4 --window-h 24 --seed 0 -o trace.json`` writes the paper's default trace
+(4 nodes x 4 GPUs, 10 / 6 GB/s, alpha shares 10/30/60 %); ``--tiny N`` writes N jobs on a small cluster with
+one-GPU run times of 3-16 grid units (solve it with ``optsched solve FILE -a deadline-cpsat`` or
+``deadline-brute``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ._args import output_file, positive_float, positive_int, seed
+
+
+def register(kinds) -> None:
+    p = kinds.add_parser("deadline", help="deadline workload (paper 003, DRS)",
+                         description="Poisson arrivals over an acceptance window, the paper's models with our "
+                                     "estimated profiles, priorities alpha in {0.5, 1, 1.5} "
+                                     "(optsched.generators.deadline.deadline_workload); with --tiny N, a tiny "
+                                     "instance for the exact models (tiny_deadline_workload). Simulate it with "
+                                     "optsched.sim.deadline.run_deadline; solve a tiny one with "
+                                     "'optsched solve FILE -a deadline-cpsat'.")
+    p.add_argument("--lam", type=positive_float("--lam"), default=4.0, help="arrivals per hour (default 4)")
+    p.add_argument("--window-h", type=positive_float("--window-h"), default=24.0,
+                   help="jobs arrive in [0, window) hours (default 24)")
+    p.add_argument("--nodes", type=positive_int("--nodes"), default=None, help="nodes (default 4; tiny: 2)")
+    p.add_argument("--gpus-per-node", type=positive_int("--gpus-per-node"), default=None,
+                   help="GPUs per node (default 4; tiny: 2)")
+    p.add_argument("--b-intra", type=positive_float("--b-intra"), default=10.0, help="B_intra, GB/s (default 10)")
+    p.add_argument("--b-inter", type=positive_float("--b-inter"), default=6.0, help="B_inter, GB/s (default 6)")
+    p.add_argument("--urgent-share", type=float, default=None,
+                   help="share of alpha = 0.5 jobs (default 0.1; the others keep 1:2)")
+    p.add_argument("--heavy-share", type=float, default=0.2, help="share of AlexNet + VGG-16 jobs (default 0.2)")
+    p.add_argument("--tiny", type=positive_int("--tiny"), default=None, metavar="N",
+                   help="a tiny instance of N jobs instead (for the exact models)")
+    p.add_argument("--time-unit", type=positive_float("--time-unit"), default=60.0,
+                   help="time grid of the exact models, seconds (default 60)")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"),
+                   help="instance JSON file to write ('-' for standard output)")
+    p.set_defaults(build=build)
+
+
+def build(args: argparse.Namespace):
+    from ..generators.deadline import deadline_workload, tiny_deadline_workload
+
+    if args.tiny is not None:
+        return tiny_deadline_workload(args.tiny, nodes=args.nodes or 2, gpus_per_node=args.gpus_per_node or 2,
+                                      seed=args.seed, time_unit_s=args.time_unit, intra_bandwidth=args.b_intra,
+                                      inter_bandwidth=args.b_inter)
+    return deadline_workload(args.lam, args.window_h, nodes=args.nodes or 4, gpus_per_node=args.gpus_per_node or 4,
+                             intra_bandwidth=args.b_intra, inter_bandwidth=args.b_inter,
+                             urgent_share=args.urgent_share, heavy_share=args.heavy_share, seed=args.seed,
+                             time_unit_s=args.time_unit)
+
+
+def summary(wl) -> str:
+    """One line: jobs, cluster, bandwidths, the priority mix and the jobs no plan can finish in time."""
+    mix = "/".join(str(sum(j.alpha == a for j in wl.jobs)) for a in (0.5, 1.0, 1.5))
+    caps = wl.capacities
+    shape = f"{len(caps)} x {caps[0]}" if len(set(caps)) == 1 else "+".join(map(str, caps))
+    return (f"{wl.name}: {len(wl.jobs)} jobs (alpha 0.5/1/1.5: {mix}), {shape} GPUs, "
+            f"B_intra {wl.cluster.intra_bandwidth:g} / B_inter {wl.cluster.inter_bandwidth:g} GB/s, "
+            f"{len(wl.unreachable())} unreachable deadlines")

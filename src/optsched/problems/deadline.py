@@ -1,0 +1,647 @@
+"""Deadline-aware scheduling (paper 003, DRS): jobs with deadlines whose GPU count the scheduler chooses.
+
+A :class:`DeadlineWorkload` is a cluster (nodes with GPUs, the intra-node bandwidth B_intra and the inter-node
+bandwidth B_inter, in GB/s) and :class:`DeadlineJob` s, each a model trained for some epochs on a dataset with a
+per-GPU batch, its parameter count and its profiled one-GPU step time, an arrival time and a priority
+alpha in {0.5, 1, 1.5}. The user does not choose a GPU count: the scheduler does (digest 003, section 1).
+
+The time model (digest 003, eqs. 1-11; [R] marks the digest's reconstructions, each resolved in
+``docs/algorithms/drs.md``) is defined here because validation and the evaluator need it; the performance model
+of the simulator, the plan enumeration and the scores are in :mod:`optsched.perf.ring`:
+
+* eq. (5) [R] ring all-reduce: ``T_comm(N) = 2 (N - 1) / N * params * bytes_per_param / B``, with B = B_intra
+  when every GPU of the plan is on one node and B_inter otherwise (for the whole ring), 0 when N = 1;
+* eq. (2) ``T_step = T_cal + T_comm``; eq. (4) [R] T_cal is the profiled one-GPU step time ``step_time_s``;
+* eqs. (1), (3) [R] ``T_run = epochs * dataset_size / (batch * N) * T_step`` (real division: the last partial
+  batch counts pro rata);
+* eqs. (6), (7) [R] the deadline ``T_dl = arrival + alpha * T_run(1 GPU)``; eq. (9) a job meets it iff
+  ``T_end <= T_dl`` (up to :data:`DEADLINE_TOL_S`, one tolerance used by every part of the package);
+* eq. (11) [R] the speed-up filter: a plan with N >= 2 GPUs is kept iff ``T_comm < (N - 1) T_cal``.
+
+Files: ``optsched/deadline-workload@1`` in JSON (:func:`to_dict`, :func:`from_dict`) and CSV
+(:func:`to_csv_text`, :func:`from_csv_text`), both read by :func:`read_deadline_workload` and written by
+:func:`write_deadline_workload` (``docs/formats.md``). Every bad value raises one
+:class:`~optsched.errors.InstanceError` naming the field and the job: a non-positive epoch count, batch,
+dataset size or parameter count, an unknown model, an alpha outside {0.5, 1, 1.5}, and a job no plan can ever
+run (a dataset smaller than one batch: not even one GPU gets a full step of an epoch).
+
+>>> wl = DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "ResNet-50", 0.0, 1.0, epochs=10),))
+>>> j = wl.jobs[0]
+>>> round(j.run_time_1gpu_s, 1), round(j.deadline_s, 1)
+(1875.0, 1875.0)
+>>> round(wl.run_time_s(j, 4, cross=False), 1) < round(wl.run_time_s(j, 4, cross=True), 1)
+True
+>>> DeadlineJob("b", "ResNet-51", 0.0, 1.0, epochs=1)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+optsched.errors.InstanceError: model (job 'b'): unknown model 'ResNet-51' (known: AlexNet, VGG-16, ResNet-50, ...)
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..cluster import Cluster, Server
+from ..errors import InstanceError
+from ..io import Fields, atomic_open, check_format, read_json, read_text, write_json
+from ..registry import Problem, register_problem
+
+__all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "HEAVY_MODELS", "MODELS", "WEIGHTS",
+           "DeadlineJob", "DeadlineWorkload", "ModelProfile", "comm_time_s", "from_csv_text", "from_dict",
+           "job_weight", "job_weight_int", "meets_deadline", "paper_cluster", "read_deadline_workload", "run_time_s",
+           "speedup_ok", "step_time_s", "to_csv_text", "to_dict", "weight_scale", "write_deadline_workload"]
+
+FORMAT = "optsched/deadline-workload@1"
+#: the priority levels of the paper (section 1 of the digest; smaller is more urgent)
+ALPHAS = (0.5, 1.0, 1.5)
+#: bytes per parameter on the wire (fp32 gradients; the paper's factor is unknown, digest eq. 5)
+BYTES_PER_PARAM = 4
+#: a job meets its deadline iff completion <= deadline + DEADLINE_TOL_S (seconds): one tolerance for the
+#: evaluator, the exact models, the simulator's metrics and the policies, so floating-point noise of a few ulps
+#: never decides a deadline
+DEADLINE_TOL_S = 1e-6
+#: the paper's testbed: 4 nodes x 4 GPUs, 10 GB/s within a node (PCIe + QPI), 6 GB/s across (InfiniBand)
+PAPER_NODES, PAPER_GPUS_PER_NODE, PAPER_B_INTRA, PAPER_B_INTER = 4, 4, 10.0, 6.0
+
+
+def paper_cluster(nodes: int = PAPER_NODES, gpus_per_node: int = PAPER_GPUS_PER_NODE,
+                  intra_bandwidth: float = PAPER_B_INTRA, inter_bandwidth: float = PAPER_B_INTER) -> Cluster:
+    """The paper's cluster (digest 003, section 4): nodes ``n0..`` with GPUs, bandwidths in GB/s.
+
+    >>> c = paper_cluster(); c.total_gpus, c.intra_bandwidth, c.inter_bandwidth
+    (16, 10.0, 6.0)
+    """
+    return Cluster(tuple(Server(f"n{i}", gpus_per_node) for i in range(nodes)), intra_bandwidth=intra_bandwidth,
+                   inter_bandwidth=inter_bandwidth)
+
+
+# -- the model catalogue --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelProfile:
+    """One model of the paper's workloads (Table 1 / Table 2 were lost in the text: every number here is OUR
+    estimate, see ``docs/algorithms/drs.md``): dataset, its training-set size, the per-GPU batch, the parameter
+    count (torchvision-style architecture with the dataset's class count), the one-GPU step time T_cal at
+    that batch on the paper's RTX 2080 Ti (chosen so that the facts the text states about its Fig. 5 hold),
+    and the range of epochs the generator draws from."""
+
+    name: str
+    dataset: str
+    dataset_size: int
+    batch: int
+    params: int
+    step_time_s: float
+    epochs: tuple[int, int]
+
+    @property
+    def epoch_time_1gpu_s(self) -> float:
+        """One epoch on one GPU: dataset_size / batch * T_cal."""
+        return self.dataset_size / self.batch * self.step_time_s
+
+
+_CIFAR, _UCF = ("CIFAR-100", 50_000), ("UCF-101", 9_537)
+#: the models the text names: CIFAR-100 image classification (Table 1) and UCF-101 action recognition
+MODELS: dict[str, ModelProfile] = {m.name: m for m in (
+    ModelProfile("AlexNet", *_CIFAR, 16, 57_413_540, 0.010, (90, 270)),
+    ModelProfile("VGG-16", *_CIFAR, 16, 134_670_244, 0.058, (30, 90)),
+    ModelProfile("ResNet-50", *_CIFAR, 16, 23_712_932, 0.060, (60, 180)),
+    ModelProfile("TSN", *_UCF, 16, 23_714_981, 0.32, (60, 180)),
+    ModelProfile("TSM", *_UCF, 16, 23_714_981, 0.36, (45, 150)),
+    ModelProfile("R(2+1)D", *_UCF, 16, 31_351_938, 0.45, (45, 135)),
+    ModelProfile("Slow-Only", *_UCF, 16, 31_840_000, 0.50, (45, 120)),
+)}
+#: the parameter-heavy, compute-light models of Fig. 11's "restricted" queue
+HEAVY_MODELS = ("AlexNet", "VGG-16")
+
+
+# -- the time model (eqs. 1-11) -------------------------------------------------------------------------------
+def comm_time_s(n_gpu: int, params: float, bandwidth_gbs: float, bytes_per_param: float = BYTES_PER_PARAM) -> float:
+    """Eq. (5) [R]: ring all-reduce of ``params`` parameters over ``n_gpu`` GPUs at ``bandwidth_gbs`` GB/s.
+
+    >>> comm_time_s(1, 1e9, 10.0), comm_time_s(2, 2.5e9, 10.0)
+    (0.0, 1.0)
+    """
+    if n_gpu <= 1:
+        return 0.0
+    return 2.0 * (n_gpu - 1) / n_gpu * params * bytes_per_param / (bandwidth_gbs * 1e9)
+
+
+def step_time_s(step_1gpu_s: float, n_gpu: int, params: float, bandwidth_gbs: float,
+                bytes_per_param: float = BYTES_PER_PARAM) -> float:
+    """Eq. (2): one step (one batch per GPU) on ``n_gpu`` GPUs, T_cal + T_comm."""
+    return step_1gpu_s + comm_time_s(n_gpu, params, bandwidth_gbs, bytes_per_param)
+
+
+def run_time_s(work_batches: float, step_1gpu_s: float, n_gpu: int, params: float, bandwidth_gbs: float,
+               bytes_per_param: float = BYTES_PER_PARAM) -> float:
+    """Eqs. (1), (3): ``work_batches`` one-GPU batches (epochs x dataset / batch) on ``n_gpu`` GPUs, each step
+    processing ``n_gpu`` batches in T_step.
+
+    >>> run_time_s(100, 0.5, 1, 1e6, 10.0), run_time_s(100, 0.5, 2, 0.0, 10.0)
+    (50.0, 25.0)
+    """
+    return work_batches / n_gpu * step_time_s(step_1gpu_s, n_gpu, params, bandwidth_gbs, bytes_per_param)
+
+
+def speedup_ok(step_1gpu_s: float, n_gpu: int, params: float, bandwidth_gbs: float,
+               bytes_per_param: float = BYTES_PER_PARAM) -> bool:
+    """Eq. (11) [R]: a multi-GPU plan is worth running iff T_comm < (N - 1) T_cal, i.e. one epoch on N GPUs is
+    shorter than on one (eq. 10); always true for N = 1.
+
+    >>> speedup_ok(0.01, 2, 57e6, 10.0), speedup_ok(0.06, 2, 24e6, 6.0), speedup_ok(0.01, 1, 1e12, 1.0)
+    (False, True, True)
+    """
+    if n_gpu <= 1:
+        return True
+    return comm_time_s(n_gpu, params, bandwidth_gbs, bytes_per_param) < (n_gpu - 1) * step_1gpu_s
+
+
+def meets_deadline(completion_s: float, deadline_s: float) -> bool:
+    """Eq. (9): T_end <= T_dl, up to :data:`DEADLINE_TOL_S`.
+
+    >>> meets_deadline(10.0, 10.0), meets_deadline(10.0000001, 10.0), meets_deadline(11.0, 10.0)
+    (True, True, False)
+    """
+    return completion_s <= deadline_s + DEADLINE_TOL_S
+
+
+#: how deadlines met are counted: ``count`` (R_trace's numerator, eq. 13) or ``urgency`` (each job weighs
+#: 1 / alpha: an urgent job, alpha = 0.5, counts twice, a relaxed one, alpha = 1.5, two thirds)
+WEIGHTS = ("count", "urgency")
+
+
+def job_weight(alpha: float, weights: str = "count") -> float:
+    """The weight of a met deadline under ``weights`` (:data:`WEIGHTS`).
+
+    >>> job_weight(0.5, "count"), job_weight(0.5, "urgency"), job_weight(1.5, "urgency")
+    (1.0, 2.0, 0.6666666666666666)
+    """
+    if weights == "count":
+        return 1.0
+    if weights == "urgency":
+        return 1.0 / alpha
+    raise InstanceError(f"must be one of {', '.join(WEIGHTS)}, got {weights!r}", field="weights")
+
+
+def job_weight_int(alpha: float, weights: str = "count") -> int:
+    """:func:`job_weight` times 3 (``urgency``) as an integer, for the exact models: 6, 3, 2 for alpha = 0.5,
+    1, 1.5; 1 for ``count``. Divide a total by :func:`weight_scale` to get :func:`job_weight` units."""
+    w = job_weight(alpha, weights)
+    return 1 if weights == "count" else int(round(3 * w))
+
+
+def weight_scale(weights: str = "count") -> int:
+    """The factor between :func:`job_weight_int` and :func:`job_weight`."""
+    job_weight(1.0, weights)  # validates the name
+    return 1 if weights == "count" else 3
+
+
+# -- jobs ----------------------------------------------------------------------------------------------------
+def _real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class DeadlineJob:
+    """One job: ``model`` (a :data:`MODELS` name), ``arrival_s``, priority ``alpha``, ``epochs`` to train,
+    and the profile: ``dataset_size`` (samples), per-GPU ``batch``, ``params`` (parameter count),
+    ``step_time_s`` (T_cal, one batch on one GPU). Profile fields left as None take the catalogue's values.
+
+    >>> j = DeadlineJob("a", "VGG-16", 60.0, 0.5, epochs=2)
+    >>> j.batch, j.work_batches, round(j.run_time_1gpu_s, 2), round(j.deadline_s, 2)
+    (16, 6250.0, 362.5, 241.25)
+    """
+
+    id: str
+    model: str
+    arrival_s: float
+    alpha: float
+    epochs: float
+    dataset_size: int | None = None
+    batch: int | None = None
+    params: int | None = None
+    step_time_s: float | None = None
+
+    def __post_init__(self) -> None:
+        jid = self.id
+        if not isinstance(jid, str) or not jid:
+            raise InstanceError(f"must be a non-empty string, got {jid!r}", field="id",
+                                job=jid if isinstance(jid, str) else None)
+
+        def bad(name: str, msg: str):
+            raise InstanceError(f"{msg}, got {getattr(self, name)!r}", field=name, job=jid)
+
+        if not isinstance(self.model, str) or self.model not in MODELS:
+            raise InstanceError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})", field="model", job=jid)
+        prof = MODELS[self.model]
+        for name in ("dataset_size", "batch", "params", "step_time_s"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, getattr(prof, name))
+        if not _real(self.arrival_s) or self.arrival_s < 0:
+            bad("arrival_s", "must be a finite number >= 0")
+        if not _real(self.alpha) or float(self.alpha) not in ALPHAS:
+            bad("alpha", f"must be one of {', '.join(f'{a:g}' for a in ALPHAS)}")
+        if not _real(self.epochs) or self.epochs <= 0:
+            bad("epochs", "must be a positive number")
+        ints: dict[str, int] = {}
+        for name in ("dataset_size", "batch", "params"):
+            v: Any = getattr(self, name)
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+                object.__setattr__(self, name, v)
+            elif isinstance(v, bool) or not isinstance(v, int):
+                bad(name, "must be a positive integer")
+            if v < 1:
+                bad(name, "must be a positive integer")
+            ints[name] = v
+        step: Any = self.step_time_s
+        if not _real(step) or step <= 0:
+            bad("step_time_s", "must be a positive number (seconds)")
+        if ints["dataset_size"] < ints["batch"]:
+            raise InstanceError(f"{self.dataset_size} samples are fewer than one batch of {self.batch}: no plan can "
+                                "ever run a step of an epoch", field="dataset_size", job=jid)
+        for name in ("arrival_s", "alpha", "epochs", "step_time_s"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    # the fields are set by __post_init__; these typed views keep mypy honest
+    @property
+    def n_samples(self) -> int:
+        assert self.dataset_size is not None
+        return self.dataset_size
+
+    @property
+    def t_cal(self) -> float:
+        """T_cal: one batch on one GPU (s)."""
+        assert self.step_time_s is not None
+        return self.step_time_s
+
+    @property
+    def n_params(self) -> int:
+        assert self.params is not None
+        return self.params
+
+    @property
+    def per_gpu_batch(self) -> int:
+        assert self.batch is not None
+        return self.batch
+
+    @property
+    def work_batches(self) -> float:
+        """The work in one-GPU batches: epochs x dataset_size / batch."""
+        return self.epochs * self.n_samples / self.per_gpu_batch
+
+    @property
+    def max_gpus(self) -> int:
+        """The most GPUs a plan may give the job: each GPU gets at least one batch per epoch (N_step >= 1)."""
+        return self.n_samples // self.per_gpu_batch
+
+    @property
+    def run_time_1gpu_s(self) -> float:
+        """T_run on one GPU (the job's "maximum run time")."""
+        return self.work_batches * self.t_cal
+
+    @property
+    def deadline_s(self) -> float:
+        """Eqs. (6)-(7): T_dl = T_arr + alpha * T_run(1 GPU)."""
+        return self.arrival_s + self.alpha * self.run_time_1gpu_s
+
+    def to_record(self) -> dict[str, Any]:
+        return {c: getattr(self, c) for c in COLUMNS}
+
+
+COLUMNS = ("id", "model", "arrival_s", "alpha", "epochs", "dataset_size", "batch", "params", "step_time_s")
+_REQUIRED = ("id", "model", "arrival_s", "alpha", "epochs")
+
+
+# -- the workload ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeadlineWorkload:
+    """A cluster and deadline jobs; validated at construction. ``time_unit_s`` is the time grid of the exact
+    model (:mod:`optsched.exact.deadline`) and of the round-mode runs compared with it; the policies and the
+    evaluator work in continuous time. ``bytes_per_param`` is the gradient size per parameter on the wire.
+
+    >>> DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "TSN", 0, 1, 1), DeadlineJob("a", "TSN", 5, 1, 1)))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[1].id (job 'a'): duplicate job id (first at jobs[0])
+    """
+
+    cluster: Cluster
+    jobs: tuple[DeadlineJob, ...]
+    name: str = ""
+    seed: int | None = None
+    time_unit_s: float = 60.0
+    bytes_per_param: float = BYTES_PER_PARAM
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "meta", dict(self.meta or {}))
+        if not isinstance(self.cluster, Cluster):
+            raise InstanceError(f"must be a Cluster, got {type(self.cluster).__name__}", field="cluster")
+        seen: dict[str, int] = {}
+        for i, j in enumerate(self.jobs):
+            if not isinstance(j, DeadlineJob):
+                raise InstanceError(f"must be a DeadlineJob, got {type(j).__name__}", field=f"jobs[{i}]")
+            if j.id in seen:
+                raise InstanceError(f"duplicate job id (first at jobs[{seen[j.id]}])", field=f"jobs[{i}].id",
+                                    job=j.id)
+            seen[j.id] = i
+        for name in ("time_unit_s", "bytes_per_param"):
+            v = getattr(self, name)
+            if not _real(v) or v <= 0:
+                raise InstanceError(f"must be a positive number, got {v!r}", field=name)
+            object.__setattr__(self, name, float(v))
+        if not isinstance(self.name, str):
+            raise InstanceError(f"must be a string, got {self.name!r}", field="name")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise InstanceError(f"must be an integer or absent, got {self.seed!r}", field="seed")
+
+    # -- derived ----------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def total_gpus(self) -> int:
+        return self.cluster.total_gpus
+
+    @property
+    def capacities(self) -> tuple[int, ...]:
+        """GPUs per node, in node order."""
+        return tuple(s.gpus for s in self.cluster.servers)
+
+    def job(self, job_id: str) -> DeadlineJob:
+        for j in self.jobs:
+            if j.id == job_id:
+                return j
+        raise KeyError(job_id)
+
+    def bandwidth(self, cross: bool) -> float:
+        """B of a plan: B_inter if it spans several nodes, B_intra otherwise (GB/s)."""
+        return self.cluster.inter_bandwidth if cross else self.cluster.intra_bandwidth
+
+    def step_time_s(self, job: DeadlineJob, n_gpu: int, cross: bool) -> float:
+        """Eq. (2) for ``job`` on ``n_gpu`` GPUs, on one node (``cross=False``) or several."""
+        return step_time_s(job.t_cal, n_gpu, job.n_params, self.bandwidth(cross), self.bytes_per_param)
+
+    def run_time_s(self, job: DeadlineJob, n_gpu: int, cross: bool, work_batches: float | None = None) -> float:
+        """Eq. (1): the job's run time (or that of ``work_batches`` of its batches) on a plan."""
+        w = job.work_batches if work_batches is None else work_batches
+        return run_time_s(w, job.t_cal, n_gpu, job.n_params, self.bandwidth(cross), self.bytes_per_param)
+
+    def best_run_time_s(self, job: DeadlineJob) -> float:
+        """The shortest T_run over every plan the cluster admits (one node when it fits, else across nodes)."""
+        big = max(self.capacities)
+        best = math.inf
+        for n in range(1, min(self.total_gpus, job.max_gpus) + 1):
+            best = min(best, self.run_time_s(job, n, cross=n > big))
+        return best
+
+    def unreachable(self) -> list[str]:
+        """Ids of the jobs no plan meets the deadline of, even alone on the empty cluster at arrival (valid
+        jobs: a scheduler simply cannot satisfy them; every count of deadlines met leaves them out).
+
+        >>> DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "AlexNet", 0, 0.5, 1),)).unreachable()
+        ['a']
+        """
+        return [j.id for j in self.jobs if not meets_deadline(j.arrival_s + self.best_run_time_s(j), j.deadline_s)]
+
+    def with_jobs(self, jobs: Iterable[DeadlineJob], **changes: Any) -> DeadlineWorkload:
+        """A copy with other jobs (and optionally other fields)."""
+        return replace(self, jobs=tuple(jobs), **changes)
+
+    def to_frame(self):
+        """The jobs as a pandas DataFrame: the :data:`COLUMNS` plus ``run_time_1gpu_s`` and ``deadline_s``."""
+        import pandas as pd
+
+        rows = [{**j.to_record(), "run_time_1gpu_s": j.run_time_1gpu_s, "deadline_s": j.deadline_s} for j in self.jobs]
+        return pd.DataFrame(rows, columns=[*COLUMNS, "run_time_1gpu_s", "deadline_s"])
+
+
+# -- JSON -----------------------------------------------------------------------------------------------------
+def to_dict(wl: DeadlineWorkload) -> dict[str, Any]:
+    """The JSON document (every job field written, catalogue defaults included)."""
+    out: dict[str, Any] = {"format": FORMAT}
+    if wl.name:
+        out["name"] = wl.name
+    if wl.seed is not None:
+        out["seed"] = wl.seed
+    out["time_unit_s"] = wl.time_unit_s
+    out["bytes_per_param"] = wl.bytes_per_param
+    out["cluster"] = {"servers": [{"id": s.id, "gpus": s.gpus} for s in wl.cluster.servers],
+                      "intra_bandwidth": wl.cluster.intra_bandwidth, "inter_bandwidth": wl.cluster.inter_bandwidth}
+    if wl.meta:
+        out["meta"] = _plain(wl.meta)
+    out["jobs"] = [j.to_record() for j in wl.jobs]
+    return out
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (str, bool, int, float)) or x is None:
+        return x
+    try:  # numpy scalars
+        return x.item()
+    except AttributeError:
+        return str(x)
+
+
+def _job(rec: Mapping[str, Any], where: str) -> DeadlineJob:
+    jid = rec.get("id") if isinstance(rec, Mapping) else None
+    jf = Fields(rec, where, jid if isinstance(jid, str) else None).only(*COLUMNS)
+    for name in _REQUIRED:
+        jf.raw(name)
+    try:
+        return DeadlineJob(**{k: rec[k] for k in COLUMNS if k in rec})
+    except InstanceError as exc:
+        raise InstanceError(exc.reason, field=f"{where}.{exc.field}" if exc.field else where, job=exc.job) from None
+
+
+def from_dict(data: Mapping[str, Any], name: str = "") -> DeadlineWorkload:
+    """Validate a parsed ``optsched/deadline-workload@1`` JSON document (errors name the field path and job).
+
+    >>> from_dict({"format": FORMAT, "jobs": [{"id": "a", "model": "TSN", "arrival_s": 0, "alpha": 2,
+    ...                                         "epochs": 3}]})
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: jobs[0].alpha (job 'a'): must be one of 0.5, 1, 1.5, got 2
+    """
+    top = Fields(data, "").only("format", "name", "seed", "time_unit_s", "bytes_per_param", "cluster", "meta",
+                                "jobs")
+    check_format(data, FORMAT)
+    cluster = paper_cluster()
+    if "cluster" in data:
+        cf = top.obj("cluster").only("servers", "intra_bandwidth", "inter_bandwidth")
+        servers = []
+        for i, s in enumerate(cf.array("servers")):
+            sf = Fields(s, f"cluster.servers[{i}]").only("id", "gpus")
+            servers.append(Server(sf.string("id"), sf.integer("gpus")))
+        cluster = Cluster(tuple(servers), intra_bandwidth=cf.number("intra_bandwidth", PAPER_B_INTRA),
+                          inter_bandwidth=cf.number("inter_bandwidth", PAPER_B_INTER))
+    meta = data.get("meta", {})
+    if not isinstance(meta, Mapping):
+        raise InstanceError(f"must be an object, got {type(meta).__name__}", field="meta")
+    seed = top.integer("seed") if "seed" in data else None
+    jobs = tuple(_job(j, f"jobs[{i}]") for i, j in enumerate(top.array("jobs")))
+    try:
+        return DeadlineWorkload(cluster, jobs, str(data.get("name", name) or name), seed,
+                                top.number("time_unit_s", 60.0), top.number("bytes_per_param", BYTES_PER_PARAM),
+                                meta)
+    except InstanceError:
+        raise
+    except TypeError as exc:  # pragma: no cover - defensive
+        raise InstanceError(str(exc)) from None
+
+
+# -- CSV ------------------------------------------------------------------------------------------------------
+# instance-level fields of the CSV flavour, on "# key: value" lines before the header
+_CSV_KEYS = ("format", "name", "seed", "servers", "intra_bandwidth", "inter_bandwidth", "time_unit_s",
+             "bytes_per_param")
+
+
+def to_csv_text(wl: DeadlineWorkload) -> str:
+    """The CSV flavour: ``# key: value`` lines (format, name, seed, servers as GPUs per node, bandwidths, time
+    unit, bytes per parameter), then a header with the :data:`COLUMNS` and one job per line. ``meta`` is not
+    carried (JSON only)."""
+    buf = _io.StringIO()
+    buf.write(f"# format: {FORMAT}\n")
+    if wl.name:
+        buf.write(f"# name: {wl.name}\n")
+    if wl.seed is not None:
+        buf.write(f"# seed: {wl.seed}\n")
+    buf.write(f"# servers: {','.join(str(c) for c in wl.capacities)}\n")
+    buf.write(f"# intra_bandwidth: {wl.cluster.intra_bandwidth!r}\n# inter_bandwidth: {wl.cluster.inter_bandwidth!r}\n")
+    buf.write(f"# time_unit_s: {wl.time_unit_s!r}\n# bytes_per_param: {wl.bytes_per_param!r}\n")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for j in wl.jobs:
+        w.writerow([repr(v) if isinstance(v, float) else v for v in (getattr(j, c) for c in COLUMNS)])
+    return buf.getvalue()
+
+
+def _csv_number(text: str, where: str, job: str | None = None) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise InstanceError(f"must be a number, got {text!r}", field=where, job=job) from None
+    if not math.isfinite(v):
+        raise InstanceError(f"must be a finite number, got {text!r}", field=where, job=job)
+    return v
+
+
+def from_csv_text(text: str, name: str = "") -> DeadlineWorkload:
+    """Read the CSV flavour; cluster fields absent from the ``#`` lines default to the paper's testbed.
+
+    >>> wl = from_csv_text("# servers: 2,2\\nid,model,arrival_s,alpha,epochs\\na,ResNet-50,0,1.5,2\\n")
+    >>> wl.capacities, wl.jobs[0].params
+    ((2, 2), 23712932)
+    """
+    header_opts: dict[str, str] = {}
+    lines = text.splitlines()
+    body_start = 0
+    for k, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            continue
+        if not s.startswith("#"):
+            body_start = k
+            break
+        key, sep, value = s[1:].partition(":")
+        key = key.strip()
+        if not sep or key not in _CSV_KEYS:
+            raise InstanceError(f"unknown header line {s!r} (known keys: {', '.join(_CSV_KEYS)})", field="header")
+        header_opts[key] = value.strip()
+    else:
+        body_start = len(lines)
+    if "format" in header_opts and header_opts["format"] != FORMAT:
+        raise InstanceError(f"expected {FORMAT!r}, got {header_opts['format']!r}", field="format")
+    rows = [r for r in csv.reader(_io.StringIO("\n".join(lines[body_start:]))) if any(c.strip() for c in r)]
+    if not rows:
+        raise InstanceError("empty CSV: expected a header line with " + ", ".join(_REQUIRED), field="header")
+    header = [h.strip() for h in rows[0]]
+    unknown = [h for h in header if h not in COLUMNS]
+    if unknown:
+        raise InstanceError(f"unknown column(s) {unknown} (known: {', '.join(COLUMNS)})", field="header")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InstanceError(f"duplicate column(s) {dup}", field="header")
+    missing = [c for c in _REQUIRED if c not in header]
+    if missing:
+        raise InstanceError(f"missing required column(s) {missing}", field="header")
+    jobs = []
+    for i, row in enumerate(rows[1:]):
+        where = f"jobs[{i}]"
+        if len(row) != len(header):
+            raise InstanceError(f"has {len(row)} cells, the header has {len(header)}", field=where)
+        cells = {h: c.strip() for h, c in zip(header, row)}
+        jid = cells.get("id") or None
+        rec: dict[str, Any] = {}
+        for col, cell in cells.items():
+            if cell == "":
+                if col in _REQUIRED:
+                    raise InstanceError("missing value", field=f"{where}.{col}", job=jid)
+                continue
+            rec[col] = cell if col in ("id", "model") else _csv_number(cell, f"{where}.{col}", jid)
+        jobs.append(_job(rec, where))
+    caps = [PAPER_GPUS_PER_NODE] * PAPER_NODES
+    if "servers" in header_opts:
+        try:
+            caps = [int(x) for x in header_opts["servers"].split(",")]
+        except ValueError:
+            raise InstanceError(f"must list GPUs per node like 4,4,4,4, got {header_opts['servers']!r}",
+                                field="servers") from None
+    servers = tuple(Server(f"n{i}", c) for i, c in enumerate(caps))
+    cluster = Cluster(servers, intra_bandwidth=_csv_number(header_opts.get("intra_bandwidth", str(PAPER_B_INTRA)),
+                                                           "intra_bandwidth"),
+                      inter_bandwidth=_csv_number(header_opts.get("inter_bandwidth", str(PAPER_B_INTER)),
+                                                  "inter_bandwidth"))
+    seed = None
+    if "seed" in header_opts:
+        try:
+            seed = int(header_opts["seed"])
+        except ValueError:
+            raise InstanceError(f"must be an integer, got {header_opts['seed']!r}", field="seed") from None
+    return DeadlineWorkload(cluster, tuple(jobs), header_opts.get("name", name) or name, seed,
+                            _csv_number(header_opts.get("time_unit_s", "60"), "time_unit_s"),
+                            _csv_number(header_opts.get("bytes_per_param", str(BYTES_PER_PARAM)), "bytes_per_param"))
+
+
+def read_deadline_workload(path: str | os.PathLike) -> DeadlineWorkload:
+    """Read a deadline workload: CSV if the name ends in ``.csv``, JSON otherwise."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        return from_csv_text(read_text(p, encoding="utf-8-sig"), name=p.stem)
+    return from_dict(read_json(p), name=p.stem)
+
+
+def write_deadline_workload(wl: DeadlineWorkload, path: str | os.PathLike) -> None:
+    """Write atomically: CSV if the name ends in ``.csv``, JSON otherwise."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        with atomic_open(p, encoding="utf-8", newline="") as fh:
+            fh.write(to_csv_text(wl))
+    else:
+        write_json(p, to_dict(wl))
+
+
+PROBLEM = register_problem(Problem(
+    name="deadline",
+    title="deadline-aware scheduling (paper 003, DRS): the scheduler picks GPU counts; maximise deadlines met",
+    classes=(DeadlineWorkload,), format=FORMAT, reader=from_dict, writer=to_dict,
+    evaluator="optsched.evaluators.deadline:evaluate",
+    generator="optsched.generators.deadline:deadline_workload",
+    default_algorithm="deadline-cpsat",
+    algorithms={"deadline-cpsat": "optsched.exact.deadline", "deadline-brute": "optsched.exact.deadline"},
+))

@@ -1,0 +1,49 @@
+"""Deadline-aware policies of the simulator (paper 003, DRS) and their baselines.
+
+Importing this package registers the names (``simulate(..., scheduler=NAME)``; the simulator imports it on
+first use of an unknown name), and the ``ring`` performance model (:class:`optsched.perf.ring.RingPerf`):
+
+=================  ============================================================================================
+``drs``            DRS: plan decision (section 3.1), least-slack job choice, best-fit allocation (3.2),
+                   migration when more than half the nodes are migratable (3.3); :mod:`.drs`
+``norm``           DRS without migration (the paper's NoRM)
+``edf``            earliest deadline first on all of the cluster's GPUs (the paper's EDF); :mod:`.baselines`
+``deadline-fifo``  arrival order on all of the cluster's GPUs (the paper's FIFO)
+``themis``         Themis simplified: finish-time-fair split of the GPUs, batches started together;
+                   :mod:`.themis` (its core, :func:`ftf_allocate`, serves any policy set)
+``elasticflow``    ElasticFlow-style admission control (scheduler and admission of that name): guaranteed
+                   deadlines, fewest GPUs that meet them, leftovers lent; :mod:`.elasticflow`
+=================  ============================================================================================
+
+Every policy here chooses GPU counts (``elastic = True``) and plans with the run's performance model: the ring
+model of paper 003 (``perf="ring"``, what :func:`run_deadline` uses), or any model whose time depends on the GPU
+count and on one node vs several (:mod:`.common`).
+:func:`run_deadline` runs a :class:`~optsched.problems.deadline.DeadlineWorkload` under any of them (or under
+the simulator's LAS and Tiresias) and returns the deadline metrics (:mod:`.metrics`). The rules and every
+reading of the paper: ``docs/algorithms/drs.md``.
+
+>>> from optsched.generators.deadline import deadline_workload
+>>> wl = deadline_workload(lam=2, window_h=4, seed=0)
+>>> m = run_deadline(wl, "drs").metrics
+>>> 0 <= m["r_trace"] <= 1, m["jobs"] == len(wl)
+(True, True)
+"""
+
+from __future__ import annotations
+
+from ...perf.ring import RingPerf
+from ..policies import register_perf
+from .baselines import EDF, DeadlineFIFO, WholeCluster
+from .drs import DRS, Choice, MigrationEvent, NoRM, migratable_nodes, migration_plan, plan_decision
+from .elasticflow import ElasticFlow, ElasticFlowAdmission, Reservation, reserve
+from .metrics import deadline_metrics, met_mask, plot_metric_vs, plot_utilisation, utilisation_series
+from .run import PAPER_POLICIES, POLICIES, DeadlineRun, request_gpus, run_deadline, to_workload
+from .themis import ThemisFTF, ftf_allocate, rho
+
+register_perf("ring")(RingPerf)
+
+__all__ = ["DRS", "EDF", "PAPER_POLICIES", "POLICIES", "Choice", "DeadlineFIFO", "DeadlineRun", "ElasticFlow",
+           "ElasticFlowAdmission", "MigrationEvent", "NoRM", "Reservation", "ThemisFTF", "WholeCluster",
+           "deadline_metrics", "ftf_allocate", "met_mask", "migratable_nodes", "migration_plan", "plan_decision",
+           "plot_metric_vs", "plot_utilisation", "request_gpus", "reserve", "rho", "run_deadline", "to_workload",
+           "utilisation_series"]

@@ -1,0 +1,170 @@
+"""What the deadline policies share: per-job run times by GPU count through the view's performance model, and
+the allocation of section 3.2 (best fit on ascending free GPUs; fragments first for cross-node plans).
+
+The policies ask the performance model (``view.perf``, the ring model of paper 003 in the deadline runs) for
+the time of hypothetical placements (:func:`hypothetical`), so they run with any model whose time depends on the
+GPU count and on one node vs several (the constant model of Blox too: there a GPU more never helps).
+
+>>> import numpy as np
+>>> allocate(np.array([3, 1, 4, 2]), 2, cross=False)     # best fit: the node with the fewest free GPUs >= 2
+{3: 2}
+>>> allocate(np.array([3, 1, 4, 2]), 5, cross=True)      # fragments first: 1, then 2, then 2 of the 3
+{1: 1, 3: 2, 0: 2}
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...perf.base import PerfModel
+from ..state import Job, Placement
+
+__all__ = ["JobTimes", "allocate", "deadline_of", "grow", "hypothetical", "place", "shrink"]
+
+
+_SINGLE: dict[int, Placement] = {}
+_CROSS: dict[int, Placement] = {}
+
+
+def hypothetical(n: int, cross: bool) -> Placement:
+    """A placement of ``n`` GPUs on one node, or across two (``cross``): what a plan looks like to a
+    performance model that depends only on the GPU count and on one node vs several (ring, constant)."""
+    table = _CROSS if cross else _SINGLE
+    pl = table.get(n)
+    if pl is None:
+        pl = table[n] = Placement.of({0: n - 1, 1: 1} if cross and n > 1 else {0: n})
+    return pl
+
+
+class JobTimes:
+    """A job's time on n GPUs on one node or across nodes, for its remaining ``work``, through any
+    performance model (:meth:`of`: the view's ``perf`` and the simulator's job; seconds per unit of work from
+    ``alone_time_s`` on :func:`hypothetical` placements, cached), or through a function ``batch_time(n, cross)``
+    (tests, offline use). ``max_gpus``: the most GPUs the job can use (its spec's, else unbounded).
+
+    >>> jt = JobTimes(lambda n, cross: 1.0 / n, work=100.0)
+    >>> jt.run_time_s(4, False), jt.useful(4, False), JobTimes(lambda n, c: 1.0, 10.0).useful(2, False)
+    (25.0, True, False)
+    """
+
+    __slots__ = ("_fn", "_cache", "work", "max_gpus")
+
+    def __init__(self, batch_time: Callable[[int, bool], float], work: float, max_gpus: int = 1 << 30):
+        self._fn = batch_time
+        self._cache: dict[tuple[int, bool], float] = {}
+        self.work, self.max_gpus = float(work), int(max_gpus)
+
+    @classmethod
+    def of(cls, job: Job, perf: PerfModel, now: float) -> JobTimes:
+        max_gpus = getattr(job.spec, "max_gpus", None)
+        return cls(lambda n, cross: perf.alone_time_s(job, hypothetical(n, cross)), job.remaining_iterations(now),
+                   int(max_gpus) if max_gpus else 1 << 30)
+
+    def batch_time(self, n: int, cross: bool) -> float:
+        """Seconds per unit of work on n GPUs."""
+        key = (n, cross and n > 1)
+        t = self._cache.get(key)
+        if t is None:
+            t = self._cache[key] = float(self._fn(n, key[1]))
+        return t
+
+    def run_time_s(self, n: int, cross: bool) -> float:
+        return self.work * self.batch_time(n, cross)
+
+    def speed(self, n: int, cross: bool) -> float:
+        """Units of work per second on n GPUs (0 for n = 0)."""
+        return 0.0 if n <= 0 else 1.0 / self.batch_time(n, cross)
+
+    def useful(self, n: int, cross: bool) -> bool:
+        """Eq. (10)-(11): n GPUs are faster than one (always true for n = 1)."""
+        return n <= 1 or self.batch_time(n, cross) < self.batch_time(1, False)
+
+    def with_work(self, work: float) -> JobTimes:
+        """The same job with another amount of work (the cache is shared)."""
+        other = JobTimes(self._fn, work, self.max_gpus)
+        other._cache = self._cache
+        return other
+
+
+def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int, int] | None:
+    """Section 3.2 [T step 1, R the rest]: nodes sorted by free GPUs ascending (ties by index); a single-node
+    plan takes the first node with at least ``n`` free (best fit); a cross-node plan takes the free GPUs of the
+    nodes in that order (fragments first) until it has ``n``. None if it does not fit."""
+    order = sorted(range(len(free)), key=lambda i: (int(free[i]), i))
+    if not cross:
+        for i in order:
+            if free[i] >= n:
+                return {i: n}
+        return None
+    out: dict[int, int] = {}
+    need = n
+    for i in order:
+        f = int(free[i])
+        if f <= 0:
+            continue
+        take = min(f, need)
+        out[i] = take
+        need -= take
+        if need == 0:
+            return out
+    return None
+
+
+def place(free: np.ndarray, n: int) -> dict[int, int] | None:
+    """One node if some node has ``n`` free GPUs (best fit), else fragments first across nodes.
+
+    >>> place(np.array([1, 3]), 2), place(np.array([1, 3]), 4), place(np.array([1, 1]), 3)
+    ({1: 2}, {0: 1, 1: 3}, None)
+    """
+    return allocate(free, n, cross=False) or allocate(free, n, cross=True)
+
+
+def shrink(pl: Placement, n: int) -> dict[int, int]:
+    """``pl`` reduced to ``n`` GPUs in place: GPUs leave the nodes where the job holds fewest first (the job
+    stays as consolidated as it was).
+
+    >>> shrink(Placement.of({0: 3, 2: 1}), 2)
+    {0: 2}
+    """
+    held = dict(zip(pl.servers, pl.counts))
+    drop = pl.gpus - n
+    for s in sorted(held, key=lambda s: (held[s], -s)):
+        if drop <= 0:
+            break
+        k = min(held[s], drop)
+        held[s] -= k
+        drop -= k
+    return {s: c for s, c in held.items() if c}
+
+
+def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
+    """``pl`` grown to ``n`` GPUs: first the free GPUs of the nodes it already uses (most held first), then
+    other nodes, fragments first. None if there are not enough free GPUs.
+
+    >>> grow(Placement.of({1: 1}), 3, np.array([1, 1, 4]))
+    {1: 2, 0: 1}
+    """
+    held = dict(zip(pl.servers, pl.counts))
+    need = n - pl.gpus
+    for s in sorted(held, key=lambda s: (-held[s], s)):
+        k = min(int(free[s]), need)
+        held[s] += k
+        need -= k
+    if need > 0:
+        for s in sorted(range(len(free)), key=lambda i: (int(free[i]), i)):
+            if s in pl.servers or free[s] <= 0:
+                continue
+            k = min(int(free[s]), need)
+            held[s] = held.get(s, 0) + k
+            need -= k
+            if need == 0:
+                break
+    return None if need > 0 else {s: c for s, c in held.items() if c}
+
+
+def deadline_of(job: Job) -> float:
+    """The job's absolute deadline (inf when it has none)."""
+    return math.inf if job.deadline_s is None else float(job.deadline_s)

@@ -1,0 +1,253 @@
+"""An ElasticFlow-style policy: admission control with guaranteed deadlines, minimum shares, leftovers shared.
+
+ElasticFlow (Gu et al., ASPLOS 2023) takes jobs with a deadline and no GPU count, admits a job only if every
+admitted deadline can still be met, gives each admitted job the fewest GPUs that meet its deadline (its
+*minimum satisfactory share*) and lends the GPUs left over to the jobs that gain most from them, rescaling jobs
+elastically. Its public artifact (pkusys/ElasticFlow, ``scheduler.py``) plans on a profile of future free GPUs
+(``future_free_gpus``), re-plans every admitted job in deadline order at each arrival
+(``estimate_all_jobs``), declines the new job when that fails (``ef_sim_jobs_access_control``), hands free
+GPUs out by marginal GPU-time (``allocate_free_gpus``) and uses power-of-two counts on a buddy allocator. Our
+version keeps the idea and makes the guarantee provable in our model, with these simplifications (also in
+``docs/algorithms/drs.md``):
+
+* **Reservations.** An admitted job holds a *reservation* (g GPUs on [s, e)) in a profile of reserved GPUs over
+  future time, stored on the job (``job.extra["elasticflow"]``). A new job (in arrival order) gets the fewest
+  GPUs g for which some start s in {now} U {reservation ends} leaves g GPUs unreserved on [s, s + T_run(g)) and
+  ends by its deadline; counts no faster than a smaller count are skipped. No such g: the job is *declined*
+  (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned (ElasticFlow
+  re-plans them all in deadline order; fixed reservations keep the proof short, see below).
+* **Worst-case bandwidth.** T_run(g) of a reservation is the performance model's time across nodes for every
+  g >= 2 (B_inter for the ring model: the job may end up split); a placement on one node is only faster (true
+  of the ring and constant models, the ones this guarantee is stated for).
+* **Leftovers.** At each decision the jobs whose reservation has begun get their g GPUs; GPUs left over start
+  admitted jobs before their reservation (earliest deadline first, up to g), then go to running jobs by the
+  largest gain in batches/s per GPU, each step to the next count that is faster (worst-case bandwidth). Lent
+  GPUs are taken back (a job shrinks to its g, or a job running early stops) when a reservation needs them.
+  Any count, not only powers of two.
+* **Guarantee.** Reservations never overlap beyond the cluster's GPUs (admission checks it), so at every
+  instant the reserved jobs get their g GPUs; a job holding more than g runs at least as fast as on g
+  (leftovers only add faster counts), and a job started early has done extra work. So every admitted job
+  finishes by its reservation's end, hence by its deadline, provided moves cost nothing (``migration_s`` and
+  ``restore_s`` of the simulator at 0, the default; a rescaling is a migration to another GPU count, counted
+  in ``migrations``). ``tests/test_deadline_policies.py`` checks it.
+
+Jobs admitted by another admission policy (no reservation) are run best effort on leftovers (earliest deadline
+first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="elasticflow"``
+(:func:`optsched.sim.deadline.run_deadline` does).
+
+>>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
+>>> from optsched.sim.deadline import run_deadline
+>>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 0.5, 3),
+...                                              DeadlineJob("b", "ResNet-50", 0, 0.5, 3),
+...                                              DeadlineJob("c", "ResNet-50", 0, 1.0, 3)))
+>>> run = run_deadline(wl, "elasticflow")
+>>> run.metrics["declined"], run.metrics["deadlines_met"]
+(2, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..base import AdmissionPolicy, Decision, SchedulerPlacer
+from ..policies import register_admission, register_scheduler
+from ..state import QUEUED, RUNNING, Job, Placement, SimView
+from .common import JobTimes, deadline_of, grow, place, shrink
+
+__all__ = ["RESERVATION_KEY", "ElasticFlow", "ElasticFlowAdmission", "Reservation", "reserve"]
+
+RESERVATION_KEY = "elasticflow"
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """``gpus`` GPUs reserved for a job on [``start_s``, ``end_s``)."""
+
+    gpus: int
+    start_s: float
+    end_s: float
+
+
+def _worst_time(jt: JobTimes, g: int) -> float:
+    return jt.run_time_s(g, cross=g > 1)
+
+
+def _peak(profile: Sequence[Reservation], a: float, b: float) -> int:
+    """Most GPUs reserved at any instant of [a, b)."""
+    points = [a] + [r.start_s for r in profile if a < r.start_s < b]
+    return max((sum(r.gpus for r in profile if r.start_s <= t < r.end_s) for t in points), default=0)
+
+
+def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reservation],
+            total_gpus: int) -> Reservation | None:
+    """The fewest GPUs (and, for them, the earliest start in {now} U {ends of reservations}) with which the job
+    fits beside ``profile`` and ends by ``deadline_s`` at worst-case bandwidth; None if there is none.
+
+    >>> jt = JobTimes(lambda n, cross: 1.0 / n, 100.0)     # 100 s on one GPU, perfect scaling
+    >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4)     # 2 GPUs free now: enough
+    Reservation(gpus=2, start_s=0.0, end_s=50.0)
+    >>> reserve(jt, 60.0, 0.0, [Reservation(3, 0.0, 30.0)], 4)     # 1 free now: 4 GPUs from t = 30
+    Reservation(gpus=4, start_s=30.0, end_s=55.0)
+    >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4) is None
+    True
+    """
+    starts = sorted({now, *(r.end_s for r in profile if r.end_s > now)})
+    fastest = 0.0
+    for g in range(1, min(total_gpus, jt.max_gpus) + 1):
+        dur = _worst_time(jt, g)
+        speed = 1.0 / dur if dur > 0 else math.inf
+        if speed <= fastest:
+            continue  # no faster than a smaller count: it cannot meet a deadline the smaller one missed
+        fastest = speed
+        for s in starts:
+            if s + dur > deadline_s:
+                break
+            if _peak(profile, s, s + dur) + g <= total_gpus:
+                return Reservation(g, s, s + dur)
+    return None
+
+
+def reservation_of(job: Job) -> Reservation | None:
+    r = job.extra.get(RESERVATION_KEY)
+    return r if isinstance(r, Reservation) else None
+
+
+@register_admission("elasticflow")
+class ElasticFlowAdmission(AdmissionPolicy):
+    """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
+    (:func:`reserve`); declined jobs are dropped (listed in :attr:`declined`, never run)."""
+
+    name = "elasticflow"
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.declined: list[str] = []
+
+    def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
+        now = view.now
+        total = view.cluster.total_gpus
+        profile = [r for j in view.jobs.active.values() if (r := reservation_of(j)) is not None and r.end_s > now]
+        out = []
+        for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
+            r = reserve(JobTimes.of(j, view.perf, now), deadline_of(j), now, profile, total)
+            if r is None:
+                self.declined.append(j.id)
+                j.metrics["declined"] = True
+                continue
+            j.extra[RESERVATION_KEY] = r
+            profile.append(r)
+            out.append(j)
+        return out
+
+
+@register_scheduler("elasticflow")
+class ElasticFlow(SchedulerPlacer):
+    """ElasticFlow-style scheduling: admitted jobs get their reserved GPUs, leftovers go to the jobs that gain
+    most (module docstring; use with admission ``elasticflow``); rescaling through ``Decision.migrate``."""
+
+    name = "elasticflow"
+    elastic = True
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self._wake = math.inf
+
+    def targets(self, view: SimView) -> dict[Job, int]:
+        """The GPU count every active job should hold now."""
+        now = view.now
+        total = view.cluster.total_gpus
+        active = sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
+        target: dict[Job, int] = {}
+        wake = math.inf
+        for j in active:
+            r = reservation_of(j)
+            if r is not None and r.start_s <= now < r.end_s:
+                target[j] = r.gpus
+            else:
+                target[j] = 0
+                if r is not None:
+                    wake = min(wake, r.start_s)
+        spare = total - sum(target.values())
+        if spare < 0:  # pragma: no cover - the admission never reserves more than the cluster
+            raise RuntimeError(f"reservations exceed the cluster at t={now}")
+        # early starts (and a job a few ulps past its reservation's end), earliest deadline first
+        for j in active:
+            if spare <= 0:
+                break
+            if target[j] == 0:
+                r = reservation_of(j)
+                give = min(r.gpus if r is not None else 1, spare)
+                target[j] = give
+                spare -= give
+        times = {j: JobTimes.of(j, view.perf, now) for j in active if target[j] > 0}
+        while spare > 0:  # leftovers: the largest gain in batches/s per GPU, to the next faster count
+            best = None
+            for j, jt in times.items():
+                g = target[j]
+                base = jt.speed(g, cross=g > 1)
+                for g2 in range(g + 1, min(g + spare, jt.max_gpus) + 1):
+                    s2 = jt.speed(g2, cross=True)
+                    if s2 > base:
+                        gain = (s2 - base) / (g2 - g)
+                        if best is None or gain > best[0]:
+                            best = (gain, j, g2)
+                        break
+            if best is None:
+                break
+            _, j, g2 = best
+            spare -= g2 - target[j]
+            target[j] = g2
+        self._wake = wake
+        return target
+
+    def decide(self, view: SimView) -> Decision:
+        target = self.targets(view)
+        d = Decision()
+        free = view.cluster.free.copy()
+        running = [j for j in target if j.status == RUNNING]
+        for j in running:  # shrink or stop first: their GPUs go back to the pool
+            pl = j.placement
+            assert pl is not None
+            if target[j] == 0:
+                d.preempt.append(j)
+                free[list(pl.servers)] += pl.counts
+            elif target[j] < pl.gpus:
+                new = shrink(pl, target[j])
+                d.migrate[j] = Placement.of(new)
+                free[list(pl.servers)] += pl.counts
+                free -= _vector(new, len(free))
+        for j in sorted(running, key=lambda j: -target[j]):
+            pl = j.placement
+            assert pl is not None
+            if target[j] > pl.gpus:
+                new_g = grow(pl, target[j], free)
+                if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+                    continue
+                d.migrate[j] = Placement.of(new_g)
+                free -= _vector(new_g, len(free)) - _vector(pl.as_dict(), len(free))
+        for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
+                        key=lambda j: (-target[j], deadline_of(j), j.index)):
+            got = place(free, target[j])
+            if got is None:  # pragma: no cover
+                continue
+            d.launch[j] = Placement.of(got)
+            free -= _vector(got, len(free))
+        return d
+
+    def next_wakeup(self, now: float) -> float:
+        return self._wake if self._wake > now else math.inf
+
+
+def _vector(mapping: dict[int, int], n: int) -> np.ndarray:
+    v = np.zeros(n, dtype=np.int64)
+    for s, c in mapping.items():
+        v[s] += c
+    return v

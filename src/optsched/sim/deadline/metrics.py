@@ -1,0 +1,119 @@
+"""Deadline metrics of a simulation run (paper 003, section 4) and their plots.
+
+* R_trace (eq. 13) = deadlines met / jobs, over every job of the trace (a declined or unfinished job misses);
+  also weighted by 1/alpha (``r_trace_urgency``);
+* average wait T_wait = mean(T_start - T_arr) and average completion T_comp = mean(T_end - T_arr), over the jobs
+  that started / finished (the paper divides by M: all its jobs run; ours differ only for declined jobs);
+* utilisation: time-weighted busy GPUs / GPUs over [first arrival, end of the run], and its series over time
+  (:func:`utilisation_series`, Fig. 12);
+* migrations (moves of running jobs; an elastic rescaling counts as one), preemptions, jobs declined by an
+  admission policy.
+
+Numbers are our simulator's. Plot functions take and return a matplotlib ``Axes``.
+
+>>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
+>>> from optsched.sim.deadline import run_deadline
+>>> wl = DeadlineWorkload(paper_cluster(1, 1), (DeadlineJob("a", "TSN", 0, 1.0, 1), DeadlineJob("b", "TSN", 0, 1.0, 1)))
+>>> m = run_deadline(wl, "edf").metrics
+>>> m["jobs"], m["deadlines_met"], m["r_trace"], m["avg_wait_s"] == m["avg_completion_s"] / 3
+(2, 1, 0.5, True)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ...problems.deadline import DEADLINE_TOL_S, job_weight
+from ..metrics import SimResult
+
+__all__ = ["deadline_metrics", "met_mask", "plot_metric_vs", "plot_utilisation", "utilisation_series"]
+
+
+def met_mask(jobs: pd.DataFrame) -> np.ndarray:
+    """Per job: finished and completion <= deadline (+ the package's tolerance)."""
+    c = jobs["completion_s"].to_numpy(dtype=float)
+    d = jobs["deadline_s"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(c) & (c <= d + DEADLINE_TOL_S)
+
+
+def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = None,
+                     declined: int | None = None) -> dict[str, Any]:
+    """The deadline metrics of one run (module docstring). ``alphas`` (job id -> alpha) enables the
+    urgency-weighted ratio; taken from the jobs' specs when absent. ``declined`` overrides the count of jobs
+    never admitted."""
+    df = result.jobs
+    n = len(df)
+    met = met_mask(df)
+    if alphas is None:
+        alphas = {j.id: float(getattr(j.spec, "alpha", 1.0)) for j in result.job_objects}
+    w = np.array([job_weight(alphas.get(i, 1.0), "urgency") for i in df["id"]])
+    started = df["first_start_s"].notna()
+    finished = df["completion_s"].notna()
+    wait = (df["first_start_s"] - df["arrival_s"])[started]
+    comp = (df["completion_s"] - df["arrival_s"])[finished]
+    s = result.summary
+    n_declined = int(df["admitted_s"].isna().sum()) if declined is None else int(declined)
+    return {
+        "jobs": int(n),
+        "deadlines_met": int(met.sum()),
+        "r_trace": float(met.mean()) if n else math.nan,
+        "r_trace_urgency": float((w * met).sum() / w.sum()) if n else math.nan,
+        "avg_wait_s": float(wait.mean()) if len(wait) else math.nan,
+        "avg_completion_s": float(comp.mean()) if len(comp) else math.nan,
+        "utilisation": float(s["mean_utilisation"]) if s.get("mean_utilisation") is not None else math.nan,
+        "migrations": int(s.get("migrations_total", 0)),
+        "preemptions": int(s.get("preemptions_total", 0)),
+        "declined": n_declined,
+        "unfinished": int((~finished).sum()) - n_declined,
+        "makespan_s": float(df["completion_s"].max() - df["arrival_s"].min()) if finished.any() else math.nan,
+    }
+
+
+def utilisation_series(result: SimResult, bin_s: float = 3600.0, end_s: float | None = None) -> pd.DataFrame:
+    """Time-weighted utilisation in bins of ``bin_s`` seconds from t = 0 to the end of the run (Fig. 12):
+    columns ``t_start_s``, ``utilisation``."""
+    ts = result.timeseries
+    end = float(result.summary.get("end_s", ts["t_s"].max() if len(ts) else 0.0)) if end_s is None else end_s
+    edges = np.arange(0.0, max(end, bin_s) + bin_s, bin_s)
+    t = ts["t_s"].to_numpy(dtype=float)
+    v = ts["utilisation"].to_numpy(dtype=float)
+    keep = np.r_[t[1:] != t[:-1], True] if len(t) else np.array([], dtype=bool)
+    t, v = t[keep], v[keep]
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        # the step function holds each sample's value until the next one; before the first, 0
+        pts = np.clip(np.r_[t, end], a, b)
+        widths = np.diff(pts)
+        out.append(float((widths * v).sum()) / (b - a) if b > a else math.nan)
+    return pd.DataFrame({"t_start_s": edges[:-1], "utilisation": out})
+
+
+def plot_utilisation(ax, result: SimResult, label: str, bin_s: float = 3600.0):
+    """Utilisation per ``bin_s`` bin against hours, one line (Fig. 12); returns ``ax``."""
+    u = utilisation_series(result, bin_s)
+    ax.step(u["t_start_s"] / 3600.0, u["utilisation"], where="post", label=label)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("GPU utilisation")
+    ax.set_ylim(0, 1.05)
+    return ax
+
+
+def plot_metric_vs(ax, table: pd.DataFrame, x: str, metric: str, policies=None, scale: float = 1.0,
+                   ylabel: str | None = None, labels: Mapping[str, str] | None = None):
+    """One line per policy of ``table`` (columns ``policy``, ``x``, ``<metric>_mean``, ``<metric>_ci``): the
+    mean with its 95 % interval as error bars (``labels``: policy -> legend text); returns ``ax``."""
+    pols = policies or list(dict.fromkeys(table["policy"]))
+    for p in pols:
+        g = table[table["policy"] == p].sort_values(x)
+        if g.empty:
+            continue
+        ax.errorbar(g[x], g[f"{metric}_mean"] / scale, yerr=g[f"{metric}_ci"] / scale, marker="o", capsize=3,
+                    label=(labels or {}).get(p, p))
+    ax.set_xlabel(x)
+    ax.set_ylabel(ylabel or metric)
+    return ax
