@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from tests.sim.shared_data import DEEPSHARE, needs_data
 
+from cli import exit_code
 from optsched.cli import main
 from optsched.generators.contention import random_contention_instance
 from optsched.sim.contention import run_contention
@@ -83,7 +84,7 @@ def test_cli_train_export_evaluate(tmp_path, capsys):
                  "--baselines", "contention-las", "-o", str(csv)]) == 0
     text = capsys.readouterr().out
     assert "rl-base vs LAS" in text and csv.read_text().count("\n") == 4
-    assert main(["rl", "evaluate", "--policy", str(tmp_path / "none.zip")]) == 2
+    assert exit_code(["rl", "evaluate", "--policy", str(tmp_path / "none.zip")]) == 2
 
 
 def test_the_shipped_policy_is_small():

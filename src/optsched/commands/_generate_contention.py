@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from ._args import positive_float, positive_int
+from ._args import output_file, positive_float, positive_int, seed
+
+# a job set is held in memory with its per-job simulation state: 1,000,000 jobs is far beyond any study of paper 004
+MAX_JOBS = 1_000_000
 
 
 def register(kinds) -> None:
@@ -25,7 +28,8 @@ def register(kinds) -> None:
                                      "models in one of the paper's four mixes, demands 2/4/8 GPUs, one isolated "
                                      "hour of samples each, all queued at t = 0 (or Poisson arrivals). Simulate it "
                                      "with 'optsched rl evaluate', solve small ones exactly with 'optsched solve'.")
-    p.add_argument("--jobs", type=positive_int("--jobs"), default=256, help="jobs per set (default 256)")
+    p.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256,
+                   help=f"jobs per set (default 256, at most {MAX_JOBS:,})")
     p.add_argument("--mix", choices=sorted(MIXES), default="normal", help="model mix (default normal)")
     p.add_argument("--variant", choices=VARIANTS, default="paper",
                    help="mix ratios: the paper's 4:1 or the repository's 2:1 (default paper)")
@@ -38,18 +42,15 @@ def register(kinds) -> None:
     p.add_argument("--arrival", choices=["zero", "poisson"], default="zero", help="arrivals (default: all at 0)")
     p.add_argument("--load", type=positive_float("--load"), default=0.8,
                    help="Poisson arrivals: offered GPU load (default 0.8)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
     p.add_argument("--workload", action="store_true", help="write the simulator's workload format instead")
-    p.add_argument("-o", "--output", required=True, help="file to write")
+    p.add_argument("-o", "--output", required=True, type=output_file("-o"), help="file to write ('-': standard output)")
     p.set_defaults(build=build)
 
 
 def build(args: argparse.Namespace):
-    from ..errors import InstanceError
     from ..generators.contention import random_contention_instance, to_workload
 
-    if args.seed < 0:
-        raise InstanceError(f"must be an integer >= 0, got {args.seed}", field="--seed")
     inst = random_contention_instance(args.jobs, args.mix, args.seed, variant=args.variant, draw=args.draw,
                                       max_gpus=args.max_gpus, hours=args.hours, arrival=args.arrival, load=args.load)
     return to_workload(inst) if args.workload else inst
