@@ -161,11 +161,16 @@ def markdown(agg: pd.DataFrame, branches: pd.DataFrame | None, log: list, args, 
              "contention table, floor 0.35, threshold 0.6, sticky ratios), our agents; not the paper's. Held-out job "
              "sets: "
              f"{args.sets} per mix, {args.jobs} jobs each, all queued at t = 0, seeds 1,000,000 + i (never "
-             "trained on). "
-             f"Agents: {args.seeds} seeds, MaskablePPO, {args.timesteps} steps each on Normal job sets, reward "
-             f"`{args.reward}`" + (f" (W1 = {args.w1})" if args.reward != "jct" else "") + ". Mean ± 95 % "
-             "t-interval (baselines: over job sets; agents: over seeds). JCT = completion (rounded up to the round) "
-             "- arrival; run-time JCT = rounds run x 300 s (the repository's).", "",
+             "trained on). Agents: "
+             + (f"{args.seeds} seeds, MaskablePPO, {args.timesteps} steps each on Normal job sets, reward "
+                f"`{args.reward}`" + (f" (W1 = {args.w1})" if args.reward != "jct" else "") + ". Mean ± 95 % "
+                "t-interval (baselines: over job sets; agents: over seeds)." if branches is None else
+                "one per W1 branch (A-E: W1 = 0.3, 0.4, 0.5, 0.6, 0.7; W2 = 1 - W1), training seed 0, MaskablePPO, "
+                f"{args.timesteps} steps each on Normal job sets, paper reward (eq. 2); branch B is seed 0 of rl.md "
+                "(the shipped agent). Baselines: mean ± 95 % t-interval over job sets; branches: mean over the "
+                "job sets (one agent each).")
+             + " JCT = completion (rounded up to the round) - arrival; run-time JCT = rounds run x 300 s (the "
+             "repository's).", "",
              f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl.py', *sys.argv[1:]])}` ({wall / 60:.1f} min "
              "on the shared 2-core machine).", ""]
     if log:
@@ -192,7 +197,7 @@ def markdown(agg: pd.DataFrame, branches: pd.DataFrame | None, log: list, args, 
             if a in set(g["policy"]):
                 v = g.set_index("policy").loc[a, "avg_jct_s"]
                 notes += [f"{a} vs {p}: {v / x - 1:+.1%}" for p, x in ref.items()]
-        lines += ["", "Average JCT change (ours): " + "; ".join(notes), ""]
+        lines += ["", "Average JCT change (ours): " + "; ".join(notes), ""] if notes else [""]
         if df is not None:
             rows = paired(df, mix)
             if rows:
