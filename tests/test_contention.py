@@ -293,3 +293,23 @@ def test_the_shipped_agent_runs_without_torch_gymnasium_or_sb3():
             "print(r.summary['finished'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "6"
+
+
+@pytest.mark.parametrize("patch", [("jobs", 0, "gpus", 3), ("jobs", 0, "model", "ResNet"), ("jobs", 0, "samples", 0),
+                                   ("jobs", 0, "sampels", 1.0), ("jobs", 0, "arrival_s", -1.0), ("floor", 1.5),
+                                   ("round_s", 0), ("nodes", 0)])
+def test_the_schema_accepts_what_we_write_and_refuses_what_the_reader_refuses(patch):
+    jsonschema = pytest.importorskip("jsonschema")
+    from optsched.io import schema
+
+    inst = random_contention_instance(jobs=6, seed=2, max_gpus=32, arrival="poisson")
+    doc = to_dict(inst)
+    jsonschema.validate(doc, schema(doc["format"]))
+    if len(patch) == 4:
+        doc["jobs"][patch[1]][patch[2]] = patch[3]
+    else:
+        doc[patch[0]] = patch[1]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema(doc["format"]))
+    with pytest.raises(InstanceError):
+        from_dict(doc)
