@@ -239,7 +239,7 @@ def plot_tradeoff(ax, agg: pd.DataFrame, branches: pd.DataFrame | None, mix: str
 def plot_cs(ax, df: pd.DataFrame, mix: str = "normal"):
     """Empirical CDF of the per-job mean CS of each policy on one mix (paper's Fig. 6 layout, our numbers)."""
     d = df[df["mix"] == mix]
-    for pol in ("LAS", "SRTF", "widest-first-fit", "contention-greedy", "rl-base", "rl-hybrid"):
+    for pol in ("LAS", "SRTF", "widest-first-fit", "random", "contention-greedy", "rl-base", "rl-hybrid"):
         vals = np.sort(np.concatenate([np.asarray(v) for v in d[d["policy"] == pol]["job_cs"]] or [np.array([])]))
         if len(vals):
             ax.step(vals, np.arange(1, len(vals) + 1) / len(vals), where="post", label=pol)
