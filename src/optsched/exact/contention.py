@@ -46,6 +46,9 @@ from ..problems.contention import ContentionInstance
 from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
 
+# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
 Plan = list[dict[str, tuple[int, ...]]]  # per round: job id -> node indices
 TOL = 1e-9
 # a job is done at the end of a round if what it still lacks would take at most EPS of that round at the round's

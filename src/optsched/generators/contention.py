@@ -32,6 +32,9 @@ from ..perf.measured import hour_samples
 from ..problems.contention import ALL_DEMANDS, DEMANDS, ContentionInstance, ContentionJob
 from ..problems.workload import Workload, WorkloadJob
 
+# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
 # the paper's order of the mix ratios: GNN : IMG : DLRM : LM : FSDP : MoE
 MIX_MODELS: tuple[str, ...] = ("GraphSage", "MobileNetV3", "DLRM", "Transformer-XL", "FSDP", "MoE")
 MIXES: dict[str, tuple[int, ...]] = {"normal": (1, 1, 1, 1, 1, 1), "heavy": (1, 1, 1, 1, 4, 4),

@@ -68,6 +68,9 @@ from .encoding import (
     widest_first_fit,
 )
 
+# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
 
 class NoContention:
     """What the policies read of a performance model that is not the measured table: every ratio 1, the throughput

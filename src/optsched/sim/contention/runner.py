@@ -43,6 +43,9 @@ from ..metrics import SimResult
 from ..policies import SCHEDULERS, _lookup, build_scheduling
 from ..state import RUNNING, SimView
 
+# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
 
 class RoundRecorder(MetricCollector):
     """After every decision: the time, GPUs held, and each running job's servers, GPUs per server and ratio."""
