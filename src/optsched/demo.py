@@ -22,7 +22,7 @@ from .problems.rar import RarInstance
 from .registry import list_algorithms
 from .result import Result
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"rl_section": "deepshare-contention"}
 
 PRESET = "rar/mobihoc22-seed0.json"

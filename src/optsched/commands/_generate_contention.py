@@ -16,7 +16,7 @@ import argparse
 
 from ._args import output_file, positive_float, positive_int, seed
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 # a job set is held in memory with its per-job simulation state: 1,000,000 jobs is far beyond any study of paper 004

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import InstanceError, SolverError
 from ._args import output_file, positive_float, positive_int, seed
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 BASELINE_NAMES = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random", "contention-greedy")

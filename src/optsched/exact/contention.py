@@ -46,7 +46,7 @@ from ..problems.contention import ContentionInstance
 from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 Plan = list[dict[str, tuple[int, ...]]]  # per round: job id -> node indices

@@ -32,7 +32,7 @@ from ..perf.measured import hour_samples
 from ..problems.contention import ALL_DEMANDS, DEMANDS, ContentionInstance, ContentionJob
 from ..problems.workload import Workload, WorkloadJob
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 # the paper's order of the mix ratios: GNN : IMG : DLRM : LM : FSDP : MoE

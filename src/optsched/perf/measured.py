@@ -55,7 +55,7 @@ from ..io import read_text
 from ..problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
 from .base import ColocationLike, JobLike, PerfModel, PlacementLike, RunningJobLike, held_gpus
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"hour_samples": "deepshare-contention"}
 
 RATIO_FLOOR = 0.35

@@ -60,7 +60,7 @@ from ..sim.contention.policies import greedy_candidate, round_board, threshold_v
 from ..sim.contention.runner import RoundRecorder, contention_summary
 from ..sim.engine import Simulator
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 REWARDS = ("paper", "repo", "jct")

@@ -68,7 +68,7 @@ from .encoding import (
     widest_first_fit,
 )
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 

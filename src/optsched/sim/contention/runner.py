@@ -43,7 +43,7 @@ from ..metrics import SimResult
 from ..policies import SCHEDULERS, _lookup, build_scheduling
 from ..state import RUNNING, SimView
 
-# these doctests read the shared DeepShare tables: skipped when they are absent (src/conftest.py)
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 

@@ -1,4 +1,4 @@
-"""Doctests under ``src/`` that read the shared data skip, with the reason, when it is absent: the rule of
+"""Doctests under ``src/optsched`` that read the shared data skip, with the reason, when it is absent: the rule of
 ``tests/sim/shared_data.py`` (skip, never fail for missing data) for the doctests. A module names them in
 ``__doctest_requires__``: ``{object name or "*": data sub-folder}`` ("*": every doctest of the module)."""
 
