@@ -1,5 +1,6 @@
 # Two commands for a fresh machine: `make demo` and `make test`. Each creates .venv and installs what it needs
-# (the test tools, Dask for the executor tests and mkdocs for the site's build test).
+# (the test tools, Dask for the executor tests, mkdocs for the site's build test, and the [rl] extra for the
+# agent's training tests: torch's CPU build, stable-baselines3, sb3-contrib, gymnasium).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,7 @@ JOBS   ?= 2
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dask,docs]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dask,docs,rl]'
 	@touch $(STAMP)
 
 install: $(STAMP)

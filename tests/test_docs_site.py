@@ -19,7 +19,8 @@ from bad_inputs import make_fixtures
 from optsched.io import schema
 
 ROOT = Path(__file__).resolve().parents[1]
-FORMATS = ("rar-ddls", "schedule", "pipeline-job", "workload", "placement", "total-jct", "deadline-workload")
+FORMATS = ("rar-ddls", "schedule", "pipeline-job", "workload", "placement", "total-jct", "deadline-workload",
+           "contention")
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is part of the [test] extra")
 
 

@@ -33,6 +33,7 @@ PROBLEM_MODULES: tuple[str, ...] = (
     "optsched.problems.total_jct",
     "optsched.problems.workload",
     "optsched.problems.deadline",
+    "optsched.problems.contention",
 )
 
 
@@ -130,7 +131,7 @@ def problems() -> dict[str, Problem]:
     """Every registered problem by its name (aliases left out).
 
     >>> sorted(problems())
-    ['deadline', 'pipeline-job', 'placement', 'rar-ddls', 'total-jct', 'workload']
+    ['contention', 'deadline', 'pipeline-job', 'placement', 'rar-ddls', 'total-jct', 'workload']
     """
     _load_all()
     return {p.name: p for p in sorted(set(_PROBLEMS.values()), key=lambda p: p.name)}

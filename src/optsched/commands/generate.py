@@ -12,6 +12,7 @@ Kinds:
   the exact models: ``optsched generate total-jct --jobs N --servers M --gpus-per-server G --seed K -o FILE``.
 * ``placement``: one catalogue job on random free GPUs (paper 001, IV-B):
   ``optsched generate placement --job VGG19:hybrid16 --servers 4 --seed K -o FILE``.
+* ``contention``: a DeepShare job set (paper 004): ``optsched generate contention --mix normal --seed K -o FILE``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Callable
 
 from . import _generate_deadline
 from ._args import add_seed_and_output, positive_float, positive_int
+from ._generate_contention import summary as _summary_contention
 
 MAX_TOTAL_JCT_JOBS = 10_000
 
@@ -163,11 +165,12 @@ KINDS: dict[str, Callable | str] = {
     "total-jct": _register_total_jct,
     "placement": _register_placement,
     "deadline": _generate_deadline.register,
+    "contention": "optsched.commands._generate_contention:register",
 }
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
                                   "placement": _summary_placement,
-                                  "deadline": _generate_deadline.summary}
+                                  "deadline": _generate_deadline.summary, "contention": _summary_contention}
 
 
 def register(sub) -> None:

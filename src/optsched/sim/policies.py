@@ -419,7 +419,8 @@ PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf"
 
 # modules that register policies by name on import; tried in order when a name is unknown (a missing module is
 # skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline", "optsched.sim.hetero", "optsched.sim.optimus"]
+PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline", "optsched.sim.hetero", "optsched.sim.optimus",
+                      "optsched.sim.contention"]
 _plugins_loaded: set[str] = set()
 
 

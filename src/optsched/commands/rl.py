@@ -1,0 +1,215 @@
+"""``optsched rl train | evaluate | export``: paper 004's agent (MaskablePPO) and its evaluation.
+
+* ``optsched rl train --mix normal --w1 0.4 --timesteps N --seed S -o policy.zip``: train on ``--sets`` job sets
+  (seeds ``1000 x S + i``), the repository's hyper-parameters by default, with a progress bar; writes the SB3 zip
+  and its numpy export ``policy.npz`` beside it. Needs the ``[rl]`` extra.
+* ``optsched rl evaluate [--policy policy.npz|policy.zip|shipped] --mix normal --sets 5``: the agent (rl-base and
+  rl-hybrid) and the baselines on held-out job sets (seeds from 1,000,000 on), in our simulator with the
+  repository's round semantics; prints the mean of each metric per policy and the agent's change against LAS
+  and SRTF; ``-o`` writes one row per (policy, job set) as CSV. An ``.npz`` or the shipped policy needs no extra.
+* ``optsched rl export policy.zip -o policy.npz``: the numpy weights of a trained policy.
+
+>>> from optsched.cli import main
+>>> main(["rl", "evaluate", "--sets", "1", "--jobs", "8", "--hours", "0.25", "--baselines", "contention-srtf"])
+... # doctest: +ELLIPSIS
+|    policy | avg JCT (h) | ...
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import InstanceError, SolverError
+from ._args import output_file, positive_float, positive_int, seed
+
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
+BASELINE_NAMES = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random", "contention-greedy")
+DEFAULT_BASELINES = ",".join(BASELINE_NAMES)
+MIXES = ("normal", "heavy", "medium", "low")
+# a job set lives in memory with its per-job state, and training/evaluation run it round by round: far beyond any
+# study of paper 004 (256 jobs per set), small enough to refuse a typo's extra zeros before the work starts
+MAX_JOBS = 100_000
+MAX_SETS = 10_000
+MAX_TIMESTEPS = 10**9
+
+
+def _unit_float(name: str):
+    """A number in [0, 1] (W1 of the reward)."""
+    def conv(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number in [0, 1], got {text!r}") from None
+        if not 0 <= v <= 1:  # nan fails both comparisons
+            raise argparse.ArgumentTypeError(f"{name} must be a number in [0, 1], got {text!r}")
+        return v
+    return conv
+
+
+def _model_file(name: str, suffixes: tuple[str, ...]):
+    """An existing regular file whose name ends in one of ``suffixes``."""
+    def conv(text: str) -> str:
+        path = Path(text)
+        if path.suffix not in suffixes:
+            raise argparse.ArgumentTypeError(f"{name} must be a {' or '.join(suffixes)} file, got {text!r}")
+        if not path.is_file():
+            raise argparse.ArgumentTypeError(f"{name}: no such file {text!r}")
+        return text
+    return conv
+
+
+def _policy_spec(text: str) -> str:
+    """``shipped`` or an existing ``.npz``/``.zip`` policy file."""
+    return text if text == "shipped" else _model_file("--policy", (".npz", ".zip"))(text)
+
+
+def _file_not_stdout(name: str, suffix: str):
+    """A file path to write (checked like every output), not standard output, ending in ``suffix``."""
+    check = output_file(name)
+
+    def conv(text: str) -> str:
+        if text == "-":
+            raise argparse.ArgumentTypeError(f"{name} must be a file path (a binary {suffix} file), got '-'")
+        if not text.endswith(suffix):
+            raise argparse.ArgumentTypeError(f"{name} must end in {suffix}, got {text!r}")
+        return check(text)
+    return conv
+
+
+def _baselines(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in BASELINE_NAMES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"--baselines: unknown {bad[0]!r} (known: {', '.join(BASELINE_NAMES)})")
+    return names
+
+
+def _need_rl() -> None:
+    try:
+        import gymnasium  # noqa: F401
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise SolverError(f"training needs the [rl] extra ({exc.name} is missing): pip install 'optsched[rl]'") \
+            from None
+
+
+def register(sub) -> None:
+    p = sub.add_parser("rl", help="paper 004's RL agent: train, evaluate, export",
+                       description="Train paper 004's agent with MaskablePPO, evaluate it against the baselines "
+                                   "on held-out job sets, or export its network to numpy.")
+    cmds = p.add_subparsers(dest="rl_command", metavar="SUBCOMMAND")
+    cmds.required = True
+
+    t = cmds.add_parser("train", help="train an agent (needs the [rl] extra)")
+    t.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
+    t.add_argument("--w1", type=_unit_float("--w1"), default=0.4,
+                   help="W1 of the reward (W2 = 1 - W1; default 0.4, branch B)")
+    t.add_argument("--reward", choices=["paper", "repo", "jct"], default="paper",
+                   help="paper eq. 2 (CS), the repository's degradation form, or ours: minus jobs in the system")
+    t.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=100_000,
+                   help="environment steps")
+    t.add_argument("--seed", type=seed(), default=0, help="training seed; job sets 1000 x seed + i (default 0)")
+    t.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=10, help="training job sets (default 10)")
+    t.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
+    t.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
+    t.add_argument("--learning-rate", type=positive_float("--learning-rate"), default=None)
+    t.add_argument("--n-steps", type=positive_int("--n-steps"), default=None)
+    t.add_argument("--batch-size", type=positive_int("--batch-size"), default=None)
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.add_argument("-o", "--output", required=True, type=_file_not_stdout("-o", ".zip"),
+                   help="the model zip to write (its .npz beside it)")
+    t.set_defaults(func=run_train)
+
+    e = cmds.add_parser("evaluate", help="the agent and the baselines on held-out job sets")
+    e.add_argument("--policy", type=_policy_spec, default="shipped",
+                   help="an .npz or .zip policy, or 'shipped' (default)")
+    e.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
+    e.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=5, help="held-out job sets (default 5)")
+    e.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
+    e.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
+    e.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
+                   help=f"comma-separated (default {DEFAULT_BASELINES})")
+    e.add_argument("--sample", action="store_true", help="sample the agent's actions (the repository) instead of "
+                                                         "the argmax")
+    e.add_argument("-o", "--output", type=output_file("-o"),
+                   help="CSV of every (policy, job set) row ('-': standard output)")
+    e.set_defaults(func=run_evaluate)
+
+    x = cmds.add_parser("export", help="numpy weights of a trained policy (needs the [rl] extra)")
+    x.add_argument("model", type=_model_file("model", (".zip",)), help="the SB3 zip written by 'optsched rl train'")
+    x.add_argument("-o", "--output", required=True, type=_file_not_stdout("-o", ".npz"), help="the .npz to write")
+    x.set_defaults(func=run_export)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    _need_rl()
+    from ..rl.train import train
+
+    hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
+                               ("batch_size", args.batch_size)) if v is not None}
+    _, info = train(mix=args.mix, w1=args.w1, reward=args.reward, timesteps=args.timesteps, seed=args.seed,
+                    n_sets=args.sets, jobs=args.jobs, hours=args.hours, progress=not args.no_progress,
+                    output=args.output, **hyper)
+    npz = Path(args.output).with_suffix(".npz")
+    print(f"trained {info['name']}: {info['timesteps']} steps in {info['wall_s']} s; wrote {args.output} and {npz}")
+    return 0
+
+
+def _policy(spec: str):
+    from ..sim.contention.agent import load_policy
+
+    if spec == "shipped":
+        return load_policy(None)
+    if spec.endswith(".zip"):
+        _need_rl()
+        from ..rl.export import numpy_policy
+        from ..rl.train import load_model
+
+        if not Path(spec).exists():
+            raise InstanceError(f"no such file {spec!r}", field="--policy")
+        return numpy_policy(load_model(spec))
+    return load_policy(spec)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from ..generators.contention import random_contention_instance
+    from ..sim.contention.runner import compare, evaluation_table
+
+    agent = _policy(args.policy)
+    names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
+    pols: dict = {"rl-base": {"name": "rl-base", "policy": agent, "deterministic": not args.sample},
+                  "rl-hybrid": {"name": "rl-hybrid", "policy": agent, "deterministic": not args.sample}}
+    for b in args.baselines:
+        pols[names.get(b, b)] = b
+    seeds = [1_000_000 + i for i in range(args.sets)]
+    insts = [random_contention_instance(jobs=args.jobs, mix=args.mix, seed=s, hours=args.hours) for s in seeds]
+    df = compare(insts, pols)
+    print(evaluation_table(df))
+    print(f"(our simulator, repository round semantics; {args.sets} held-out {args.mix} job sets of {args.jobs} jobs, "
+          f"seeds {seeds[0]}..{seeds[-1]}; policy {agent.meta.get('name', args.policy)})", file=sys.stderr)
+    if args.output:
+        from ..io import atomic_open
+
+        with atomic_open(args.output, newline="") as fh:
+            df.to_csv(fh, index=False)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    _need_rl()
+    from ..rl.export import export_numpy
+    from ..rl.train import load_model
+
+    if not Path(args.model).exists():
+        raise InstanceError(f"no such file {args.model!r}", field="model")
+    p = export_numpy(load_model(args.model), args.output, {"name": Path(args.model).stem})
+    print(f"wrote {args.output}: {p.n_parameters} parameters, {p.n_actions} actions")
+    return 0

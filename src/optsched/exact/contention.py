@@ -1,0 +1,413 @@
+"""The optimal offline schedule of a contention instance under the repository's round model (paper 004).
+
+**The round model** (``docs/formulations/contention-rounds.md``): time is cut into rounds of ``round_s`` seconds. In
+each round a *configuration* runs: a set of released, unfinished jobs, each on one multi-node split of its
+demand (2 GPUs: 2 x 1; 4: 2 x 2 or 4 x 1; 8: 2 x 4 or 4 x 2) within every node's GPUs. Job j then trains
+``thp(j, servers) x ratio_j x round_s`` samples, ``ratio_j`` the measured table's pairwise worst case over the
+multi-node jobs sharing a node with it, floored (:meth:`~optsched.perf.measured.MeasuredPerf.fresh_ratios`).
+A job completes at the end of the round in which its samples are reached; the objective is the total JCT
+``sum_j (completion_j - arrival_j)``. Configurations of consecutive rounds are independent: any job may be
+stopped, restarted or moved at a round boundary at no cost (the repository's LAS and SRTF re-place every job
+every round), so the threshold preemption and the sticky ratios of the repository's RL inference constrain no
+optimum: every policy of :mod:`optsched.sim.contention`, simulated with those rules, is at least this optimum
+(each of its rounds is a configuration whose sticky ratios are at most the fresh ones, and more progress never
+delays anybody).
+
+**Methods.**
+
+* :func:`solve_contention_dp` (``contention-dp``, the default): dynamic programming over rounds. The state is
+  the round and the samples left per job; the choices of a round are the configurations of its active jobs,
+  reduced to their *progress vectors* (equal vectors lead to equal futures; a vector dominated component-wise
+  by another is never better, since more progress never delays anybody) and enumerated up to a relabelling of
+  the nodes (all empty nodes are alike). Branch and bound with the lower bound "each job at its fastest split,
+  alone, from now on" and a memo of exact states (time-shifted once every job has arrived).
+* :func:`brute_force_contention` (``contention-brute``, the second method, tiny instances): every configuration
+  of every round by plain enumeration (no symmetry, no dominance), depth-first with only the same bound.
+* :func:`evaluate_plan`: the independent scorer both methods' plans, and the simulator's, are checked with.
+
+>>> from optsched.generators.contention import random_contention_instance
+>>> inst = random_contention_instance(jobs=3, seed=0, hours=0.25)
+>>> dp, bf = solve_contention_dp(inst), brute_force_contention(inst)
+>>> dp.status.value, dp.objective == bf.objective, evaluate_plan(inst, dp.info["plan"]).total_jct_s == dp.objective
+('optimal', True, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..errors import InstanceError, ScheduleError
+from ..perf.measured import MeasuredPerf
+from ..problems.contention import ContentionInstance
+from ..registry import algorithm
+from ..result import Result, Schedule, ScheduledJob, SolveStatus
+
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
+Plan = list[dict[str, tuple[int, ...]]]  # per round: job id -> node indices
+TOL = 1e-9
+# a job is done at the end of a round if what it still lacks would take at most EPS of that round at the round's
+# rate: the simulator's accounting (runner.round_up) rounds a completion down to the boundary by the same rule
+EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class PlanEvaluation:
+    """Completions (end of the finishing round), JCTs and the total of a plan."""
+
+    completions: Mapping[str, float]
+    jct: Mapping[str, float]
+    total_jct_s: float
+    rounds: int
+
+    @property
+    def avg_jct_s(self) -> float:
+        return self.total_jct_s / len(self.jct) if self.jct else 0.0
+
+
+class _Model:
+    """Per-instance tables: throughput of each (job, action), ratio keys, release rounds."""
+
+    def __init__(self, inst: ContentionInstance, perf: MeasuredPerf | None = None):
+        self.inst = inst
+        self.perf = perf or MeasuredPerf(floor=inst.floor, extrapolate=any(j.gpus > 8 for j in inst.jobs))
+        self.ids = [j.id for j in inst.jobs]
+        self.T = inst.round_s
+        self.release = [math.ceil(j.arrival_s / self.T - TOL) for j in inst.jobs]
+        self.splits = [inst.splits(j.gpus) for j in inst.jobs]
+        # fraction of job j done per round alone on n servers
+        self.frac = [{n: self.perf.throughput(j.model, j.gpus, n) * self.T / j.samples for n, _ in s}
+                     for j, s in zip(inst.jobs, self.splits)]
+        self.best = [max(f.values()) for f in self.frac]
+        self.gpus = [j.gpus for j in inst.jobs]
+        self.capacity = inst.total_gpus
+        self.key = [{n: self.perf.table_key(j.model, j.gpus, n, j.id)[0] for n, _ in s}
+                    for j, s in zip(inst.jobs, self.splits)]
+
+    def progress(self, config: Mapping[int, tuple[int, ...]]) -> dict[int, float]:
+        """Fraction of each job of ``config`` (job index -> nodes) done in one round."""
+        entries = {str(i): (self.key[i][len(nodes)], nodes) for i, nodes in config.items()}
+        r = self.perf.fresh_ratios(entries)
+        return {i: self.frac[i][len(nodes)] * r[str(i)] for i, nodes in config.items()}
+
+    def actions(self, i: int) -> list[tuple[int, ...]]:
+        return [a for n, _ in self.splits[i] for a in itertools.combinations(range(self.inst.nodes), n)]
+
+    def configs(self, active: Sequence[int], symmetric: bool) -> Iterator[dict[int, tuple[int, ...]]]:
+        """Every capacity-feasible configuration of the ``active`` jobs (each off or on one action); with
+        ``symmetric`` only one representative per relabelling of the empty nodes."""
+        inst = self.inst
+        per = {i: dict(self.splits[i]) for i in active}
+        free = [inst.gpus_per_node] * inst.nodes
+        cur: dict[int, tuple[int, ...]] = {}
+
+        def rec(k: int) -> Iterator[dict[int, tuple[int, ...]]]:
+            if k == len(active):
+                yield dict(cur)
+                return
+            i = active[k]
+            yield from rec(k + 1)  # off
+            for n, g in per[i].items():
+                choices: Iterator[tuple[int, ...]]
+                if symmetric:
+                    used = [s for s in range(inst.nodes) if free[s] < inst.gpus_per_node]
+                    empty = [s for s in range(inst.nodes) if free[s] == inst.gpus_per_node]
+                    choices = (tuple(sorted(u + tuple(empty[:n - len(u)])))
+                               for m in range(0, n + 1) if n - m <= len(empty)
+                               for u in itertools.combinations(used, m))
+                else:
+                    choices = itertools.combinations(range(inst.nodes), n)
+                for nodes in choices:
+                    if all(free[s] >= g for s in nodes):
+                        for s in nodes:
+                            free[s] -= g
+                        cur[i] = nodes
+                        yield from rec(k + 1)
+                        del cur[i]
+                        for s in nodes:
+                            free[s] += g
+
+        return rec(0)
+
+
+def pareto_options(m: _Model, jobs: tuple[int, ...]) -> list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]:
+    """The non-dominated progress vectors (over ``jobs``) of the non-empty configurations of ``jobs``, each
+    with one configuration that makes it, most total progress first."""
+    best: dict[tuple[float, ...], dict[int, tuple[int, ...]]] = {}
+    for cfg in m.configs(jobs, symmetric=True):
+        if cfg:
+            p = m.progress(cfg)
+            best.setdefault(tuple(round(p.get(i, 0.0), 12) for i in jobs), cfg)
+    vecs = sorted(best, key=lambda v: -sum(v))
+    front: list[tuple[float, ...]] = []
+    for v in vecs:  # a vector can only be dominated by one of larger (or equal) sum, seen before it
+        if not any(all(a >= b for a, b in zip(w, v)) for w in front):
+            front.append(v)
+    return [(v, best[v]) for v in front]
+
+
+def evaluate_plan(inst: ContentionInstance, plan: Sequence[Mapping[str, Sequence[int]]],
+                  perf: MeasuredPerf | None = None, *, strict: bool = True) -> PlanEvaluation:
+    """Score a plan (one ``{job id: node indices}`` per round from round 0) under the round model; a
+    :class:`~optsched.errors.ScheduleError` names the round and job of any violation (unknown job, illegal split,
+    node capacity, a job before its arrival or after its completion, a job never completed). ``strict=False``
+    drops a job from the rounds after its completion instead (a simulated policy's rounds, scored with fresh
+    ratios, may finish a job earlier than the simulator did)."""
+    m = _Model(inst, perf)
+    index = {j: i for i, j in enumerate(m.ids)}
+    left = [1.0] * len(m.ids)
+    done: dict[str, float] = {}
+    for t, cfg in enumerate(plan):
+        free = [inst.gpus_per_node] * inst.nodes
+        config = {}
+        for jid, nodes in cfg.items():
+            if jid not in index:
+                raise ScheduleError(f"round {t}: unknown job", job=jid)
+            i = index[jid]
+            nodes = tuple(sorted(int(s) for s in nodes))
+            g = inst.jobs[i].gpus
+            if len(set(nodes)) != len(nodes) or any(not 0 <= s < inst.nodes for s in nodes):
+                raise ScheduleError(f"round {t}: bad nodes {list(nodes)}", job=jid)
+            if (len(nodes), g // len(nodes)) not in m.splits[i] or g % len(nodes):
+                raise ScheduleError(f"round {t}: {g} GPUs over {len(nodes)} nodes is not a legal split", job=jid)
+            if t < m.release[i]:
+                raise ScheduleError(f"round {t}: runs before its arrival ({inst.jobs[i].arrival_s} s)", job=jid)
+            if jid in done:
+                if not strict:
+                    continue
+                raise ScheduleError(f"round {t}: runs after its completion", job=jid)
+            for s in nodes:
+                free[s] -= g // len(nodes)
+                if free[s] < 0:
+                    raise ScheduleError(f"round {t}: node {s} over capacity", job=jid)
+            config[i] = nodes
+        for i, p in m.progress(config).items():
+            left[i] -= p
+            if left[i] <= EPS * p:
+                left[i] = 0.0
+                done[m.ids[i]] = (t + 1) * m.T
+    missing = [j for j in m.ids if j not in done]
+    if missing:
+        raise ScheduleError(f"{len(missing)} job(s) not completed by the plan's {len(plan)} rounds", job=missing[0])
+    jct = {j: done[j] - inst.jobs[index[j]].arrival_s for j in m.ids}
+    return PlanEvaluation(done, jct, float(sum(jct.values())), len(plan))
+
+
+def _result(inst: ContentionInstance, m: _Model, plan: Plan, status: SolveStatus, t0: float, name: str,
+            bound: float | None, info: dict[str, Any]) -> Result:
+    ev = evaluate_plan(inst, plan, m.perf)
+    first: dict[str, tuple[int, tuple[int, ...]]] = {}
+    for t, cfg in enumerate(plan):
+        for jid, nodes in cfg.items():
+            first.setdefault(jid, (t, nodes))
+    jobs = []
+    for job in inst.jobs:
+        t, nodes = first[job.id]
+        jobs.append(ScheduledJob(job.id, t * inst.round_s, {f"n{s}": job.gpus // len(nodes) for s in nodes},
+                                 completion=ev.completions[job.id]))
+    info = {**info, "plan": [{j: list(v) for j, v in cfg.items()} for cfg in plan], "rounds": len(plan),
+            "avg_jct_s": ev.avg_jct_s}
+    return Result(ev.total_jct_s, status, time.perf_counter() - t0, Schedule(tuple(jobs), name, inst.name), name,
+                  lower_bound=bound, info=info)
+
+
+def _lb(m: _Model, t: int, left: Sequence[float], most: Sequence[float] = ()) -> int:
+    """A lower bound on the sum over unfinished jobs of (completion round + 1) from round t on: the k-th
+    completion is at least the k-th smallest "alone at the fastest split from now" round, and at least the rounds
+    the cluster's GPUs need for the k smallest remaining GPU-round areas at the fastest split (the preemptive
+    one-machine relaxation: shortest area first), and, with ``most[k-1]`` the largest progress (in job fractions)
+    any configuration makes in a round on any k of these jobs, the rounds that rate needs for the k smallest
+    remaining fractions; the sum of the largest of the three, k = 1..n."""
+    own, area, frac = [], [], []
+    for i, x in enumerate(left):
+        if x > TOL:
+            r = x / m.best[i]
+            own.append(max(t, m.release[i]) + math.ceil(r - EPS))
+            area.append(r * m.gpus[i])
+            frac.append(x)
+    own.sort()
+    area.sort()
+    frac.sort()
+    total, acc, accf = 0, 0.0, 0.0
+    for k, (o, a, f) in enumerate(zip(own, area, frac)):
+        acc += a
+        accf += f
+        rate = most[k] if k < len(most) else math.inf
+        total += max(o, t + math.ceil(acc / m.capacity - EPS), t + math.ceil(accf / rate - EPS))
+    return total
+
+
+def _cost_offset(inst: ContentionInstance) -> float:
+    return sum(j.arrival_s for j in inst.jobs)
+
+
+def solve_contention_dp(inst: ContentionInstance, *, time_limit: float | None = 60.0, max_jobs: int = 8,
+                        perf: MeasuredPerf | None = None) -> Result:
+    """The optimum by dynamic programming over rounds (module docstring); ``time_limit`` stops the search with
+    the best plan found (status ``time limit``, the proven bound kept)."""
+    if inst.n_jobs > max_jobs:
+        raise InstanceError(f"at most {max_jobs} jobs for the exact model, got {inst.n_jobs}", field="jobs")
+    t0 = time.perf_counter()
+    m = _Model(inst, perf)
+    n = len(m.ids)
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    opts_cache: dict[tuple[int, ...], list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]] = {}
+    last_release = max(m.release, default=0)
+    stats = {"states": 0, "memo_hits": 0, "option_sets": 0}
+
+    def options(active: tuple[int, ...]):
+        if active not in opts_cache:
+            opts_cache[active] = pareto_options(m, active)
+            stats["option_sets"] += 1
+        return opts_cache[active]
+
+    most_cache: dict[tuple[int, ...], list[float]] = {}
+
+    def most(jobs: tuple[int, ...]) -> list[float]:
+        """For k = 1.., the largest progress of a round on any k of ``jobs`` (released or not)."""
+        if not jobs:
+            return []
+        if jobs not in most_cache:
+            top = [0.0] * len(jobs)
+            for v, _ in options(jobs):
+                acc = 0.0
+                for k, x in enumerate(sorted(v, reverse=True)):
+                    acc += x
+                    top[k] = max(top[k], acc)
+            most_cache[jobs] = top
+        return most_cache[jobs]
+
+    memo: dict[tuple, tuple[float, list]] = {}
+    incumbent: list[Any] = [math.inf, None]
+
+    class _Timeout(Exception):
+        pass
+
+    def g(t: int, left: tuple[float, ...], acc: float, path: list) -> tuple[float, list]:
+        """Exact least sum of (completion round + 1) over the unfinished jobs from round t on, and its plan.
+        Only local pruning (a branch whose bound reaches this state's best so far), so memoised values are
+        exact; ``acc`` and ``path`` only track the best complete plan seen (for a time limit)."""
+        stats["states"] += 1
+        unfinished = [i for i in range(n) if left[i] > TOL]
+        if not unfinished:
+            if acc < incumbent[0]:
+                incumbent[0], incumbent[1] = acc, list(path)
+            return 0.0, []
+        # once every job has arrived the future does not depend on t but for a shift of t per unfinished job
+        key, shift = ((t, left), 0) if t < last_release else ((-1, left), t * len(unfinished))
+        if key in memo:
+            stats["memo_hits"] += 1
+            v, p = memo[key]
+            return v + shift, p
+        if time.perf_counter() > deadline:
+            raise _Timeout
+        active = tuple(i for i in unfinished if m.release[i] <= t)
+        choices = options(active) if active else []
+        if not choices:  # nothing released yet: wait a round
+            v, p = g(t + 1, left, acc, path + [{}])
+            best, plan = v, [{}] + p
+        else:
+            scored = []
+            for vec, cfg in choices:
+                nl = list(left)
+                fin = 0
+                for i, x in zip(active, vec):
+                    nl[i] = left[i] - x
+                    if nl[i] <= EPS * x:
+                        nl[i] = 0.0
+                        fin += t + 1
+                rest = tuple(i for i in range(n) if nl[i] > TOL)
+                scored.append((fin + _lb(m, t + 1, nl, most(rest)), fin, nl, cfg))
+            scored.sort(key=lambda s: s[0])
+            best, plan = math.inf, []
+            for lb, fin, nl, cfg in scored:
+                if lb >= best - 1e-9:
+                    break
+                v, p = g(t + 1, tuple(nl), acc + fin, path + [cfg])
+                if fin + v < best:
+                    best, plan = fin + v, [cfg] + p
+        memo[key] = (best - shift, plan)
+        return best, plan
+
+    timed_out = False
+    try:
+        total, plan_idx = g(0, tuple([1.0] * n), 0.0, [])
+    except _Timeout:
+        timed_out = True
+        total, plan_idx = incumbent[0], incumbent[1]
+    if plan_idx is None:
+        raise InstanceError("no plan found within the time limit", field="time_limit")
+    plan: Plan = [{m.ids[i]: nodes for i, nodes in cfg.items()} for cfg in plan_idx]
+    if timed_out:
+        status, bound = SolveStatus.TIME_LIMIT, _lb(m, 0, [1.0] * n) * inst.round_s - _cost_offset(inst)
+    else:
+        status, bound = SolveStatus.OPTIMAL, total * inst.round_s - _cost_offset(inst)
+    return _result(inst, m, plan, status, t0, "contention-dp", bound, dict(stats))
+
+
+def brute_force_contention(inst: ContentionInstance, *, max_jobs: int = 4, max_rounds: int = 40,
+                           perf: MeasuredPerf | None = None) -> Result:
+    """The optimum by plain enumeration of every configuration of every round (module docstring), depth-first
+    with the bound of :func:`solve_contention_dp` only; for a handful of jobs and short jobs."""
+    if inst.n_jobs > max_jobs:
+        raise InstanceError(f"at most {max_jobs} jobs for the brute force, got {inst.n_jobs}", field="jobs")
+    t0 = time.perf_counter()
+    m = _Model(inst, perf)
+    n = len(m.ids)
+    best: list[Any] = [math.inf, None]
+    nodes_visited = [0]
+    cfg_cache: dict[tuple[int, ...], list[tuple[dict[int, float], dict[int, tuple[int, ...]]]]] = {}
+
+    def rec(t: int, left: list[float], acc: float, path: list) -> None:
+        nodes_visited[0] += 1
+        if all(x <= TOL for x in left):
+            if acc < best[0]:
+                best[0], best[1] = acc, list(path)
+            return
+        if t >= max_rounds or acc + _lb(m, t, left) >= best[0] - 1e-9:
+            return
+        active = tuple(i for i in range(n) if left[i] > TOL and m.release[i] <= t)
+        if active not in cfg_cache:
+            # most total progress first, so that a good plan is found early and bounds the rest
+            cfg_cache[active] = sorted(((m.progress(c), c) for c in m.configs(active, symmetric=False)),
+                                       key=lambda pc: -sum(pc[0].values()))
+        for p, cfg in cfg_cache[active]:
+            nl = list(left)
+            fin = 0
+            for i, x in p.items():
+                nl[i] = left[i] - x
+                if nl[i] <= EPS * x:
+                    nl[i] = 0.0
+                    fin += t + 1
+            path.append(cfg)
+            rec(t + 1, nl, acc + fin, path)
+            path.pop()
+
+    rec(0, [1.0] * n, 0.0, [])
+    if best[1] is None:
+        raise InstanceError(f"no plan completes every job within {max_rounds} rounds", field="max_rounds")
+    plan: Plan = [{m.ids[i]: nodes for i, nodes in cfg.items()} for cfg in best[1]]
+    obj = best[0] * inst.round_s - _cost_offset(inst)
+    return _result(inst, m, plan, SolveStatus.OPTIMAL, t0, "contention-brute", obj, {"nodes": nodes_visited[0]})
+
+
+@algorithm("contention-dp", ContentionInstance, exact=True,
+           description="optimal total JCT under the round model (DP over rounds with dominance and bounds)")
+def _registered_dp(inst: ContentionInstance, *, seed: int | None = None, time_limit: float | None = None,
+                   **options: Any) -> Result:
+    return solve_contention_dp(inst, time_limit=60.0 if time_limit is None else time_limit, **options)
+
+
+@algorithm("contention-brute", ContentionInstance, exact=True,
+           description="optimal total JCT under the round model by plain enumeration (tiny instances)")
+def _registered_brute(inst: ContentionInstance, *, seed: int | None = None, time_limit: float | None = None,
+                      **options: Any) -> Result:
+    return brute_force_contention(inst, **options)
+
+
+__all__ = ["Plan", "PlanEvaluation", "brute_force_contention", "evaluate_plan", "pareto_options", "solve_contention_dp"]

@@ -1,0 +1,56 @@
+"""The policy network of a trained MaskablePPO agent as numpy (:class:`~optsched.sim.contention.agent.NumpyPolicy`).
+
+SB3's ``MlpPolicy`` on our observation is: flatten -> policy MLP (Linear + Tanh per hidden layer) -> the action
+net (Linear, one logit per action); the value branch is only for training. :func:`numpy_policy` copies those
+weights (torch's ``Linear`` stores ``(out, in)``; numpy multiplies ``x @ W`` with ``W = weight.T``) and refuses a
+network of another shape (shared layers, other activations, a feature extractor with weights).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import InstanceError
+from ..io import atomic_open
+from ..sim.contention.agent import NumpyPolicy
+
+
+def numpy_policy(model: Any, meta: dict | None = None) -> NumpyPolicy:
+    """The policy branch of an SB3/sb3-contrib model (``model.policy``) as a :class:`NumpyPolicy`."""
+    import torch
+
+    pol = model.policy
+    if any(True for _ in pol.features_extractor.parameters()):
+        raise InstanceError("the feature extractor has weights: only flatten is exported", field="policy")
+    layers = []
+    mods = list(pol.mlp_extractor.policy_net)
+    for i, m in enumerate(mods):
+        if isinstance(m, torch.nn.Linear):
+            if i + 1 >= len(mods) or not isinstance(mods[i + 1], torch.nn.Tanh):
+                raise InstanceError("only Linear + Tanh hidden layers are exported", field="policy")
+            layers.append(m)
+        elif not isinstance(m, torch.nn.Tanh):
+            raise InstanceError(f"cannot export layer {type(m).__name__}", field="policy")
+    layers.append(pol.action_net)
+    arrays = [(lin.weight.detach().cpu().numpy().T.copy(), lin.bias.detach().cpu().numpy().copy()) for lin in layers]
+    return NumpyPolicy(arrays, meta)
+
+
+def export_numpy(model: Any, path: str | os.PathLike, meta: dict | None = None) -> NumpyPolicy:
+    """Write the policy network of ``model`` to ``path`` (``.npz``, atomically); returns it."""
+    p = numpy_policy(model, meta)
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, **p.arrays())  # type: ignore[arg-type]
+    return p
+
+
+def save_numpy(policy: NumpyPolicy, path: str | os.PathLike) -> None:
+    """Write a :class:`NumpyPolicy` to ``path`` (``.npz``, atomically)."""
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, **policy.arrays())  # type: ignore[arg-type]
+
+
+__all__ = ["export_numpy", "numpy_policy", "save_numpy"]

@@ -1,0 +1,113 @@
+"""Training paper 004's agent with MaskablePPO (sb3-contrib), the algorithm family the repository used (SB3 PPO).
+
+Defaults are the repository's checkpoint (digest 004, section 2): learning rate 3e-4, ``n_steps`` 2048, batch
+64, 10 epochs, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0, value coefficient 0.5, gradient norm 0.5,
+normalised advantages; ``MlpPolicy`` with separate 64-64 tanh policy and value networks over the flattened
+observation; CPU. What differs: MaskablePPO instead of PPO (invalid actions are masked out rather than
+wasted; the repository's ``is_valid`` treats them as "nothing"), several placements per round in training as
+in inference (the repository trains one per round), and the paper's reward by default.
+
+Job sets: training uses seeds ``1000 x seed + i`` for ``i < n_sets`` (:func:`train_seeds`), evaluation the
+held-out seeds from :data:`EVAL_SEED_BASE` on (:func:`eval_seeds`): the two never meet.
+
+>>> train_seeds(2, 3), eval_seeds(2)
+([2000, 2001, 2002], [1000000, 1000001])
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from ..errors import InstanceError
+from ..generators.contention import random_contention_instance
+from ..io import atomic_open
+from ..problems.contention import ContentionInstance
+from .env import REWARDS, ContentionEnv
+
+EVAL_SEED_BASE = 1_000_000
+HYPER: dict[str, Any] = {"learning_rate": 3e-4, "n_steps": 2048, "batch_size": 64, "n_epochs": 10, "gamma": 0.99,
+                         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.0, "vf_coef": 0.5,
+                         "max_grad_norm": 0.5, "normalize_advantage": True}
+NET_ARCH = {"pi": [64, 64], "vf": [64, 64]}
+# the paper's branches (W1, W2 = 1 - W1)
+BRANCHES: dict[str, float] = {"A": 0.3, "B": 0.4, "C": 0.5, "D": 0.6, "E": 0.7}
+
+
+def train_seeds(seed: int, n_sets: int) -> list[int]:
+    """Seeds of the training job sets of run ``seed``."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1000:
+        raise InstanceError(f"must be an integer in [0, 1000), got {seed!r}", field="seed")
+    if isinstance(n_sets, bool) or not isinstance(n_sets, int) or not 1 <= n_sets <= 1000:
+        raise InstanceError(f"must be an integer in [1, 1000], got {n_sets!r}", field="n_sets")
+    return [1000 * seed + i for i in range(n_sets)]
+
+
+def eval_seeds(n: int) -> list[int]:
+    """Seeds of ``n`` held-out evaluation job sets (never used for training)."""
+    return [EVAL_SEED_BASE + i for i in range(n)]
+
+
+def job_sets(seeds: list[int], mix: str = "normal", jobs: int = 256, **gen: Any) -> list[ContentionInstance]:
+    return [random_contention_instance(jobs=jobs, mix=mix, seed=s, **gen) for s in seeds]
+
+
+def make_model(env: ContentionEnv, seed: int = 0, verbose: int = 0, **hyper: Any):
+    """A MaskablePPO model with the repository's hyper-parameters (overridable) on ``env``."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    unknown = sorted(set(hyper) - set(HYPER))
+    if unknown:
+        raise InstanceError(f"unknown hyper-parameter(s) {unknown} (known: {', '.join(HYPER)})", field="hyper")
+    torch.set_num_threads(1)
+    return MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", verbose=verbose,
+                       policy_kwargs={"net_arch": dict(NET_ARCH), "activation_fn": torch.nn.Tanh},
+                       **{**HYPER, **hyper})
+
+
+def train(*, mix: str = "normal", w1: float = 0.4, reward: str = "paper", timesteps: int = 100_000, seed: int = 0,
+          n_sets: int = 10, jobs: int = 256, hours: float = 1.0, variant: str = "paper", progress: bool = False,
+          output: str | os.PathLike | None = None, numpy_output: str | os.PathLike | None = None,
+          verbose: int = 0, **hyper: Any) -> tuple[Any, dict[str, Any]]:
+    """Train an agent on ``n_sets`` job sets of ``mix`` for ``timesteps`` steps; returns (model, info).
+
+    ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
+    """
+    if reward not in REWARDS:
+        raise InstanceError(f"must be one of {', '.join(REWARDS)}, got {reward!r}", field="reward")
+    if isinstance(timesteps, bool) or not isinstance(timesteps, int) or timesteps < 1:
+        raise InstanceError(f"must be a positive integer, got {timesteps!r}", field="timesteps")
+    seeds = train_seeds(seed, n_sets)
+    sets = job_sets(seeds, mix, jobs, hours=hours, variant=variant)
+    env = ContentionEnv(sets, reward=reward, w1=w1)
+    model = make_model(env, seed=seed, verbose=verbose, **hyper)
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=timesteps, progress_bar=progress)
+    wall = time.perf_counter() - t0
+    info = {"name": f"{mix}-w1{w1:g}-{reward}-seed{seed}", "mix": mix, "w1": w1, "reward": reward,
+            "timesteps": int(model.num_timesteps), "seed": seed, "train_seeds": [seeds[0], seeds[-1]],
+            "jobs": jobs, "hours": hours, "variant": variant, "wall_s": round(wall, 1),
+            "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH, "algorithm": "MaskablePPO"}
+    if output is not None:
+        with atomic_open(output, "wb") as fh:
+            model.save(fh)
+        if numpy_output is None:
+            numpy_output = os.path.splitext(os.fspath(output))[0] + ".npz"
+    if numpy_output is not None:
+        from .export import export_numpy
+
+        export_numpy(model, numpy_output, info)
+    return model, info
+
+
+def load_model(path: str | os.PathLike):
+    """A MaskablePPO model saved by :func:`train` (the SB3 zip)."""
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(os.fspath(path), device="cpu")
+
+
+__all__ = ["BRANCHES", "EVAL_SEED_BASE", "HYPER", "NET_ARCH", "eval_seeds", "job_sets", "load_model", "make_model",
+           "train", "train_seeds"]

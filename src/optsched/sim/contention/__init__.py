@@ -1,0 +1,33 @@
+"""Paper 004 in the simulator: the repository's round semantics, its schedulers and the RL agent's encoding.
+
+* :mod:`.encoding`: the ``<nodes, 2 x GPUs per node>`` observation, the K = 3 candidates, the
+  ``Discrete(C(N, 2) + 2)`` actions and their mask;
+* :mod:`.agent`: a trained policy network as numpy (no torch needed), the shipped policy;
+* :mod:`.policies`: ``contention-las``, ``contention-srtf`` (textbook keys; ``repo_keys=True`` for the
+  repository's inverted ones), ``widest-first-fit``, ``contention-random``, ``contention-greedy``, ``rl-base``,
+  ``rl-hybrid``, registered by name (``optsched.sim.policies.PLUGINS`` imports this package on first use);
+* :mod:`.runner`: :func:`run_contention` (one run in round accounting) and its metrics.
+
+``docs/algorithms/rl-contention.md`` documents every rule and the line of the paper or repository it follows.
+"""
+
+from .agent import NumpyPolicy, load_policy, shipped_policy
+from .encoding import Board, action_mask, candidates, n_actions, node_actions, observe, resolve, type_id
+from .policies import (
+    POLICIES,
+    ContentionGreedy,
+    ContentionLas,
+    ContentionSrtf,
+    RandomActions,
+    RlBase,
+    RlHybrid,
+    RoundPolicy,
+    WidestFirstFit,
+)
+from .runner import BASELINES, ContentionRun, RoundRecorder, compare, contention_summary, round_up, run_contention
+
+__all__ = ["BASELINES", "Board", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
+           "NumpyPolicy", "POLICIES", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder",
+           "WidestFirstFit", "action_mask", "candidates", "compare", "contention_summary", "load_policy",
+           "n_actions", "node_actions", "observe", "resolve", "round_up", "run_contention", "shipped_policy",
+           "type_id"]

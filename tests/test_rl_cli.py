@@ -1,0 +1,56 @@
+"""Bad input to ``optsched rl ...`` and ``optsched generate contention``: one line on stderr naming the flag, exit
+code 2, no traceback, nothing written, and the check happens before any training or simulation starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from bad_inputs import files_under
+from cli import exit_code
+
+CASES = [
+    ("train-w1-big", "rl train --w1 1.5 -o {out}/p.zip", "--w1"),
+    ("train-w1-nan", "rl train --w1 nan -o {out}/p.zip", "--w1"),
+    ("train-w1-word", "rl train --w1 high -o {out}/p.zip", "--w1"),
+    ("train-seed-neg", "rl train --seed -1 -o {out}/p.zip", "--seed"),
+    ("train-seed-huge", "rl train --seed 99999999999 -o {out}/p.zip", "--seed"),
+    ("train-seed-float", "rl train --seed 1.5 -o {out}/p.zip", "--seed"),
+    ("train-timesteps-0", "rl train --timesteps 0 -o {out}/p.zip", "--timesteps"),
+    ("train-jobs-huge", "rl train --jobs 100000000 -o {out}/p.zip", "--jobs"),
+    ("train-sets-0", "rl train --sets 0 -o {out}/p.zip", "--sets"),
+    ("train-hours-inf", "rl train --hours inf -o {out}/p.zip", "--hours"),
+    ("train-mix", "rl train --mix huge -o {out}/p.zip", "--mix"),
+    ("train-lr-neg", "rl train --learning-rate -0.1 -o {out}/p.zip", "--learning-rate"),
+    ("train-out-stdout", "rl train -o -", "-o"),
+    ("train-out-not-zip", "rl train -o {out}/p.npz", "-o"),
+    ("train-out-folder", "rl train -o {tmp}", "-o"),
+    ("train-out-under-file", "rl train -o {file}/p.zip", "-o"),
+    ("evaluate-policy-missing", "rl evaluate --policy {out}/none.npz", "--policy"),
+    ("evaluate-policy-kind", "rl evaluate --policy {file}", "--policy"),
+    ("evaluate-sets-0", "rl evaluate --sets 0", "--sets"),
+    ("evaluate-jobs-word", "rl evaluate --jobs many", "--jobs"),
+    ("evaluate-baseline", "rl evaluate --baselines contention-las,fifo", "--baselines"),
+    ("evaluate-mix", "rl evaluate --mix Normal", "--mix"),
+    ("evaluate-out-folder", "rl evaluate -o {tmp}", "-o"),
+    ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),
+    ("export-out-kind", "rl export {file} -o {out}/x.npz", "model"),
+    ("generate-seed-neg", "generate contention --seed -3 -o {out}/s.json", "--seed"),
+    ("generate-jobs-huge", "generate contention --jobs 10000000000 -o {out}/s.json", "--jobs"),
+    ("generate-out-folder", "generate contention -o {tmp}", "-o"),
+    ("generate-mix", "generate contention --mix odd -o {out}/s.json", "--mix"),
+]
+
+
+@pytest.mark.parametrize("argv,flag", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_rl_input(argv, flag, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    file = tmp_path / "plain.txt"
+    file.write_text("x")
+    out = tmp_path / "out"
+    before = files_under(tmp_path)
+    code = exit_code(argv.format(out=out, tmp=tmp_path, file=file).split())
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert code == 2, (code, err)
+    assert len(err) == 1 and "error" in err[0] and flag in err[0], err
+    assert "Traceback" not in err[0]
+    assert files_under(tmp_path) == before, "a refused command left files behind"
