@@ -178,3 +178,21 @@ def test_a_heterogeneous_cluster_runs():
     wl = DeadlineWorkload(c, deadline_workload(lam=4, window_h=4, seed=6).jobs)
     for p in ("drs", "edf", "themis", "elasticflow"):
         assert run_deadline(wl, p).metrics["jobs"] == len(wl)
+
+
+def test_elasticflow_keeps_a_job_that_overruns_its_reservation_by_a_rounding_error():
+    # found by hypothesis (tests/properties/test_drs_props.py): on one GPU, t2 (360 s of work, deadline 360 s)
+    # completes at 360 + 6e-14 s, just after the round at 360 s where t0's reservation begins; preempting t2 there
+    # made it finish at 480 s. It must keep its GPU to completion, and t0 start right after it.
+    from optsched.problems.deadline import MODELS
+
+    def job(jid, model, arrival, alpha, units):
+        return DeadlineJob(jid, model, arrival, alpha, units * 60.0 / MODELS[model].epoch_time_1gpu_s)
+
+    wl = DeadlineWorkload(paper_cluster(1, 1), (job("t0", "AlexNet", 300.0, 1.5, 2), job("t1", "AlexNet", 0.0, 0.5, 2),
+                                                job("t2", "TSM", 0.0, 1.0, 6)), time_unit_s=60.0)
+    run = run_deadline(wl, "elasticflow", round_s=60.0)
+    admitted = {j.id: j for j in run.result.job_objects if RESERVATION_KEY in j.extra}
+    assert sorted(admitted) == ["t0", "t2"]
+    assert all(meets_deadline(j.completion_s, j.deadline_s) for j in admitted.values())
+    assert run.metrics["preemptions"] == 0 and run.metrics["deadlines_met"] == 2
