@@ -4,6 +4,7 @@ code 2, no traceback, nothing written, and the check happens before any training
 from __future__ import annotations
 
 import pytest
+from tests.sim.shared_data import DEEPSHARE, needs_data
 
 from bad_inputs import files_under
 from cli import exit_code
@@ -54,3 +55,17 @@ def test_bad_rl_input(argv, flag, tmp_path, monkeypatch, capsys):
     assert len(err) == 1 and "error" in err[0] and flag in err[0], err
     assert "Traceback" not in err[0]
     assert files_under(tmp_path) == before, "a refused command left files behind"
+
+
+@needs_data(*DEEPSHARE)
+def test_rl_evaluate_to_stdout_writes_only_the_csv_there(capsys):
+    import csv
+    import io
+
+    from optsched.cli import main
+
+    assert main(["rl", "evaluate", "--sets", "1", "--jobs", "16", "-o", "-"]) == 0
+    out, err = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows and {r["policy"] for r in rows} >= {"rl-base", "rl-hybrid"}
+    assert "rl-base" in err  # the table went to standard error

@@ -192,7 +192,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     seeds = [1_000_000 + i for i in range(args.sets)]
     insts = [random_contention_instance(jobs=args.jobs, mix=args.mix, seed=s, hours=args.hours) for s in seeds]
     df = compare(insts, pols)
-    print(evaluation_table(df))
+    # with '-o -' the CSV owns standard output (for pipes); the table then goes to standard error
+    print(evaluation_table(df), file=sys.stderr if args.output == "-" else sys.stdout)
     print(f"(our simulator, repository round semantics; {args.sets} held-out {args.mix} job sets of {args.jobs} jobs, "
           f"seeds {seeds[0]}..{seeds[-1]}; policy {agent.meta.get('name', args.policy)})", file=sys.stderr)
     if args.output:
