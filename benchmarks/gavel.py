@@ -36,6 +36,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from optsched.cluster import parse_cluster  # noqa: E402
+from optsched.experiments import frame_markdown  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.perf.hetero import TYPE_SPEED, HeteroPerf  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
@@ -45,16 +46,6 @@ from optsched.sim.traces import PHILLY_MODELS, philly_workload  # noqa: E402
 RESULTS = ROOT / "docs" / "results"
 CLUSTERS = ("V100:4x4,P100:4x4,K80:4x4", "V100:2x4,P100:2x4,K80:2x4")
 POLICIES = ("fifo", "las", "tiresias", "gavel", "gavel-makespan")
-
-
-def md_table(df: pd.DataFrame) -> str:
-    """A markdown table of a frame (pandas' to_markdown needs tabulate, which we do not depend on)."""
-    def cell(v):
-        return f"{v:.3f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    return "\n".join([head, rule] + ["| " + " | ".join(cell(v) for v in row) + " |"
-                                     for row in df.itertuples(index=False)])
 
 
 def _scheduler(name: str):
@@ -184,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     for _, r in lp.iterrows():
         lines.append(f"| {r['jobs']} | {r['distinct_rows']} | {r['solver']} | {r['lp_rows']} | {r['median_ms']:.1f} "
                      f"| {r['median_build_ms']:.1f} | {r['median_solve_ms']:.1f} |")
-    lines += ["", "## Every run", "", md_table(df)]
+    lines += ["", "## Every run", "", frame_markdown(df)]
     with atomic_open(out / "gavel.md", "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     with atomic_open(out / "gavel_runs.csv", "w", encoding="utf-8", newline="") as fh:

@@ -30,6 +30,7 @@ if str(ROOT / "src") not in sys.path:
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from optsched.experiments import frame_markdown  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.traces import bursty_workload, philly_workload  # noqa: E402
@@ -39,16 +40,6 @@ RESULTS = ROOT / "docs" / "results"
 PAIRS = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all"), ("tiresias", "accept-all"),
          ("las", "accept-1.2")]
 SERVERS, GPUS = 4, 4
-
-
-def md_table(df: pd.DataFrame) -> str:
-    """A markdown table of a frame (pandas' to_markdown needs tabulate, which we do not depend on)."""
-    def cell(v):
-        return f"{v:.3f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    return "\n".join([head, rule] + ["| " + " | ".join(cell(v) for v in row) + " |"
-                                     for row in df.itertuples(index=False)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
                          f"{r['live_s']:.2f} | {r['copy_s']:.2f} | {r['whatif_s']:.2f} | {r['cost_ratio']:.1f} | "
                          f"{r['wall_s'] / fixed_wall.loc[r['seed']]:.1f} | {r['choices']} |")
-    lines += ["", "## Every run", "", md_table(df)]
+    lines += ["", "## Every run", "", frame_markdown(df)]
     stem = "whatif_bursty" if args.bursty else "whatif"
     with atomic_open(out / f"{stem}.md", "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")

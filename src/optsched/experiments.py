@@ -58,8 +58,8 @@ from .sim.policies import build_admission, build_placement, build_policy
 from .sim.traces import load_philly, resolve_workload
 
 __all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",
-           "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many", "summarise", "sweep",
-           "task_threads", "write_sweep"]
+           "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many",
+           "summarise", "sweep", "task_threads", "write_sweep"]
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
@@ -668,6 +668,25 @@ def _cell(key: str, v: Any) -> str:
 COLUMNS_MD = (("avg_jct_s", "avg JCT (h)"), ("avg_jct_lb_s", "avg JCT incl. unfinished, lower bound (h)"),
               ("avg_responsiveness_s", "avg responsiveness (h)"), ("mean_utilisation", "mean util."),
               ("preemptions", "preemptions"), ("finished_tracked", "tracked done"), ("wall_s", "wall (s)"))
+
+
+def frame_markdown(df: pd.DataFrame, digits: int = 3) -> str:
+    """A markdown table of any frame (pandas' ``to_markdown`` needs tabulate, which we do not depend on): floats
+    with ``digits`` decimals, trailing zeros dropped.
+
+    >>> print(frame_markdown(pd.DataFrame({"policy": ["fifo", "las"], "avg JCT (h)": [1.5, 1.25]})))
+    | policy | avg JCT (h) |
+    |---|---|
+    | fifo | 1.5 |
+    | las | 1.25 |
+    """
+    def cell(v: Any) -> str:
+        return f"{v:.{digits}f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    return "\n".join([head, rule] + ["| " + " | ".join(cell(v) for v in row) + " |"
+                                     for row in df.itertuples(index=False)])
 
 
 def markdown_table(result: SweepResult, title: str = "", notes: Iterable[str] = ()) -> str:

@@ -53,10 +53,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, SchedulerPlacer
 from ..policies import register_admission, register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from ...problems.deadline import DEADLINE_TOL_S
 from .common import JobTimes, deadline_of, grow, place, shrink
 
 __all__ = ["RESERVATION_KEY", "ElasticFlow", "ElasticFlowAdmission", "Reservation", "reserve"]
