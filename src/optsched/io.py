@@ -15,6 +15,7 @@ import contextlib
 import csv
 import io as _io
 import json
+import math
 import os
 import shutil
 import stat
@@ -111,6 +112,15 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 _UMASK: int | None = None
+
+
+def is_finite_number(v: Any) -> bool:
+    """A finite int or float, not a bool (the test every job field of a file passes before its range is checked).
+
+    >>> [is_finite_number(v) for v in (3, 2.5, True, float("nan"), "4")]
+    [True, True, False, False, False]
+    """
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def csv_jobs(text: str, columns: tuple[str, ...],

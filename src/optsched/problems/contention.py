@@ -21,12 +21,11 @@ optsched.errors.InstanceError: model (job 'x'): must be one of MobileNetV3, Grap
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import InstanceError
-from ..io import Fields, check_format
+from ..io import Fields, check_format, is_finite_number
 from ..registry import Problem, register_problem
 
 FORMAT = "optsched/contention@1"
@@ -43,10 +42,6 @@ LEGAL_SPLITS: dict[int, tuple[tuple[int, int], ...]] = {
 # ... and the multi-server ones, the only ones measured (the table has no single-server row)
 MULTI_SPLITS: dict[int, tuple[tuple[int, int], ...]] = {g: tuple(s for s in v if s[0] > 1)
                                                         for g, v in LEGAL_SPLITS.items()}
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 @dataclass(frozen=True)
@@ -73,9 +68,9 @@ class ContentionJob:
         if isinstance(self.gpus, bool) or not isinstance(self.gpus, int) or self.gpus not in ALL_DEMANDS:
             raise InstanceError(f"must be one of {', '.join(map(str, ALL_DEMANDS))}, got {self.gpus!r}",
                                 field="gpus", job=self.id)
-        if not _number(self.samples) or self.samples <= 0:
+        if not is_finite_number(self.samples) or self.samples <= 0:
             raise InstanceError(f"must be a finite number > 0, got {self.samples!r}", field="samples", job=self.id)
-        if not _number(self.arrival_s) or self.arrival_s < 0:
+        if not is_finite_number(self.arrival_s) or self.arrival_s < 0:
             raise InstanceError(f"must be a finite number >= 0, got {self.arrival_s!r}", field="arrival_s",
                                 job=self.id)
         object.__setattr__(self, "samples", float(self.samples))
@@ -103,11 +98,11 @@ class ContentionInstance:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InstanceError(f"must be a positive integer, got {v!r}", field=name)
-        if not _number(self.round_s) or self.round_s <= 0:
+        if not is_finite_number(self.round_s) or self.round_s <= 0:
             raise InstanceError(f"must be a positive number of seconds, got {self.round_s!r}", field="round_s")
         for name in ("floor", "threshold"):
             v = getattr(self, name)
-            if not _number(v) or not 0 <= v <= 1:
+            if not is_finite_number(v) or not 0 <= v <= 1:
                 raise InstanceError(f"must be a number in [0, 1], got {v!r}", field=name)
         seen: set[str] = set()
         for i, j in enumerate(self.jobs):

@@ -49,7 +49,7 @@ from typing import Any, Iterable, Mapping
 
 from ..cluster import Cluster, Server
 from ..errors import InstanceError
-from ..io import Fields, atomic_open, check_format, csv_jobs, read_json, read_text, write_json
+from ..io import Fields, atomic_open, check_format, csv_jobs, is_finite_number, read_json, read_text, write_json
 from ..registry import Problem, register_problem
 
 __all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "HEAVY_MODELS", "MODELS", "WEIGHTS",
@@ -202,10 +202,6 @@ def weight_scale(weights: str = "count") -> int:
 
 
 # -- jobs ----------------------------------------------------------------------------------------------------
-def _real(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 @dataclass(frozen=True)
 class DeadlineJob:
     """One job: ``model`` (a :data:`MODELS` name), ``arrival_s``, priority ``alpha``, ``epochs`` to train,
@@ -242,11 +238,11 @@ class DeadlineJob:
         for name in ("dataset_size", "batch", "params", "step_time_s"):
             if getattr(self, name) is None:
                 object.__setattr__(self, name, getattr(prof, name))
-        if not _real(self.arrival_s) or self.arrival_s < 0:
+        if not is_finite_number(self.arrival_s) or self.arrival_s < 0:
             bad("arrival_s", "must be a finite number >= 0")
-        if not _real(self.alpha) or float(self.alpha) not in ALPHAS:
+        if not is_finite_number(self.alpha) or float(self.alpha) not in ALPHAS:
             bad("alpha", f"must be one of {', '.join(f'{a:g}' for a in ALPHAS)}")
-        if not _real(self.epochs) or self.epochs <= 0:
+        if not is_finite_number(self.epochs) or self.epochs <= 0:
             bad("epochs", "must be a positive number")
         ints: dict[str, int] = {}
         for name in ("dataset_size", "batch", "params"):
@@ -260,7 +256,7 @@ class DeadlineJob:
                 bad(name, "must be a positive integer")
             ints[name] = v
         step: Any = self.step_time_s
-        if not _real(step) or step <= 0:
+        if not is_finite_number(step) or step <= 0:
             bad("step_time_s", "must be a positive number (seconds)")
         if ints["dataset_size"] < ints["batch"]:
             raise InstanceError(f"{self.dataset_size} samples are fewer than one batch of {self.batch}: no plan can "
@@ -354,7 +350,7 @@ class DeadlineWorkload:
             seen[j.id] = i
         for name in ("time_unit_s", "bytes_per_param"):
             v = getattr(self, name)
-            if not _real(v) or v <= 0:
+            if not is_finite_number(v) or v <= 0:
                 raise InstanceError(f"must be a positive number, got {v!r}", field=name)
             object.__setattr__(self, name, float(v))
         if not isinstance(self.name, str):

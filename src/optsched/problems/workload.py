@@ -36,14 +36,13 @@ from __future__ import annotations
 import csv
 import io as _io
 import json
-import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InstanceError
-from ..io import atomic_open, csv_jobs, read_json, read_text, write_json
+from ..io import atomic_open, csv_jobs, is_finite_number, read_json, read_text, write_json
 from ..registry import Problem, register_problem
 
 FORMAT = "optsched/workload@1"
@@ -52,10 +51,6 @@ FORMAT = "optsched/workload@1"
 COLUMNS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
            "deadline_s", "user", "group", "tracked", "gpu_type")
 REQUIRED = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s")
-
-
-def _finite_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 @dataclass(frozen=True)
@@ -99,7 +94,7 @@ class WorkloadJob:
         def bad(name: str, msg: str):
             raise InstanceError(f"{msg}, got {getattr(self, name)!r}", field=name, job=jid)
 
-        if not _finite_number(self.arrival_s) or self.arrival_s < 0:
+        if not is_finite_number(self.arrival_s) or self.arrival_s < 0:
             bad("arrival_s", "must be a finite number >= 0")
         g: Any = self.gpus  # an integral float from a file is accepted as an int
         if isinstance(g, float) and g.is_integer():
@@ -108,15 +103,15 @@ class WorkloadJob:
             bad("gpus", "must be an integer >= 1")
         if self.gpus < 1:
             bad("gpus", "must be an integer >= 1")
-        if not _finite_number(self.iterations) or self.iterations <= 0:
+        if not is_finite_number(self.iterations) or self.iterations <= 0:
             bad("iterations", "must be a finite number > 0")
-        if not _finite_number(self.iteration_time_s) or self.iteration_time_s <= 0:
+        if not is_finite_number(self.iteration_time_s) or self.iteration_time_s <= 0:
             bad("iteration_time_s", "must be a finite number > 0")
-        if self.predicted_iterations is not None and (not _finite_number(self.predicted_iterations)
+        if self.predicted_iterations is not None and (not is_finite_number(self.predicted_iterations)
                                                       or self.predicted_iterations <= 0):
             bad("predicted_iterations", "must be a finite number > 0 or absent")
         if self.deadline_s is not None:
-            if not _finite_number(self.deadline_s):
+            if not is_finite_number(self.deadline_s):
                 bad("deadline_s", "must be a finite number (an absolute time in seconds) or absent")
             if self.deadline_s < self.arrival_s:
                 bad("deadline_s", f"must not precede the arrival ({self.arrival_s!r})")
