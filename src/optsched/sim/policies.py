@@ -291,6 +291,15 @@ def _type_masks(job: Job, view: SimView) -> list[np.ndarray]:
     return [cs.type_mask(k) for k in range(len(cs.types))]
 
 
+def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
+    """``fit(gpus, free)`` on the free GPUs of each type the job may use, in order: the first placement found."""
+    for m in _type_masks(job, view):
+        pl = fit(job.gpus, np.where(m, free, 0))
+        if pl is not None:
+            return pl
+    return None
+
+
 def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Placement | None:
     if g <= max_cap:
         # exact fit first, then the fewest free >= g; ties by server index
@@ -382,11 +391,7 @@ class FirstFree(PlacementPolicy):
     def find(self, job, free, view):
         if not _typed(self, view):
             return _first_free(job.gpus, free)
-        for m in _type_masks(job, view):
-            pl = _first_free(job.gpus, np.where(m, free, 0))
-            if pl is not None:
-                return pl
-        return None
+        return _on_one_type(_first_free, job, free, view)
 
 
 class Scattered(PlacementPolicy):
@@ -401,11 +406,7 @@ class Scattered(PlacementPolicy):
     def find(self, job, free, view):
         if not _typed(self, view):
             return _scattered(job.gpus, free)
-        for m in _type_masks(job, view):
-            pl = _scattered(job.gpus, np.where(m, free, 0))
-            if pl is not None:
-                return pl
-        return None
+        return _on_one_type(_scattered, job, free, view)
 
 
 SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
