@@ -118,6 +118,17 @@ class Packing:
     kappa: int | None = None
 
 
+def _pop_current(heap: list[tuple[float, int, int]], version: list[int], g: int) -> list[tuple[float, int, int]]:
+    """Pop the (up to) ``g`` smallest entries of a lazily versioned heap whose version is current; stale entries
+    are dropped for good. Callers push back the ones they do not consume."""
+    taken: list[tuple[float, int, int]] = []
+    while len(taken) < g and heap:
+        e = heapq.heappop(heap)
+        if version[e[1]] == e[2]:
+            taken.append(e)
+    return taken
+
+
 class PackState:
     """A packing in progress under one limit theta: the clock, the GPUs' loads U and idle flags, the running jobs.
 
@@ -193,12 +204,9 @@ class PackState:
     def enough_anywhere(self, j: int) -> bool:
         """Do G_j GPUs, idle or not, pass U + load_j <= theta? The G_j-th least U decides, since fl(U + l) is
         monotone in U."""
-        g, heap, uver = self.pk.size[j], self.aheap, self.uver
-        taken: list[tuple[float, int, int]] = []
-        while len(taken) < g and heap:
-            e = heapq.heappop(heap)
-            if uver[e[1]] == e[2]:
-                taken.append(e)
+        heap = self.aheap
+        g = self.pk.size[j]
+        taken = _pop_current(heap, self.uver, g)
         ok = len(taken) == g and taken[-1][0] + self.pk.load[j] <= self.lim
         for e in taken:
             heapq.heappush(heap, e)
@@ -391,12 +399,9 @@ class LeastLoaded(Rule):
         self.name = name
 
     def choose(self, st: PackState, j: int) -> list[int] | None:
-        g, heap, fver = st.pk.size[j], st.fheap, st.fver
-        taken: list[tuple[float, int, int]] = []
-        while len(taken) < g and heap:
-            e = heapq.heappop(heap)
-            if fver[e[1]] == e[2]:
-                taken.append(e)
+        heap = st.fheap
+        g = st.pk.size[j]
+        taken = _pop_current(heap, st.fver, g)
         if len(taken) == g and taken[-1][0] + st.pk.load[j] <= st.lim:
             return [e[1] for e in taken]
         for e in taken:
