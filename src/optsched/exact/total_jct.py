@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..algorithms.total_jct import Profile, greedy_total_jct
 from ..errors import InstanceError, ScheduleError
@@ -40,10 +40,73 @@ from . import _cpsat
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools is imported by the solver itself (it takes ~0.5 s)
     from ortools.sat.python import cp_model
 
-__all__ = ["MAX_BRUTE_JOBS", "brute_force_total_jct", "solve_total_jct"]
+__all__ = ["MAX_BRUTE_JOBS", "CpModelOf", "brute_force_total_jct", "solve_total_jct"]
 
 
 # -- CP-SAT -------------------------------------------------------------------------------------------------
+class CpModelOf:
+    """The CP-SAT model of ``inst`` (``docs/formulations/total-jct.md``): ``md`` (a ``CpModel``), the start
+    variable of every job and the literal of every (job, mode, vector); :meth:`choice` reads a solution back.
+    Shared by :func:`solve_total_jct` and the branch and bound's CP-SAT companion
+    (:mod:`optsched.exact.total_jct_bnb`)."""
+
+    def __init__(self, inst: TotalJctInstance, *, symmetry: bool = True, hint: bool = True):
+        from ortools.sat.python import cp_model
+
+        self.inst = inst
+        H = self.horizon = inst.horizon()
+        caps = [s.gpus for s in inst.cluster.servers]
+        self.sym_job = None
+        if symmetry:
+            self.sym_job = max(range(inst.n_jobs), key=lambda i: (inst.jobs[i].gpus, -i))
+        opts = placement_options(inst, self.sym_job)
+        self.n_options = sum(len(o) for o in opts)
+        md = self.md = cp_model.CpModel()
+        start: dict[str, cp_model.IntVar] = {}
+        self.start = start
+        end: dict[str, cp_model.IntVar] = {}
+        lits: dict[tuple[int, int, tuple[int, ...]], cp_model.IntVar] = {}
+        self.lits = lits
+        per_server: list[tuple[list[cp_model.IntervalVar], list[int]]] = [([], []) for _ in caps]
+        for i, j in enumerate(inst.jobs):
+            s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
+            e = md.new_int_var(j.release + j.min_duration, H, f"C[{j.id}]")
+            start[j.id], end[j.id] = s, e
+            xs = []
+            for k, u in opts[i]:
+                x = md.new_bool_var(f"x[{j.id},{k},{u}]")
+                d = j.modes[k].duration
+                iv = md.new_optional_interval_var(s, d, e, x, f"I[{j.id},{k},{u}]")
+                for m, n in enumerate(u):
+                    if n:
+                        per_server[m][0].append(iv)
+                        per_server[m][1].append(n)
+                xs.append(x)
+                lits[i, k, u] = x
+            md.add_exactly_one(xs)
+        for m, (ivs, dem) in enumerate(per_server):
+            if ivs:
+                md.add_cumulative(ivs, dem, caps[m])
+        md.minimize(sum(j.weight * end[j.id] for j in inst.jobs))
+        if hint:
+            g = greedy_total_jct(inst)
+            for i, j in enumerate(inst.jobs):
+                k, u, t = g[j.id]
+                if (i, k, u) not in lits:  # the symmetry-broken job: use an equivalent sorted vector instead
+                    continue
+                md.add_hint(start[j.id], t)
+                for (ii, kk, uu), x in lits.items():
+                    if ii == i:
+                        md.add_hint(x, (kk, uu) == (k, u))
+
+    def choice(self, value: Callable[[Any], int]) -> dict[str, tuple[int, tuple[int, ...], int]]:
+        """(mode index, vector, start) per job id in the solution read through ``value`` (a solver's or a
+        solution callback's ``value``)."""
+        jobs = self.inst.jobs
+        return {jobs[i].id: (k, u, int(value(self.start[jobs[i].id])))
+                for (i, k, u), x in self.lits.items() if value(x)}
+
+
 def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, num_workers: int = 2,
                     symmetry: bool = True, hint: bool = True, seed: int | None = None,
                     deterministic_limit: float | None = None, log: bool = False) -> Result:
@@ -54,56 +117,15 @@ def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, 
     :func:`check_schedule`. ``deterministic_limit`` replaces ``time_limit`` by a limit on CP-SAT's
     deterministic time, reproducible with the same ``seed`` (:mod:`optsched.exact._cpsat`); ``info["limit"]``
     says which one applied."""
-    from ortools.sat.python import cp_model
-
     # checked before the model is built: a bad limit, worker count or seed is reported at once
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
                            num_workers=num_workers, seed=seed, log=log)
     t0 = time.perf_counter()
-    H = inst.horizon()
-    caps = [s.gpus for s in inst.cluster.servers]
-    sym_job = None
-    if symmetry:
-        sym_job = max(range(inst.n_jobs), key=lambda i: (inst.jobs[i].gpus, -i))
-    opts = placement_options(inst, sym_job)
-    md = cp_model.CpModel()
-    start: dict[str, cp_model.IntVar] = {}
-    end: dict[str, cp_model.IntVar] = {}
-    lits: dict[tuple[int, int, tuple[int, ...]], cp_model.IntVar] = {}
-    per_server: list[tuple[list[cp_model.IntervalVar], list[int]]] = [([], []) for _ in caps]
-    for i, j in enumerate(inst.jobs):
-        s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
-        e = md.new_int_var(j.release + j.min_duration, H, f"C[{j.id}]")
-        start[j.id], end[j.id] = s, e
-        xs = []
-        for k, u in opts[i]:
-            x = md.new_bool_var(f"x[{j.id},{k},{u}]")
-            d = j.modes[k].duration
-            iv = md.new_optional_interval_var(s, d, e, x, f"I[{j.id},{k},{u}]")
-            for m, n in enumerate(u):
-                if n:
-                    per_server[m][0].append(iv)
-                    per_server[m][1].append(n)
-            xs.append(x)
-            lits[i, k, u] = x
-        md.add_exactly_one(xs)
-    for m, (ivs, dem) in enumerate(per_server):
-        if ivs:
-            md.add_cumulative(ivs, dem, caps[m])
+    model = CpModelOf(inst, symmetry=symmetry, hint=hint)
     lb0 = inst.trivial_lower_bound()
-    md.minimize(sum(j.weight * end[j.id] for j in inst.jobs))
-    if hint:
-        g = greedy_total_jct(inst)
-        for i, j in enumerate(inst.jobs):
-            k, u, t = g[j.id]
-            if (i, k, u) not in lits:  # the symmetry-broken job: use an equivalent sorted vector instead
-                continue
-            md.add_hint(start[j.id], t)
-            for (ii, kk, uu), x in lits.items():
-                if ii == i:
-                    md.add_hint(x, (kk, uu) == (k, u))
-    run = _cpsat.solve(md, params)
-    info: dict[str, Any] = {"horizon": H, "options": sum(len(o) for o in opts), "time_unit_s": inst.time_unit_s,
+    run = _cpsat.solve(model.md, params)
+    sym_job = model.sym_job
+    info: dict[str, Any] = {"horizon": model.horizon, "options": model.n_options, "time_unit_s": inst.time_unit_s,
                             "solver": "cpsat", "symmetry_job": inst.jobs[sym_job].id if sym_job is not None else None,
                             **run.info()}
     # CP-SAT's bound holds even when it found no schedule (objective values are integers: round it up)
@@ -111,10 +133,7 @@ def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, 
     if run.objective is None:  # stopped before any schedule (or infeasible): say what was proven
         return Result(None, run.status, time.perf_counter() - t0, None, "total-jct-cpsat",
                       lower_bound=None if run.status == SolveStatus.INFEASIBLE else lb, seed=seed, info=info)
-    choice = {}
-    for (i, k, u), x in lits.items():
-        if run.value(x):
-            choice[inst.jobs[i].id] = (k, u, run.value(start[inst.jobs[i].id]))
+    choice = model.choice(run.value)
     sched = schedule_from_choice(inst, choice, "total-jct-cpsat")
     obj = check_schedule(inst, sched)
     if abs(obj - run.objective) > 1e-6:
