@@ -135,7 +135,7 @@ def test_registry_and_solve():
     inst = _two_server_example()
     assert optsched.solve(inst, "total-jct-cpsat", time_limit=10).objective == 10
     assert optsched.solve(inst, "total-jct-brute").objective == 10
-    assert optsched.solve(inst).algorithm == "total-jct-cpsat"   # the problem's own default
+    assert optsched.solve(inst).algorithm == "total-jct-bnb"   # the problem's own default
     greedy = optsched.solve(inst, "total-jct-greedy")
     assert greedy.status == SolveStatus.FEASIBLE and greedy.objective >= 10
     assert registry.get_algorithm("total-jct-cpsat").exact

@@ -79,7 +79,7 @@ def test_cli_generate_solve_evaluate(tmp_path, capsys):
     assert main(["generate", "total-jct", "--jobs", "4", "--seed", "1", "-o", str(inst)]) == 0
     assert main(["solve", str(inst), "--time-limit", "10", "-o", str(sched)]) == 0
     out = capsys.readouterr().out
-    assert "algorithm=total-jct-cpsat status=optimal" in out
+    assert "algorithm=total-jct-bnb status=optimal" in out
     data = json.loads(sched.read_text())
     loaded = io.load(inst)
     brute = brute_force_total_jct(loaded)

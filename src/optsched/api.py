@@ -133,7 +133,7 @@ def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
 
 def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None = None,
           time_limit: float | None = None, **options: Any) -> Result:
-    """Run ``algorithm`` (default: the problem's own, e.g. ``sjf-bco`` for RAR-DDLS, ``total-jct-cpsat`` for
+    """Run ``algorithm`` (default: the problem's own, e.g. ``sjf-bco`` for RAR-DDLS, ``total-jct-bnb`` for
     total JCT) on ``instance`` and return a :class:`~optsched.result.Result`, scored by the problem's evaluator.
 
     >>> from optsched.generators.rar import tiny_rar_example

@@ -94,7 +94,7 @@ def _register_total_jct(kinds) -> None:
                                      "catalogue (estimated profiles, at most 4 GPUs each), releases in [0, 5] s, "
                                      "20-400 iterations; every placement shape is a mode with its exact "
                                      "per-iteration time (optsched.generators.total_jct.random_total_jct_instance). "
-                                     "Solve it with 'optsched solve FILE --algorithm total-jct-cpsat'.")
+                                     "Solve it with 'optsched solve FILE' (branch and bound with CP-SAT beside it).")
     p.add_argument("--jobs", type=positive_int("--jobs", MAX_TOTAL_JCT_JOBS), default=5,
                    help=f"number of jobs (default 5, at most {MAX_TOTAL_JCT_JOBS:,}: the exact models prove "
                         "optima up to about a dozen)")

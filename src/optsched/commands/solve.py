@@ -43,7 +43,7 @@ def register(sub) -> None:
                    help="instance JSON file; or a folder, a quoted glob, bundled:rar, or several files (a batch)")
     p.add_argument("-a", "--algorithm", default=None,
                    help="algorithm name (default: the problem's own, e.g. sjf-bco for RAR-DDLS, "
-                        "total-jct-cpsat for total JCT, heavy-edge for placement); a batch takes a comma list or "
+                        "total-jct-bnb for total JCT, heavy-edge for placement); a batch takes a comma list or "
                         "'all'; --list shows them")
     p.add_argument("-o", "--output", type=output_file("-o"),
                    help="write the schedule JSON here (atomically; '-' for standard output); one instance only")

@@ -451,10 +451,11 @@ PROBLEM = register_problem(Problem(
     classes=(TotalJctInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.total_jct:evaluate",
     generator="optsched.generators.total_jct:random_total_jct_instance",
-    default_algorithm="total-jct-cpsat",
+    default_algorithm="total-jct-bnb",
     algorithms={
         "total-jct-greedy": "optsched.algorithms.total_jct",
         "total-jct-cpsat": "optsched.exact.total_jct",
+        "total-jct-bnb": "optsched.exact.total_jct_bnb",
         "total-jct-brute": "optsched.exact.total_jct",
     },
 ))
