@@ -97,3 +97,16 @@ def test_registry_and_bad_workers():
     assert res.algorithm == "total-jct-bnb" and res.objective == brute_force_total_jct(inst).objective
     with pytest.raises(InstanceError, match="num_workers"):
         solve_total_jct_bnb(inst, num_workers=0)
+
+
+def test_heartbeat_reports_progress_and_the_end():
+    import io
+
+    from optsched.exact._cpsat import heartbeat
+
+    out = io.StringIO()
+    with heartbeat(0.0, out):  # a line at every look at the clock
+        res = solve_total_jct_bnb(random_total_jct_instance(10, 1), num_workers=1, time_limit=60)
+    lines = out.getvalue().splitlines()
+    assert res.info["nodes"] >= 256 and any(line.startswith("branch and bound: still solving") for line in lines)
+    assert lines[-1].startswith("branch and bound: done in") and f"best {res.objective}" in lines[-1]

@@ -46,7 +46,7 @@ from ..result import SolveStatus
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
 
-__all__ = ["Params", "Run", "heartbeat", "new_solver", "solve", "status_of"]
+__all__ = ["Params", "Run", "beat", "heartbeat", "new_solver", "solve", "status_of"]
 
 # (seconds between lines, stream) while a heartbeat() block is active; None: quiet (the library default)
 _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.ContextVar("heartbeat", default=None)
@@ -74,13 +74,19 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
         _HEARTBEAT.reset(token)
 
 
-def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "") -> None:
+def beat() -> tuple[float, TextIO] | None:
+    """(seconds between lines, stream) when a :func:`heartbeat` block is active, else ``None``: for solvers
+    other than CP-SAT that report the same way (:func:`_beat`'s ``who``)."""
+    return _HEARTBEAT.get()
+
+
+def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "", who: str = "cp-sat") -> None:
     obj, bound = best
     figures = (f", best {obj:g}" if obj is not None else ", no solution yet") + \
               (f", bound {bound:g}" if bound is not None else "")
     head = f"done in {time.perf_counter() - t0:.1f} s ({final})" if final else \
         f"still solving after {time.perf_counter() - t0:.0f} s"
-    print(f"cp-sat: {head}{figures}", file=stream, flush=True)
+    print(f"{who}: {head}{figures}", file=stream, flush=True)
 
 # CP-SAT's random_seed is an int32 field
 _MAX_SEED = 2**31 - 1

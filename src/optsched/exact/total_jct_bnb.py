@@ -241,6 +241,8 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
 
     stop = [False]
     nodes = [0]
+    hb = _cpsat.beat()  # (every_s, stream) when the caller wants a line now and then (the CLI on a terminal)
+    next_beat = [t0 + hb[0] if hb else math.inf]
     memo: dict[tuple, int] = {}
     placed: Choice = {}
     full = (1 << n) - 1
@@ -251,8 +253,13 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
 
     def rec(mask: int, t: int, last: int, servers: tuple, running: list[tuple[int, int]], cost: int) -> None:
         nodes[0] += 1
-        if nodes[0] % _CHECK_EVERY == 0 and (time.perf_counter() > deadline or cp.get("optimal")):
-            stop[0] = True
+        if nodes[0] % _CHECK_EVERY == 0:
+            now = time.perf_counter()
+            if now > deadline or cp.get("optimal"):
+                stop[0] = True
+            if hb and now >= next_beat[0]:
+                next_beat[0] = now + hb[0]
+                _cpsat._beat(hb[1], t0, [inc.value, max(root_lb, cp.get("bound") or 0)], who="branch and bound")
         if stop[0]:
             return
         if mask == full:
@@ -353,6 +360,8 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
         raise ScheduleError(f"search objective {inc.value} != checked objective {obj}")  # pragma: no cover
     if optimal:
         lb = obj
+    if hb:
+        _cpsat._beat(hb[1], t0, [obj, lb], final="optimal" if optimal else "time limit", who="branch and bound")
     info: dict[str, Any] = {"nodes": nodes[0], "root_bound": root_lb, "found_by": inc.source,
                             "proved_by": ("search" if searched else "cpsat") if optimal else None,
                             "num_workers": num_workers, "time_limit_s": time_limit, "time_unit_s": inst.time_unit_s,
