@@ -59,7 +59,7 @@ __all__ = ["root_lower_bound", "solve_total_jct_bnb", "spt_total"]
 
 Choice = dict[str, tuple[int, tuple[int, ...], int]]
 _CHECK_EVERY = 256  # nodes between looks at the clock and at CP-SAT's state
-_MEMO_MAX = 2_000_000
+_MEMO_MAX = 500_000
 
 
 def _fluid(order: list[int], work: list[int], W: list[int], D: list[int], t: int,
@@ -243,7 +243,8 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
     nodes = [0]
     hb = _cpsat.beat()  # (every_s, stream) when the caller wants a line now and then (the CLI on a terminal)
     next_beat = [t0 + hb[0] if hb else math.inf]
-    memo: dict[tuple, int] = {}
+    memo: dict[tuple, list[tuple[int, int, int]]] = {}
+    canon = len(set(caps)) < n_srv  # some servers share a capacity: states equal up to swapping them are one
     placed: Choice = {}
     full = (1 << n) - 1
     slack = 1e-9
@@ -330,13 +331,19 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
             c = s + d
             sv = tuple(tuple(sorted([(e, q) for e, q in servers[m] if e > s] + ([(c, u[m])] if u[m] and d else [])))
                        for m in range(n_srv))
-            state = (m2, s, i, sv)
-            old = memo.get(state)
-            if old is not None and old <= c2:
-                continue
-            if len(memo) >= _MEMO_MAX:  # keep memory bounded on long runs (the memo only prunes)
-                memo.clear()
-            memo[state] = c2
+            # memo: the same placed set and running jobs (servers of one capacity in any order) reached before
+            # from a start no later, at no larger cost, dominates (its completions include these)
+            state = (m2, tuple(sorted(zip(caps, sv))) if canon else sv)
+            seen = memo.get(state)
+            if seen is None:
+                if len(memo) >= _MEMO_MAX:  # keep memory bounded on long runs (the memo only prunes)
+                    memo.clear()
+                memo[state] = [(s, i, c2)]
+            else:
+                if any(s0 <= s and c0 <= c2 and (s0 < s or l0 <= i) for s0, l0, c0 in seen):
+                    continue
+                seen[:] = [e for e in seen if not (s <= e[0] and c2 <= e[2] and (s < e[0] or i <= e[1]))]
+                seen.append((s, i, c2))
             placed[jobs[i].id] = (k, u, s)
             rec(m2, s, i, sv, run, c2)
             del placed[jobs[i].id]
