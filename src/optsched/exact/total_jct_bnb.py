@@ -305,10 +305,12 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
                     done = s + d if d > 0 else s + 0.5  # a zero-length job only helps if it starts earlier
                     if done < first_done.get(i, math.inf):
                         first_done[i] = done
-        soonest = sorted((e, i) for i, e in first_done.items())[:2]
+        # the two jobs that can finish first (one may be the child's own job)
+        soonest = sorted((e, i) for i, e in first_done.items())[:2] + [(math.inf, -1)] * 2
+        (e0, i0), (e1, i1) = soonest[0], soonest[1]
         out = []
         for s, d, u, k, i in kids:
-            if any(i2 != i and e <= s for e, i2 in soonest):
+            if (e0 <= s and i0 != i) or (e1 <= s and i1 != i):
                 continue  # gap dominance: another job fits entirely before s
             c = s + d
             c2 = cost + W[i] * c
