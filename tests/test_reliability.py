@@ -57,7 +57,10 @@ def test_solve_to_standard_output_and_the_limit_it_used(tmp_path, capsys):
 def test_the_heartbeat_of_an_exact_solve(tmp_path, capsys):
     inst = tmp_path / "t.json"
     optsched.save(optsched.generate("total-jct", n=4, seed=3), inst)
-    assert exit_code(["solve", str(inst), "--progress", "--time-limit", "20"]) == 0
+    assert exit_code(["solve", str(inst), "--progress", "--time-limit", "20"]) == 0   # the branch and bound
+    err = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("branch and bound: done in") and "best" in line for line in err), err
+    assert exit_code(["solve", str(inst), "-a", "total-jct-cpsat", "--progress", "--time-limit", "20"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert any(line.startswith("cp-sat: done in") and "best" in line for line in err), err
 
