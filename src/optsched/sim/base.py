@@ -200,6 +200,12 @@ class PlacementPolicy:
     def reset(self) -> None:
         """Forget everything about a previous run (called through :meth:`Composed.reset`)."""
 
+    def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
+        """During a dry run: False only if :meth:`find` of ``job`` on ``trial`` would fail, given that it would
+        have failed before GPUs were added to ``trial`` on ``servers`` (a victim's). The walk then skips that
+        call. Default: True (always ask :meth:`find`)."""
+        return True
+
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
         """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
         queued = [(i, j) for i, j in enumerate(order) if j.status != RUNNING]
@@ -215,8 +221,11 @@ class PlacementPolicy:
         free = view.cluster.free.copy()
         free_total = int(free.sum())
         decision = Decision()
-        preempted: set[str] = set()
         n_run = len(running)
+        # the victims taken so far are running[end:] (a dry run takes every victim from the lowest priority up
+        # to the one that makes room), so the next dry run starts below them
+        end = n_run
+        find, fits_after = self.find, self.fits_after
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
@@ -227,42 +236,41 @@ class PlacementPolicy:
             if g > free_total or g >= min_failed:
                 pl = None
             else:
-                pl = self.find(job, free, view)
+                pl = find(job, free, view)
                 if pl is None and self.fit_by_size:
                     min_failed = g
-            if pl is None and lo < n_run and g < min_failed_dry:
-                trial = None
-                chosen: list[Job] = []
+            if pl is None and lo < end and g < min_failed_dry:
+                # a dry run: add the victims' GPUs, lowest priority first, until the job fits; find() is asked
+                # only when enough GPUs are free and fits_after() says the last victim may have made room
+                trial = free.copy()
                 avail = free_total
-                for k in range(n_run - 1, lo - 1, -1):
-                    victim = running[k][1]
-                    if victim.id in preempted:
-                        continue
-                    if trial is None:
-                        trial = free.copy()
-                    vp = victim.placement
+                k = end
+                while k > lo:
+                    k -= 1
+                    vp = running[k][1].placement
                     assert vp is not None  # running jobs hold GPUs
-                    trial[list(vp.servers)] += vp.counts
+                    for sv, c in zip(vp.servers, vp.counts):
+                        trial[sv] += c
                     avail += vp.gpus
-                    chosen.append(victim)
-                    if avail >= g:
-                        pl = self.find(job, trial, view)
+                    if avail >= g and fits_after(job, trial, vp.servers, view):
+                        pl = find(job, trial, view)
                         if pl is not None:
                             break
                 if pl is not None:
                     free, free_total = trial, avail
                     min_failed = min_failed_dry = math.inf
-                    decision.preempt.extend(chosen)
-                    preempted.update(v.id for v in chosen)
+                    decision.preempt.extend(running[i][1] for i in range(end - 1, k - 1, -1))
+                    end = k
                 elif self.fit_by_size:
                     min_failed_dry = g
             if pl is not None:
                 decision.launch[job] = pl
-                free[list(pl.servers)] -= pl.counts
+                for sv, c in zip(pl.servers, pl.counts):
+                    free[sv] -= c
                 free_total -= pl.gpus  # fewer free GPUs: a demand that failed still fails
             elif not self.backfill:
                 break
-            elif free_total == 0 and lo >= n_run:
+            elif free_total == 0 and lo >= end:
                 break  # later jobs have lower priority, hence no more victims than this one: none fits
         return decision
 

@@ -271,9 +271,6 @@ class AcceptK(AdmissionPolicy):
         return {"name": self.name, "k": self.k}
 
 
-_BIG = np.iinfo(np.int64).max
-
-
 # -- placement -------------------------------------------------------------------------------------------------
 # GPU types: on a cluster with one GPU type (every cluster that names none) the placements below run their plain
 # code. On a heterogeneous cluster a job runs on one type at a time: on its own ``gpu_type`` if it names one, else
@@ -307,12 +304,14 @@ def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
 
 def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Placement | None:
     if g <= max_cap:
-        # exact fit first, then the fewest free >= g; ties by server index
-        cand = np.where(free >= g, free, _BIG)
-        s = int(cand.argmin())
-        if cand[s] == _BIG:
-            return None
-        return Placement.of({s: g})
+        # exact fit first, then the fewest free >= g; ties by server index: the first server with g free GPUs,
+        # else with g + 1, ... (free GPUs are at most max_cap)
+        for v in range(g, max_cap + 1):
+            hit = free == v
+            s = int(hit.argmax())
+            if hit[s]:
+                return Placement((s,), (g,))
+        return None
     whole = np.flatnonzero((free == cap) & (cap > 0))
     if cap[whole].sum() < g:
         return None
@@ -365,6 +364,18 @@ class Consolidated(PlacementPolicy):
 
     name = "consolidated"
     fit_by_size = True
+
+    def fits_after(self, job, trial, servers, view):
+        # nothing fitted before GPUs were added on ``servers``: a one-server job can now fit only on one of them,
+        # a job larger than a server only if one of them is now wholly free
+        cs = view.cluster
+        if cs.typed:
+            return True
+        g = job.gpus
+        if g <= cs.max_capacity:
+            return any(trial[s] >= g for s in servers)
+        cap = cs.capacity
+        return any(trial[s] == cap[s] for s in servers)
 
     def find(self, job, free, view):
         cs = view.cluster
