@@ -410,6 +410,23 @@ class Composed(SchedulerPlacer):
             raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
         del lst[i]
 
+    def _drop(self, lst: list, jobs: Sequence[Job], tail: bool) -> None:
+        """Remove ``jobs`` from ``lst``: at once if they are its last entries from the end (``tail``) or its first
+        entries in order (as the walk's own decisions leave them), else one by one."""
+        m = len(jobs)
+        if not m:
+            return
+        if m <= len(lst) and [e[1] for e in (lst[:-m - 1:-1] if tail else lst[:m])] == jobs:
+            for j in jobs:
+                del self._entry[j.id]
+            if tail:
+                del lst[len(lst) - m:]
+            else:
+                del lst[:m]
+        else:
+            for j in jobs:
+                self._remove(lst, j)
+
     def _push_wait(self, job: Job) -> None:
         if self.scheduling.starvation_s < math.inf:
             heapq.heappush(self._waits, (job.wait_since_s + self.scheduling.starvation_s, job.index,
@@ -498,16 +515,15 @@ class Composed(SchedulerPlacer):
         now = view.now
         sched = self.scheduling
         if not self._rebuild_needed:
-            moved = set()
+            moved = {j.id for j in decision.preempt}
+            started = [j for j in decision.launch if j.id not in moved]
+            self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
+            self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
             for j in decision.preempt:
-                self._remove(self._r, j)
-                moved.add(j.id)
                 if j not in decision.launch:
                     self._insert(self._q, self._queued_entry(j, now))
                     self._push_wait(j)
             for j in decision.launch:
-                if j.id not in moved:
-                    self._remove(self._q, j)
                 self._insert(self._r, self._running_entry(j, now))
             if self._frozen:
                 for j in decision.migrate:  # a move syncs the job's stored state: its key is read anew

@@ -373,9 +373,15 @@ class Consolidated(PlacementPolicy):
             return True
         g = job.gpus
         if g <= cs.max_capacity:
-            return any(trial[s] >= g for s in servers)
+            for s in servers:
+                if trial[s] >= g:
+                    return True
+            return False
         cap = cs.capacity
-        return any(trial[s] == cap[s] for s in servers)
+        for s in servers:
+            if trial[s] == cap[s]:
+                return True
+        return False
 
     def find(self, job, free, view):
         cs = view.cluster
