@@ -26,8 +26,9 @@ import bisect
 import heapq
 import math
 import operator
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -213,11 +214,13 @@ class PlacementPolicy:
         return self.place_ranked(queued, running, view)
 
     def place_ranked(self, queued: Iterable[tuple[Any, Job]], running: Sequence[tuple[Any, Job]],
-                     view: SimView) -> Decision:
+                     view: SimView, to_rank: Callable[[Any], Any] | None = None) -> Decision:
         """The same walk over the priority list split in two: ``queued`` and ``running`` are ``(rank, job)``
         pairs in increasing rank (rank = position in the priority list, or any key ordered the same way).
         The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
-        Subclasses that change the walk override this (or :meth:`place`); most only write :meth:`find`."""
+        ``to_rank`` (optional) maps a queued pair's first item to a rank comparable with the running ranks,
+        monotonically (it is called only for the jobs that need victims). Subclasses that change the walk
+        override this (or :meth:`place`); most only write :meth:`find`."""
         free = view.cluster.free.copy()
         free_total = int(free.sum())
         decision = Decision()
@@ -229,9 +232,9 @@ class PlacementPolicy:
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
+        preemptive = self.preemptive and n_run > 0
         for rank, job in queued:
             g = job.gpus
-            lo = bisect.bisect_right(running, rank, key=_first) if (self.preemptive and n_run) else n_run
             # find() is never asked to fit a job into fewer free GPUs than it needs (no placement can)
             if g > free_total or g >= min_failed:
                 pl = None
@@ -239,6 +242,12 @@ class PlacementPolicy:
                 pl = find(job, free, view)
                 if pl is None and self.fit_by_size:
                     min_failed = g
+            if pl is None:
+                # the first running job of lower priority than this one: the victims are those from lo on
+                if preemptive:
+                    lo = bisect.bisect_right(running, rank if to_rank is None else to_rank(rank), key=_first)
+                else:
+                    lo = n_run
             if pl is None and lo < end and g < min_failed_dry:
                 # a dry run: add the victims' GPUs, lowest priority first, until the job fits; find() is asked
                 # only when enough GPUs are free and fits_after() says the last victim may have made room
@@ -280,6 +289,7 @@ class PlacementPolicy:
 
 # the sort key of (key, job) entries: a C-level getter, called millions of times by the bisections
 _first = operator.itemgetter(0)
+_three = operator.itemgetter(0, 1, 2)
 
 
 class SchedulerPlacer:
@@ -359,7 +369,9 @@ class Composed(SchedulerPlacer):
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
-        self._waits: list = []        # heap (bump time, index, wait_since, job) of queued jobs
+        # (bump time, index, wait_since, job) of queued jobs in increasing bump time: a job joins at the time it
+        # starts waiting (now), so appending keeps the order
+        self._waits: deque = deque()
         self._cross: list = []        # frozen keys: heap (expiry time, seq, entry) of running entries
         self._seq = 0
         self._frozen = False          # the scheduling policy's frozen-key protocol is in use (set by _rebuild)
@@ -429,13 +441,16 @@ class Composed(SchedulerPlacer):
 
     def _push_wait(self, job: Job) -> None:
         if self.scheduling.starvation_s < math.inf:
-            heapq.heappush(self._waits, (job.wait_since_s + self.scheduling.starvation_s, job.index,
-                                         job.wait_since_s, job))
+            w = self._waits
+            item = (job.wait_since_s + self.scheduling.starvation_s, job.index, job.wait_since_s, job)
+            w.append(item)
+            if len(w) > 1 and item[0] < w[-2][0]:  # not pushed at its start of waiting: restore the order
+                self._waits = deque(sorted(w, key=_three))
 
     def _bump_top(self) -> float:
         w = self._waits
         while w and (w[0][3].status != QUEUED or w[0][3].wait_since_s != w[0][2] or w[0][3].priority == 1):
-            heapq.heappop(w)
+            w.popleft()
         return w[0][0] if w else math.inf
 
     def _cross_top(self) -> float:
@@ -450,7 +465,7 @@ class Composed(SchedulerPlacer):
         sched = self.scheduling
         self._frozen = bool(sched.frozen_keys)
         self._rekey_all = self._frozen and bool(getattr(view.perf, "colocation_aware", False))
-        self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, [], []
+        self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, deque(), []
         for j in view.jobs.active.values():
             sched.bump(j, now)
             if j.status == RUNNING:
@@ -459,11 +474,12 @@ class Composed(SchedulerPlacer):
             else:
                 e = self._queued_entry(j, now)
                 self._q.append(e)
-                if j.status == QUEUED:
-                    self._push_wait(j)
+                if j.status == QUEUED and sched.starvation_s < math.inf:
+                    self._waits.append((j.wait_since_s + sched.starvation_s, j.index, j.wait_since_s, j))
             self._entry[j.id] = e
         self._q.sort(key=_first)
         self._r.sort(key=_first)
+        self._waits = deque(sorted(self._waits, key=_three))
         self._rebuild_needed = False
 
     def _resort_running(self, now: float) -> None:
@@ -572,15 +588,18 @@ class Composed(SchedulerPlacer):
                 # list stays sorted by its stored keys (insertions and removals keep that) until re-keyed
             else:
                 self._rebuild(view)
-        queued: Iterable = self._q
+        to_rank = None
         if self._frozen and self.scheduling.relative_keys:  # waiting jobs' keys in the running keys' terms
-            rank = self.scheduling.rank_at
-            queued = (((k[0], rank(k[1], now), k[2], k[3]), j) for k, j in self._q)
+            rank_at = self.scheduling.rank_at
+
+            def to_rank(k: tuple) -> tuple:
+                return (k[0], rank_at(k[1], now), k[2], k[3])
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
+            queued = self._q if to_rank is None else [(to_rank(k), j) for k, j in self._q]
             order = [j for _, j in sorted([*queued, *self._r], key=_first)]
             decision = pl.place(order, view)
         else:
-            decision = pl.place_ranked(queued, self._r, view)
+            decision = pl.place_ranked(self._q, self._r, view, to_rank)
         self._own = decision
         return decision
 

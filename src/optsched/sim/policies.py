@@ -302,7 +302,9 @@ def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
     return None
 
 
-def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Placement | None:
+def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
+    """Blox's consolidated placement of ``g`` GPUs on ``free`` (see :class:`Consolidated`); ``uniform``: every
+    server has ``max_cap`` GPUs (whole free servers are then taken in index order, as the general rule does)."""
     if g <= max_cap:
         # exact fit first, then the fewest free >= g; ties by server index: the first server with g free GPUs,
         # else with g + 1, ... (free GPUs are at most max_cap)
@@ -312,6 +314,13 @@ def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Pl
             if hit[s]:
                 return Placement((s,), (g,))
         return None
+    if uniform:
+        whole = free == max_cap
+        n = -(-g // max_cap)  # servers needed
+        if int(np.count_nonzero(whole)) < n:
+            return None
+        servers = np.flatnonzero(whole)[:n].tolist()
+        return Placement(tuple(servers), (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,))
     whole = np.flatnonzero((free == cap) & (cap > 0))
     if cap[whole].sum() < g:
         return None
@@ -386,7 +395,7 @@ class Consolidated(PlacementPolicy):
     def find(self, job, free, view):
         cs = view.cluster
         if not _typed(self, view):
-            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity)
+            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity, cs.uniform)
         masks = _type_masks(job, view)
         if not masks:
             return None

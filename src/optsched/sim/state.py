@@ -255,6 +255,7 @@ class ClusterState:
         self.free = self.capacity.copy()
         self.total_gpus = int(self.capacity.sum())
         self.max_capacity = int(self.capacity.max())
+        self.uniform = bool((self.capacity == self.max_capacity).all())  # every server has max_capacity GPUs
         self.busy_gpus = 0
         self.jobs_on: list[dict[str, int]] = [dict() for _ in cluster.servers]  # server -> {job id: gpus}
         self.types: tuple[str, ...] = cluster.gpu_types
