@@ -252,6 +252,9 @@ class Simulator:
                         if floor_t < math.inf:
                             k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
                             t_s = k * R
+                            if t_s < now:  # the tolerance must not put a round before the clock: a completion
+                                k += 1     # just after k R comes after round k (which a naive run holds first)
+                                t_s = k * R
                         else:
                             t_s = math.inf
                     else:
