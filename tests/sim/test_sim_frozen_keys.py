@@ -18,7 +18,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.sim.test_sim_copy import _check_copy_mid_run
