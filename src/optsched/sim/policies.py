@@ -302,18 +302,23 @@ def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
     return None
 
 
+_NO_FIT = np.iinfo(np.int64).max
+_FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
+
+
 def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
     """Blox's consolidated placement of ``g`` GPUs on ``free`` (see :class:`Consolidated`); ``uniform``: every
     server has ``max_cap`` GPUs (whole free servers are then taken in index order, as the general rule does)."""
     if g <= max_cap:
-        # exact fit first, then the fewest free >= g; ties by server index: the first server with g free GPUs,
-        # else with g + 1, ... (free GPUs are at most max_cap)
-        for v in range(g, max_cap + 1):
-            hit = free == v
-            s = int(hit.argmax())
-            if hit[s]:
-                return Placement((s,), (g,))
-        return None
+        # exact fit first, then the fewest free >= g; ties by server index: the first minimum of a score that
+        # is the free count where it is >= g (free GPUs are 0..max_cap: one lookup table per (g, max_cap))
+        table = _FIT_SCORE.get((g, max_cap))
+        if table is None:
+            a = np.arange(max_cap + 1, dtype=np.int64)
+            table = _FIT_SCORE[g, max_cap] = np.where(a >= g, a, _NO_FIT)
+        score = table.take(free)
+        s = int(score.argmin())
+        return Placement((s,), (g,)) if score[s] != _NO_FIT else None
     if uniform:
         whole = free == max_cap
         n = -(-g // max_cap)  # servers needed
