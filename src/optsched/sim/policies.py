@@ -318,7 +318,7 @@ def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, unifo
             table = _FIT_SCORE[g, max_cap] = np.where(a >= g, a, _NO_FIT)
         score = table.take(free)
         s = int(score.argmin())
-        return Placement((s,), (g,)) if score[s] != _NO_FIT else None
+        return Placement.one(s, g) if score[s] != _NO_FIT else None
     if uniform:
         whole = free == max_cap
         n = -(-g // max_cap)  # servers needed
@@ -399,8 +399,9 @@ class Consolidated(PlacementPolicy):
 
     def find(self, job, free, view):
         cs = view.cluster
-        if not _typed(self, view):
+        if not cs.typed:
             return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity, cs.uniform)
+        _typed(self, view)
         masks = _type_masks(job, view)
         if not masks:
             return None

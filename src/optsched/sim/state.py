@@ -62,6 +62,18 @@ class Placement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpus", sum(self.counts))
 
+    @classmethod
+    def one(cls, server: int, gpus: int) -> Placement:
+        """``gpus`` GPUs on one server (the same as ``Placement.of({server: gpus})``, built without the checks of
+        the generated ``__init__``: placement walks build one per launch).
+
+        >>> Placement.one(3, 2) == Placement.of({3: 2}), Placement.one(3, 2).gpus
+        (True, 2)
+        """
+        p = object.__new__(cls)
+        p.__dict__.update(servers=(server,), counts=(gpus,), stages=None, gpus=gpus)
+        return p
+
     @property
     def n_servers(self) -> int:
         return len(self.servers)
