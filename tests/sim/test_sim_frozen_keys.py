@@ -18,6 +18,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.sim.test_sim_copy import _check_copy_mid_run
@@ -331,3 +332,29 @@ def test_consolidated_on_uniform_and_mixed_servers():
     cl = Cluster(tuple(Server(f"s{i}", c) for i, c in enumerate([4, 6, 4])))
     r = simulate(Workload((WorkloadJob("a", 0, 8, 10, 1.0),)), cl, scheduler="las", mode="event")
     assert r.job_objects[0].segments[0][2].as_dict() == {1: 6, 0: 2}
+
+
+def test_run_pauses_the_garbage_collector_and_restores_it():
+    import gc
+
+    wl = Workload((WorkloadJob("a", 0.0, 1, 10.0, 1.0),))
+    seen = []
+
+    class Probe(Consolidated):
+        def find(self, job, free, view):
+            seen.append(gc.isenabled())
+            return super().find(job, free, view)
+
+    was = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            simulate(wl, Cluster.homogeneous(1, 1), scheduler=Composed(Las(), Probe()))
+            assert gc.isenabled() is state and seen[-1] is False
+        gc.enable()
+        with pytest.raises(ZeroDivisionError):
+            simulate(wl, Cluster.homogeneous(1, 1), scheduler=Composed(Las(), type("Boom", (Consolidated,), {
+                "find": lambda self, job, free, view: 1 / 0})()))
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
