@@ -26,8 +26,9 @@ import bisect
 import heapq
 import math
 import operator
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -97,6 +98,14 @@ class SchedulingPolicy:
     * :meth:`decision_stable_until`: a decision without an event before this time would decide nothing
       (the engine skips those rounds). It defaults to :meth:`key_stable_until`; SRTF overrides it to "never":
       running jobs only get shorter, so a queued job can only lose preemption victims as time passes.
+    * ``frozen_keys``: the policy describes its :meth:`key` by three pieces, so that :class:`Composed` never
+      re-keys running jobs wholesale: :meth:`queued_key` (a waiting job's, constant while it waits),
+      :meth:`running_key` (a running job's key and the time up to which it stays valid, read from the job's
+      stored state: ``t_ref``, attained service, GPUs held) and :meth:`rank_at` (a waiting job's key put in the
+      running keys' terms at ``now``; identity unless ``relative_keys``). ``key(job, now)`` must be
+      ``running_key(job, now)[0]`` for a running job and ``rank_at(queued_key(job), now)`` for a waiting one.
+      LAS (service "time": keys relative to ``now``, ``relative_keys``) and Tiresias (queues change at crossing
+      times) use it.
     """
 
     name = "scheduling"
@@ -104,6 +113,9 @@ class SchedulingPolicy:
     # True: a job's key does not change while it waits (only running jobs' keys drift), so between events
     # only the running jobs need re-sorting. True for FIFO, LAS, SRTF and Tiresias; False by default.
     waiting_keys_constant = False
+    # the frozen-key protocol (see the class doc): False by default; relative_keys: rank_at is not the identity
+    frozen_keys = False
+    relative_keys = False
 
     def __init__(self, starvation_s: float = STARVATION_S):
         self.starvation_s = float(starvation_s)
@@ -116,6 +128,19 @@ class SchedulingPolicy:
         running jobs are re-keyed at every decision where keys drift (LAS)."""
         key = self.key
         return [key(j, now) for j in jobs]
+
+    def queued_key(self, job: Job):
+        """``frozen_keys``: the key of a waiting job (constant while it waits)."""
+        raise NotImplementedError
+
+    def running_key(self, job: Job, now: float) -> tuple[Any, float]:
+        """``frozen_keys``: ``(key, until)``: a running job's key at ``now``, the same at every time before
+        ``until`` (``math.inf``: while it runs) as long as its stored state is unchanged."""
+        raise NotImplementedError
+
+    def rank_at(self, key, now: float):
+        """``frozen_keys``: a waiting job's :meth:`queued_key` compared with running keys at ``now``."""
+        return key
 
     def reset(self) -> None:
         """Forget everything about a previous run (called through :meth:`Composed.reset`). The built-in
@@ -176,69 +201,85 @@ class PlacementPolicy:
     def reset(self) -> None:
         """Forget everything about a previous run (called through :meth:`Composed.reset`)."""
 
+    def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
+        """During a dry run: False only if :meth:`find` of ``job`` on ``trial`` would fail, given that it would
+        have failed before GPUs were added to ``trial`` on ``servers`` (a victim's). The walk then skips that
+        call. Default: True (always ask :meth:`find`)."""
+        return True
+
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
         """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
         queued = [(i, j) for i, j in enumerate(order) if j.status != RUNNING]
         running = [(i, j) for i, j in enumerate(order) if j.status == RUNNING]
         return self.place_ranked(queued, running, view)
 
-    def place_ranked(self, queued: Sequence[tuple[Any, Job]], running: Sequence[tuple[Any, Job]],
-                     view: SimView) -> Decision:
+    def place_ranked(self, queued: Iterable[tuple[Any, Job]], running: Sequence[tuple[Any, Job]],
+                     view: SimView, to_rank: Callable[[Any], Any] | None = None) -> Decision:
         """The same walk over the priority list split in two: ``queued`` and ``running`` are ``(rank, job)``
         pairs in increasing rank (rank = position in the priority list, or any key ordered the same way).
         The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
-        Subclasses that change the walk override this (or :meth:`place`); most only write :meth:`find`."""
+        ``to_rank`` (optional) maps a queued pair's first item to a rank comparable with the running ranks,
+        monotonically (it is called only for the jobs that need victims). Subclasses that change the walk
+        override this (or :meth:`place`); most only write :meth:`find`."""
         free = view.cluster.free.copy()
         free_total = int(free.sum())
         decision = Decision()
-        preempted: set[str] = set()
         n_run = len(running)
+        # the victims taken so far are running[end:] (a dry run takes every victim from the lowest priority up
+        # to the one that makes room), so the next dry run starts below them
+        end = n_run
+        find, fits_after = self.find, self.fits_after
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
+        preemptive = self.preemptive and n_run > 0
         for rank, job in queued:
             g = job.gpus
-            lo = bisect.bisect_right(running, rank, key=_first) if (self.preemptive and n_run) else n_run
             # find() is never asked to fit a job into fewer free GPUs than it needs (no placement can)
             if g > free_total or g >= min_failed:
                 pl = None
             else:
-                pl = self.find(job, free, view)
+                pl = find(job, free, view)
                 if pl is None and self.fit_by_size:
                     min_failed = g
-            if pl is None and lo < n_run and g < min_failed_dry:
-                trial = None
-                chosen: list[Job] = []
+            if pl is None:
+                # the first running job of lower priority than this one: the victims are those from lo on
+                if preemptive:
+                    lo = bisect.bisect_right(running, rank if to_rank is None else to_rank(rank), key=_first)
+                else:
+                    lo = n_run
+            if pl is None and lo < end and g < min_failed_dry:
+                # a dry run: add the victims' GPUs, lowest priority first, until the job fits; find() is asked
+                # only when enough GPUs are free and fits_after() says the last victim may have made room
+                trial = free.copy()
                 avail = free_total
-                for k in range(n_run - 1, lo - 1, -1):
-                    victim = running[k][1]
-                    if victim.id in preempted:
-                        continue
-                    if trial is None:
-                        trial = free.copy()
-                    vp = victim.placement
+                k = end
+                while k > lo:
+                    k -= 1
+                    vp = running[k][1].placement
                     assert vp is not None  # running jobs hold GPUs
-                    trial[list(vp.servers)] += vp.counts
+                    for sv, c in zip(vp.servers, vp.counts):
+                        trial[sv] += c
                     avail += vp.gpus
-                    chosen.append(victim)
-                    if avail >= g:
-                        pl = self.find(job, trial, view)
+                    if avail >= g and fits_after(job, trial, vp.servers, view):
+                        pl = find(job, trial, view)
                         if pl is not None:
                             break
                 if pl is not None:
                     free, free_total = trial, avail
                     min_failed = min_failed_dry = math.inf
-                    decision.preempt.extend(chosen)
-                    preempted.update(v.id for v in chosen)
+                    decision.preempt.extend(running[i][1] for i in range(end - 1, k - 1, -1))
+                    end = k
                 elif self.fit_by_size:
                     min_failed_dry = g
             if pl is not None:
                 decision.launch[job] = pl
-                free[list(pl.servers)] -= pl.counts
+                for sv, c in zip(pl.servers, pl.counts):
+                    free[sv] -= c
                 free_total -= pl.gpus  # fewer free GPUs: a demand that failed still fails
             elif not self.backfill:
                 break
-            elif free_total == 0 and lo >= n_run:
+            elif free_total == 0 and lo >= end:
                 break  # later jobs have lower priority, hence no more victims than this one: none fits
         return decision
 
@@ -248,6 +289,7 @@ class PlacementPolicy:
 
 # the sort key of (key, job) entries: a C-level getter, called millions of times by the bisections
 _first = operator.itemgetter(0)
+_three = operator.itemgetter(0, 1, 2)
 
 
 class SchedulerPlacer:
@@ -298,13 +340,23 @@ class Composed(SchedulerPlacer):
     """A scheduling policy followed by a placement policy (Blox's Fig. 2 steps 7-8).
 
     The priority list is kept as two sorted lists (queued and running jobs, by the full key (priority, key,
-    arrival, index)), updated on admission, launch, preemption and completion, and re-sorted from scratch only
-    when a key may have changed: at every decision for LAS and SRTF, at threshold crossings for Tiresias,
-    never for FIFO (O(log n) per change instead of O(n log n) per round). The anti-starvation bump is applied
-    (and everything re-sorted) at the first decision at or after the earliest time a waiting job has waited
-    ``starvation_s``. In event mode (``view.round_s is None``) that time and Tiresias's crossings are wake-ups.
-    ``naive=True`` re-sorts at every decision and never lets the engine skip a round (the reference the fast
-    path is tested against).
+    arrival, index)), updated on admission, launch, preemption and completion. Keys that drift are handled in
+    one of two ways:
+
+    * with the scheduling policy's frozen-key protocol (``frozen_keys``: LAS with service "time", Tiresias), a
+      running job's entry is keyed once at its launch and re-keyed only when its key expires (a heap of the
+      expiry times: Tiresias's threshold crossings; LAS's never do); LAS compares a waiting job with the
+      running ones through ``rank_at`` (its key relative to ``now``) during the walk. With a co-location-aware
+      performance model (which syncs running jobs' stored progress at every change of the running set) every
+      running job is re-keyed at each decision; a migrated job is re-keyed when it moves;
+    * otherwise the running jobs are re-keyed and re-sorted at every decision where a key may have changed
+      (LAS with service "gpu", SRTF), never for FIFO (O(log n) per change instead of O(n log n) per round).
+
+    The anti-starvation bump is applied (and everything re-sorted) at the first decision at or after the
+    earliest time a waiting job has waited ``starvation_s``. In event mode (``view.round_s is None``) that time
+    and Tiresias's crossings are wake-ups. ``naive=True`` is the reference the fast path is tested against: at
+    every decision it sorts all active jobs by ``SchedulingPolicy.order`` (every key computed at ``now``) and
+    hands that list to ``PlacementPolicy.place``, keeps no list, and never lets the engine skip a round.
     """
 
     def __init__(self, scheduling: SchedulingPolicy, placement: PlacementPolicy, naive: bool = False):
@@ -317,7 +369,13 @@ class Composed(SchedulerPlacer):
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
-        self._waits: list = []        # heap (bump time, index, wait_since, job) of queued jobs
+        # (bump time, index, wait_since, job) of queued jobs in increasing bump time: a job joins at the time it
+        # starts waiting (now), so appending keeps the order
+        self._waits: deque = deque()
+        self._cross: list = []        # frozen keys: heap (expiry time, seq, entry) of running entries
+        self._seq = 0
+        self._frozen = False          # the scheduling policy's frozen-key protocol is in use (set by _rebuild)
+        self._rekey_all = False       # ... but running jobs' stored state changes between decisions
         self._rebuild_needed = True
         self._key_change = -math.inf  # keys may have changed from this time on
         self._stable_until = -math.inf
@@ -338,9 +396,23 @@ class Composed(SchedulerPlacer):
     def _key(self, job: Job, now: float):
         return (job.priority, self.scheduling.key(job, now), job.arrival_s, job.index)
 
-    def _insert(self, lst: list, job: Job, now: float) -> None:
-        e = (self._key(job, now), job)
-        self._entry[job.id] = e
+    def _queued_entry(self, job: Job, now: float) -> tuple:
+        if self._frozen:
+            return (job.priority, self.scheduling.queued_key(job), job.arrival_s, job.index), job
+        return self._key(job, now), job
+
+    def _running_entry(self, job: Job, now: float) -> tuple:
+        if not self._frozen:
+            return self._key(job, now), job
+        k, until = self.scheduling.running_key(job, now)
+        e = ((job.priority, k, job.arrival_s, job.index), job)
+        if until < math.inf:
+            self._seq += 1
+            heapq.heappush(self._cross, (until, self._seq, e))
+        return e
+
+    def _insert(self, lst: list, e: tuple) -> None:
+        self._entry[e[1].id] = e
         bisect.insort(lst, e, key=_first)
 
     def _remove(self, lst: list, job: Job) -> None:
@@ -350,50 +422,101 @@ class Composed(SchedulerPlacer):
             raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
         del lst[i]
 
+    def _drop(self, lst: list, jobs: Sequence[Job], tail: bool) -> None:
+        """Remove ``jobs`` from ``lst``: at once if they are its last entries from the end (``tail``) or its first
+        entries in order (as the walk's own decisions leave them), else one by one."""
+        m = len(jobs)
+        if not m:
+            return
+        if m <= len(lst) and [e[1] for e in (lst[:-m - 1:-1] if tail else lst[:m])] == jobs:
+            for j in jobs:
+                del self._entry[j.id]
+            if tail:
+                del lst[len(lst) - m:]
+            else:
+                del lst[:m]
+        else:
+            for j in jobs:
+                self._remove(lst, j)
+
     def _push_wait(self, job: Job) -> None:
         if self.scheduling.starvation_s < math.inf:
-            heapq.heappush(self._waits, (job.wait_since_s + self.scheduling.starvation_s, job.index,
-                                         job.wait_since_s, job))
+            w = self._waits
+            item = (job.wait_since_s + self.scheduling.starvation_s, job.index, job.wait_since_s, job)
+            w.append(item)
+            if len(w) > 1 and item[0] < w[-2][0]:  # not pushed at its start of waiting: restore the order
+                self._waits = deque(sorted(w, key=_three))
 
     def _bump_top(self) -> float:
         w = self._waits
         while w and (w[0][3].status != QUEUED or w[0][3].wait_since_s != w[0][2] or w[0][3].priority == 1):
-            heapq.heappop(w)
+            w.popleft()
         return w[0][0] if w else math.inf
+
+    def _cross_top(self) -> float:
+        """The earliest expiry of a running entry still in the list (stale heap items are dropped)."""
+        c, entry = self._cross, self._entry
+        while c and entry.get(c[0][2][1].id) is not c[0][2]:
+            heapq.heappop(c)
+        return c[0][0] if c else math.inf
 
     def _rebuild(self, view: SimView) -> None:
         now = view.now
         sched = self.scheduling
-        self._q, self._r, self._entry, self._waits = [], [], {}, []
+        self._frozen = bool(sched.frozen_keys)
+        self._rekey_all = self._frozen and bool(getattr(view.perf, "colocation_aware", False))
+        self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, deque(), []
         for j in view.jobs.active.values():
             sched.bump(j, now)
-            e = (self._key(j, now), j)
+            if j.status == RUNNING:
+                e = self._running_entry(j, now)
+                self._r.append(e)
+            else:
+                e = self._queued_entry(j, now)
+                self._q.append(e)
+                if j.status == QUEUED and sched.starvation_s < math.inf:
+                    self._waits.append((j.wait_since_s + sched.starvation_s, j.index, j.wait_since_s, j))
             self._entry[j.id] = e
-            (self._r if j.status == RUNNING else self._q).append(e)
-            if j.status == QUEUED:
-                self._push_wait(j)
         self._q.sort(key=_first)
         self._r.sort(key=_first)
+        self._waits = deque(sorted(self._waits, key=_three))
         self._rebuild_needed = False
 
     def _resort_running(self, now: float) -> None:
         """Re-key the running jobs at ``now`` and re-sort them (the list is nearly sorted: timsort is linear on
         it). The entries are built in one pass by the policy's ``running_entries`` when it has one."""
-        fast = getattr(self.scheduling, "running_entries", None)
-        if fast is not None:
-            r = fast(self._r, now)
+        if self._frozen:
+            self._cross = []
+            r = [self._running_entry(j, now) for _, j in self._r]
         else:
-            jobs = [j for _, j in self._r]
-            r = [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
+            fast = getattr(self.scheduling, "running_entries", None)
+            if fast is not None:
+                r = fast(self._r, now)
+            else:
+                jobs = [j for _, j in self._r]
+                r = [((j.priority, k, j.arrival_s, j.index), j)
+                     for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r
+
+    def _expire(self, now: float) -> None:
+        """Frozen keys: re-key the running jobs whose key expires by ``now`` (Tiresias: crossed a threshold)."""
+        c, entry = self._cross, self._entry
+        due: list[Job] = []
+        while c and c[0][0] <= now:
+            e: tuple = heapq.heappop(c)[2]
+            if entry.get(e[1].id) is e:
+                due.append(e[1])
+        for j in due:
+            self._remove(self._r, j)
+            self._insert(self._r, self._running_entry(j, now))
 
     # -- engine hooks --------------------------------------------------------------------------------------
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
         if not self._rebuild_needed:
             for j in jobs:
-                self._insert(self._q, j, view.now)
+                self._insert(self._q, self._queued_entry(j, view.now))
                 self._push_wait(j)
 
     def on_completion(self, job: Job, view: SimView) -> None:
@@ -406,55 +529,77 @@ class Composed(SchedulerPlacer):
         own = decision is self._own
         self._own = None
         now = view.now
+        sched = self.scheduling
         if not self._rebuild_needed:
-            moved = set()
+            moved = {j.id for j in decision.preempt}
+            started = [j for j in decision.launch if j.id not in moved]
+            self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
+            self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
             for j in decision.preempt:
-                self._remove(self._r, j)
-                moved.add(j.id)
                 if j not in decision.launch:
-                    self._insert(self._q, j, now)
+                    self._insert(self._q, self._queued_entry(j, now))
                     self._push_wait(j)
             for j in decision.launch:
-                if j.id not in moved:
-                    self._remove(self._q, j)
-                self._insert(self._r, j, now)
-        sched = self.scheduling
-        self._next_bump = self._bump_top()
-        fast = getattr(sched, "key_stable_until_running", None)
-        if fast is not None and not self._rebuild_needed:   # the running list is at hand: no scan of the queue
-            self._key_change = fast([j for _, j in self._r], now)
+                self._insert(self._r, self._running_entry(j, now))
+            if self._frozen:
+                for j in decision.migrate:  # a move syncs the job's stored state: its key is read anew
+                    self._remove(self._r, j)
+                    self._insert(self._r, self._running_entry(j, now))
+        if self.naive:  # everything from the jobs themselves
+            self._next_bump = sched.next_bump_s(view.jobs.active.values())
+            waiting = any(j.status != RUNNING for j in view.jobs.active.values())
         else:
-            self._key_change = sched.key_stable_until(view)
+            self._next_bump = self._bump_top()
+            waiting = bool(self._q)
+        self._key_change = self._cross_top() if self._frozen else sched.key_stable_until(view)
         if not own:
             self._stable_until = -math.inf
-        elif type(sched).decision_stable_until is SchedulingPolicy.decision_stable_until:
-            self._stable_until = self._key_change           # the default: the same promise, computed once
-        else:
+        elif type(sched).decision_stable_until is not SchedulingPolicy.decision_stable_until:
             self._stable_until = sched.decision_stable_until(view)
+        elif self._frozen and sched.relative_keys:
+            self._stable_until = now  # a waiting job's rank against the running ones moves with time
+        else:
+            self._stable_until = self._key_change  # the default: the same promise, computed once
         wake = math.inf
-        if view.round_s is None and self._q:  # event mode: threshold crossings and bumps are events
+        if view.round_s is None and waiting:  # event mode: threshold crossings and bumps are events
             st = self._stable_until
             wake = min(self._next_bump, st if st > now else math.inf)
         self._wake = wake
 
     def decide(self, view: SimView) -> Decision:
         now = view.now
-        if self.naive or self._rebuild_needed or now >= self._bump_top():
+        pl = self.placement
+        if self.naive:
+            decision = pl.place(self.scheduling.order(view), view)
+            self._own = decision
+            return decision
+        if self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
+        elif self._frozen:
+            if self._rekey_all:
+                self._resort_running(now)  # stored progress moved at syncs: every running key is read anew
+            elif self._cross and self._cross[0][0] <= now:
+                self._expire(now)
         elif now >= self._key_change:
             if self.scheduling.waiting_keys_constant:
-                if self._q or type(self.placement).place is not PlacementPolicy.place:
+                if self._q or type(pl).place is not PlacementPolicy.place:
                     self._resort_running(now)  # only running jobs' keys moved
                 # else: nothing queued, so the walk launches nothing whatever the running order; the running
                 # list stays sorted by its stored keys (insertions and removals keep that) until re-keyed
             else:
                 self._rebuild(view)
-        pl = self.placement
+        to_rank = None
+        if self._frozen and self.scheduling.relative_keys:  # waiting jobs' keys in the running keys' terms
+            rank_at = self.scheduling.rank_at
+
+            def to_rank(k: tuple) -> tuple:
+                return (k[0], rank_at(k[1], now), k[2], k[3])
         if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
-            order = [j for _, j in sorted(self._q + self._r, key=_first)]
+            queued = self._q if to_rank is None else [(to_rank(k), j) for k, j in self._q]
+            order = [j for _, j in sorted([*queued, *self._r], key=_first)]
             decision = pl.place(order, view)
         else:
-            decision = pl.place_ranked(self._q, self._r, view)
+            decision = pl.place_ranked(self._q, self._r, view, to_rank)
         self._own = decision
         return decision
 

@@ -39,9 +39,37 @@ class Fifo(SchedulingPolicy):
         return job.arrival_s
 
 
+def _two_sum(a: float, b: float) -> tuple[float, float]:
+    """``a + b`` exactly, as ``(hi, lo)`` with ``hi = fl(a + b)`` and ``lo`` its rounding error (Knuth's
+    TwoSum, round-to-nearest): pairs compare as tuples in the order of the exact sums.
+
+    >>> _two_sum(1e16, 1.0), _two_sum(0.1, 0.2) < _two_sum(0.3, 0.0)
+    ((1e+16, 1.0), False)
+    """
+    s = a + b
+    bp = s - a
+    ap = s - bp
+    return s, (a - ap) + (b - bp)
+
+
 class Las(SchedulingPolicy):
     """Least attained service first. Blox: key ``(job_priority, attained_service)`` with attained service in
-    wall-clock seconds held (``service="time"``, Blox's simulator); ``service="gpu"`` uses GPU-seconds."""
+    wall-clock seconds held (``service="time"``, Blox's simulator); ``service="gpu"`` uses GPU-seconds.
+
+    With ``service="time"`` every running job's service grows at the same rate, so jobs are compared by their
+    *exact* service (the real number ``attained_s + (now - t_ref)`` of the stored floats, no rounding): the key
+    is that service minus ``now``, as an exact pair of floats (``attained_s - t_ref`` for a running job, constant
+    while it runs; ``attained_s - now`` for a waiting one). This lets :class:`Composed` keep running jobs
+    sorted without re-keying them (``frozen_keys``).
+
+    >>> from optsched.sim.state import Job
+    >>> a, b = Job("a", 0, 1, 10, 1.0), Job("b", 0, 1, 10, 1.0)
+    >>> a.status, a.t_ref, a.attained_s = RUNNING, 100.0, 50.0      # 50 s before t = 100, running since
+    >>> b.attained_s = 120.0                                         # waiting, 120 s
+    >>> las = Las()
+    >>> las.key(a, 160.0) < las.key(b, 160.0), las.key(a, 180.0) < las.key(b, 180.0)
+    (True, False)
+    """
 
     name = "las"
     waiting_keys_constant = True
@@ -51,26 +79,35 @@ class Las(SchedulingPolicy):
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.service = service
+        # the frozen-key protocol describes Las.key with service "time" only (a subclass' own key opts out)
+        self.frozen_keys = self.relative_keys = service == "time" and type(self).key is Las.key
 
     def key(self, job: Job, now: float):
-        return job.attained_at(now) if self.service == "time" else job.attained_gpu_at(now)
+        if self.service == "time":
+            # the exact service minus now: a running job's is constant (both grow at one second per second)
+            return _two_sum(job.attained_s, -(job.t_ref if job.status == RUNNING else now))
+        return job.attained_gpu_at(now)
+
+    def queued_key(self, job: Job):
+        return job.attained_s
+
+    def running_key(self, job: Job, now: float):
+        return _two_sum(job.attained_s, -job.t_ref), math.inf
+
+    def rank_at(self, key, now: float):
+        return _two_sum(key, -now)
 
     def keys(self, jobs, now: float) -> list:
-        """:meth:`key` for many jobs, the arithmetic of ``Job.attained_at`` / ``attained_gpu_at`` inlined."""
-        if type(self).key is not Las.key:
+        """:meth:`key` for many jobs, the arithmetic of ``Job.attained_gpu_at`` inlined (service "gpu")."""
+        if type(self).key is not Las.key or self.service == "time":
             return super().keys(jobs, now)
-        if self.service == "time":
-            return [j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0) for j in jobs]
         return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0) for j in jobs]
 
     def running_entries(self, entries, now: float) -> list:
         """``Composed``'s entries ((priority, key, arrival, index), job) of the jobs of ``entries`` re-keyed at
         ``now`` in one pass (the same values as :meth:`key`)."""
-        if type(self).key is not Las.key:
+        if type(self).key is not Las.key or self.service == "time":
             return [((j.priority, self.key(j, now), j.arrival_s, j.index), j) for _, j in entries]
-        if self.service == "time":
-            return [((j.priority, j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0), j.arrival_s,
-                      j.index), j) for _, j in entries]
         return [((j.priority, j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0),
                   j.arrival_s, j.index), j) for _, j in entries]
 
@@ -108,7 +145,18 @@ class Tiresias(SchedulingPolicy):
     """Discrete LAS (Tiresias 2D-LAS as Blox describes it: "FIFO within queues and LAS across queues").
 
     Queue q holds the jobs whose attained GPU-service s satisfies thresholds[q-1] <= s < thresholds[q]
-    (queue 0: below the first threshold); lower queues first; within a queue, FIFO by arrival.
+    (queue 0: below the first threshold); lower queues first; within a queue, FIFO by arrival. A waiting job's
+    queue is that of its stored service (with a relative slack of 1e-12: a job at a threshold up to rounding is
+    in the next queue); a running job moves to queue q + 1 at its crossing time ``t_ref + (thresholds[q] - s) /
+    rate`` (s its service at ``t_ref``, rate its GPUs held, or 1 for ``service="time"``), that float being the
+    definition, so a running job's key is constant up to that time (``frozen_keys``).
+
+    >>> from optsched.sim.state import Job
+    >>> j = Job("a", 0, 2, 10, 1.0)
+    >>> j.status, j.held_gpus, j.t_ref, j.attained_gpu_s = RUNNING, 2, 100.0, 50.0
+    >>> t = Tiresias(thresholds_gpu_s=[100, 1000])
+    >>> t.running_key(j, 110.0), t.queue_of(j, 125.0), t.queue_of(j, 575.0)
+    (((0, 0.0), 125.0), 1, 2)
     """
 
     name = "tiresias"
@@ -123,95 +171,52 @@ class Tiresias(SchedulingPolicy):
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.thresholds_gpu_s, self.service = th, service
-        # ids of the jobs seen in the last queue: attained service only grows during a run, so they stay there
-        # (their key is (len(thresholds), arrival) and they never cross again); cleared by reset()
-        self._last: set[str] = set()
-
-    def reset(self) -> None:
-        super().reset()
-        self._last = set()
+        # the frozen-key protocol describes Tiresias.key / queue_of (a subclass' own opts out)
+        self.frozen_keys = type(self).key is Tiresias.key and type(self).queue_of is Tiresias.queue_of
 
     def service_at(self, job: Job, now: float) -> float:
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
 
+    def _base(self, job: Job) -> tuple[float, int]:
+        """(service at ``t_ref``, the rate it grows at while running), and the queue of that service."""
+        s = job.attained_gpu_s if self.service == "gpu" else job.attained_s
+        return s, bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
+
+    def _crossing(self, job: Job, s: float, q: int) -> float:
+        """When a running job with service ``s`` at ``t_ref`` reaches ``thresholds[q]``."""
+        return job.t_ref + (self.thresholds_gpu_s[q] - s) / (job.held_gpus if self.service == "gpu" else 1)
+
     def queue_of(self, job: Job, now: float) -> int:
-        # a relative slack of 1e-12 so that a crossing time computed in floating point lands in the new queue
-        s = self.service_at(job, now)
-        return bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
+        s, q = self._base(job)
+        if job.status == RUNNING:
+            n_th = len(self.thresholds_gpu_s)
+            while q < n_th and self._crossing(job, s, q) <= now:
+                q += 1
+        return q
 
     def key(self, job: Job, now: float):
         return (self.queue_of(job, now), job.arrival_s)
 
-    def keys(self, jobs, now: float) -> list:
-        """:meth:`key` for many jobs, with ``queue_of``'s arithmetic inlined (same values); the jobs already
-        seen in the last queue are not recomputed."""
-        if type(self).key is not Tiresias.key or type(self).queue_of is not Tiresias.queue_of \
-                or type(self).service_at is not Tiresias.service_at:
-            return super().keys(jobs, now)
-        th, br, last, n_th = self.thresholds_gpu_s, bisect.bisect_right, self._last, len(self.thresholds_gpu_s)
-        gpu = self.service == "gpu"
-        out = []
-        for j in jobs:
-            if j.id in last:
-                out.append((n_th, j.arrival_s))
-                continue
-            running = j.status == RUNNING
-            if gpu:
-                s = j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if running else 0.0)
-            else:
-                s = j.attained_s + (now - j.t_ref if running else 0.0)
-            q = br(th, s + 1e-12 * max(1.0, abs(s)))
-            if q == n_th:
-                last.add(j.id)
-            out.append((q, j.arrival_s))
-        return out
+    def queued_key(self, job: Job):
+        return (self._base(job)[1], job.arrival_s)
+
+    def running_key(self, job: Job, now: float):
+        s, q = self._base(job)
+        n_th = len(self.thresholds_gpu_s)
+        t = math.inf
+        while q < n_th:
+            t = self._crossing(job, s, q)
+            if t > now:
+                break
+            q += 1
+            t = math.inf
+        return (q, job.arrival_s), t
 
     def key_stable_until(self, view: SimView) -> float:
-        """The next time a running job's attained service reaches the next threshold (queues change only
-        then)."""
-        return self.key_stable_until_running([j for j in view.jobs.active.values() if j.status == RUNNING],
-                                             view.now)
-
-    def key_stable_until_running(self, running, now: float) -> float:
-        """:meth:`key_stable_until` given the running jobs (``Composed`` keeps them in a list); one pass, with
-        ``queue_of``'s arithmetic inlined (the same floating-point values)."""
-        th = self.thresholds_gpu_s
-        n_th = len(th)
-        best = math.inf
-        if type(self).queue_of is not Tiresias.queue_of or type(self).service_at is not Tiresias.service_at:
-            for j in running:
-                q = self.queue_of(j, now)
-                if q < n_th:
-                    t = now + (th[q] - self.service_at(j, now)) / (j.held_gpus if self.service == "gpu" else 1)
-                    best = min(best, t if t > now else math.nextafter(now, math.inf))
-            return best
-        br = bisect.bisect_right
-        gpu = self.service == "gpu"
-        last = self._last
-        for j in running:
-            if j.id in last:
-                continue
-            if gpu:
-                per_s = j.held_gpus  # GPU-seconds accrue on the GPUs held
-                s = j.attained_gpu_s + ((now - j.t_ref) * per_s if j.status == RUNNING else 0.0)
-            else:
-                per_s = 1
-                s = j.attained_s + (now - j.t_ref if j.status == RUNNING else 0.0)
-            q = br(th, s + 1e-12 * max(1.0, abs(s)))
-            if q >= n_th:
-                last.add(j.id)
-                continue
-            t = now + (th[q] - s) / per_s
-            if t <= now:
-                t = math.nextafter(now, math.inf)
-            if t < best:
-                best = t
-        return best
-
-    def running_entries(self, entries, now: float) -> list:
-        """``Composed``'s entries of the jobs of ``entries`` re-keyed at ``now`` (see :meth:`keys`)."""
-        jobs = [j for _, j in entries]
-        return [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.keys(jobs, now))]
+        """The next crossing time of a running job (queues change only then)."""
+        now = view.now
+        return min((self.running_key(j, now)[1] for j in view.jobs.active.values() if j.status == RUNNING),
+                   default=math.inf)
 
     def describe(self) -> dict:
         return {**super().describe(), "thresholds_gpu_s": list(self.thresholds_gpu_s), "service": self.service}
@@ -266,9 +271,6 @@ class AcceptK(AdmissionPolicy):
         return {"name": self.name, "k": self.k}
 
 
-_BIG = np.iinfo(np.int64).max
-
-
 # -- placement -------------------------------------------------------------------------------------------------
 # GPU types: on a cluster with one GPU type (every cluster that names none) the placements below run their plain
 # code. On a heterogeneous cluster a job runs on one type at a time: on its own ``gpu_type`` if it names one, else
@@ -300,14 +302,30 @@ def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
     return None
 
 
-def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int) -> Placement | None:
+_NO_FIT = np.iinfo(np.int64).max
+_FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
+    """Blox's consolidated placement of ``g`` GPUs on ``free`` (see :class:`Consolidated`); ``uniform``: every
+    server has ``max_cap`` GPUs (whole free servers are then taken in index order, as the general rule does)."""
     if g <= max_cap:
-        # exact fit first, then the fewest free >= g; ties by server index
-        cand = np.where(free >= g, free, _BIG)
-        s = int(cand.argmin())
-        if cand[s] == _BIG:
+        # exact fit first, then the fewest free >= g; ties by server index: the first minimum of a score that
+        # is the free count where it is >= g (free GPUs are 0..max_cap: one lookup table per (g, max_cap))
+        table = _FIT_SCORE.get((g, max_cap))
+        if table is None:
+            a = np.arange(max_cap + 1, dtype=np.int64)
+            table = _FIT_SCORE[g, max_cap] = np.where(a >= g, a, _NO_FIT)
+        score = table.take(free)
+        s = int(score.argmin())
+        return Placement.one(s, g) if score[s] != _NO_FIT else None
+    if uniform:
+        whole = free == max_cap
+        n = -(-g // max_cap)  # servers needed
+        if int(np.count_nonzero(whole)) < n:
             return None
-        return Placement.of({s: g})
+        servers = np.flatnonzero(whole)[:n].tolist()
+        return Placement(tuple(servers), (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,))
     whole = np.flatnonzero((free == cap) & (cap > 0))
     if cap[whole].sum() < g:
         return None
@@ -361,10 +379,29 @@ class Consolidated(PlacementPolicy):
     name = "consolidated"
     fit_by_size = True
 
+    def fits_after(self, job, trial, servers, view):
+        # nothing fitted before GPUs were added on ``servers``: a one-server job can now fit only on one of them,
+        # a job larger than a server only if one of them is now wholly free
+        cs = view.cluster
+        if cs.typed:
+            return True
+        g = job.gpus
+        if g <= cs.max_capacity:
+            for s in servers:
+                if trial[s] >= g:
+                    return True
+            return False
+        cap = cs.capacity
+        for s in servers:
+            if trial[s] == cap[s]:
+                return True
+        return False
+
     def find(self, job, free, view):
         cs = view.cluster
-        if not _typed(self, view):
-            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity)
+        if not cs.typed:
+            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity, cs.uniform)
+        _typed(self, view)
         masks = _type_masks(job, view)
         if not masks:
             return None

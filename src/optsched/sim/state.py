@@ -56,9 +56,23 @@ class Placement:
         items = sorted((int(s), int(n)) for s, n in mapping.items() if n)
         return cls(tuple(s for s, _ in items), tuple(n for _, n in items), stages)
 
-    @property
-    def gpus(self) -> int:
-        return sum(self.counts)
+    # GPUs in all: read at every launch, preemption and completion, so computed once (not compared, not shown)
+    gpus: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpus", sum(self.counts))
+
+    @classmethod
+    def one(cls, server: int, gpus: int) -> Placement:
+        """``gpus`` GPUs on one server (the same as ``Placement.of({server: gpus})``, built without the checks of
+        the generated ``__init__``: placement walks build one per launch).
+
+        >>> Placement.one(3, 2) == Placement.of({3: 2}), Placement.one(3, 2).gpus
+        (True, 2)
+        """
+        p = object.__new__(cls)
+        p.__dict__.update(servers=(server,), counts=(gpus,), stages=None, gpus=gpus)
+        return p
 
     @property
     def n_servers(self) -> int:
@@ -253,6 +267,7 @@ class ClusterState:
         self.free = self.capacity.copy()
         self.total_gpus = int(self.capacity.sum())
         self.max_capacity = int(self.capacity.max())
+        self.uniform = bool((self.capacity == self.max_capacity).all())  # every server has max_capacity GPUs
         self.busy_gpus = 0
         self.jobs_on: list[dict[str, int]] = [dict() for _ in cluster.servers]  # server -> {job id: gpus}
         self.types: tuple[str, ...] = cluster.gpu_types
@@ -295,21 +310,25 @@ class ClusterState:
         return all(0 <= s < len(self.free) and self.free[s] >= n for s, n in zip(placement.servers, placement.counts))
 
     def occupy(self, job_id: str, placement: Placement) -> None:
-        for s, n in zip(placement.servers, placement.counts):
-            if not 0 <= s < len(self.free):
+        free, n_servers = self.free, len(self.free)
+        pairs = tuple(zip(placement.servers, placement.counts))
+        for s, n in pairs:
+            if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
-            if n <= 0 or self.free[s] < n:
-                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(self.free[s])} "
+            if n <= 0 or free[s] < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(free[s])} "
                                     "free", job=job_id)
-        for s, n in zip(placement.servers, placement.counts):
-            self.free[s] -= n
-            self.jobs_on[s][job_id] = n
+        jobs_on = self.jobs_on
+        for s, n in pairs:
+            free[s] -= n
+            jobs_on[s][job_id] = n
         self.busy_gpus += placement.gpus
 
     def release(self, job_id: str, placement: Placement) -> None:
+        free, jobs_on = self.free, self.jobs_on
         for s, n in zip(placement.servers, placement.counts):
-            self.free[s] += n
-            del self.jobs_on[s][job_id]
+            free[s] += n
+            del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
 
     def colocated(self, placement: PlacementLike, exclude: str | None = None) -> set[str]:
