@@ -38,7 +38,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from ..errors import InstanceError, SolverError
 from ..result import SolveStatus
@@ -248,17 +248,21 @@ class Run:
         return out
 
 
-def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None) -> Run:
+def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None,
+          on_solution: Callable[[Any], None] | None = None) -> Run:
     """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
-    ``log_callback`` attached (the parameters are written into it)."""
+    ``log_callback`` attached, or one another thread may stop (the parameters are written into it);
+    ``on_solution`` (optional) is called with CP-SAT's solution callback (``objective_value``, ``value(...)``)
+    at every improving solution."""
     sol = params.apply(solver) if solver is not None else new_solver(params)
     dropped_hint = False
     beat = _HEARTBEAT.get()
-    callback, stop = None, threading.Event()
+    stop = threading.Event()
     best: list[float | None] = [None, None]
     t0 = time.perf_counter()
+    callback = _improvements(best if beat is not None else None, on_solution) \
+        if beat is not None or on_solution is not None else None
     if beat is not None:
-        callback = _improvements(best)
         threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best), daemon=True).start()
     try:
         try:
@@ -294,21 +298,25 @@ def _improvements_class() -> type:
     from ortools.sat.python import cp_model
 
     class Improvements(cp_model.CpSolverSolutionCallback):
-        """Records the best objective and bound at each improving solution (for the heartbeat)."""
+        """At each improving solution: records the best objective and bound (for the heartbeat, when ``best``
+        is given) and calls ``also`` with itself (a caller's ``on_solution``)."""
 
-        def __init__(self, best: list[float | None]):
+        def __init__(self, best: list[float | None] | None, also: Callable[[Any], None] | None):
             super().__init__()
-            self.best = best
+            self.best, self.also = best, also
 
         def on_solution_callback(self) -> None:
-            self.best[0], self.best[1] = self.objective_value, self.best_objective_bound
+            if self.best is not None:
+                self.best[0], self.best[1] = self.objective_value, self.best_objective_bound
+            if self.also is not None:
+                self.also(self)
 
     return Improvements
 
 
-def _improvements(best: list[float | None]) -> Any:
-    """The recorder of improving solutions (its OR-Tools class is built on first use)."""
-    return _improvements_class_cached()(best)
+def _improvements(best: list[float | None] | None, also: Callable[[Any], None] | None = None) -> Any:
+    """The solution callback of :func:`solve` (its OR-Tools class is built on first use)."""
+    return _improvements_class_cached()(best, also)
 
 
 _improvements_class_cached = functools.cache(_improvements_class)

@@ -383,27 +383,20 @@ def _start_cpsat(inst: TotalJctInstance, params: _cpsat.Params, inc: _Incumbent,
                  ) -> threading.Thread:
     """Run CP-SAT on ``inst`` in a thread: each improving schedule is offered to ``inc``; ``cp`` receives the
     solver (to stop it), CP-SAT's status, bound, and ``optimal`` when it proved the optimum."""
-    from ortools.sat.python import cp_model
-
     model = CpModelOf(inst)
     solver = _cpsat.new_solver(params)
     cp["solver"] = solver
 
-    class Offer(cp_model.CpSolverSolutionCallback):
-        def __init__(self) -> None:
-            super().__init__()
-
-        def on_solution_callback(self) -> None:
-            value = round(self.objective_value)
-            if value < inc.value:
-                inc.offer(value, model.choice(self.value), "cpsat")
+    def offer(found: Any) -> None:
+        value = round(found.objective_value)
+        if value < inc.value:
+            inc.offer(value, model.choice(found.value), "cpsat")
 
     def run() -> None:
-        code = solver.solve(model.md, Offer())
-        cp["status"] = code.name if hasattr(code, "name") else str(code)
-        b = solver.best_objective_bound
-        cp["bound"] = float(b) if math.isfinite(b) and code in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
-        cp["optimal"] = code == cp_model.OPTIMAL
+        done = _cpsat.solve(model.md, params, solver=solver, on_solution=offer)
+        cp["status"] = done.cpsat_status
+        cp["bound"] = done.bound if done.found else None
+        cp["optimal"] = done.status == SolveStatus.OPTIMAL
 
     th = threading.Thread(target=run, name="total-jct-cpsat", daemon=True)
     th.start()
