@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..algorithms.total_jct import Profile, greedy_total_jct
 from ..errors import InstanceError, ScheduleError
 from ..evaluators.total_jct import check_schedule
-from ..problems.total_jct import TotalJctInstance, placement_options, schedule_from_choice
+from ..problems.total_jct import TotalJctInstance, choice_cost, placement_options, schedule_from_choice
 from ..registry import algorithm
 from ..result import Result, SolveStatus
 from . import _cpsat
@@ -179,7 +179,7 @@ def brute_force_total_jct(inst: TotalJctInstance, *, max_jobs: int = MAX_BRUTE_J
     jobs = inst.jobs
     lbj = [j.weight * (j.release + j.min_duration) for j in jobs]
     g = greedy_total_jct(inst)
-    best_val = sum(jobs[i].weight * (g[jobs[i].id][2] + jobs[i].modes[g[jobs[i].id][0]].duration) for i in range(n))
+    best_val = choice_cost(inst, g)
     best_choice: dict[str, tuple[int, tuple[int, ...], int]] = dict(g)
     placed: dict[str, tuple[int, tuple[int, ...], int]] = {}
     nodes = 0

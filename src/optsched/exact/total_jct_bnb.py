@@ -49,7 +49,7 @@ from typing import Any
 from ..algorithms.total_jct import greedy_total_jct
 from ..errors import InstanceError, ScheduleError
 from ..evaluators.total_jct import check_schedule
-from ..problems.total_jct import TotalJctInstance, placement_options, schedule_from_choice
+from ..problems.total_jct import TotalJctInstance, choice_cost, placement_options, schedule_from_choice
 from ..registry import algorithm
 from ..result import Result, SolveStatus
 from . import _cpsat
@@ -116,8 +116,8 @@ class _Bounds:
         self.W = W = [j.weight for j in jobs]
         self.R = [j.release for j in jobs]
         self.D = D = [j.min_duration for j in jobs]
-        self.g = g = [j.gpus for j in jobs]
-        G = self.G = sum(s.gpus for s in inst.cluster.servers)
+        g = [j.gpus for j in jobs]
+        G = sum(s.gpus for s in inst.cluster.servers)
         fl = [i for i in range(n) if W[i] > 0 and D[i] > 0]  # zero-work or zero-weight jobs: trivial bound only
         work = [g[i] * D[i] for i in range(n)]
         # (capacity, per-job width, per-job work, members in bound order, is-SPT) for each relaxation
@@ -134,6 +134,12 @@ class _Bounds:
             order = sorted(cls, key=lambda i: (D[i], i)) if equal_w else sorted(cls, key=lambda i: -W[i] / D[i])
             # SPT first: it is the cheapest and usually the strongest
             self.relax.insert(0 if equal_w else len(self.relax), (k, width, D, order, equal_w))
+
+    def root(self) -> int:
+        """:meth:`lower` with no job placed, rounded up (objectives are integers; the fluid's floating point
+        is allowed a relative 1e-9)."""
+        b = self.lower(0, 0, [], math.inf)
+        return math.ceil(b - 1e-9 * max(1.0, abs(b)))
 
     def lower(self, mask: int, t: int, running: list[tuple[int, int]], need: float) -> float:
         """A lower bound on sum w_j C_j over the jobs not in ``mask`` when all start at ``t`` or later and
@@ -186,8 +192,7 @@ def root_lower_bound(inst: TotalJctInstance) -> int:
     >>> root_lower_bound(inst) >= inst.trivial_lower_bound()
     True
     """
-    b = _Bounds(inst).lower(0, 0, [], math.inf)
-    return math.ceil(b - 1e-9 * max(1.0, abs(b)))
+    return _Bounds(inst).root()
 
 
 class _Incumbent:
@@ -229,9 +234,8 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
     twins = [a for a in range(n_srv - 1) if caps[a] == caps[a + 1]]
 
     g = greedy_total_jct(inst)
-    inc = _Incumbent(sum(j.weight * (g[j.id][2] + j.modes[g[j.id][0]].duration) for j in jobs), dict(g), "greedy")
-    root = bounds.lower(0, 0, [], math.inf)
-    root_lb = math.ceil(root - 1e-9 * max(1.0, abs(root)))
+    inc = _Incumbent(choice_cost(inst, g), dict(g), "greedy")
+    root_lb = bounds.root()
 
     # -- CP-SAT beside the search ---------------------------------------------------------------------------
     cp: dict[str, Any] = {}

@@ -36,7 +36,7 @@ from ..registry import Problem, register_problem
 from ..result import Schedule, ScheduledJob
 
 __all__ = ["FORMAT", "AsrptParameters", "Mode", "TotalJctInstance", "TotalJctJob", "concrete_placements",
-           "from_dict", "placement_options", "schedule_from_choice", "shapes_of", "to_dict"]
+           "choice_cost", "from_dict", "placement_options", "schedule_from_choice", "shapes_of", "to_dict"]
 
 FORMAT = "optsched/total-jct@1"
 Shape = tuple[int, ...]
@@ -350,6 +350,16 @@ def placement_options(inst: TotalJctInstance, symmetry_job: int | None = None
                 opts.append((k, u))
         out.append(opts)
     return out
+
+
+def choice_cost(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, ...], int]]) -> int:
+    """sum_i w_i C_i of a (mode index, vector, start) per job, e.g. the greedy's (feasibility not checked).
+
+    >>> inst = TotalJctInstance(Cluster.homogeneous(1, 2), (TotalJctJob("a", 0, 1, (Mode((1,), 3),), 2),))
+    >>> choice_cost(inst, {"a": (0, (1,), 1)})
+    8
+    """
+    return sum(j.weight * (choice[j.id][2] + j.modes[choice[j.id][0]].duration) for j in inst.jobs)
 
 
 def schedule_from_choice(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, ...], int]], algorithm: str
