@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
+from optsched.demo import table  # noqa: E402
 from optsched.exact.total_jct import solve_total_jct  # noqa: E402
 from optsched.exact.total_jct_bnb import root_lower_bound, solve_total_jct_bnb  # noqa: E402
 from optsched.generators.total_jct import random_total_jct_instance  # noqa: E402
@@ -51,12 +52,6 @@ def run_one(n: int, seed: int, time_limit: float) -> dict:
 
 def _gap(bound, best) -> str:
     return "" if bound is None or not best else f"{100 * (1 - bound / best):.1f}%"
-
-
-def _table(header: list[str], rows: list[list[object]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,15 +92,15 @@ def main(argv: list[str] | None = None) -> int:
           "`proven`: optimal within the limit; times are wall seconds to the proof (the limit when unproven); "
           "`gap` columns: 1 - bound / best schedule found (median over the instances). The method is in "
           "`docs/formulations/total-jct.md`, \"Branch and bound\".", "",
-          *_table(["jobs", "instances", "CP-SAT proven", "CP-SAT median s", "CP-SAT max s", "B&B proven",
-                   "B&B median s", "B&B max s", "gap trivial bound", "gap root bound"], summary), "",
+          table(["jobs", "instances", "CP-SAT proven", "CP-SAT median s", "CP-SAT max s", "B&B proven",
+                "B&B median s", "B&B max s", "gap trivial bound", "gap root bound"], summary), "",
           "## Per instance", "",
-          *_table(["jobs", "seed", "optimum", "CP-SAT", "CP-SAT s", "CP-SAT bound gap", "B&B", "B&B s", "nodes",
-                   "proved by", "best found by"],
-                  [[r["n"], r["seed"], r["opt"] if r["opt"] is not None else f"<= {r['best']}",
-                    "proven" if r["cp_ok"] else "open", f"{r['cp_s']:.1f}", _gap(r["cp_bound"], r["best"]),
-                    "proven" if r["bb_ok"] else "open", f"{r['bb_s']:.1f}", r["nodes"], r["proved_by"] or "",
-                    r["found_by"]] for r in rows]), ""]
+          table(["jobs", "seed", "optimum", "CP-SAT", "CP-SAT s", "CP-SAT bound gap", "B&B", "B&B s", "nodes",
+                 "proved by", "best found by"],
+                [[r["n"], r["seed"], r["opt"] if r["opt"] is not None else f"<= {r['best']}",
+                  "proven" if r["cp_ok"] else "open", f"{r['cp_s']:.1f}", _gap(r["cp_bound"], r["best"]),
+                  "proven" if r["bb_ok"] else "open", f"{r['bb_s']:.1f}", r["nodes"], r["proved_by"] or "",
+                  r["found_by"]] for r in rows]), ""]
     out = (Path(tempfile.mkdtemp(prefix="total_jct_exact_")) if args.quick else ROOT / "docs" / "results") \
         / "total_jct_exact.md"
     with atomic_open(out, encoding="utf-8") as fh:
