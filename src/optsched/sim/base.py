@@ -484,18 +484,13 @@ class Composed(SchedulerPlacer):
 
     def _resort_running(self, now: float) -> None:
         """Re-key the running jobs at ``now`` and re-sort them (the list is nearly sorted: timsort is linear on
-        it). The entries are built in one pass by the policy's ``running_entries`` when it has one."""
+        it). The keys come from the policy's batch ``keys`` (or, with frozen keys, ``running_key``)."""
         if self._frozen:
             self._cross = []
             r = [self._running_entry(j, now) for _, j in self._r]
         else:
-            fast = getattr(self.scheduling, "running_entries", None)
-            if fast is not None:
-                r = fast(self._r, now)
-            else:
-                jobs = [j for _, j in self._r]
-                r = [((j.priority, k, j.arrival_s, j.index), j)
-                     for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
+            jobs = [j for _, j in self._r]
+            r = [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r

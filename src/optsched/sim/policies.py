@@ -103,14 +103,6 @@ class Las(SchedulingPolicy):
             return super().keys(jobs, now)
         return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0) for j in jobs]
 
-    def running_entries(self, entries, now: float) -> list:
-        """``Composed``'s entries ((priority, key, arrival, index), job) of the jobs of ``entries`` re-keyed at
-        ``now`` in one pass (the same values as :meth:`key`)."""
-        if type(self).key is not Las.key or self.service == "time":
-            return [((j.priority, self.key(j, now), j.arrival_s, j.index), j) for _, j in entries]
-        return [((j.priority, j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0),
-                  j.arrival_s, j.index), j) for _, j in entries]
-
     def describe(self) -> dict:
         return {**super().describe(), "service": self.service}
 
