@@ -372,7 +372,7 @@ class Simulator:
         engine allocates millions of short-lived objects that reference counting frees (a whole run leaves no
         cyclic garbage), and the collector's passes over the tens of thousands of live jobs took about a quarter
         of a 100,000-job run."""
-        paused = gc.isenabled()
+        was_enabled = gc.isenabled()
         gc.disable()
         try:
             self.reset()
@@ -380,7 +380,7 @@ class Simulator:
                 self.apply(self.decide())
             return self.result()
         finally:
-            if paused:
+            if was_enabled:
                 gc.enable()
 
     # -- copies --------------------------------------------------------------------------------------------
