@@ -155,15 +155,26 @@ class Cluster:
 
     def check_placement(self, placement: Mapping[str, int], *, field: str, job: str | None = None) -> None:
         """Raise unless ``placement`` maps known servers to GPU counts within each server's size."""
-        cap = self.capacity
-        for sid, n in placement.items():
-            if sid not in cap:
-                raise InstanceError(f"unknown server {sid!r}", field=field, job=job)
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                raise InstanceError(f"GPU count on {sid!r} must be a non-negative integer, got {n!r}",
-                                    field=field, job=job)
-            if n > cap[sid]:
-                raise InstanceError(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
+        check_placement_in(self.capacity, placement, field=field, job=job)
+
+
+def check_placement_in(cap: Mapping[str, int], placement: Mapping[str, int], *, field: str, job: str | None = None,
+                       error: type[InstanceError] = InstanceError) -> None:
+    """:meth:`Cluster.check_placement` against a server id -> GPUs mapping built once (a schedule checker calls
+    it per job), raising ``error`` (e.g. :class:`~optsched.errors.ScheduleError`).
+
+    >>> check_placement_in({"s0": 2}, {"s0": 3}, field="placement", job="a")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: placement (job 'a'): 3 GPUs on 's0', which has 2
+    """
+    for sid, n in placement.items():
+        if sid not in cap:
+            raise error(f"unknown server {sid!r}", field=field, job=job)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise error(f"GPU count on {sid!r} must be a non-negative integer, got {n!r}", field=field, job=job)
+        if n > cap[sid]:
+            raise error(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
 
 
 def _is_number(v: object) -> bool:

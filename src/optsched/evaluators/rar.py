@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..cluster import check_placement_in
 from ..errors import ScheduleError
 from ..perf.rar import phi_for
 from ..problems.rar import RarInstance
@@ -69,7 +70,7 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
             raise ScheduleError(f"start must be an integer slot, got {start!r}", field=f"{where}.start", job=sj.id)
         if start < 0:
             raise ScheduleError(f"negative start {start!r}", field=f"{where}.start", job=sj.id)
-        _check_placement(cap, sj.placement, f"{where}.placement", sj.id)
+        check_placement_in(cap, sj.placement, field=f"{where}.placement", job=sj.id, error=ScheduleError)
         want = by_id[sj.id].gpus
         if sj.gpus != want:
             raise ScheduleError(f"places {sj.gpus} GPUs but the job needs {want}",
@@ -78,18 +79,6 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
     if missing:
         raise ScheduleError(f"the schedule omits {len(missing)} job(s): {', '.join(missing[:5])}",
                             field="jobs", job=missing[0])
-
-
-def _check_placement(cap: Mapping[str, int], placement: Mapping[str, int], field: str, job: str) -> None:
-    """:meth:`optsched.cluster.Cluster.check_placement`'s checks and messages, as schedule errors."""
-    for sid, n in placement.items():
-        if sid not in cap:
-            raise ScheduleError(f"unknown server {sid!r}", field=field, job=job)
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ScheduleError(f"GPU count on {sid!r} must be a non-negative integer, got {n!r}",
-                                field=field, job=job)
-        if n > cap[sid]:
-            raise ScheduleError(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
 
 
 def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
