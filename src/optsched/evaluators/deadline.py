@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..errors import InstanceError, ScheduleError
 from ..problems.deadline import DEADLINE_TOL_S, DeadlineWorkload, job_weight, meets_deadline
 from ..result import Schedule, ScheduledJob
+from . import check_capacity
 
 __all__ = ["DeadlineEvaluation", "evaluate"]
 
@@ -101,12 +102,7 @@ def evaluate(inst: DeadlineWorkload, schedule: Schedule, weights: str = "count")
         if meets_deadline(end, j.deadline_s):
             met.append(j.id)
             total += job_weight(j.alpha, weights)
-    for s, ev in events.items():
-        used = 0
-        for t, d in sorted(ev, key=lambda e: (e[0], e[1])):  # releases (-) before acquisitions (+) at equal t
-            used += d
-            if used > cap[s]:
-                raise ScheduleError(f"node {s} uses {used} GPUs > {cap[s]} at time {t:g}", field="placement")
+    check_capacity(events, cap, "node", "g")
     order = [j.id for j in inst.jobs]
     met_set = set(met)
     return DeadlineEvaluation(total, Schedule(tuple(rows), schedule.algorithm, inst.name),

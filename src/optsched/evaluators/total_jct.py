@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..errors import ScheduleError
 from ..problems.total_jct import TotalJctInstance, _is_int
 from ..result import Schedule, ScheduledJob
+from . import check_capacity
 
 __all__ = ["TotalJctEvaluation", "check_schedule", "evaluate"]
 
@@ -67,12 +68,7 @@ def check_schedule(inst: TotalJctInstance, schedule: Schedule) -> int:
         for s, n in sj.placement.items():
             if end > start:
                 events[s] += [(start, n), (end, -n)]
-    for s, ev in events.items():
-        used = 0
-        for t, d in sorted(ev, key=lambda e: (e[0], e[1])):  # releases (-) before acquisitions (+) at equal t
-            used += d
-            if used > cap[s]:
-                raise ScheduleError(f"server {s} uses {used} GPUs > {cap[s]} at time {t}", field="placement")
+    check_capacity(events, cap)
     return total
 
 
