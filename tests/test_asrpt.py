@@ -16,7 +16,7 @@ from optsched.perf.mixed import MixedPerf
 from optsched.perf.pipeline import Network, alpha
 from optsched.problems.workload import Workload, WorkloadJob
 from optsched.sim import build_scheduling, simulate
-from optsched.sim.asrpt import ASRPT, POLICY_NAMES, AlphaMinCache, run_asrpt, run_policy, select_servers
+from optsched.sim.asrpt import ASRPT, AlphaMinCache, run_asrpt, run_policy, select_servers
 from optsched.sim.recurring import (
     config_names,
     map_models,
@@ -28,6 +28,7 @@ from optsched.sim.recurring import (
     synthetic_recurring_frame,
     to_workload,
 )
+from optsched.sim.registry import scheduler_names
 from optsched.sim.state import Job, Placement
 
 
@@ -211,7 +212,7 @@ def test_policy_placements_carry_stage_counts_matching_the_job():
 
 # -- registration, options, determinism -----------------------------------------------------------------------
 def test_names_registered_and_options():
-    for name in POLICY_NAMES:
+    for name in scheduler_names("a-srpt"):
         assert build_scheduling(name).name == name
     assert build_scheduling("a-srpt", tau=3).tau == 3.0
     with pytest.raises(InstanceError):
@@ -229,7 +230,7 @@ def _small_recurring(n=120, seed=3, share=None):
     return rescale_to_load(to_workload(te, pred), 32, 1.5)
 
 
-@pytest.mark.parametrize("name", POLICY_NAMES)
+@pytest.mark.parametrize("name", scheduler_names("a-srpt"))
 def test_every_policy_deterministic_and_complete(name):
     wl = _small_recurring()
     a = simulate(wl, servers=4, gpus_per_server=8, scheduler=name, perf=MixedPerf(8), mode="event", seed=1)

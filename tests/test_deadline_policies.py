@@ -13,7 +13,7 @@ from optsched.errors import InstanceError
 from optsched.generators.deadline import deadline_workload, tiny_deadline_workload
 from optsched.perf.ring import RingPerf
 from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, meets_deadline, paper_cluster
-from optsched.sim import SCHEDULERS, build_perf, build_scheduling, simulate
+from optsched.sim import build_perf, build_scheduling, simulate
 from optsched.sim.deadline import (
     POLICIES,
     ElasticFlowAdmission,
@@ -28,6 +28,7 @@ from optsched.sim.deadline import (
 )
 from optsched.sim.deadline.common import JobTimes
 from optsched.sim.deadline.elasticflow import RESERVATION_KEY, Reservation, _peak
+from optsched.sim.registry import scheduler_names
 
 
 # -- Themis --------------------------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ def test_blox_policies_run_deadline_workloads_on_their_requested_gpus(policy):
 # -- registry, metrics -----------------------------------------------------------------------------------------
 def test_policies_and_the_ring_model_are_registered_by_name():
     for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow"):
-        assert build_scheduling(name).name == name and name in SCHEDULERS
+        assert build_scheduling(name).name == name and name in scheduler_names("deadline")
     assert isinstance(build_perf({"name": "ring", "intra_bandwidth": 10, "inter_bandwidth": 6}), RingPerf)
     assert set(POLICIES) >= {"drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "las", "tiresias"}
     wl = tiny_deadline_workload(3, seed=1)

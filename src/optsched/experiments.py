@@ -54,7 +54,7 @@ from .plot import plot_vs_load as _plot_vs_load
 from .plot import save_axes
 from .sim import simulate
 from .sim.metrics import SimResult
-from .sim.policies import build_admission, build_placement, build_policy
+from .sim.registry import build_admission, build_placement, build_policy
 from .sim.traces import load_philly, resolve_workload
 
 __all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",

@@ -13,7 +13,6 @@ import optsched
 from optsched.cluster import Cluster
 from optsched.errors import InstanceError
 from optsched.sim import (
-    SCHEDULERS,
     Decision,
     MetricCollector,
     Placement,
@@ -33,6 +32,7 @@ from optsched.sim import (
     register_scheduler,
     simulate,
 )
+from optsched.sim.registry import unregister
 
 WL = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 1, 50, 1.0), WorkloadJob("c", 20, 1, 30, 1.0)))
 
@@ -91,37 +91,26 @@ def test_register_scheduler_and_combined_module():
         with pytest.raises(SimulationStalled):
             simulate(wl, servers=1, gpus_per_server=2, scheduler="test-first-only", mode="event")
     finally:
-        del SCHEDULERS["test-first-only"]
+        unregister("scheduler", "test-first-only")
 
 
-def test_plugin_modules_are_imported_on_demand(tmp_path, monkeypatch):
+def test_module_class_names_resolve_without_registration(tmp_path, monkeypatch):
     mod = tmp_path / "fake_sim_plugin_xyz.py"
     mod.write_text(textwrap.dedent("""
-        from optsched.sim.policies import Fifo, register_scheduler
+        from optsched.sim.policies import Fifo
 
-        @register_scheduler("plugin-fifo")
         class PluginFifo(Fifo):
             name = "plugin-fifo"
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(policies, "PLUGINS", ["optsched.sim.not_there_yet", "fake_sim_plugin_xyz"])
-    monkeypatch.setattr(policies, "_plugins_loaded", set())
     try:
-        r = simulate(WL, servers=1, gpus_per_server=2, scheduler="plugin-fifo", mode="event")
+        r = simulate(WL, servers=1, gpus_per_server=2, scheduler="fake_sim_plugin_xyz:PluginFifo", mode="event")
         assert r.config["scheduler"]["name"] == "plugin-fifo"
         assert r.jobs["completion_s"].tolist() == [100, 150, 130]
+        with pytest.raises(InstanceError, match="cannot import 'fake_sim_plugin_xyz:Nope'"):
+            build_scheduling("fake_sim_plugin_xyz:Nope")
     finally:
-        SCHEDULERS.pop("plugin-fifo", None)
         sys.modules.pop("fake_sim_plugin_xyz", None)
-
-
-def test_plugin_with_a_broken_import_is_an_error(tmp_path, monkeypatch):
-    (tmp_path / "fake_sim_plugin_broken.py").write_text("import module_that_does_not_exist_abc\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(policies, "PLUGINS", ["fake_sim_plugin_broken"])
-    monkeypatch.setattr(policies, "_plugins_loaded", set())
-    with pytest.raises(ModuleNotFoundError, match="module_that_does_not_exist_abc"):
-        build_scheduling("whatever")
 
 
 def test_seed_reaches_policies_that_take_one():
@@ -136,7 +125,7 @@ def test_seed_reaches_policies_that_take_one():
         r = simulate(WL, servers=1, gpus_per_server=2, scheduler="test-seeded", seed=5)
         assert r.config["seed"] == 5
     finally:
-        del SCHEDULERS["test-seeded"]
+        unregister("scheduler", "test-seeded")
 
 
 def test_collectors_and_result_json(tmp_path):

@@ -13,7 +13,6 @@ from tests.sim.test_sim_invariants import cases
 from optsched.cluster import Cluster
 from optsched.errors import ScheduleError
 from optsched.sim import (
-    SCHEDULERS,
     Decision,
     LaunchMechanism,
     Placement,
@@ -26,7 +25,7 @@ from optsched.sim import (
     build_policy,
     simulate,
 )
-from optsched.sim.policies import load_plugins
+from optsched.sim.registry import scheduler_names
 
 COLS = ["first_start_s", "completion_s", "preemptions", "launches", "attained_gpu_s", "admitted_s"]
 # a: 2 GPUs, 100 s at 0; b: 1 GPU, 50 s at 10; c: 1 GPU, 30 s at 20 (one server of 2 GPUs)
@@ -206,9 +205,8 @@ def _reset_workload() -> Workload:
 # the RL policies warn, as documented, that their agent cannot see a 2 x 2 cluster and place FIFO instead
 @pytest.mark.filterwarnings("ignore:rl-(base|hybrid). the agent was trained for:UserWarning")
 def test_every_registered_scheduler_runs_twice_with_one_object():
-    load_plugins()
     wl = _reset_workload()
-    names = sorted(n for n in SCHEDULERS if not n.startswith("test-"))
+    names = scheduler_names()
     assert {"fifo", "las", "srtf", "tiresias", "a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration",
             "wcs-workload", "wcs-subtime"} <= set(names)
     for name in names:

@@ -11,7 +11,6 @@ simulator's schedulers, placements, admission policies and performance models. `
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 from typing import Any
@@ -57,18 +56,13 @@ def _rows(what: str) -> list[dict[str, Any]]:
         return [{"name": n, "problem": a.problem.name, "kind": a.kind,
                  "default": a.problem.default_algorithm == n, "description": a.description}
                 for n, a in list_algorithms().items() if a.exact == (what == "exact")]
-    from ..sim import policies
+    from ..sim import registry
 
-    policies.load_plugins()
-    table = {"schedulers": policies.SCHEDULERS, "placements": policies.PLACEMENTS,
-             "admissions": policies.ADMISSIONS, "perf": policies.PERF_MODELS}[what]
+    kind = {"schedulers": "scheduler", "placements": "placement", "admissions": "admission", "perf": "perf"}[what]
     out = []
-    for name in sorted(table):
-        obj = table[name]
-        if isinstance(obj, str) and ":" in obj:  # a lazy "module:Class" entry: its class holds the description
-            module, attr = obj.split(":")
-            obj = getattr(importlib.import_module(module), attr)
-        doc = "" if isinstance(obj, str) else first_sentence(obj.__doc__)
+    for name in registry.names(kind):
+        obj = registry.lookup(kind, name)  # the class holds the description
+        doc = first_sentence(obj.__doc__)
         out.append({"name": name, "description": doc or FALLBACK.get(name, "(no description)")})
     return out
 

@@ -2,9 +2,8 @@
 
 A run is ``simulate(workload, cluster, scheduler=..., placement=..., admission=..., perf=..., mode=...)``; the
 policy composition is data (names, or dicts with a ``"name"`` and options, or policy objects). Other modules
-add policies by name with :func:`register_scheduler` (and ``register_placement`` / ``register_admission`` /
-``register_perf``); the plugin modules of ``policies.PLUGINS`` (``optsched.sim.asrpt``, ``optsched.sim.deadline``) are
-imported on first use of a name that is not yet known.
+find policies and performance models by name in one registry (:mod:`optsched.sim.registry`: a new policy is one
+file and one line there, or :func:`register_scheduler` at run time).
 
 >>> from optsched.sim import simulate, Workload, WorkloadJob
 >>> wl = Workload((WorkloadJob("a", 0, 4, 3600, 1.0), WorkloadJob("b", 100, 4, 600, 1.0)))
@@ -30,7 +29,7 @@ from .base import (
 )
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult, plot_jct_cdf, plot_timeline, plot_vs_load
-from .policies import (
+from .registry import (
                    ADMISSIONS,
                    PERF_MODELS,
                    PLACEMENTS,

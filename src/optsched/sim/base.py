@@ -109,6 +109,7 @@ class SchedulingPolicy:
     """
 
     name = "scheduling"
+    family = "blox"  # the workload kind and metrics it was written for (optsched.sim.registry.FAMILIES)
     time_invariant = False
     # True: a job's key does not change while it waits (only running jobs' keys drift), so between events
     # only the running jobs need re-sorting. True for FIFO, LAS, SRTF and Tiresias; False by default.
@@ -301,6 +302,7 @@ class SchedulerPlacer:
     """
 
     name = "policy"
+    family = "blox"  # the workload kind and metrics it was written for (optsched.sim.registry.FAMILIES)
     every_round = False
     elastic = False  # True: launches may use a GPU count other than the job's demand
 

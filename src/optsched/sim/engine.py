@@ -70,7 +70,7 @@ from .base import (
     SchedulingPolicy,
 )
 from .metrics import SimResult
-from .policies import AcceptAll, Consolidated, Fifo
+from .registry import build_admission, build_placement, build_scheduling
 from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
 
 __all__ = ["SimulationStalled", "Simulator"]
@@ -116,8 +116,12 @@ class Simulator:
         if not workload.jobs:
             raise InstanceError("the workload has no jobs: nothing to simulate", field="workload")
         self.workload, self.cluster = workload, cluster
-        self.policy = policy if policy is not None else Composed(scheduling or Fifo(), placement or Consolidated())
-        self.admission = admission or AcceptAll()
+        if policy is None:
+            sched = scheduling or build_scheduling("fifo")
+            assert isinstance(sched, SchedulingPolicy)
+            policy = Composed(sched, placement or build_placement("consolidated"))
+        self.policy = policy
+        self.admission = admission or build_admission("accept-all")
         self.perf = perf or ConstantPerf()
         self.launcher = launch or LaunchMechanism()
         self.mode, self.round_s = mode, float(round_s)

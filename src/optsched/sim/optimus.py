@@ -37,7 +37,6 @@ import math
 from ..errors import InstanceError
 from .base import Decision, SchedulerPlacer
 from .hetero.placement import place_on_type, probe_placement
-from .policies import register_scheduler
 from .state import RUNNING, Job, SimView
 
 __all__ = ["Optimus", "marginal_gain_allocation"]
@@ -79,7 +78,6 @@ def marginal_gain_allocation(jobs: list, gpus: int, remaining_s, cap, start=None
     return alloc
 
 
-@register_scheduler("optimus")
 class Optimus(SchedulerPlacer):
     """Optimus's marginal-gain GPU allocation with SRTF order (module docstring)."""
 

@@ -1,29 +1,21 @@
 """The Blox policies: scheduling (FIFO, LAS, SRTF, Tiresias), admission (accept-all, accept-k) and placement
-(consolidated, first-free, scattered), and :func:`build` that turns a config (name or dict) into a policy.
+(consolidated, first-free, scattered); they are found by name through :mod:`optsched.sim.registry`.
 
 Every rule and the line it follows is in ``docs/algorithms/blox-engine.md``.
 
->>> build_scheduling("tiresias", thresholds_gpu_s=[100, 1000]).thresholds_gpu_s
-(100.0, 1000.0)
->>> build_admission({"name": "accept-k", "k": 1.2}).k
-1.2
->>> {"fifo", "las", "srtf", "tiresias"} <= set(SCHEDULERS), sorted(PLACEMENTS)[:3], sorted(ADMISSIONS)[:2]
-(True, ['consolidated', 'first-free', 'scattered'], ['accept-all', 'accept-k'])
+>>> Tiresias(thresholds_gpu_s=[100, 1000]).thresholds_gpu_s, AcceptK(1.2).k
+((100.0, 1000.0), 1.2)
 """
 
 from __future__ import annotations
 
 import bisect
-import importlib
-import inspect
 import math
-from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import InstanceError
-from ..perf.base import PerfModel
-from .base import AdmissionPolicy, Composed, PlacementPolicy, SchedulerPlacer, SchedulingPolicy
+from .base import AdmissionPolicy, PlacementPolicy, SchedulingPolicy
 from .state import RUNNING, Job, Placement, SimView
 
 
@@ -436,167 +428,3 @@ class Scattered(PlacementPolicy):
         if not _typed(self, view):
             return _scattered(job.gpus, free)
         return _on_one_type(_scattered, job, free, view)
-
-
-SCHEDULERS: dict[str, type] = {"fifo": Fifo, "las": Las, "srtf": Srtf, "tiresias": Tiresias}
-PLACEMENTS: dict[str, type] = {"consolidated": Consolidated, "first-free": FirstFree, "scattered": Scattered}
-ADMISSIONS: dict[str, type] = {"accept-all": AcceptAll, "accept-k": AcceptK}
-# performance models by name: "module:attr" strings, imported on first use (the perf layer knows nothing of the
-# simulator, so the table lives here)
-PERF_MODELS: dict[str, Any] = {"constant": "optsched.perf.constant:ConstantPerf",
-                               "measured": "optsched.perf.measured:MeasuredPerf",
-                               "mixed": "optsched.perf.mixed:MixedPerf"}
-
-# modules that register policies by name on import; tried in order when a name is unknown (a missing module is
-# skipped, any other import error propagates)
-PLUGINS: list[str] = ["optsched.sim.asrpt", "optsched.sim.deadline", "optsched.sim.hetero", "optsched.sim.optimus",
-                      "optsched.sim.contention"]
-_plugins_loaded: set[str] = set()
-
-
-def _register(table: dict, name: str, kind: str):
-    if not isinstance(name, str) or not name:
-        raise InstanceError(f"must be a non-empty string, got {name!r}", field=kind)
-
-    def deco(obj):
-        table[name] = obj
-        return obj
-    return deco
-
-
-def register_scheduler(name: str):
-    """Class decorator: make a :class:`SchedulingPolicy` or a combined :class:`SchedulerPlacer` available by
-    name (``simulate(..., scheduler=name)``, the CLI, the sweeps). A later registration replaces an earlier one.
-
-    >>> @register_scheduler("test-lifo")
-    ... class Lifo(Fifo):
-    ...     name = "test-lifo"
-    ...     def key(self, job, now):
-    ...         return -job.arrival_s
-    >>> type(build_scheduling("test-lifo")).__name__
-    'Lifo'
-    >>> del SCHEDULERS["test-lifo"]
-    """
-    return _register(SCHEDULERS, name, "scheduler")
-
-
-def register_placement(name: str):
-    """Class decorator: a :class:`PlacementPolicy` by name."""
-    return _register(PLACEMENTS, name, "placement")
-
-
-def register_admission(name: str):
-    """Class decorator: an :class:`AdmissionPolicy` by name."""
-    return _register(ADMISSIONS, name, "admission")
-
-
-def register_perf(name: str):
-    """Class decorator (or factory function): a performance model by name."""
-    return _register(PERF_MODELS, name, "perf")
-
-
-def load_plugins() -> None:
-    """Import every plugin module that exists (each registers its names)."""
-    for mod in PLUGINS:
-        if mod in _plugins_loaded:
-            continue
-        _plugins_loaded.add(mod)
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:  # the plugin exists but one of its own imports is missing: a real error
-                raise
-
-
-def _lookup(table: Mapping[str, Any], name: str, kind: str):
-    if name not in table:
-        load_plugins()
-    if name not in table:
-        raise InstanceError(f"unknown {kind} policy {name!r} (known: {', '.join(sorted(table))})", field=kind)
-    obj = table[name]
-    if isinstance(obj, str):  # "module:attr", imported on first use
-        mod, attr = obj.split(":")
-        obj = getattr(importlib.import_module(mod), attr)
-    return obj
-
-
-def _wants_seed(cls) -> bool:
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return False
-    return "seed" in params or "rng" in params
-
-
-def _build(kind: str, table: Mapping[str, Any], spec: Any, base: type | tuple, seed: int | None = None, **kw):
-    if isinstance(spec, base):
-        if kw:
-            raise InstanceError(f"options {sorted(kw)} given with a {kind} object", field=kind)
-        return spec
-    if isinstance(spec, Mapping):
-        cfg = dict(spec)
-        name = cfg.pop("name", None)
-        if not isinstance(name, str):
-            raise InstanceError(f"a {kind} given as a dict needs a 'name', got {name!r}", field=kind)
-        kw = {**cfg, **kw}
-    elif isinstance(spec, str):
-        name = spec
-        # "accept-1.2" is accept-k with k = 1.2 (Blox's names for the admission variants)
-        if kind == "admission" and spec.startswith("accept-") and spec not in table:
-            try:
-                kw = {"k": float(spec.split("-", 1)[1]), **kw}
-                name = "accept-k"
-            except ValueError:
-                pass
-    else:
-        raise InstanceError(f"must be a name, a dict with 'name', or a policy object, got {type(spec).__name__}",
-                            field=kind)
-    cls = _lookup(table, name, kind)
-    if seed is not None and "seed" not in kw and "rng" not in kw and _wants_seed(cls):
-        kw["seed" if "seed" in inspect.signature(cls).parameters else "rng"] = seed
-    try:
-        return cls(**kw)
-    except TypeError as exc:
-        raise InstanceError(f"bad options for {name!r}: {exc}", field=kind) from None
-
-
-def build_scheduling(spec: Any, seed: int | None = None, **kw) -> SchedulingPolicy | SchedulerPlacer:
-    """A scheduling policy (or a combined scheduler-placer) from a name, a dict or an object."""
-    return _build("scheduler", SCHEDULERS, spec, (SchedulingPolicy, SchedulerPlacer), seed=seed, **kw)
-
-
-def build_placement(spec: Any, **kw) -> PlacementPolicy:
-    return _build("placement", PLACEMENTS, spec, PlacementPolicy, **kw)
-
-
-def build_admission(spec: Any, **kw) -> AdmissionPolicy:
-    return _build("admission", ADMISSIONS, spec, AdmissionPolicy, **kw)
-
-
-def lookup_perf(name: Any):
-    """The class (or factory) registered as performance model ``name``; a clear error if there is none.
-
-    >>> lookup_perf("mixed").__name__
-    'MixedPerf'
-    """
-    return _lookup(PERF_MODELS, name, "perf")
-
-
-def build_perf(spec: Any = None, **kw) -> PerfModel:
-    """A performance model from ``None`` (constant, Blox's penalty), a name, a dict or a model object."""
-    if spec is None:
-        spec = "constant"
-    return _build("perf", PERF_MODELS, spec, PerfModel, **kw)
-
-
-def build_policy(scheduler: Any = "fifo", placement: Any = "consolidated", seed: int | None = None,
-                 **scheduler_options) -> SchedulerPlacer:
-    """The engine's :class:`SchedulerPlacer`: a combined module as is, or scheduling + placement composed.
-
-    >>> build_policy("las", "first-free").name
-    'las+first-free'
-    """
-    s = build_scheduling(scheduler, seed=seed, **scheduler_options)
-    if isinstance(s, SchedulerPlacer):
-        return s
-    return Composed(s, build_placement(placement))

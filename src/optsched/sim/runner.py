@@ -1,7 +1,7 @@
 """``simulate(...)``: one simulation run from data (a workload, a cluster, policy names or objects).
 
 It builds the :class:`~optsched.sim.engine.Simulator` (policies from the registry of
-:mod:`optsched.sim.policies`, the performance model, the launch mechanism), records the configuration in the
+:mod:`optsched.sim.registry`, the performance model, the launch mechanism), records the configuration in the
 result, and runs it. For stepping through a run, build the :class:`~optsched.sim.engine.Simulator` yourself.
 
 >>> from optsched.problems.workload import Workload, WorkloadJob
@@ -21,7 +21,7 @@ from ..problems.workload import as_workload
 from .base import LaunchMechanism, MetricCollector
 from .engine import Simulator
 from .metrics import SimResult
-from .policies import build_admission, build_perf, build_policy, lookup_perf
+from .registry import build_admission, build_perf, build_policy, lookup_perf
 
 __all__ = ["simulate"]
 
@@ -42,7 +42,7 @@ def _perf_for_cluster(perf: Any, cluster: Cluster) -> Any:
     spec = {"name": perf} if isinstance(perf, str) else dict(perf)
     if not isinstance(spec.get("name"), str):
         return perf  # build_perf reports it
-    factory = lookup_perf(spec["name"])  # loads the plugin that registers the name, or a clear error
+    factory = lookup_perf(spec["name"])  # imports the model's module, or a clear error
     sizes = {s.gpus for s in cluster.servers}
     try:
         takes_g = "gpus_per_server" in inspect.signature(factory).parameters

@@ -47,7 +47,8 @@ from ..problems.workload import Workload, as_workload
 from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
-from .policies import AcceptK, build_admission, build_perf, build_policy
+from .policies import AcceptK
+from .registry import build_admission, build_perf, build_policy
 from .state import Job, SimView
 
 __all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "WhatIfRun", "run_whatif", "score"]
@@ -59,7 +60,7 @@ SCORES = ("jct", "responsiveness", "both")
 class SwitchingPolicy(SchedulerPlacer):
     """One of several scheduling policies at a time; :meth:`switch` changes which one decides.
 
-    >>> from optsched.sim.policies import build_policy
+    >>> from optsched.sim.registry import build_policy
     >>> sp = SwitchingPolicy([build_policy("fifo"), build_policy("las")])
     >>> sp.name, sp.switch(1), sp.name
     ('fifo+consolidated', None, 'las+consolidated')
@@ -145,7 +146,7 @@ class SwitchingAdmission(AdmissionPolicy):
     one (ahead of new arrivals). ``cutoff_s``: jobs arriving after it are held back for good (the ``present``
     lookahead of a what-if copy).
 
-    >>> from optsched.sim.policies import build_admission
+    >>> from optsched.sim.registry import build_admission
     >>> sa = SwitchingAdmission([build_admission("accept-all"), build_admission("accept-1.2")])
     >>> sa.name, sa.holding
     ('accept-all', 0)

@@ -2,8 +2,8 @@
 
 Every policy here is a combined :class:`~optsched.sim.base.SchedulerPlacer` (it owns its queue and its server
 selection), non-preemptive, and maps replicas to GPUs with Heavy-Edge (:mod:`optsched.algorithms.heavy_edge`).
-Importing this package registers the names (``simulate(..., scheduler=NAME)``, ``optsched simulate --scheduler
-NAME``; the simulator imports it on first use of an unknown name):
+Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simulate(..., scheduler=NAME)``,
+``optsched simulate --scheduler NAME``; ``scheduler_names("a-srpt")`` lists them):
 
 ==================  ==========================================================================================
 ``a-srpt``          Alg. 1: virtual single machine (preemptive SRPT on p~_i = (g_i/G) n~_i alpha~_i^min),
@@ -43,8 +43,6 @@ from .baselines import SPJF, SPWF, OrderedPolicy, WCSDuration, WCSSubTime, WCSWo
 from .offline import PolicyRun, run_asrpt, run_policy
 from .predicting import AlphaMinCache, HeavyEdgeMapper, PredictingPolicy, select_servers
 
-POLICY_NAMES = ("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
-
 __all__ = ["ASRPT", "ASRPTPerfect", "AlphaMinCache", "COMM_HEAVY", "DEFAULT_TAU", "HeavyEdgeMapper", "OrderedPolicy",
-           "POLICY_NAMES", "PolicyRun", "PredictingPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime",
+           "PolicyRun", "PredictingPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime",
            "WCSWorkload", "run_asrpt", "run_policy", "select_servers"]

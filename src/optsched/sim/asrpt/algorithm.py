@@ -30,7 +30,6 @@ from ...exact.single_machine import VirtualSRPT
 from ...perf.mixed import SpecCache
 from ...problems.pipeline import PipelineJob
 from ..base import Decision
-from ..policies import register_scheduler
 from ..state import Job, SimView
 from .predicting import PredictingPolicy, select_servers
 
@@ -40,7 +39,6 @@ COMM_HEAVY = 1.5          # paper l. 178: "1.5 in our experiments"
 DEFAULT_TAU = 100.0       # [R6] the paper gives no tau for its simulations (tau = 0 on the testbed, l. 241)
 
 
-@register_scheduler("a-srpt")
 class ASRPT(PredictingPolicy):
     """Algorithm 1 of paper 001 in continuous time (readings [R1]-[R12] in ``docs/algorithms/a-srpt.md``).
 
@@ -305,7 +303,6 @@ class ASRPT(PredictingPolicy):
                 "release": self.release}
 
 
-@register_scheduler("a-srpt-perfect")
 class ASRPTPerfect(ASRPT):
     """A-SRPT with the true iterations (paper l. 267: "perfect knowledge of job durations")."""
 

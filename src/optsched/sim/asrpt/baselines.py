@@ -23,7 +23,6 @@ import heapq
 from typing import Any
 
 from ..base import Decision
-from ..policies import register_scheduler
 from ..state import Job, SimView
 from .predicting import PredictingPolicy, select_servers
 
@@ -95,7 +94,6 @@ class OrderedPolicy(PredictingPolicy):
         return decision
 
 
-@register_scheduler("spjf")
 class SPJF(OrderedPolicy):
     """Shortest predicted job first (MLaaS, paper l. 265 (1)), strict order."""
 
@@ -106,7 +104,6 @@ class SPJF(OrderedPolicy):
         return self.predicted_duration_s(job)
 
 
-@register_scheduler("spwf")
 class SPWF(OrderedPolicy):
     """Shortest predicted workload (duration x GPUs) first (Tiresias, l. 265 (2)), strict order."""
 
@@ -117,7 +114,6 @@ class SPWF(OrderedPolicy):
         return self.predicted_duration_s(job) * job.gpus
 
 
-@register_scheduler("wcs-duration")
 class WCSDuration(OrderedPolicy):
     """Work-conserving by predicted duration (l. 265 (3))."""
 
@@ -128,7 +124,6 @@ class WCSDuration(OrderedPolicy):
         return self.predicted_duration_s(job)
 
 
-@register_scheduler("wcs-workload")
 class WCSWorkload(OrderedPolicy):
     """Work-conserving by predicted workload (l. 265 (4))."""
 
@@ -139,7 +134,6 @@ class WCSWorkload(OrderedPolicy):
         return self.predicted_duration_s(job) * job.gpus
 
 
-@register_scheduler("wcs-subtime")
 class WCSSubTime(OrderedPolicy):
     """Work-conserving by submission time (l. 265 (5))."""
 

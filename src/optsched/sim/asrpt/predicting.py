@@ -110,6 +110,7 @@ class PredictingPolicy(SchedulerPlacer):
     """Predictions, alpha-tilde_min / alpha_max per job, Heavy-Edge mapping (shared by A-SRPT and baselines)."""
 
     name = "predicting"
+    family = "a-srpt"
 
     def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
                  intra_gbs: float | None = None):

@@ -5,7 +5,7 @@
 * :mod:`.agent`: a trained policy network as numpy (no torch needed), the shipped policy;
 * :mod:`.policies`: ``contention-las``, ``contention-srtf`` (textbook keys; ``repo_keys=True`` for the
   repository's inverted ones), ``widest-first-fit``, ``contention-random``, ``contention-greedy``, ``rl-base``,
-  ``rl-hybrid``, registered by name (``optsched.sim.policies.PLUGINS`` imports this package on first use);
+  ``rl-hybrid``, named in the simulator's registry (:mod:`optsched.sim.registry`, family ``contention``);
 * :mod:`.runner`: :func:`run_contention` (one run in round accounting) and its metrics.
 
 ``docs/algorithms/rl-contention.md`` documents every rule and the line of the paper or repository it follows.

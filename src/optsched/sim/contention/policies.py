@@ -54,7 +54,6 @@ import numpy as np
 from ...errors import InstanceError
 from ...problems.contention import DEMANDS, MODELS
 from ..base import Decision, SchedulerPlacer
-from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .agent import NumpyPolicy, load_policy
 from .encoding import (
@@ -163,6 +162,7 @@ class RoundPolicy(SchedulerPlacer):
     """Base class: the threshold rule, then :meth:`plan` on a :class:`Board` of the round (module docstring)."""
 
     name = "round"
+    family = "contention"
     every_round = True
     uses_threshold = True
 
@@ -196,7 +196,6 @@ class RoundPolicy(SchedulerPlacer):
         return {"name": self.name, "threshold": self.threshold}
 
 
-@register_scheduler("contention-las")
 class ContentionLas(RoundPolicy):
     """Least attained service first, every job re-placed each round (module docstring)."""
 
@@ -237,7 +236,6 @@ class ContentionLas(RoundPolicy):
         return {"name": self.name, "repo_keys": self.repo_keys}
 
 
-@register_scheduler("contention-srtf")
 class ContentionSrtf(ContentionLas):
     """Shortest remaining time first, every job re-placed each round (module docstring)."""
 
@@ -249,7 +247,6 @@ class ContentionSrtf(ContentionLas):
         return job.remaining_iterations(now) * job.iteration_time_s
 
 
-@register_scheduler("widest-first-fit")
 class WidestFirstFit(RoundPolicy):
     """FIFO with backfilling, widest-split first fit (``backfill=False``: stop at the first that does not fit)."""
 
@@ -270,7 +267,6 @@ class WidestFirstFit(RoundPolicy):
                 break
 
 
-@register_scheduler("contention-random")
 class RandomActions(RoundPolicy):
     """Uniformly random valid placement actions of the RL action space until none is valid."""
 
@@ -298,7 +294,6 @@ class RandomActions(RoundPolicy):
         return {**super().describe(), "seed": self.seed}
 
 
-@register_scheduler("contention-greedy")
 class ContentionGreedy(RoundPolicy):
     """Each queued job (FIFO, backfilling) on the placement with the best predicted total normalised
     throughput; normalised throughput of a job = its split's isolated throughput x its ratio / its mean isolated
@@ -352,7 +347,6 @@ class ContentionGreedy(RoundPolicy):
                 tried.clear()
 
 
-@register_scheduler("rl-base")
 class RlBase(RoundPolicy):
     """The agent's actions until it picks "nothing" (``deterministic``: masked argmax; else sampled with
     ``seed``). ``policy``: a :class:`~optsched.sim.contention.agent.NumpyPolicy`, an ``.npz`` path or a shipped
@@ -413,7 +407,6 @@ class RlBase(RoundPolicy):
                 "seed": self.seed, "idle_guard": self.idle_guard}
 
 
-@register_scheduler("rl-hybrid")
 class RlHybrid(RlBase):
     """RL-Hybrid: the agent, with a greedy widest-split first fit of the candidates when it picks "nothing"."""
 

@@ -40,7 +40,7 @@ from ...problems.contention import ContentionInstance
 from ..base import MetricCollector, SchedulerPlacer
 from ..engine import Simulator
 from ..metrics import SimResult
-from ..policies import SCHEDULERS, _lookup, build_scheduling
+from ..registry import build_scheduling, lookup
 from ..state import RUNNING, SimView
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -140,7 +140,7 @@ def _build(policy: Any, seed: int | None, threshold: float, options: dict) -> Sc
         return policy
     name = policy["name"] if isinstance(policy, dict) else policy
     opts = {**({k: v for k, v in policy.items() if k != "name"} if isinstance(policy, dict) else {}), **options}
-    cls = _lookup(SCHEDULERS, name, "scheduler")
+    cls = lookup("scheduler", name)
     if "threshold" in inspect.signature(cls).parameters and "threshold" not in opts:
         opts["threshold"] = threshold
     built = build_scheduling({"name": name, **opts}, seed=seed)

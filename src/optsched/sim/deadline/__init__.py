@@ -1,7 +1,8 @@
 """Deadline-aware policies of the simulator (paper 003, DRS) and their baselines.
 
-Importing this package registers the names (``simulate(..., scheduler=NAME)``; the simulator imports it on
-first use of an unknown name), and the ``ring`` performance model (:class:`optsched.perf.ring.RingPerf`):
+Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simulate(..., scheduler=NAME)``;
+``scheduler_names("deadline")`` lists them), beside the ``ring`` performance model
+(:class:`optsched.perf.ring.RingPerf`):
 
 =================  ============================================================================================
 ``drs``            DRS: plan decision (section 3.1), least-slack job choice, best-fit allocation (3.2),
@@ -31,16 +32,12 @@ reading of the paper: ``docs/algorithms/drs.md``.
 
 from __future__ import annotations
 
-from ...perf.ring import RingPerf
-from ..policies import register_perf
 from .baselines import EDF, DeadlineFIFO, WholeCluster
 from .drs import DRS, Choice, MigrationEvent, NoRM, migratable_nodes, migration_plan, plan_decision
 from .elasticflow import ElasticFlow, ElasticFlowAdmission, Reservation, reserve
 from .metrics import deadline_metrics, met_mask, plot_metric_vs, plot_utilisation, utilisation_series
 from .run import PAPER_POLICIES, POLICIES, DeadlineRun, request_gpus, run_deadline, to_workload
 from .themis import ThemisFTF, ftf_allocate, rho
-
-register_perf("ring")(RingPerf)
 
 __all__ = ["DRS", "EDF", "PAPER_POLICIES", "POLICIES", "Choice", "DeadlineFIFO", "DeadlineRun", "ElasticFlow",
            "ElasticFlowAdmission", "MigrationEvent", "NoRM", "Reservation", "ThemisFTF", "WholeCluster",

@@ -19,7 +19,6 @@ counts).
 from __future__ import annotations
 
 from ..base import Decision, SchedulerPlacer
-from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import deadline_of, place
 
@@ -30,6 +29,7 @@ class WholeCluster(SchedulerPlacer):
     """Start the head of the queue (by :meth:`key`) on every GPU once the cluster is empty."""
 
     name = "whole-cluster"
+    family = "deadline"
     elastic = True
 
     def key(self, job: Job):
@@ -52,7 +52,6 @@ class WholeCluster(SchedulerPlacer):
         return d
 
 
-@register_scheduler("edf")
 class EDF(WholeCluster):
     """Earliest deadline first, on every GPU of the cluster (paper 003's EDF baseline)."""
 
@@ -62,7 +61,6 @@ class EDF(WholeCluster):
         return deadline_of(job)
 
 
-@register_scheduler("deadline-fifo")
 class DeadlineFIFO(WholeCluster):
     """First in, first out, on every GPU of the cluster (paper 003's FIFO baseline)."""
 

@@ -46,7 +46,6 @@ import numpy as np
 from ...errors import InstanceError
 from ...perf.ring import Plan, Score, candidate_plans, get_score
 from ..base import Decision, SchedulerPlacer
-from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import JobTimes, allocate, deadline_of
 
@@ -149,7 +148,6 @@ def migration_plan(view: SimView) -> dict[Job, Placement]:
     return moves
 
 
-@register_scheduler("drs")
 class DRS(SchedulerPlacer):
     """Paper 003's DRS (module docstring): plan decision, least-slack job choice, best-fit allocation and
     migration (``migration=False`` is NoRM). ``score``: the plan score of eq. (12), a name in
@@ -159,6 +157,7 @@ class DRS(SchedulerPlacer):
     reading of section 3.1's fragment test (:func:`has_fragment`)."""
 
     name = "drs"
+    family = "deadline"
     elastic = True  # DRS chooses each job's GPU count
 
     def __init__(self, migration: bool = True, score: str | Score = "slack-per-gpu", use_filter: bool = True,
@@ -247,7 +246,6 @@ class DRS(SchedulerPlacer):
                 "use_filter": self.use_filter, "fragment": self.fragment}
 
 
-@register_scheduler("norm")
 class NoRM(DRS):
     """DRS without the migration step (the paper's NoRM baseline)."""
 

@@ -55,7 +55,6 @@ import numpy as np
 
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, SchedulerPlacer
-from ..policies import register_admission, register_scheduler
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import JobTimes, deadline_of, grow, place, shrink
 
@@ -117,7 +116,6 @@ def reservation_of(job: Job) -> Reservation | None:
     return r if isinstance(r, Reservation) else None
 
 
-@register_admission("elasticflow")
 class ElasticFlowAdmission(AdmissionPolicy):
     """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
     (:func:`reserve`); declined jobs are dropped (listed in :attr:`declined`, never run)."""
@@ -147,13 +145,13 @@ class ElasticFlowAdmission(AdmissionPolicy):
         return out
 
 
-@register_scheduler("elasticflow")
 class ElasticFlow(SchedulerPlacer):
     """ElasticFlow-style scheduling: admitted jobs get their reserved GPUs, leftovers go to the jobs that gain
     most (module docstring; use with admission ``elasticflow``); rescaling through ``Decision.migrate``."""
 
     name = "elasticflow"
     elastic = True
+    family = "deadline"
 
     def __init__(self) -> None:
         self.reset()

@@ -33,7 +33,7 @@ from ...problems.deadline import DeadlineJob, DeadlineWorkload, meets_deadline
 from ...problems.workload import Workload, WorkloadJob
 from ..base import LaunchMechanism, MetricCollector, SchedulerPlacer
 from ..metrics import SimResult
-from ..policies import build_admission, build_policy
+from ..registry import build_admission, build_policy
 from ..runner import simulate
 from .metrics import deadline_metrics
 

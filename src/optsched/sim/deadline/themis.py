@@ -34,7 +34,6 @@ from typing import Callable, Hashable, Sequence, TypeVar
 import numpy as np
 
 from ..base import Decision, SchedulerPlacer
-from ..policies import register_scheduler
 from ..state import QUEUED, RUNNING, Placement, SimView
 from .common import JobTimes, place
 
@@ -85,13 +84,13 @@ def rho(jt: JobTimes, g: int, *, elapsed_s: float, ideal_s: float, node_gpus: in
     return (elapsed_s + jt.run_time_s(g, cross=g > node_gpus)) / ideal_s
 
 
-@register_scheduler("themis")
 class ThemisFTF(SchedulerPlacer):
     """Themis simplified (module docstring): finish-time-fair split of the GPUs among the waiting jobs, started
     all at once when the cluster is empty (``batch=True``, paper 003's baseline) or on the free GPUs at every
     decision (``batch=False``). Non-preemptive."""
 
     name = "themis"
+    family = "deadline"
     elastic = True
 
     def __init__(self, batch: bool = True):
