@@ -38,7 +38,8 @@ from scipy import stats  # noqa: E402
 from optsched.exact.deadline import brute_force_deadline, deadline_upper_bound, solve_deadline_cpsat  # noqa: E402
 from optsched.generators.deadline import deadline_workload, tiny_deadline_workload  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.sim.deadline import DRS, NoRM, plot_metric_vs, plot_utilisation, run_deadline  # noqa: E402
+from optsched.sim import simulate  # noqa: E402
+from optsched.sim.deadline import DRS, NoRM, plot_metric_vs, plot_utilisation  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
 POLICIES = ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "las", "tiresias")
@@ -119,7 +120,7 @@ def run_sweep(name: str, values, seeds, policies=POLICIES, log=print) -> pd.Data
         for s in seeds:
             wl = build(v, s)
             for p in policies:
-                m = run_deadline(wl, p, seed=s).metrics
+                m = simulate(wl, scheduler=p, seed=s).custom["deadline"]
                 rows.append({"sweep": name, var: v, "seed": s, "policy": p, "jobs": m["jobs"],
                              "unreachable": len(wl.unreachable()), **{k: m[k] for k in METRICS}})
     log(f"  {name}: {len(rows)} runs in {time.perf_counter() - t0:.1f} s")
@@ -229,7 +230,7 @@ def tiny_vs_optimum(k: int, log=print) -> pd.DataFrame:
             raise AssertionError(f"CP-SAT {opt.objective} != brute force {bf.objective} on {wl.name}")
         ub = deadline_upper_bound(wl).value
         for p in POLICIES:
-            m = run_deadline(wl, p, round_s=wl.time_unit_s).metrics
+            m = simulate(wl, scheduler=p, round_s=wl.time_unit_s).custom["deadline"]
             rows.append({"instance": wl.name, "gpus": wl.total_gpus, "optimum": opt.objective, "bound": ub,
                          "policy": p, "met": m["deadlines_met"], "moved": m["migrations"] + m["preemptions"]})
     log(f"  tiny: {k} instances in {time.perf_counter() - t0:.1f} s")
@@ -254,7 +255,7 @@ def default_vs_bound(seeds, time_limit: float, log=print) -> pd.DataFrame:
         wl = deadline_workload(seed=s)
         b = deadline_upper_bound(wl, time_limit=time_limit)
         for p in POLICIES:
-            m = run_deadline(wl, p, seed=s).metrics
+            m = simulate(wl, scheduler=p, seed=s).custom["deadline"]
             rows.append({"seed": s, "jobs": len(wl), "bound": b.value, "bound_status": b.status.value,
                          "reachable": b.reachable, "policy": p, "met": m["deadlines_met"],
                          "ratio": m["deadlines_met"] / b.value if b.value else math.nan})
@@ -280,7 +281,7 @@ def ablation(seeds, lams, log=print) -> pd.DataFrame:
         for s in seeds:
             wl = deadline_workload(lam=lam, seed=s)
             for name, make in VARIANTS.items():
-                m = run_deadline(wl, make(), seed=s).metrics
+                m = simulate(wl, scheduler=make(), seed=s).custom["deadline"]
                 rows.append({"variant": name, "lam": lam, "seed": s, **{k: m[k] for k in METRICS}})
     log(f"  ablation: {len(rows)} runs in {time.perf_counter() - t0:.1f} s")
     return pd.DataFrame(rows)
@@ -296,9 +297,9 @@ def utilisation_figure(path: Path, seed: int = 0) -> None:
     pols = ("deadline-fifo", "edf", "themis", "norm", "drs", "elasticflow")
     fig, axes = plt.subplots(len(pols), 1, figsize=(8, 2 * len(pols)), sharex=True)
     for ax, p in zip(axes, pols):
-        run = run_deadline(wl, p, seed=seed)
-        plot_utilisation(ax, run.result, LABEL[p])
-        ax.set_title(f"{LABEL[p]}: mean {run.metrics['utilisation']:.3f}", fontsize=9)
+        run = simulate(wl, scheduler=p, seed=seed)
+        plot_utilisation(ax, run, LABEL[p])
+        ax.set_title(f"{LABEL[p]}: mean {run.custom['deadline']['utilisation']:.3f}", fontsize=9)
         ax.set_xlabel("")
     axes[-1].set_xlabel("time (h)")
     fig.suptitle(f"Utilisation per hour (our simulator), default trace: lambda 4/h over 24 h, 4 x 4 GPUs, "

@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.sim.contention import run_contention  # noqa: E402
+from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
 
 MIXES = ("normal", "heavy", "medium", "low")
@@ -93,12 +93,12 @@ def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy], base
                 pols[f"rl-base|{label}"] = {"name": "rl-base", "policy": agent}
                 pols[f"rl-hybrid|{label}"] = {"name": "rl-hybrid", "policy": agent}
             for label, pol in pols.items():
-                run = run_contention(inst, pol)
+                run = simulate(inst, scheduler=pol)
                 name, _, agent_label = label.partition("|")
                 cs = run.jobs["cs"].dropna().tolist()
                 rows.append({"mix": mix, "policy": name, "agent": agent_label, "instance_seed": inst.seed,
-                             **{k: run.summary[k] for k, _, _ in METRICS},
-                             "threshold_preemptions": run.summary.get("threshold_preemptions", 0),
+                             **{k: run.custom["contention"][k] for k, _, _ in METRICS},
+                             "threshold_preemptions": run.custom["contention"].get("threshold_preemptions", 0),
                              "job_cs": cs})
             print(f"  {mix} set {inst.seed} done", flush=True)
     return pd.DataFrame(rows)

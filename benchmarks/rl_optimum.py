@@ -8,7 +8,7 @@ Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 ``--hours`` isolated hours per job (0.25: 3 rounds at the mean split
 speed), all at t = 0, 4 nodes x 8 GPUs. The optimum of the round model (:mod:`optsched.exact.contention`: DP over
 rounds, proven optimal within ``--time-limit``) against each policy simulated with the repository's round
-semantics (:func:`optsched.sim.contention.run_contention`): LAS, SRTF, widest-split first fit, random actions,
+semantics (``optsched.simulate(instance, scheduler=...)``): LAS, SRTF, widest-split first fit, random actions,
 contention-greedy, rl-base and rl-hybrid with the shipped agent (or ``--policy``). The gap of a policy is its total
 (= average) JCT over the optimum's, minus 1; per policy: mean with a 95 % t-interval over the instances, median,
 max, and how many instances it solves optimally.
@@ -34,7 +34,7 @@ import pandas as pd  # noqa: E402
 from optsched.exact.contention import solve_contention_dp  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.sim.contention import run_contention  # noqa: E402
+from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import load_policy  # noqa: E402
 
 SEED_BASE = 2_000_000
@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
                    "opt_avg_jct_h": opt.objective / n / 3600, "dp_states": opt.info["states"]}
             for label, pol in policies(agent).items():
-                run = run_contention(inst, pol)
-                row[label] = float(run.jobs["jct_s"].sum()) / opt.objective - 1
+                run = simulate(inst, scheduler=pol)
+                row[label] = float(run.jobs["round_jct_s"].sum()) / opt.objective - 1
             rows.append(row)
             print(f"  n={n} seed={inst.seed}: {opt.status.value} in {opt.runtime_s:.1f} s", flush=True)
     df = pd.DataFrame(rows)

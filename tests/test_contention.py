@@ -18,8 +18,8 @@ from optsched.generators.contention import MIX_MODELS, mix_weights, random_conte
 from optsched.perf.measured import RATIO_FLOOR, MeasuredPerf, hour_samples, load_tables
 from optsched.problems.contention import ContentionInstance, ContentionJob, from_dict, to_dict
 from optsched.sim import WorkloadJob, simulate
-from optsched.sim.contention import POLICIES, run_contention
 from optsched.sim.contention.runner import round_up
+from optsched.sim.registry import scheduler_names
 
 pytestmark = needs_data(*DEEPSHARE)
 
@@ -183,7 +183,7 @@ def test_generate_door():
 
 # -- the simulator's round semantics ---------------------------------------------------------------------------
 def _capacity_ok(run, inst):
-    for _, cfg in run.plan:
+    for _, cfg in run.custom["contention_rounds"]["plan"]:
         used = np.zeros(inst.nodes, dtype=int)
         for jid, nodes in cfg.items():
             g = inst.job(jid).gpus
@@ -196,11 +196,11 @@ def _capacity_ok(run, inst):
        policy=st.sampled_from(range(len(ALL))))
 def test_every_policy_keeps_capacity_conserves_samples_and_never_beats_isolation(seed, mix, policy):
     inst = random_contention_instance(jobs=10, mix=mix, seed=seed, hours=0.25)
-    run = run_contention(inst, ALL[policy], seed=seed)
-    assert run.summary["finished"] == inst.n_jobs
+    run = simulate(inst, scheduler=ALL[policy], seed=seed)
+    assert run.custom["contention"]["finished"] == inst.n_jobs
     _capacity_ok(run, inst)
     perf = MeasuredPerf()
-    for job in run.result.job_objects:
+    for job in run.job_objects:
         spec = inst.job(job.id)
         done = sum(seg[3] for seg in job.segments)
         assert done == pytest.approx(spec.samples, rel=1e-9)          # samples conserved
@@ -208,17 +208,17 @@ def test_every_policy_keeps_capacity_conserves_samples_and_never_beats_isolation
         for t0, t1, pl, it in job.segments:                           # never faster than alone
             assert it <= perf.throughput(spec.model, spec.gpus, len(pl.servers)) * (t1 - t0) * (1 + 1e-9)
         row = run.jobs.set_index("id").loc[job.id]
-        assert row["jct_s"] >= spec.samples / fastest - 1e-6           # every JCT at least the isolated time
+        assert row["round_jct_s"] >= spec.samples / fastest - 1e-6     # every JCT at least the isolated time
         assert row["runtime_jct_s"] >= spec.samples / fastest - 1e-6
-        assert row["completion_s"] % inst.round_s == 0
+        assert row["round_completion_s"] % inst.round_s == 0
 
 
 def test_rates_are_constant_within_a_round():
     # the sticky ratios change only when a job is placed, i.e. at round boundaries: every segment's rate is
     # set at its start and no job's progress rate changes inside a round
     inst = random_contention_instance(jobs=24, seed=3, hours=0.5)
-    run = run_contention(inst, "widest-first-fit")
-    for job in run.result.job_objects:
+    run = simulate(inst, scheduler="widest-first-fit")
+    for job in run.job_objects:
         for t0, t1, _, _ in job.segments:
             assert t0 % inst.round_s == 0
             assert t1 % inst.round_s == 0 or t1 == job.completion_s
@@ -226,15 +226,17 @@ def test_rates_are_constant_within_a_round():
 
 def test_threshold_preemption_and_its_absence():
     inst = random_contention_instance(jobs=40, mix="heavy", seed=0, hours=0.5)
-    on = run_contention(inst, "widest-first-fit")
-    off = run_contention(inst, "widest-first-fit", threshold=None)
-    assert on.summary["threshold_preemptions"] > 0 and off.summary["threshold_preemptions"] == 0
+    on = simulate(inst, scheduler="widest-first-fit")
+    off = simulate(inst, scheduler="widest-first-fit", threshold=None)
+    hits = [r.custom["contention"]["threshold_preemptions"] for r in (on, off)]
+    assert hits[0] > 0 and hits[1] == 0
     # with the rule, no job runs two rounds at a ratio at or below the threshold on one placement
-    for job in on.result.job_objects:
+    for job in on.job_objects:
         for t0, t1, _, _ in job.segments:
-            low = [r[job.id] for t, r in on.ratios if t0 <= t < t1 and job.id in r and r[job.id] <= inst.threshold]
+            low = [r[job.id] for t, r in on.custom["contention_rounds"]["ratios"]
+                   if t0 <= t < t1 and job.id in r and r[job.id] <= inst.threshold]
             assert len(low) <= 1
-    assert any(r <= inst.threshold for _, rr in off.ratios for r in rr.values())
+    assert any(r <= inst.threshold for _, rr in off.custom["contention_rounds"]["ratios"] for r in rr.values())
 
 
 def test_las_and_srtf_textbook_and_repository_keys():
@@ -247,8 +249,8 @@ def test_las_and_srtf_textbook_and_repository_keys():
     res = {}
     for name in ("contention-las", "contention-srtf"):
         for repo in (False, True):
-            run = run_contention(inst, {"name": name, "repo_keys": repo})
-            res[(name, repo)] = run.summary["avg_jct_s"]
+            run = simulate(inst, scheduler={"name": name, "repo_keys": repo})
+            res[(name, repo)] = run.custom["contention"]["avg_jct_s"]
     assert res[("contention-las", False)] > res[("contention-las", True)]
     assert res[("contention-srtf", False)] < res[("contention-srtf", True)]
     assert res[("contention-srtf", False)] == res[("contention-las", True)]
@@ -256,18 +258,18 @@ def test_las_and_srtf_textbook_and_repository_keys():
 
 def test_policies_are_registered_and_run_on_any_workload():
     wl = to_workload(random_contention_instance(jobs=4, seed=0, hours=0.25))
-    for name in POLICIES:
+    for name in scheduler_names("contention"):
         if name.startswith("rl"):
             continue
         r = simulate(wl, servers=4, gpus_per_server=8, scheduler=name, perf={"name": "measured", "sticky": True})
         assert r.summary["finished_tracked"] == 4
     # with another performance model they run contention-blind; jobs the table cannot place use first-free GPUs
-    for name in POLICIES:
+    for name in scheduler_names("contention"):
         r = simulate(wl, servers=4, gpus_per_server=8, scheduler=name)
         assert r.summary["finished_tracked"] == 4
     odd = to_workload(random_contention_instance(jobs=4, seed=0, hours=0.25)).with_jobs(
         [WorkloadJob(f"o{i}", 0.0, 3, 100.0, 1.0) for i in range(3)])
-    for name in POLICIES:
+    for name in scheduler_names("contention"):
         if name.startswith("rl"):
             with pytest.warns(UserWarning, match="trained for 8 actions"):  # the agent cannot see 2 nodes
                 r = simulate(odd, servers=2, gpus_per_server=4, scheduler=name)
@@ -288,9 +290,9 @@ def test_the_shipped_agent_runs_without_torch_gymnasium_or_sb3():
             "for m in ('torch', 'gymnasium', 'stable_baselines3', 'sb3_contrib'):\n"
             "    sys.modules[m] = None\n"
             "from optsched.generators.contention import random_contention_instance\n"
-            "from optsched.sim.contention import run_contention\n"
-            "r = run_contention(random_contention_instance(jobs=6, seed=0, hours=0.25), 'rl-hybrid')\n"
-            "print(r.summary['finished'])\n")
+            "from optsched.sim import simulate\n"
+            "r = simulate(random_contention_instance(jobs=6, seed=0, hours=0.25), scheduler='rl-hybrid')\n"
+            "print(r.custom['contention']['finished'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "6"
 

@@ -13,7 +13,7 @@ from optsched.errors import InstanceError, ScheduleError
 from optsched.exact.contention import brute_force_contention, evaluate_plan, solve_contention_dp
 from optsched.generators.contention import random_contention_instance
 from optsched.problems.contention import ContentionInstance, ContentionJob
-from optsched.sim.contention import run_contention
+from optsched.sim import simulate
 
 pytestmark = needs_data(*DEEPSHARE)
 
@@ -64,11 +64,11 @@ def test_the_optimum_is_at_most_every_policy(seed, jobs):
     opt = solve_contention_dp(inst, time_limit=None)
     assert opt.status.value == "optimal"
     for pol in POLICIES:
-        run = run_contention(inst, pol)
-        total = float(run.jobs["jct_s"].sum())
+        run = simulate(inst, scheduler=pol)
+        total = float(run.jobs["round_jct_s"].sum())
         assert opt.objective <= total + 1e-6, pol
         # the policy's rounds, scored by the exact model's scorer: never worse than simulated (fresh >= sticky)
-        plan = [cfg for _, cfg in run.plan]
+        plan = [cfg for _, cfg in run.custom["contention_rounds"]["plan"]]
         assert evaluate_plan(inst, plan, strict=False).total_jct_s <= total + 1e-6
 
 
@@ -77,9 +77,9 @@ def test_simulator_and_exact_model_agree_on_a_re_placing_policy(policy):
     # LAS and SRTF re-place every job every round: ratios are fresh each round, exactly the exact model's rule,
     # so the scorer reproduces the simulator's completions round for round
     inst = random_contention_instance(jobs=12, mix="heavy", seed=2, hours=0.5)
-    run = run_contention(inst, policy)
-    ev = evaluate_plan(inst, [cfg for _, cfg in run.plan])
-    sim = dict(zip(run.jobs["id"], run.jobs["completion_s"]))
+    run = simulate(inst, scheduler=policy)
+    ev = evaluate_plan(inst, [cfg for _, cfg in run.custom["contention_rounds"]["plan"]])
+    sim = dict(zip(run.jobs["id"], run.jobs["round_completion_s"]))
     assert ev.completions == pytest.approx(sim)
 
 

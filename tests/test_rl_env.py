@@ -14,7 +14,7 @@ from tests.sim.shared_data import DEEPSHARE, needs_data
 
 from optsched.generators.contention import random_contention_instance
 from optsched.problems.contention import LEGAL_SPLITS, MODELS, MULTI_SPLITS
-from optsched.sim.contention import run_contention
+from optsched.sim import simulate
 from optsched.sim.contention.agent import NumpyPolicy, shipped_policy
 from optsched.sim.contention.encoding import (
     Board,
@@ -129,10 +129,11 @@ def test_an_episode_is_the_simulators_run_of_the_same_policy():
     while not done:
         obs, _, term, trunc, info = env.step(agent.act(obs, env.action_masks()))
         done = term or trunc
-    run = run_contention(inst, {"name": "rl-base", "policy": agent})
-    assert info["summary"]["avg_jct_s"] == run.summary["avg_jct_s"]
-    assert info["summary"]["utilisation"] == pytest.approx(run.summary["utilisation"])
-    assert [sorted(c) for _, c in run.plan] == [sorted(r) for _, _, r in env.recorder.rounds]
+    run = simulate(inst, scheduler={"name": "rl-base", "policy": agent})
+    assert info["summary"]["avg_jct_s"] == run.custom["contention"]["avg_jct_s"]
+    assert info["summary"]["utilisation"] == pytest.approx(run.custom["contention"]["utilisation"])
+    plan = run.custom["contention_rounds"]["plan"]
+    assert [sorted(c) for _, c in plan] == [sorted(r) for _, _, r in env.recorder.rounds]
 
 
 def test_truncation_and_seeded_reset():

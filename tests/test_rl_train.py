@@ -10,7 +10,7 @@ from tests.sim.shared_data import DEEPSHARE, needs_data
 from cli import exit_code
 from optsched.cli import main
 from optsched.generators.contention import random_contention_instance
-from optsched.sim.contention import run_contention
+from optsched.sim import simulate
 from optsched.sim.contention.agent import NumpyPolicy, shipped_path, shipped_policy
 
 torch = pytest.importorskip("torch")
@@ -61,11 +61,12 @@ def test_a_fixed_policy_is_deterministic(trained):
     _, _, out = trained
     inst = random_contention_instance(jobs=16, seed=eval_seeds(1)[0], hours=0.25)
     pol = {"name": "rl-hybrid", "policy": str(out.with_suffix(".npz"))}
-    a, b = run_contention(inst, pol), run_contention(inst, pol)
-    assert a.plan == b.plan and a.summary["avg_jct_s"] == b.summary["avg_jct_s"]
-    s1 = run_contention(inst, {**pol, "deterministic": False}, seed=4)
-    s2 = run_contention(inst, {**pol, "deterministic": False}, seed=4)
-    assert s1.plan == s2.plan
+    a, b = simulate(inst, scheduler=pol), simulate(inst, scheduler=pol)
+    assert a.custom["contention_rounds"]["plan"] == b.custom["contention_rounds"]["plan"]
+    assert a.custom["contention"]["avg_jct_s"] == b.custom["contention"]["avg_jct_s"]
+    s1 = simulate(inst, scheduler={**pol, "deterministic": False}, seed=4)
+    s2 = simulate(inst, scheduler={**pol, "deterministic": False}, seed=4)
+    assert s1.custom["contention_rounds"]["plan"] == s2.custom["contention_rounds"]["plan"]
 
 
 def test_training_and_evaluation_seeds_are_disjoint():

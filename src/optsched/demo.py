@@ -145,14 +145,14 @@ def drs_section(seed: int = 0) -> str:
     against the energy upper bound on the deadlines any schedule can meet (our CP-SAT)."""
     from .exact.deadline import deadline_upper_bound
     from .generators.deadline import deadline_workload
-    from .sim.deadline import run_deadline
+    from .sim import simulate
 
     wl = deadline_workload(lam=4.0, window_h=12.0, seed=seed)
     bound = deadline_upper_bound(wl, time_limit=10.0)
     rows: list[list[object]] = []
     for name, label in (("drs", "DRS"), ("norm", "NoRM"), ("edf", "EDF"), ("deadline-fifo", "FIFO"),
                         ("themis", "Themis"), ("elasticflow", "ElasticFlow-style")):
-        m = run_deadline(wl, name, seed=seed).metrics
+        m = simulate(wl, scheduler=name, seed=seed).custom["deadline"]
         rows.append([label, f"{m['deadlines_met']} / {m['jobs']}", round(m["r_trace"], 3),
                      round(m["avg_wait_s"] / 3600, 2), round(m["avg_completion_s"] / 3600, 2),
                      round(m["utilisation"], 3), m["migrations"], m["declined"]])

@@ -63,10 +63,10 @@ __all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "execu
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
-def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidated", admission: Any = "accept-all",
-            load: float | None = None, seed: int = 0, round_s: float = 300.0, event: bool = False,
-            window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int = 32,
-            gpus_per_server: int = 4, perf: Any = None, restore_s: float = 0.0, philly_filter: str = "blox",
+def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated", admission: Any = None,
+            load: float | None = None, seed: int = 0, round_s: float | None = None, event: bool = False,
+            window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int | None = None,
+            gpus_per_server: int | None = None, perf: Any = None, restore_s: float = 0.0, philly_filter: str = "blox",
             philly_order: str = "file", progress: bool = False, label: str | None = None, philly_frame=None,
             drain_h: float | None = None) -> SimResult:
     """Build the workload ``spec`` and simulate it; returns the :class:`~optsched.sim.metrics.SimResult`.
@@ -75,9 +75,26 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
     horizon ``drain_h`` hours after the last tracked arrival (tracked jobs still running are then unfinished:
     ``summary['finished_tracked']`` says how many finished).
 
+    A deadline-workload or contention file runs with its kind's defaults (its cluster, model and mode, e.g.
+    ``drs`` / ``contention-greedy`` unless ``scheduler`` is given: :func:`optsched.sim.simulate`); the options
+    that only shape generated traces (``load``, ``window``, ``n_jobs``, the Philly ones, ``drain_h``) and a
+    cluster size do not apply to them.
+
     >>> run_one("synthetic", scheduler="srtf", load=4.0, n_jobs=5, servers=2).summary["finished_tracked"]
     5
     """
+    own = _own_kind_file(spec)
+    if own is not None:
+        for name, value in (("load", load), ("window", window), ("n_jobs", n_jobs), ("drain_h", drain_h),
+                            ("servers", servers), ("gpus_per_server", gpus_per_server)):
+            if value is not None:
+                raise InstanceError(f"does not apply to a {own[0]} file (it brings its own jobs and cluster)",
+                                    field=name)
+        return simulate(own[1], scheduler=scheduler, placement=placement, admission=admission, perf=perf,
+                        mode="event" if event else ("round" if round_s is not None else None), round_s=round_s,
+                        seed=seed, progress=progress, restore_s=restore_s, label=label)
+    servers = 32 if servers is None else servers
+    gpus_per_server = 4 if gpus_per_server is None else gpus_per_server
     # the generated kinds (philly[:MODE], bursty[...], pollux:N, synthetic) drop jobs larger than the cluster
     generated = spec.split(":", 1)[0] in ("philly", "synthetic", "pollux", "bursty") and not Path(spec).exists()
     wl = resolve_workload(spec, load_jph=load, seed=seed, window=window, n_jobs=n_jobs,
@@ -90,9 +107,24 @@ def run_one(spec: str, *, scheduler: Any = "fifo", placement: Any = "consolidate
         last = max((j.arrival_s for j in wl.jobs if j.tracked), default=0.0)
         horizon = last + drain_h * 3600.0
     return simulate(wl, servers=servers, gpus_per_server=gpus_per_server, scheduler=scheduler, placement=placement,
-                    admission=admission, perf=perf, mode="event" if event else "round", round_s=round_s, seed=seed,
+                    admission=admission, perf=perf, mode="event" if event else "round",
+                    round_s=300.0 if round_s is None else round_s, seed=seed,
                     progress=progress, restore_s=restore_s, stop_when_tracked_done=True, label=label,
                     max_time_s=horizon)
+
+
+def _own_kind_file(spec: str) -> tuple[str, Any] | None:
+    """(kind, data) of a file of an online kind that brings its own cluster (a deadline workload, a contention
+    instance), else None (generated workloads, workload files)."""
+    p = Path(spec)
+    if p.suffix.lower() != ".json" or not p.is_file():
+        return None
+    from .api import load
+    from .registry import problem_of
+
+    obj = load(p)
+    name = problem_of(obj).name
+    return (name, obj) if name in ("deadline", "contention") else None
 
 
 # a grid point: its summary row, its tracked JCTs for the CDF and the worker that ran it (estimate)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from optsched.exact.deadline import brute_force_deadline, deadline_upper_bound, solve_deadline_cpsat
 from optsched.perf.ring import RingPerf, candidate_plans, get_score
 from optsched.problems.deadline import ALPHAS, MODELS, DeadlineJob, DeadlineWorkload, paper_cluster
-from optsched.sim.deadline import POLICIES, run_deadline
+from optsched.sim import simulate
 from optsched.sim.deadline.common import JobTimes, allocate
 from optsched.sim.deadline.drs import plan_decision
 from optsched.sim.deadline.elasticflow import RESERVATION_KEY
@@ -57,17 +57,17 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
     assert opt.objective == brute_force_deadline(wl).objective
     bound = deadline_upper_bound(wl).value
     assert opt.objective <= bound + 1e-9
-    for name in POLICIES:
-        run = run_deadline(wl, name, round_s=UNIT)
-        m = run.metrics
+    for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "las", "tiresias"):
+        run = simulate(wl, scheduler=name, round_s=UNIT)
+        m = run.custom["deadline"]
         assert m["deadlines_met"] <= bound + 1e-9, name
         # a run that starts jobs only on the grid (a policy's wake-ups may fall between rounds) and never moves
         # one is a grid schedule
-        on_grid = all(float(t0 / UNIT).is_integer() for j in run.result.job_objects for t0, *_ in j.segments)
+        on_grid = all(float(t0 / UNIT).is_integer() for j in run.job_objects for t0, *_ in j.segments)
         if on_grid and m["migrations"] == 0 and m["preemptions"] == 0:
             assert m["deadlines_met"] <= opt.objective, name
         if name == "elasticflow":
-            for j in run.result.job_objects:
+            for j in run.job_objects:
                 if RESERVATION_KEY in j.extra:
                     assert j.completion_s <= j.deadline_s + 1e-6
 
@@ -75,10 +75,10 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
 @settings(max_examples=40)
 @given(wl=tiny())
 def test_elasticflow_admitted_jobs_meet_their_deadlines_in_event_mode(wl):
-    run = run_deadline(wl, "elasticflow")
-    admitted = [j for j in run.result.job_objects if RESERVATION_KEY in j.extra]
+    run = simulate(wl, scheduler="elasticflow")
+    admitted = [j for j in run.job_objects if RESERVATION_KEY in j.extra]
     assert all(j.completion_s <= j.deadline_s + 1e-6 for j in admitted)
-    assert run.metrics["deadlines_met"] >= len(admitted)
+    assert run.custom["deadline"]["deadlines_met"] >= len(admitted)
 
 
 @given(free=st.lists(st.integers(0, 4), min_size=1, max_size=4).filter(lambda f: sum(f) > 0),

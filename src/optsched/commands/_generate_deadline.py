@@ -19,7 +19,7 @@ def register(kinds) -> None:
                                      "estimated profiles, priorities alpha in {0.5, 1, 1.5} "
                                      "(optsched.generators.deadline.deadline_workload); with --tiny N, a tiny "
                                      "instance for the exact models (tiny_deadline_workload). Simulate it with "
-                                     "optsched.sim.deadline.run_deadline; solve a tiny one with "
+                                     "'optsched simulate FILE --scheduler drs'; solve a tiny one with "
                                      "'optsched solve FILE -a deadline-cpsat'.")
     p.add_argument("--lam", type=positive_float("--lam"), default=4.0, help="arrivals per hour (default 4)")
     p.add_argument("--window-h", type=positive_float("--window-h"), default=24.0,

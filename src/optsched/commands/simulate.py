@@ -6,8 +6,11 @@ One run::
         [--round-s 300 | --event] [--jobs-window 3000:4000] [--servers 32 --gpus-per-server 4] [--seed 0] \\
         [-o OUT.json] [--plots DIR]
 
-``WORKLOAD`` is ``philly``, ``pollux:N`` (N = 1..8), ``synthetic`` or a workload file: ours
-(``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV, recognised by their headers.
+``WORKLOAD`` is ``philly``, ``pollux:N`` (N = 1..8), ``synthetic`` or a file of any online kind the package
+writes (``docs/formats.md``): a workload, a deadline workload (``optsched generate deadline``: DRS, the ring model
+and the deadline metrics by default) or a contention job set (``optsched generate contention``: the measured
+table, the instance's rounds, ``contention-greedy`` and the round accounting by default); or Pollux's own
+``workload-N.csv`` or a Philly trace CSV, recognised by their headers.
 It prints a summary table (``--json``: the summary and configuration as JSON); ``-o`` writes the per-job
 records, summary and time series as JSON; ``--plots`` writes the JCT CDF and the timeline (utilisation, queue,
 GPUs per server); ``--trace`` a Chrome-trace/Perfetto JSON of every job segment.
@@ -68,6 +71,11 @@ SUMMARY_ROWS = (
     ("mean_utilisation", "mean GPU utilisation", "{:.3f}"), ("mean_queue", "mean queue length", "{:.1f}"),
     ("preemptions", "preemptions (tracked)", "{:d}"), ("migrations", "migrations (tracked)", "{:d}"),
     ("events", "engine events", "{:d}"),
+    # the deadline family (paper 003)
+    ("round_avg_jct_s", "avg JCT, round accounting (h)", "h"),
+    ("avg_runtime_jct_s", "avg run-time JCT (h)", "h"), ("avg_cs", "mean contention sensitivity", "{:.3f}"),
+    ("deadlines_met", "deadlines met", "{:d}"), ("r_trace", "deadline ratio R_trace", "{:.3f}"),
+    ("declined", "jobs declined (admission)", "{:d}"),
     ("wall_s", "wall time (s)", "{:.2f}"), ("events_per_s", "events per second", "{:,.0f}"),
 )
 
@@ -114,21 +122,26 @@ def register(sub) -> None:
                "optsched simulate --sweep philly --schedulers fifo,las --loads 1-9 --out docs/results")
     p.add_argument("workload", nargs="?", default=None,
                    help="philly | pollux:N | synthetic | path to a workload file (default philly for --sweep)")
-    p.add_argument("--scheduler", default="fifo", help="scheduling policy name (fifo, las, srtf, tiresias, ...)")
+    p.add_argument("--scheduler", default=None,
+                   help="scheduling policy name (optsched list schedulers; default: the workload kind's: fifo, drs "
+                        "for a deadline workload, contention-greedy for a contention job set)")
     p.add_argument("--placement", default="consolidated", help="consolidated | first-free | scattered")
-    p.add_argument("--admission", default="accept-all", help="accept-all | accept-k | accept-1.2 (k = 1.2) ...")
+    p.add_argument("--admission", default=None,
+                   help="accept-all | accept-k | accept-1.2 (k = 1.2) ... (default accept-all, or the policy's own)")
     p.add_argument("--load", type=positive_float("--load"), default=None,
                    help="jobs per hour (Poisson re-timing; philly/synthetic default 8, pollux keeps its times)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--round-s", type=positive_float("--round-s"), default=300.0,
-                      help="round length in seconds (Blox's round-based mode, default 300)")
+    mode.add_argument("--round-s", type=positive_float("--round-s"), default=None,
+                      help="round length in seconds (Blox's round-based mode, default 300; a deadline workload "
+                           "runs event-driven unless given, a contention job set in its own rounds)")
     mode.add_argument("--event", action="store_true", help="event-driven mode: decide at every arrival/completion")
     p.add_argument("--jobs-window", default=None, metavar="START:END",
                    help="track only jobs START <= id < END (philly default 3000:4000; others: all jobs)")
     p.add_argument("--jobs", type=positive_int("--jobs"), default=None,
                    help="number of jobs (synthetic default 200; philly/pollux/files: truncate)")
-    p.add_argument("--servers", type=positive_int("--servers"), default=32, help="servers (default 32)")
-    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=4,
+    p.add_argument("--servers", type=positive_int("--servers"), default=None,
+                   help="servers (default 32; deadline and contention files bring their own cluster)")
+    p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=None,
                    help="GPUs per server (default 4)")
     p.add_argument("--seed", type=seed(), default=0, help="seed of the workload generator and policies (default 0)")
     p.add_argument("--perf", default=None, help="performance model name (default constant, cross-server x1.25)")
@@ -237,6 +250,10 @@ def run(args: argparse.Namespace) -> int:
                   restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
                   progress=not (args.no_progress or args.quiet), drain_h=args.drain_h)
     out = sys.stderr if args.output == "-" else sys.stdout  # the run's JSON itself goes to standard output
+    rounds = res.custom.get("contention")
+    if rounds is not None:  # the contention family: the repository's round accounting beside the exact JCT
+        res.summary.update({"round_avg_jct_s": rounds["avg_jct_s"], "avg_runtime_jct_s": rounds["avg_runtime_jct_s"],
+                            "avg_cs": rounds["avg_cs"]})
     if args.json:
         doc = res.to_dict(timeseries=False)
         print(json.dumps({"config": doc["config"], "summary": doc["summary"]}, indent=1))
@@ -265,8 +282,9 @@ def run(args: argparse.Namespace) -> int:
 def run_sweep_cli(args: argparse.Namespace) -> int:
     spec = args.workload or "philly"
     for flag, value in (("-o", args.output), ("--plots", args.plots), ("--trace", args.trace),
-                        ("--scheduler", args.scheduler != "fifo"), ("--placement", args.placement != "consolidated"),
-                        ("--admission", args.admission != "accept-all"), ("--load", args.load)):
+                        ("--scheduler", args.scheduler is not None),
+                        ("--placement", args.placement != "consolidated"),
+                        ("--admission", args.admission is not None), ("--load", args.load)):
         if value:
             plural = {"--scheduler": "--schedulers", "--placement": "--placements", "--admission": "--admissions",
                       "--load": "--loads"}.get(flag)
@@ -293,8 +311,11 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seed_text(seeds)}), mean and " \
                                                            "95% interval over seeds in brackets"
-    notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {args.servers} servers x "
-             f"{args.gpus_per_server} GPUs, " + ("event-driven" if args.event else f"{args.round_s:g} s rounds")
+    servers = 32 if args.servers is None else args.servers
+    gps = 4 if args.gpus_per_server is None else args.gpus_per_server
+    round_s = 300.0 if args.round_s is None else args.round_s
+    notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {servers} servers x "
+             f"{gps} GPUs, " + ("event-driven" if args.event else f"{round_s:g} s rounds")
              + f"; grid: schedulers {','.join(scheds)} x placements {','.join(places)} x admissions "
              f"{','.join(adms)} x loads {args.loads} (jobs/hour). Wall time of the sweep: {wall:.1f} s on "
              f"{result.executor}."]

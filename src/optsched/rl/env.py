@@ -2,7 +2,7 @@
 
 One episode is one job set (a :class:`~optsched.problems.contention.ContentionInstance`) simulated by the
 package's engine in round mode with the repository's round semantics (:mod:`optsched.sim.contention`): the
-environment is only an outside driver of :class:`~optsched.sim.engine.Simulator`'s stepping API.
+environment is only an outside driver of the one door's engine (:func:`optsched.sim.runner.simulator`, stepped).
 
 * **Observation**: ``Box(0, 18, (nodes, 2 x gpus_per_node), float32)``
   (:func:`~optsched.sim.contention.encoding.observe`): running jobs' type ids left, the K = 3 candidates'
@@ -49,16 +49,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..cluster import Cluster
 from ..errors import InstanceError
-from ..generators.contention import random_contention_instance, to_workload
-from ..perf.measured import MeasuredPerf
+from ..generators.contention import random_contention_instance
 from ..problems.contention import ContentionInstance
 from ..sim.base import Decision, SchedulerPlacer
 from ..sim.contention.encoding import N_TYPES, Board, action_mask, candidates, n_actions, observe, resolve
 from ..sim.contention.policies import greedy_candidate, round_board, threshold_victims
-from ..sim.contention.runner import RoundRecorder, contention_summary
 from ..sim.engine import Simulator
+from ..sim.runner import simulator
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
@@ -129,11 +127,11 @@ class ContentionEnv(gym.Env):
                                 f"{self.nodes} x {self.gpus_per_node}", field="nodes")
         self.instance = inst
         self.threshold = inst.threshold if self.threshold_override is None else self.threshold_override
-        self.perf = MeasuredPerf(floor=inst.floor, sticky=True)
-        self.recorder = RoundRecorder()
-        self.sim = Simulator(to_workload(inst), Cluster.homogeneous(self.nodes, self.gpus_per_node),
-                             policy=_Driven(), perf=self.perf, mode="round", round_s=inst.round_s,
-                             collectors=[self.recorder], seed=seed)
+        # the one door's engine for a contention instance (its measured model, rounds and round accounting),
+        # with a policy that decides nothing: the agent's actions are the decisions
+        self.sim = simulator(inst, scheduler=_Driven(), seed=seed)
+        self.perf: Any = self.sim.perf
+        self.recorder = self.sim.collectors[0]  # the kind's round accounting (rounds of GPUs held and ratios)
         self.sim.reset()
         self._rounds = 0
         self._ewma = [0.0, 0.0]
@@ -162,9 +160,7 @@ class ContentionEnv(gym.Env):
         r, self._pending_reward = self._pending_reward, 0.0
         info: dict[str, Any] = {}
         if self._done:
-            df, summary = contention_summary(self.sim.result(), self.recorder, self.instance.round_s,
-                                             self.instance.total_gpus)
-            info["summary"] = summary
+            info["summary"] = self.sim.result().custom["contention"]
         return self._obs(), float(r), self._done and not self._truncated, self._truncated, info
 
     def action_masks(self) -> np.ndarray:

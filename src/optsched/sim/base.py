@@ -668,3 +668,7 @@ class MetricCollector:
 
     def result(self):
         return None
+
+    def finish(self, result: Any) -> None:
+        """Called on the run's :class:`~optsched.sim.metrics.SimResult` (after ``result()``): a family's metrics
+        collector adds its per-job columns, summary keys and ``result.custom`` entries here."""

@@ -363,11 +363,17 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        return SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
-                               decisions=self._decisions, preemptions=self._preemptions,
-                               migrations=self._migrations, wall_s=wall,
-                               total_gpus=self.cstate.total_gpus, config=self.config,
-                               custom={c.name: c.result() for c in self.collectors})
+        res = SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
+                              decisions=self._decisions, preemptions=self._preemptions,
+                              migrations=self._migrations, wall_s=wall,
+                              total_gpus=self.cstate.total_gpus, config=self.config,
+                              custom={c.name: c.result() for c in self.collectors})
+        res.policy, res.admission = self.policy, self.admission
+        for c in self.collectors:
+            finish = getattr(c, "finish", None)  # collectors written before the hook may lack it
+            if finish is not None:
+                finish(res)
+        return res
 
     def run(self) -> SimResult:
         """Simulate from scratch to the end with the policy's decisions; returns the :class:`SimResult`.

@@ -39,9 +39,12 @@ def _f(x) -> float | None:
 
 @dataclass
 class SimResult:
-    """Everything a run produced. ``jobs``: one row per job; ``timeseries``: t_s, busy_gpus, queued, running;
-    ``summary``: the headline numbers; ``job_objects``: the engine's :class:`~optsched.sim.state.Job` objects
-    (segments, placements) for inspection and tests."""
+    """Everything a run produced, for every workload kind. ``jobs``: one row per job (a family's collector adds
+    its columns: deadline met, round-accounted JCT, ...); ``timeseries``: t_s, busy_gpus, queued, running;
+    ``summary``: the headline numbers (with the family's); ``custom``: what collectors recorded (the deadline
+    metrics under ``"deadline"``, the round accounting under ``"contention"``, ...); ``job_objects``: the
+    engine's :class:`~optsched.sim.state.Job` objects (segments, placements); ``policy`` and ``admission``: the
+    policy objects after the run (their own records, e.g. DRS's plan choices), not saved to JSON."""
 
     jobs: pd.DataFrame
     timeseries: pd.DataFrame
@@ -49,6 +52,8 @@ class SimResult:
     config: dict[str, Any] = field(default_factory=dict)
     custom: dict[str, Any] = field(default_factory=dict)
     job_objects: list = field(default_factory=list, repr=False)
+    policy: Any = field(default=None, repr=False, compare=False)
+    admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,

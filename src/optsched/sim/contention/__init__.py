@@ -6,7 +6,8 @@
 * :mod:`.policies`: ``contention-las``, ``contention-srtf`` (textbook keys; ``repo_keys=True`` for the
   repository's inverted ones), ``widest-first-fit``, ``contention-random``, ``contention-greedy``, ``rl-base``,
   ``rl-hybrid``, named in the simulator's registry (:mod:`optsched.sim.registry`, family ``contention``);
-* :mod:`.runner`: :func:`run_contention` (one run in round accounting) and its metrics.
+* :mod:`.runner`: the round accounting (:class:`ContentionMetrics`), added to every run of a contention instance
+  through ``optsched.simulate``.
 
 ``docs/algorithms/rl-contention.md`` documents every rule and the line of the paper or repository it follows.
 """
@@ -14,7 +15,6 @@
 from .agent import NumpyPolicy, load_policy, shipped_policy
 from .encoding import Board, action_mask, candidates, n_actions, node_actions, observe, resolve, type_id
 from .policies import (
-    POLICIES,
     ContentionGreedy,
     ContentionLas,
     ContentionSrtf,
@@ -24,10 +24,10 @@ from .policies import (
     RoundPolicy,
     WidestFirstFit,
 )
-from .runner import BASELINES, ContentionRun, RoundRecorder, compare, contention_summary, round_up, run_contention
+from .runner import ContentionMetrics, RoundRecorder, baseline_names, compare, contention_summary, round_up
 
-__all__ = ["BASELINES", "Board", "ContentionGreedy", "ContentionLas", "ContentionRun", "ContentionSrtf",
-           "NumpyPolicy", "POLICIES", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder",
-           "WidestFirstFit", "action_mask", "candidates", "compare", "contention_summary", "load_policy",
-           "n_actions", "node_actions", "observe", "resolve", "round_up", "run_contention", "shipped_policy",
+__all__ = ["Board", "ContentionGreedy", "ContentionLas", "ContentionMetrics", "ContentionSrtf",
+           "NumpyPolicy", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder",
+           "WidestFirstFit", "action_mask", "baseline_names", "candidates", "compare", "contention_summary",
+           "load_policy", "n_actions", "node_actions", "observe", "resolve", "round_up", "shipped_policy",
            "type_id"]

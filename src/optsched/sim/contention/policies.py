@@ -37,10 +37,10 @@ job whose ratio is at or below ``threshold`` (0.6) is preempted and re-queued at
 again in the same decision). LAS and SRTF re-place every job every round, so the rule never applies to them.
 
 >>> from optsched.generators.contention import random_contention_instance
->>> from optsched.sim.contention import run_contention
+>>> from optsched.sim import simulate
 >>> inst = random_contention_instance(jobs=6, seed=1, hours=0.25)
->>> run = run_contention(inst, "contention-srtf")
->>> run.summary["jobs"], run.summary["avg_jct_s"] >= 900
+>>> run = simulate(inst, scheduler="contention-srtf")
+>>> run.custom["contention"]["jobs"], run.custom["contention"]["avg_jct_s"] >= 900
 (6, True)
 """
 
@@ -354,6 +354,7 @@ class RlBase(RoundPolicy):
 
     name = "rl-base"
     hybrid = False
+    learned = True  # an agent, not a baseline (runner.baseline_names)
 
     def __init__(self, policy: Any = None, deterministic: bool = True, seed: int | None = 0,
                  threshold: float | None = 0.6, idle_guard: bool = True):
@@ -414,9 +415,5 @@ class RlHybrid(RlBase):
     hybrid = True
 
 
-POLICIES: dict[str, type] = {"contention-las": ContentionLas, "contention-srtf": ContentionSrtf,
-                             "widest-first-fit": WidestFirstFit, "contention-random": RandomActions,
-                             "contention-greedy": ContentionGreedy, "rl-base": RlBase, "rl-hybrid": RlHybrid}
-
-__all__ = ["ContentionGreedy", "ContentionLas", "ContentionSrtf", "POLICIES", "RandomActions", "RlBase", "RlHybrid",
+__all__ = ["ContentionGreedy", "ContentionLas", "ContentionSrtf", "RandomActions", "RlBase", "RlHybrid",
            "RoundPolicy", "WidestFirstFit", "fifo_key", "greedy_candidate", "round_board", "threshold_victims"]

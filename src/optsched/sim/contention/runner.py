@@ -1,46 +1,43 @@
-"""One run of a contention policy under the repository's round semantics, and its metrics.
+"""Paper 004's round accounting of a contention run: the family's metrics collector and its tables.
 
-:func:`run_contention` simulates a :class:`~optsched.problems.contention.ContentionInstance` with our engine in
-round mode (``round_s``, 300 s), :class:`~optsched.perf.measured.MeasuredPerf` with sticky ratios and the
-instance's floor, and a policy of :mod:`optsched.sim.contention.policies` (a name, options, or an object).
-What makes it the repository's round model (``docs/algorithms/rl-contention.md``):
+A contention instance goes through the one door, ``optsched.simulate(inst, scheduler=...)``
+(:mod:`optsched.sim.kinds`): our engine in round mode (the instance's ``round_s``, 300 s),
+:class:`~optsched.perf.measured.MeasuredPerf` with sticky ratios and the instance's floor, and a policy of
+:mod:`optsched.sim.contention.policies`. What makes it the repository's round model
+(``docs/algorithms/rl-contention.md``):
 
 * decisions only at k x ``round_s``; GPUs freed inside a round stay idle until the next one (round mode);
 * ratios are fixed when jobs are placed and only fall while a job keeps its placement (sticky), so every rate
   is constant within a round, as the repository's ``isolated_thp x ratio x 300 s`` per round;
 * a job that reaches its samples inside round k completes, in the repository's accounting, at the end of that
-  round: :func:`contention_summary` reports completions rounded up to the round (``completion_s``) and both
-  JCTs: ``jct_s`` = rounded completion - arrival, ``runtime_jct_s`` = rounds the job ran x ``round_s`` (the
-  repository's JCT: no queueing counted);
+  round. :class:`ContentionMetrics` adds both JCTs to the result: per job ``round_completion_s`` (rounded up to
+  the round), ``round_jct_s`` = rounded completion - arrival and ``runtime_jct_s`` = rounds the job ran x
+  ``round_s`` (the repository's JCT: no queueing counted), ``rounds_run``, ``cs``, ``threshold_hits``; the
+  repository's summary (:func:`contention_summary`: its ``avg_jct_s`` is the rounded one) in
+  ``result.custom["contention"]``, the per-round plan and ratios in ``result.custom["contention_rounds"]``;
 * utilisation = GPUs held after each round's decision / all GPUs, averaged over the rounds up to the makespan
   (the repository's ``update_util``); contention sensitivity CS = 1 / ratio per job and round.
 
 >>> from optsched.generators.contention import random_contention_instance
->>> run = run_contention(random_contention_instance(jobs=4, seed=0, hours=0.25), "widest-first-fit")
->>> sorted(run.summary)[:3]
+>>> from optsched.sim import simulate
+>>> r = simulate(random_contention_instance(jobs=4, seed=0, hours=0.25), scheduler="widest-first-fit")
+>>> sorted(r.custom["contention"])[:3]
 ['avg_cs', 'avg_jct_s', 'avg_runtime_jct_s']
->>> all(run.jobs["completion_s"] % 300 == 0)
+>>> all(r.jobs["round_completion_s"] % 300 == 0)
 True
 """
 
 from __future__ import annotations
 
-import inspect
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...cluster import Cluster
-from ...errors import InstanceError
-from ...perf.measured import MeasuredPerf
 from ...problems.contention import ContentionInstance
-from ..base import MetricCollector, SchedulerPlacer
-from ..engine import Simulator
+from ..base import MetricCollector
 from ..metrics import SimResult
-from ..registry import build_scheduling, lookup
 from ..state import RUNNING, SimView
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -60,7 +57,8 @@ class RoundRecorder(MetricCollector):
 
     def collect(self, view: SimView) -> None:
         perf = view.perf
-        running = {j.id: (j.placement.servers, j.placement.counts, float(perf.ratio_of(j.id)))
+        ratio_of = getattr(perf, "ratio_of", None)
+        running = {j.id: (j.placement.servers, j.placement.counts, float(ratio_of(j.id)) if ratio_of else 1.0)
                    for j in view.jobs.active.values() if j.status == RUNNING and j.placement is not None}
         if self.rounds and self.rounds[-1][0] == view.now:
             self.rounds[-1] = (view.now, view.cluster.busy_gpus, running)
@@ -71,6 +69,31 @@ class RoundRecorder(MetricCollector):
         return {"decisions": len(self.rounds)}
 
 
+class ContentionMetrics(RoundRecorder):
+    """The contention family's collector: records every round (:class:`RoundRecorder`) and adds the
+    repository's round accounting to the result (module docstring)."""
+
+    def __init__(self, round_s: float = 300.0, total_gpus: int | None = None):
+        self.round_s, self.total_gpus = float(round_s), total_gpus
+        super().__init__()
+
+    def result(self) -> dict:
+        return {}  # finish() puts the summary under custom["contention"]
+
+    def finish(self, result: SimResult) -> None:
+        stats = dict(getattr(result.policy, "stats", {}) or {})
+        total = self.total_gpus if self.total_gpus is not None else int(result.summary["total_gpus"])
+        df, summary = contention_summary(result, self, self.round_s, total, stats)
+        for col, src in (("round_completion_s", "completion_s"), ("round_jct_s", "jct_s"),
+                         ("runtime_jct_s", "runtime_jct_s"), ("rounds_run", "rounds_run"), ("cs", "cs"),
+                         ("threshold_hits", "threshold_hits")):
+            result.jobs[col] = df[src].to_numpy()
+        result.custom["contention"] = summary
+        result.custom["contention_rounds"] = {
+            "plan": [(t, {i: s for i, (s, _, _) in running.items()}) for t, _, running in self.rounds],
+            "ratios": [(t, {i: r for i, (_, _, r) in running.items()}) for t, _, running in self.rounds]}
+
+
 def round_up(t: float, round_s: float) -> float:
     """``t`` rounded up to a multiple of ``round_s`` (a relative slack absorbs floating-point noise).
 
@@ -78,19 +101,6 @@ def round_up(t: float, round_s: float) -> float:
     (300.0, 600.0)
     """
     return float(math.ceil(t / round_s - 1e-6) * round_s)
-
-
-@dataclass
-class ContentionRun:
-    """A run: the simulator's result, per-job records in round accounting, the summary, the per-round plan
-    (time -> {job: servers}), the ratios after each decision (time -> {job: ratio}) and the policy's counters."""
-
-    result: SimResult
-    jobs: pd.DataFrame
-    summary: dict[str, Any]
-    plan: list[tuple[float, dict[str, tuple[int, ...]]]]
-    stats: dict[str, Any] = field(default_factory=dict)
-    ratios: list[tuple[float, dict[str, float]]] = field(default_factory=list)
 
 
 def contention_summary(result: SimResult, recorder: RoundRecorder, round_s: float, total_gpus: int,
@@ -133,42 +143,6 @@ def contention_summary(result: SimResult, recorder: RoundRecorder, round_s: floa
     return df, summary
 
 
-def _build(policy: Any, seed: int | None, threshold: float, options: dict) -> SchedulerPlacer:
-    if isinstance(policy, SchedulerPlacer):
-        if options:
-            raise InstanceError(f"options {sorted(options)} given with a policy object", field="policy")
-        return policy
-    name = policy["name"] if isinstance(policy, dict) else policy
-    opts = {**({k: v for k, v in policy.items() if k != "name"} if isinstance(policy, dict) else {}), **options}
-    cls = lookup("scheduler", name)
-    if "threshold" in inspect.signature(cls).parameters and "threshold" not in opts:
-        opts["threshold"] = threshold
-    built = build_scheduling({"name": name, **opts}, seed=seed)
-    assert isinstance(built, SchedulerPlacer)
-    return built
-
-
-def run_contention(inst: ContentionInstance, policy: Any = "contention-greedy", *, seed: int | None = 0,
-                   progress: bool = False, perf: MeasuredPerf | None = None, **options: Any) -> ContentionRun:
-    """Simulate ``inst`` under ``policy`` with the repository's round semantics (module docstring)."""
-    from ...generators.contention import to_workload
-
-    pol = _build(policy, seed, inst.threshold, options)
-    pm = perf if perf is not None else MeasuredPerf(floor=inst.floor, sticky=True,
-                                                    extrapolate=any(j.gpus > 8 for j in inst.jobs))
-    rec = RoundRecorder()
-    config = {"scheduler": pol.describe(), "perf": pm.describe(), "round_s": inst.round_s,
-              "instance": inst.name, "seed": seed, "label": pol.describe().get("name", "policy")}
-    sim = Simulator(to_workload(inst), Cluster.homogeneous(inst.nodes, inst.gpus_per_node), policy=pol, perf=pm,
-                    mode="round", round_s=inst.round_s, collectors=[rec], progress=progress, config=config, seed=seed)
-    result = sim.run()
-    stats = dict(getattr(pol, "stats", {}) or {})
-    df, summary = contention_summary(result, rec, inst.round_s, inst.total_gpus, stats)
-    plan = [(t, {i: s for i, (s, _, _) in running.items()}) for t, _, running in rec.rounds]
-    ratios = [(t, {i: r for i, (_, _, r) in running.items()}) for t, _, running in rec.rounds]
-    return ContentionRun(result, df, summary, plan, stats, ratios)
-
-
 METRICS = (("avg_jct_s", "avg JCT (h)", 3600.0), ("p90_jct_s", "p90 JCT (h)", 3600.0),
            ("avg_runtime_jct_s", "avg run-time JCT (h)", 3600.0), ("p90_runtime_jct_s", "p90 run-time JCT (h)", 3600.0),
            ("utilisation", "utilisation", 1.0), ("avg_cs", "mean CS", 1.0), ("makespan_s", "makespan (h)", 3600.0))
@@ -203,12 +177,20 @@ def evaluation_table(df: pd.DataFrame) -> str:
     return out + ("\n" + "; ".join(notes) if notes else "")
 
 
-__all__ = ["BASELINES", "ContentionRun", "METRICS", "RoundRecorder", "compare", "contention_summary",
-           "evaluation_table", "round_up", "run_contention", "text_table"]
+__all__ = ["METRICS", "ContentionMetrics", "RoundRecorder", "baseline_names", "compare", "contention_summary",
+           "evaluation_table", "round_up", "text_table"]
 
 
-BASELINES: tuple[str, ...] = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random",
-                              "contention-greedy")
+def baseline_names() -> list[str]:
+    """The contention family's policies that are not learned agents: the baselines every agent table shows
+    (from the registry, so a new baseline is listed once it is registered).
+
+    >>> "contention-greedy" in baseline_names(), "rl-base" in baseline_names()
+    (True, False)
+    """
+    from ..registry import lookup, scheduler_names
+
+    return [n for n in scheduler_names("contention") if not getattr(lookup("scheduler", n), "learned", False)]
 
 
 def compare(instances: list[ContentionInstance], policies: dict[str, Any], *, seed: int | None = 0) -> pd.DataFrame:
@@ -221,9 +203,12 @@ def compare(instances: list[ContentionInstance], policies: dict[str, Any], *, se
     >>> df.shape[0], sorted(df["policy"].unique())
     (4, ['LAS', 'greedy'])
     """
+    from ..runner import simulate
+
     rows = []
     for label, pol in policies.items():
         for inst in instances:
-            run = run_contention(inst, pol, seed=seed)
-            rows.append({"policy": label, "instance": inst.name, "instance_seed": inst.seed, **run.summary})
+            res = simulate(inst, scheduler=pol, seed=seed)
+            rows.append({"policy": label, "instance": inst.name, "instance_seed": inst.seed,
+                         **res.custom["contention"]})
     return pd.DataFrame(rows)

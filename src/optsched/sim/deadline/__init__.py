@@ -17,15 +17,16 @@ Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simula
 =================  ============================================================================================
 
 Every policy here chooses GPU counts (``elastic = True``) and plans with the run's performance model: the ring
-model of paper 003 (``perf="ring"``, what :func:`run_deadline` uses), or any model whose time depends on the GPU
-count and on one node vs several (:mod:`.common`).
-:func:`run_deadline` runs a :class:`~optsched.problems.deadline.DeadlineWorkload` under any of them (or under
-the simulator's LAS and Tiresias) and returns the deadline metrics (:mod:`.metrics`). The rules and every
+model of paper 003 (``perf="ring"``, the default for a deadline workload), or any model whose time depends on
+the GPU count and on one node vs several (:mod:`.common`). ``optsched.simulate(deadline_workload,
+scheduler=NAME)`` runs a :class:`~optsched.problems.deadline.DeadlineWorkload` under any of them (or under the
+simulator's LAS and Tiresias) and adds the deadline metrics (:mod:`.metrics`) to the result. The rules and every
 reading of the paper: ``docs/algorithms/drs.md``.
 
 >>> from optsched.generators.deadline import deadline_workload
+>>> from optsched.sim import simulate
 >>> wl = deadline_workload(lam=2, window_h=4, seed=0)
->>> m = run_deadline(wl, "drs").metrics
+>>> m = simulate(wl, scheduler="drs").custom["deadline"]
 >>> 0 <= m["r_trace"] <= 1, m["jobs"] == len(wl)
 (True, True)
 """
@@ -35,12 +36,12 @@ from __future__ import annotations
 from .baselines import EDF, DeadlineFIFO, WholeCluster
 from .drs import DRS, Choice, MigrationEvent, NoRM, migratable_nodes, migration_plan, plan_decision
 from .elasticflow import ElasticFlow, ElasticFlowAdmission, Reservation, reserve
-from .metrics import deadline_metrics, met_mask, plot_metric_vs, plot_utilisation, utilisation_series
-from .run import PAPER_POLICIES, POLICIES, DeadlineRun, request_gpus, run_deadline, to_workload
+from .metrics import DeadlineMetrics, deadline_metrics, met_mask, plot_metric_vs, plot_utilisation, utilisation_series
+from .run import request_gpus, to_workload
 from .themis import ThemisFTF, ftf_allocate, rho
 
-__all__ = ["DRS", "EDF", "PAPER_POLICIES", "POLICIES", "Choice", "DeadlineFIFO", "DeadlineRun", "ElasticFlow",
+__all__ = ["DRS", "DeadlineMetrics", "EDF", "Choice", "DeadlineFIFO", "ElasticFlow",
            "ElasticFlowAdmission", "MigrationEvent", "NoRM", "Reservation", "ThemisFTF", "WholeCluster",
            "deadline_metrics", "ftf_allocate", "met_mask", "migratable_nodes", "migration_plan", "plan_decision",
-           "plot_metric_vs", "plot_utilisation", "request_gpus", "reserve", "rho", "run_deadline", "to_workload",
+           "plot_metric_vs", "plot_utilisation", "request_gpus", "reserve", "rho", "to_workload",
            "utilisation_series"]

@@ -8,10 +8,10 @@ order. Named ``edf`` and ``deadline-fifo`` (``fifo`` is Blox's FIFO of the simul
 counts).
 
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
->>> from optsched.sim.deadline import run_deadline
+>>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(2, 2), (DeadlineJob("a", "TSN", 0, 1.5, 2),
 ...                                              DeadlineJob("b", "TSN", 1, 0.5, 1)))
->>> r = run_deadline(wl, "edf").result.jobs
+>>> r = simulate(wl, scheduler="edf").jobs
 >>> r["first_start_s"].tolist() == [0.0, r["completion_s"][0]], bool(r["attained_gpu_s"][1] > 0)
 (True, True)
 """

@@ -26,13 +26,13 @@ Ties: fewer GPUs first among equal scores, then arrival, then workload order. Ev
 open is listed in ``docs/algorithms/drs.md``.
 
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
->>> from optsched.sim.deadline import run_deadline
+>>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(2, 4), (DeadlineJob("a", "ResNet-50", 0, 0.5, 2),
 ...                                              DeadlineJob("b", "VGG-16", 0, 1.0, 2)))
->>> run = run_deadline(wl, "drs")      # a is urgent: 6 GPUs across the nodes; b gets 2 of the 2 left on a node
+>>> run = simulate(wl, scheduler="drs")      # a is urgent: 6 GPUs across the nodes; b gets 2 of the 2 left on a node
 >>> [(c.job, c.kind, c.plan.n_gpu, c.free) for c in run.policy.choices]
 [('a', 'cross-expected', 6, (4, 4)), ('b', 'single-expected', 2, (0, 2))]
->>> run.metrics["deadlines_met"], run.metrics["r_trace"]
+>>> run.summary["deadlines_met"], run.summary["r_trace"]
 (2, 1.0)
 """
 

@@ -33,15 +33,15 @@ version keeps the idea and makes the guarantee provable in our model, with these
 
 Jobs admitted by another admission policy (no reservation) are run best effort on leftovers (earliest deadline
 first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="elasticflow"``
-(:func:`optsched.sim.deadline.run_deadline` does).
+(``optsched.simulate(wl, scheduler="elasticflow")`` does: the policy names its admission).
 
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
->>> from optsched.sim.deadline import run_deadline
+>>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 0.5, 3),
 ...                                              DeadlineJob("b", "ResNet-50", 0, 0.5, 3),
 ...                                              DeadlineJob("c", "ResNet-50", 0, 1.0, 3)))
->>> run = run_deadline(wl, "elasticflow")
->>> run.metrics["declined"], run.metrics["deadlines_met"]
+>>> run = simulate(wl, scheduler="elasticflow")
+>>> run.summary["declined"], run.summary["deadlines_met"]
 (2, 1)
 """
 
@@ -152,6 +152,7 @@ class ElasticFlow(SchedulerPlacer):
     name = "elasticflow"
     elastic = True
     family = "deadline"
+    default_admission = "elasticflow"  # the door pairs it with its admission unless the user names another
 
     def __init__(self) -> None:
         self.reset()

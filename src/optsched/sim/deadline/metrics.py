@@ -12,9 +12,9 @@
 Numbers are our simulator's. Plot functions take and return a matplotlib ``Axes``.
 
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
->>> from optsched.sim.deadline import run_deadline
+>>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(1, 1), (DeadlineJob("a", "TSN", 0, 1.0, 1), DeadlineJob("b", "TSN", 0, 1.0, 1)))
->>> m = run_deadline(wl, "edf").metrics
+>>> m = simulate(wl, scheduler="edf").custom["deadline"]
 >>> m["jobs"], m["deadlines_met"], m["r_trace"], m["avg_wait_s"] == m["avg_completion_s"] / 3
 (2, 1, 0.5, True)
 """
@@ -28,9 +28,16 @@ import numpy as np
 import pandas as pd
 
 from ...problems.deadline import DEADLINE_TOL_S, job_weight
+from ..base import MetricCollector
 from ..metrics import SimResult
 
-__all__ = ["deadline_metrics", "met_mask", "plot_metric_vs", "plot_utilisation", "utilisation_series"]
+__all__ = ["DeadlineMetrics", "deadline_metrics", "met_mask", "plot_metric_vs", "plot_utilisation",
+           "utilisation_series"]
+
+#: the deadline metrics that also go into ``SimResult.summary`` (the others share a name with a summary key of
+#: another meaning: ``jobs``, ``preemptions``, ``makespan_s``, ...; all are in ``custom["deadline"]``)
+SUMMARY_KEYS = ("deadlines_met", "r_trace", "r_trace_urgency", "avg_wait_s", "avg_completion_s", "declined",
+                "unfinished")
 
 
 def met_mask(jobs: pd.DataFrame) -> np.ndarray:
@@ -72,6 +79,21 @@ def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = Non
         "unfinished": int((~finished).sum()) - n_declined,
         "makespan_s": float(df["completion_s"].max() - df["arrival_s"].min()) if finished.any() else math.nan,
     }
+
+
+class DeadlineMetrics(MetricCollector):
+    """The deadline family's metrics of a run (:func:`deadline_metrics`): ``result.custom["deadline"]`` and the
+    :data:`SUMMARY_KEYS` in the summary. ``alphas``: job id -> alpha (the urgency weights)."""
+
+    name = "deadline"
+
+    def __init__(self, alphas: Mapping[str, float] | None = None):
+        self.alphas = dict(alphas) if alphas is not None else None
+
+    def finish(self, result: SimResult) -> None:
+        m = deadline_metrics(result, self.alphas)
+        result.custom["deadline"] = m
+        result.summary.update({k: m[k] for k in SUMMARY_KEYS})
 
 
 def utilisation_series(result: SimResult, bin_s: float = 3600.0, end_s: float | None = None) -> pd.DataFrame:
