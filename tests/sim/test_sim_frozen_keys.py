@@ -28,7 +28,8 @@ from optsched.cluster import Cluster, Server
 from optsched.perf.base import PerfModel
 from optsched.sim import Decision, LaunchMechanism, Placement, Simulator, Workload, WorkloadJob, build_policy, simulate
 from optsched.sim.base import Composed
-from optsched.sim.policies import Consolidated, Las, Tiresias, _consolidated
+from optsched.sim.fitting import consolidated as _consolidated
+from optsched.sim.policies import Consolidated, Las, Tiresias
 from optsched.sim.state import QUEUED, RUNNING, Job
 
 FROZEN = [{"name": "las"}, {"name": "las", "starvation_s": 40}, {"name": "las", "service": "gpu"},

@@ -72,7 +72,7 @@ SUMMARY_ROWS = (
     ("preemptions", "preemptions (tracked)", "{:d}"), ("migrations", "migrations (tracked)", "{:d}"),
     ("events", "engine events", "{:d}"),
     # the deadline family (paper 003)
-    ("round_avg_jct_s", "avg JCT, round accounting (h)", "h"),
+    ("round_avg_jct_s", "avg JCT, in rounds (h)", "h"),
     ("avg_runtime_jct_s", "avg run-time JCT (h)", "h"), ("avg_cs", "mean contention sensitivity", "{:.3f}"),
     ("deadlines_met", "deadlines met", "{:d}"), ("r_trace", "deadline ratio R_trace", "{:.3f}"),
     ("declined", "jobs declined (admission)", "{:d}"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InstanceError
 from .base import AdmissionPolicy, PlacementPolicy, SchedulingPolicy
+from .fitting import consolidated, first_free, spread
 from .state import RUNNING, Job, Placement, SimView
 
 
@@ -286,70 +287,14 @@ def _on_one_type(fit, job: Job, free: np.ndarray, view: SimView):
     return None
 
 
-_NO_FIT = np.iinfo(np.int64).max
-_FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
-
-
-def _consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
-    """Blox's consolidated placement of ``g`` GPUs on ``free`` (see :class:`Consolidated`); ``uniform``: every
-    server has ``max_cap`` GPUs (whole free servers are then taken in index order, as the general rule does)."""
-    if g <= max_cap:
-        # exact fit first, then the fewest free >= g; ties by server index: the first minimum of a score that
-        # is the free count where it is >= g (free GPUs are 0..max_cap: one lookup table per (g, max_cap))
-        table = _FIT_SCORE.get((g, max_cap))
-        if table is None:
-            a = np.arange(max_cap + 1, dtype=np.int64)
-            table = _FIT_SCORE[g, max_cap] = np.where(a >= g, a, _NO_FIT)
-        score = table.take(free)
-        s = int(score.argmin())
-        return Placement.one(s, g) if score[s] != _NO_FIT else None
-    if uniform:
-        whole = free == max_cap
-        n = -(-g // max_cap)  # servers needed
-        if int(np.count_nonzero(whole)) < n:
-            return None
-        servers = np.flatnonzero(whole)[:n].tolist()
-        return Placement(tuple(servers), (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,))
-    whole = np.flatnonzero((free == cap) & (cap > 0))
-    if cap[whole].sum() < g:
-        return None
-    order = whole[np.argsort(-cap[whole], kind="stable")]
-    out, need = {}, g
-    for s in order:
-        take = int(min(cap[s], need))
-        out[int(s)] = take
-        need -= take
-        if need == 0:
-            break
-    return Placement.of(out)
-
-
 def _first_free(g: int, free: np.ndarray) -> Placement | None:
-    csum = np.cumsum(free)
-    if csum[-1] < g:
-        return None
-    last = int(np.searchsorted(csum, g))
-    out = {int(s): int(free[s]) for s in range(last) if free[s] > 0}
-    out[last] = g - int(csum[last - 1] if last else 0)
-    return Placement.of(out)
+    got = first_free(free, g)
+    return None if got is None else Placement.of(got)
 
 
 def _scattered(g: int, free: np.ndarray) -> Placement | None:
-    if free.sum() < g:
-        return None
-    left = free.copy()
-    take = np.zeros_like(free)
-    order = np.argsort(-free, kind="stable")
-    need = g
-    while need:
-        for s in order:
-            if left[s] > 0:
-                left[s] -= 1
-                take[s] += 1
-                need -= 1
-                if need == 0:
-                    break
-    return Placement.of({int(s): int(n) for s, n in enumerate(take) if n})
+    got = spread(free, g)
+    return None if got is None else Placement.of(got)
 
 
 class Consolidated(PlacementPolicy):
@@ -384,7 +329,7 @@ class Consolidated(PlacementPolicy):
     def find(self, job, free, view):
         cs = view.cluster
         if not cs.typed:
-            return _consolidated(job.gpus, free, cs.capacity, cs.max_capacity, cs.uniform)
+            return consolidated(job.gpus, free, cs.capacity, cs.max_capacity, cs.uniform)
         _typed(self, view)
         masks = _type_masks(job, view)
         if not masks:
@@ -392,10 +337,10 @@ class Consolidated(PlacementPolicy):
         allowed = np.logical_or.reduce(masks)
         cap = np.where(allowed, cs.capacity, 0)
         if job.gpus <= int(cap.max()):
-            return _consolidated(job.gpus, np.where(allowed, free, 0), cap, int(cap.max()))
+            return consolidated(job.gpus, np.where(allowed, free, 0), cap, int(cap.max()))
         for m in masks:  # whole servers of one type
             capm = np.where(m, cs.capacity, 0)
-            pl = _consolidated(job.gpus, np.where(m, free, 0), capm, int(capm.max()))
+            pl = consolidated(job.gpus, np.where(m, free, 0), capm, int(capm.max()))
             if pl is not None:
                 return pl
         return None

@@ -29,6 +29,7 @@ from ...perf.mixed import MixedPerf, SpecCache
 from ...perf.pipeline import Network
 from ...problems.pipeline import PipelineJob
 from ..base import Decision, SchedulerPlacer
+from ..fitting import fragments_first, most_free_first
 from ..state import Job, Placement, SimView
 
 __all__ = ["AlphaMinCache", "HeavyEdgeMapper", "PredictingPolicy", "select_servers"]
@@ -42,17 +43,9 @@ def select_servers(free: np.ndarray, g: int, most: bool) -> list[tuple[int, int]
     >>> select_servers(np.array([3, 8, 1, 0]), 10, True), select_servers(np.array([3, 8, 1, 0]), 5, False)
     ([(1, 8), (0, 2)], [(2, 1), (0, 3), (1, 1)])
     """
-    order = np.argsort(-free if most else free, kind="stable")
-    out, need = [], int(g)
-    for s in order:
-        f = int(free[s])
-        if f <= 0:
-            continue
-        take = f if f < need else need
-        out.append((int(s), take))
-        need -= take
-        if need == 0:
-            return out
+    got = (most_free_first if most else fragments_first)(free, g)
+    if got is not None:
+        return list(got.items())
     raise InstanceError(f"needs {g} GPUs but only {int(free.sum())} are free", field="gpus")
 
 

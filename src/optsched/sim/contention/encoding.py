@@ -38,6 +38,7 @@ import numpy as np
 
 from ...errors import InstanceError
 from ...problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
+from .. import fitting
 from ..state import Placement
 
 K_DEMANDS: tuple[int, ...] = DEMANDS
@@ -179,22 +180,14 @@ def widest_first_fit(job: Any, free: np.ndarray) -> Placement | None:
 
 
 def first_free(gpus: int, free: np.ndarray) -> Placement | None:
-    """The first free GPUs in node order (for a demand the table has no split for), or None.
+    """The first free GPUs in node order (for a demand the table has no split for), or None
+    (:func:`optsched.sim.fitting.first_free`).
 
     >>> first_free(3, np.array([1, 0, 4])).as_dict()
     {0: 1, 2: 2}
     """
-    if free.sum() < gpus:
-        return None
-    out, need = {}, gpus
-    for s in range(len(free)):
-        take = int(min(free[s], need))
-        if take:
-            out[s] = take
-            need -= take
-        if need == 0:
-            break
-    return Placement.of(out)
+    got = fitting.first_free(free, gpus)
+    return None if got is None else Placement.of(got)
 
 
 def all_placements(job: Any, free: np.ndarray) -> list[Placement]:

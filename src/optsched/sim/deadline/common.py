@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...perf.base import PerfModel
+from ..fitting import best_fit, fragments_first
 from ..state import Job, Placement
 
 __all__ = ["JobTimes", "allocate", "deadline_of", "grow", "hypothetical", "place", "shrink"]
@@ -92,25 +93,12 @@ class JobTimes:
 def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int, int] | None:
     """Section 3.2 [T step 1, R the rest]: nodes sorted by free GPUs ascending (ties by index); a single-node
     plan takes the first node with at least ``n`` free (best fit); a cross-node plan takes the free GPUs of the
-    nodes in that order (fragments first) until it has ``n``. None if it does not fit."""
-    order = sorted(range(len(free)), key=lambda i: (int(free[i]), i))
+    nodes in that order (fragments first) until it has ``n``. None if it does not fit
+    (:func:`~optsched.sim.fitting.best_fit`, :func:`~optsched.sim.fitting.fragments_first`)."""
     if not cross:
-        for i in order:
-            if free[i] >= n:
-                return {i: n}
-        return None
-    out: dict[int, int] = {}
-    need = n
-    for i in order:
-        f = int(free[i])
-        if f <= 0:
-            continue
-        take = min(f, need)
-        out[i] = take
-        need -= take
-        if need == 0:
-            return out
-    return None
+        s = best_fit(free, n)
+        return None if s is None else {s: n}
+    return fragments_first(free, n)
 
 
 def place(free: np.ndarray, n: int) -> dict[int, int] | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..fitting import best_fit, first_free, whole_servers
 from ..state import ClusterState, Placement
 
 __all__ = ["bound_perf_ok", "place_on_type", "probe_placement"]
@@ -28,20 +29,15 @@ def bound_perf_ok(perf: Any, cs: ClusterState) -> bool:
 
 
 def probe_placement(cs: ClusterState, k: int, g: int) -> Placement:
-    """A consolidated placement of ``g`` GPUs on type ``k`` in an empty cluster (to ask a model for a time)."""
-    idx = np.flatnonzero(cs.type_mask(k))
-    caps = cs.capacity[idx]
-    fit = idx[caps >= g]
-    if len(fit):
-        return Placement.of({int(fit[np.argmin(cs.capacity[fit])]): g})
-    out, need = {}, g
-    for s in idx[np.argsort(-caps, kind="stable")]:
-        take = int(min(cs.capacity[s], need))
-        out[int(s)] = take
-        need -= take
-        if need == 0:
-            break
-    return Placement.of(out)
+    """A consolidated placement of ``g`` GPUs on type ``k`` in an empty cluster (to ask a model for a time): the
+    best fit of one server, else whole servers (:mod:`optsched.sim.fitting`)."""
+    caps = np.where(cs.type_mask(k), cs.capacity, 0)
+    s = best_fit(caps, g)
+    if s is not None:
+        return Placement.of({s: g})
+    got = whole_servers(caps, caps, min(g, int(caps.sum())))
+    assert got is not None  # every server of the type is whole in an empty cluster
+    return Placement.of(got)
 
 
 def place_on_type(cs: ClusterState, free: np.ndarray, k: int, g: int) -> Placement | None:
@@ -51,21 +47,9 @@ def place_on_type(cs: ClusterState, free: np.ndarray, k: int, g: int) -> Placeme
     f = np.where(mask, free, 0)
     if f.sum() < g:
         return None
-    cand = np.where(f >= g, f, np.iinfo(np.int64).max)
-    s = int(cand.argmin())
-    if f[s] >= g:
+    s = best_fit(f, g)
+    if s is not None:
         return Placement.of({s: g})
-    whole = np.flatnonzero(mask & (free == cs.capacity))
-    if cs.capacity[whole].sum() >= g:
-        out, need = {}, g
-        for s in whole[np.argsort(-cs.capacity[whole], kind="stable")]:
-            take = int(min(cs.capacity[s], need))
-            out[int(s)] = take
-            need -= take
-            if need == 0:
-                return Placement.of(out)
-    csum = np.cumsum(f)
-    last = int(np.searchsorted(csum, g))
-    out = {int(s): int(f[s]) for s in range(last) if f[s] > 0}
-    out[last] = g - int(csum[last - 1] if last else 0)
-    return Placement.of(out)
+    got = whole_servers(f, np.where(mask, cs.capacity, 0), g) or first_free(f, g)
+    assert got is not None  # the type has g free GPUs
+    return Placement.of(got)

@@ -1,0 +1,157 @@
+"""The GPU-fitting rules of the simulator, one home for each: where ``g`` GPUs go among the free GPUs per server.
+
+Every policy that places jobs picks one of these rules (or chains two); each takes the free GPUs per server
+(``free``, a numpy array or a sequence) and returns the GPUs taken per server as a dict in the order the rule
+visits the servers (that order matters to Heavy-Edge's mapping), or None when the GPUs do not suffice:
+
+==========================  ================================================================================
+rule                        servers, in order
+==========================  ================================================================================
+:func:`best_fit`            one server: the one with the fewest free GPUs >= g, ties by index (Blox's
+                            consolidated placement, paper 003's single-node allocation)
+:func:`whole_servers`       wholly free servers, largest first (ties by index), as few as possible
+:func:`consolidated`        :func:`best_fit` for a job that fits a server, else :func:`whole_servers` (Blox)
+:func:`first_free`          the first free GPUs in GPU-id order: servers by index (Blox's "scattered")
+:func:`fragments_first`     servers by free GPUs ascending, ties by index (paper 003's cross-node allocation,
+                            paper 001's SelectLeast)
+:func:`most_free_first`     servers by free GPUs descending, ties by index (paper 001's SelectMost)
+:func:`spread`              one GPU at a time round-robin over the servers, most free first (as many servers
+                            as possible)
+==========================  ================================================================================
+
+>>> import numpy as np
+>>> free = np.array([3, 1, 4, 2])
+>>> best_fit(free, 2), fragments_first(free, 5), most_free_first(free, 5), first_free(free, 5)
+(3, {1: 1, 3: 2, 0: 2}, {2: 4, 0: 1}, {0: 3, 1: 1, 2: 1})
+>>> whole_servers(np.array([4, 2, 4]), np.array([4, 4, 4]), 6), spread(np.array([2, 2]), 3)
+({0: 4, 2: 2}, {0: 2, 1: 1})
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .state import Placement
+
+__all__ = ["best_fit", "consolidated", "first_free", "fragments_first", "most_free_first", "spread",
+           "whole_servers"]
+
+Free = np.ndarray | Sequence[int]
+
+_NO_FIT = np.iinfo(np.int64).max
+_FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
+
+
+def best_fit(free: Free, g: int) -> int | None:
+    """The server with the fewest free GPUs that still holds ``g`` (ties: the lowest index), or None."""
+    best, best_f = None, None
+    for s, f in enumerate(free):
+        f = int(f)
+        if f >= g and (best_f is None or f < best_f):
+            best, best_f = s, f
+    return best
+
+
+def whole_servers(free: Free, capacity: Free, g: int) -> dict[int, int] | None:
+    """Wholly free servers (free = capacity > 0), largest first (ties by index), each taken whole but the last,
+    until ``g`` GPUs are taken; None if all of them hold fewer than ``g``."""
+    f, cap = np.asarray(free), np.asarray(capacity)
+    whole = np.flatnonzero((f == cap) & (cap > 0))
+    if cap[whole].sum() < g:
+        return None
+    out, need = {}, g
+    for s in whole[np.argsort(-cap[whole], kind="stable")]:
+        take = int(min(cap[s], need))
+        out[int(s)] = take
+        need -= take
+        if need == 0:
+            break
+    return out
+
+
+def consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
+    """Blox's consolidated placement: :func:`best_fit` if ``g`` fits a server (``max_cap``: the largest
+    capacity), else :func:`whole_servers`; as a :class:`Placement`. ``uniform``: every server has ``max_cap``
+    GPUs (whole servers are then taken in index order, as the general rule does). The simulator's hot path:
+    the best fit is one table lookup and one argmin over the servers.
+
+    >>> consolidated(2, np.array([3, 1, 4, 2]), np.array([4, 4, 4, 4]), 4).as_dict()
+    {3: 2}
+    """
+    if g <= max_cap:
+        # exact fit first, then the fewest free >= g; ties by server index: the first minimum of a score that
+        # is the free count where it is >= g (free GPUs are 0..max_cap: one lookup table per (g, max_cap))
+        table = _FIT_SCORE.get((g, max_cap))
+        if table is None:
+            a = np.arange(max_cap + 1, dtype=np.int64)
+            table = _FIT_SCORE[g, max_cap] = np.where(a >= g, a, _NO_FIT)
+        score = table.take(free)
+        s = int(score.argmin())
+        return Placement.one(s, g) if score[s] != _NO_FIT else None
+    if uniform:
+        whole = free == max_cap
+        n = -(-g // max_cap)  # servers needed
+        if int(np.count_nonzero(whole)) < n:
+            return None
+        servers = np.flatnonzero(whole)[:n].tolist()
+        return Placement(tuple(servers), (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,))
+    out = whole_servers(free, cap, g)
+    return None if out is None else Placement.of(out)
+
+
+def first_free(free: Free, g: int) -> dict[int, int] | None:
+    """The first free GPUs in GPU-id order (servers by index), or None."""
+    f = np.asarray(free)
+    csum = np.cumsum(f)
+    if not len(csum) or csum[-1] < g:
+        return None
+    last = int(np.searchsorted(csum, g))
+    out = {int(s): int(f[s]) for s in range(last) if f[s] > 0}
+    out[last] = g - int(csum[last - 1] if last else 0)
+    return out
+
+
+def _ordered(free: Free, g: int, order: Free) -> dict[int, int] | None:
+    out, need = {}, int(g)
+    for s in order:
+        f = int(free[s])
+        if f <= 0:
+            continue
+        take = f if f < need else need
+        out[int(s)] = take
+        need -= take
+        if need == 0:
+            return out
+    return None
+
+
+def fragments_first(free: Free, g: int) -> dict[int, int] | None:
+    """Servers by free GPUs ascending (ties by index), taking their free GPUs until ``g``; None if too few."""
+    return _ordered(free, g, np.argsort(np.asarray(free), kind="stable"))
+
+
+def most_free_first(free: Free, g: int) -> dict[int, int] | None:
+    """Servers by free GPUs descending (ties by index), taking their free GPUs until ``g``; None if too few."""
+    return _ordered(free, g, np.argsort(-np.asarray(free), kind="stable"))
+
+
+def spread(free: Free, g: int) -> dict[int, int] | None:
+    """One GPU at a time, round-robin over the servers with free GPUs, most free first; None if too few."""
+    f = np.asarray(free)
+    if f.sum() < g:
+        return None
+    left = f.copy()
+    take = np.zeros_like(f)
+    order = np.argsort(-f, kind="stable")
+    need = g
+    while need:
+        for s in order:
+            if left[s] > 0:
+                left[s] -= 1
+                take[s] += 1
+                need -= 1
+                if need == 0:
+                    break
+    return {int(s): int(n) for s, n in enumerate(take) if n}
