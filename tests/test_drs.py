@@ -221,4 +221,4 @@ def test_drs_and_norm_beat_the_whole_cluster_baselines_and_themis_on_the_default
 
 
 def test_norm_is_drs_without_migration():
-    assert NoRM().describe()["migration"] is False and DRS().describe()["migration"] is True
+    assert NoRM().migration is False and DRS().describe()["migration"] is True

@@ -131,7 +131,7 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     True
     """
     from .generators.contention import random_contention_instance
-    from .sim.contention.runner import compare, evaluation_table
+    from .rl.evaluation import compare, evaluation_table
 
     inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
     df = compare([inst], {"rl-base": "rl-base", "rl-hybrid": "rl-hybrid", "LAS": "contention-las",

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InstanceError, SolverError
+from .params import Params
 
 __all__ = [
     "IterationPredictor", "MeanPredictor", "MedianPredictor", "PerfectPredictor", "PREDICTORS",
@@ -107,10 +108,13 @@ def as_job_frame(records: Any, *, require: Sequence[str] = (*KEY_COLUMNS, TARGET
 # predictors
 # ---------------------------------------------------------------------------------------------------------
 
-class IterationPredictor:
-    """Interface: ``fit(history)`` learns from finished jobs, ``predict(jobs)`` returns ``n~`` per job."""
+class IterationPredictor(Params):
+    """Interface: ``fit(history)`` learns from finished jobs, ``predict(jobs)`` returns ``n~`` per job. Parameters
+    are declared once, in ``__init__`` (:class:`~optsched.params.Params`: ``describe()``, ``get_params()`` and
+    ``clone()``, an unfitted copy, derive from them)."""
 
     name = "predictor"
+    reset_with_owner = False  # a fitted predictor is an input of the policy holding it: it keeps its fit
 
     def fit(self, history: Any) -> IterationPredictor:
         raise NotImplementedError

@@ -102,6 +102,10 @@ def test_elastic_attained_service_while_running_and_two_jobs():
     assert r.summary["mean_utilisation"] == pytest.approx(0.6)
 
 
+class ElasticHalf(HalfPlacement):
+    elastic = True  # a composition with this placement launches jobs on other GPU counts than they request
+
+
 def test_tiresias_queues_count_the_gpus_held():
     # one server of 4 GPUs, Tiresias with one threshold at 150 GPU-s, event mode, every job on half its GPUs.
     # a (4 req, holds 2, 300 s) at 0; b (4 req, holds 2, 100 s) at 10; c (2 req, holds 1, 50 s) at 20 waits
@@ -112,8 +116,8 @@ def test_tiresias_queues_count_the_gpus_held():
     # GPU-seconds: a 2 x 75 + 2 x 225 = 600, b 2 x 75 + 2 x 25 = 200, c 50.
     wl = Workload((WorkloadJob("a", 0, 4, 300, 1.0), WorkloadJob("b", 10, 4, 100, 1.0),
                    WorkloadJob("c", 20, 2, 50, 1.0)))
-    policy = Composed(Tiresias(thresholds_gpu_s=[150]), HalfPlacement())
-    policy.elastic = True
+    policy = Composed(Tiresias(thresholds_gpu_s=[150]), ElasticHalf())
+    assert policy.elastic
     r = Simulator(wl, Cluster.homogeneous(1, 4), policy=policy, mode="event").run()
     got = {row.id: (row.first_start_s, row.completion_s, row.preemptions, row.attained_gpu_s)
            for row in r.jobs.itertuples()}

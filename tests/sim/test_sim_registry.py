@@ -50,3 +50,36 @@ def test_unknown_names_list_the_known_ones():
         registry.build_placement("nope")
     with pytest.raises(InstanceError, match="unknown performance model 'nope'"):
         registry.build_perf("nope")
+
+
+# the RL policies warn, as documented, that their agent cannot see a cluster other than 4 x 8
+@pytest.mark.filterwarnings("ignore:rl-(base|hybrid). the agent was trained for:UserWarning")
+@pytest.mark.parametrize("kind", ["scheduler", "placement", "admission"])
+def test_parameters_are_declared_once(kind):
+    """describe(), clone() and reset() derive from __init__'s parameters for every registered policy: a clone
+    describes itself alike, every parameter is kept under its own name, and reset() keeps the object."""
+    for name in registry.names(kind):
+        obj = getattr(registry, f"build_{'scheduling' if kind == 'scheduler' else kind}")(name)
+        params = obj.get_params()
+        desc = obj.describe()
+        assert desc["name"] == name
+        assert set(params) <= set(desc), (name, params, desc)
+        twin = obj.clone()
+        assert twin is not obj and twin.describe() == desc, name
+        before = id(obj)
+        obj.reset()
+        assert id(obj) == before and obj.describe() == desc, name
+
+
+def test_reset_clears_state_created_in_init():
+    from optsched.generators.deadline import tiny_deadline_workload
+    from optsched.sim import simulate
+    from optsched.sim.deadline import DRS
+
+    drs = DRS()
+    wl = tiny_deadline_workload(3, seed=2)
+    first = simulate(wl, scheduler=drs).jobs
+    n = len(drs.choices)
+    assert n > 0
+    again = simulate(wl, scheduler=drs).jobs   # the engine resets the policy before the run
+    assert len(drs.choices) == n and first.equals(again)

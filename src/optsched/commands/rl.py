@@ -181,7 +181,7 @@ def _policy(spec: str):
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..generators.contention import random_contention_instance
-    from ..sim.contention.runner import compare, evaluation_table
+    from ..rl.evaluation import compare, evaluation_table
 
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import InstanceError
+from ..params import Params
 from .state import QUEUED, RUNNING, Job, Placement, SimView
 
 # Blox's anti-starvation guard: a job that has not run for this long gets job_priority 1 (digest 002, [R])
@@ -60,27 +61,23 @@ class Decision:
     migrate: dict[Job, Placement] = field(default_factory=dict)
 
 
-class AdmissionPolicy:
-    """Decides which new jobs enter the system; it may hold jobs and release them later (its own queue)."""
+class AdmissionPolicy(Params):
+    """Decides which new jobs enter the system; it may hold jobs and release them later (its own queue).
+    Parameters are declared once, in ``__init__`` (:class:`~optsched.params.Params`: ``describe``, ``clone`` and
+    the ``reset`` the engine calls before every run derive from them)."""
 
     name = "admission"
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         raise NotImplementedError
 
-    def reset(self) -> None:
-        """Forget everything about a previous run (the engine calls it at :meth:`Simulator.reset`)."""
-
     @property
     def holding(self) -> int:
         """Jobs held back, not yet admitted."""
         return 0
 
-    def describe(self) -> dict:
-        return {"name": self.name}
 
-
-class SchedulingPolicy:
+class SchedulingPolicy(Params):
     """Orders the active jobs (queued and running), highest priority first.
 
     Subclasses give a sort ``key(job, now)``; the base adds Blox's anti-starvation bump (a job that has waited
@@ -143,10 +140,6 @@ class SchedulingPolicy:
         """``frozen_keys``: a waiting job's :meth:`queued_key` compared with running keys at ``now``."""
         return key
 
-    def reset(self) -> None:
-        """Forget everything about a previous run (called through :meth:`Composed.reset`). The built-in
-        policies keep no state between decisions (their keys are read from the jobs)."""
-
     def bump(self, job: Job, now: float) -> int:
         """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
         gets ``job_priority`` 1 for the rest of its life (Blox sets it and never resets it), the others keep 999;
@@ -173,11 +166,8 @@ class SchedulingPolicy:
         """Earliest time a decision without a new event could differ from the last one (see the class doc)."""
         return self.key_stable_until(view)
 
-    def describe(self) -> dict:
-        return {"name": self.name, "starvation_s": self.starvation_s}
 
-
-class PlacementPolicy:
+class PlacementPolicy(Params):
     """Walks the priority list and decides launches and preemptions (Blox's generic ``place()``, [R]).
 
     For each job not running, in priority order: find GPUs among the free ones (:meth:`find`); if none and
@@ -192,15 +182,13 @@ class PlacementPolicy:
 
     name = "placement"
     fit_by_size = False
+    elastic = False  # True: find() may give a job another GPU count than it requests (the composition is elastic)
 
     def __init__(self, preemptive: bool = True, backfill: bool = False):
         self.preemptive, self.backfill = bool(preemptive), bool(backfill)
 
     def find(self, job: Job, free: np.ndarray, view: SimView) -> Placement | None:
         raise NotImplementedError
-
-    def reset(self) -> None:
-        """Forget everything about a previous run (called through :meth:`Composed.reset`)."""
 
     def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
         """During a dry run: False only if :meth:`find` of ``job`` on ``trial`` would fail, given that it would
@@ -284,17 +272,16 @@ class PlacementPolicy:
                 break  # later jobs have lower priority, hence no more victims than this one: none fits
         return decision
 
-    def describe(self) -> dict:
-        return {"name": self.name, "preemptive": self.preemptive, "backfill": self.backfill}
-
 
 # the sort key of (key, job) entries: a C-level getter, called millions of times by the bisections
 _first = operator.itemgetter(0)
 _three = operator.itemgetter(0, 1, 2)
 
 
-class SchedulerPlacer:
-    """A combined scheduling + placement module: the only interface the engine calls.
+class SchedulerPlacer(Params):
+    """A combined scheduling + placement module: the only interface the engine calls. Parameters are declared
+    once, in ``__init__``, and all state is created there (:class:`~optsched.params.Params`: ``describe``,
+    ``clone`` and the ``reset`` the engine calls before every run derive from them).
 
     Hooks: ``on_admit(jobs, view)`` when jobs are admitted, ``on_completion(job, view)`` when one finishes,
     ``next_wakeup(now)`` a time (> now) at which it wants a decision even if nothing happens (e.g. the end of
@@ -308,10 +295,6 @@ class SchedulerPlacer:
 
     def decide(self, view: SimView) -> Decision:
         raise NotImplementedError
-
-    def reset(self) -> None:
-        """Forget everything about a previous run: the engine calls it at :meth:`Simulator.reset`, so one
-        policy object can run any number of simulations with identical results."""
 
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
         pass
@@ -333,9 +316,6 @@ class SchedulerPlacer:
         """A time before which, absent any arrival, completion or wake-up, a new decision would decide nothing
         (the engine skips the rounds before it). Default: ``inf`` if :meth:`can_skip`, else ``view.now``."""
         return math.inf if self.can_skip(view, False) else view.now
-
-    def describe(self) -> dict:
-        return {"name": self.name}
 
 
 class Composed(SchedulerPlacer):
@@ -365,6 +345,7 @@ class Composed(SchedulerPlacer):
         self.scheduling, self.placement = scheduling, placement
         self.naive = bool(naive)
         self.name = f"{scheduling.name}+{placement.name}"
+        self.elastic = bool(placement.elastic)
         self._clear()
 
     def _clear(self) -> None:
@@ -384,11 +365,6 @@ class Composed(SchedulerPlacer):
         self._next_bump = math.inf
         self._wake = math.inf
         self._own: Decision | None = None  # the decision decide() returned last (outside drivers may differ)
-
-    def reset(self) -> None:
-        self._clear()
-        self.scheduling.reset()
-        self.placement.reset()
 
     @property
     def incremental(self) -> bool:
@@ -613,7 +589,7 @@ class Composed(SchedulerPlacer):
         return {"scheduling": self.scheduling.describe(), "placement": self.placement.describe()}
 
 
-class LaunchMechanism:
+class LaunchMechanism(Params):
     """Launch and preemption (Blox's two mechanism abstractions), as the simulator models them.
 
     :meth:`stall_s` is the stall (seconds without progress while holding the GPUs) of a job starting on a
@@ -648,10 +624,6 @@ class LaunchMechanism:
     def migration_stall_s(self, job: Job, old: Placement, new: Placement, now: float) -> float:
         """Stall of ``job`` moved from ``old`` to ``new`` at ``now`` (it keeps its progress and its GPUs)."""
         return self.migration_s
-
-    def describe(self) -> dict:
-        return {"name": self.name, "restore_s": self.restore_s, "checkpoint_s": self.checkpoint_s,
-                "start_s": self.start_s, "migration_s": self.migration_s}
 
 
 class MetricCollector:

@@ -88,9 +88,6 @@ class Optimus(SchedulerPlacer):
         if max_gpus is not None and (isinstance(max_gpus, bool) or not isinstance(max_gpus, int) or max_gpus < 1):
             raise InstanceError(f"must be a positive integer or None, got {max_gpus!r}", field="max_gpus")
         self.max_gpus = max_gpus
-        self.reset()
-
-    def reset(self) -> None:
         self._dirty = True
 
     def on_admit(self, jobs, view: SimView) -> None:
@@ -153,6 +150,3 @@ class Optimus(SchedulerPlacer):
             d.launch[j] = pl
             free[list(pl.servers)] -= pl.counts
         return d
-
-    def describe(self) -> dict:
-        return {"name": self.name, "max_gpus": self.max_gpus}

@@ -96,8 +96,6 @@ class Las(SchedulingPolicy):
             return super().keys(jobs, now)
         return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0) for j in jobs]
 
-    def describe(self) -> dict:
-        return {**super().describe(), "service": self.service}
 
 
 class Srtf(SchedulingPolicy):
@@ -122,8 +120,6 @@ class Srtf(SchedulingPolicy):
         # so a queued job never gains a preemption victim by waiting; the queued order is constant
         return math.inf
 
-    def describe(self) -> dict:
-        return {**super().describe(), "use_predicted": self.use_predicted}
 
 
 class Tiresias(SchedulingPolicy):
@@ -203,8 +199,6 @@ class Tiresias(SchedulingPolicy):
         return min((self.running_key(j, now)[1] for j in view.jobs.active.values() if j.status == RUNNING),
                    default=math.inf)
 
-    def describe(self) -> dict:
-        return {**super().describe(), "thresholds_gpu_s": list(self.thresholds_gpu_s), "service": self.service}
 
 
 # -- admission -------------------------------------------------------------------------------------------------
@@ -227,9 +221,6 @@ class AcceptK(AdmissionPolicy):
         if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
             raise InstanceError(f"must be a positive number, got {k!r}", field="k")
         self.k = float(k)
-        self.reset()
-
-    def reset(self) -> None:
         self.queue: list[Job] = []
         self._head = 0
 
@@ -251,9 +242,6 @@ class AcceptK(AdmissionPolicy):
     @property
     def holding(self) -> int:
         return len(self.queue) - self._head
-
-    def describe(self) -> dict:
-        return {"name": self.name, "k": self.k}
 
 
 # -- placement -------------------------------------------------------------------------------------------------

@@ -81,9 +81,6 @@ class ASRPT(PredictingPolicy):
         self.tau, self.comm_heavy = float(tau), float(comm_heavy)
         # ablation options (docs/algorithms/a-srpt.md, "Ablation"); the defaults are the paper's reading
         self.window_blocks_queue, self.head_blocks_queue, self.release = window_blocks_queue, head_blocks_queue, release
-        self._clear_queue()
-
-    def _clear_queue(self) -> None:
         self.vm = VirtualSRPT()
         self.queue: deque[Job] = deque()
         self._heap: list = []             # release="arrival": (p~_i, arrival, index, job)
@@ -95,10 +92,6 @@ class ASRPT(PredictingPolicy):
         self._kappa = math.inf
         self._deadline = math.inf
         self._skip: set[str] = set()      # started by an outside driver before their virtual completion
-
-    def reset(self) -> None:
-        super().reset()
-        self._clear_queue()
 
     def virtual_size_s(self, job: Job) -> float:
         """p~_i = (g_i / G) n~_i alpha~_i^min (seconds on the virtual unit-speed machine)."""
@@ -296,11 +289,6 @@ class ASRPT(PredictingPolicy):
         if t <= now:
             t = math.nextafter(now, math.inf)
         return t
-
-    def describe(self) -> dict:
-        return {**super().describe(), "tau": self.tau, "comm_heavy": self.comm_heavy,
-                "window_blocks_queue": self.window_blocks_queue, "head_blocks_queue": self.head_blocks_queue,
-                "release": self.release}
 
 
 class ASRPTPerfect(ASRPT):

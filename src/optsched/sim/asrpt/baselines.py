@@ -45,10 +45,6 @@ class OrderedPolicy(PredictingPolicy):
         super().__init__(predictor, seed, nic_gbps, intra_gbs)
         self._heaps: dict[int, list] = {}
 
-    def reset(self) -> None:
-        super().reset()
-        self._heaps = {}
-
     def key(self, job: Job) -> float:
         raise NotImplementedError
 

@@ -118,9 +118,6 @@ class PredictingPolicy(SchedulerPlacer):
         self.predictor = predictor
         self.seed = 0 if seed is None else int(seed)
         self.nic_gbps, self.intra_gbs = nic_gbps, intra_gbs
-        self._clear_predictions()
-
-    def _clear_predictions(self) -> None:
         self._ready = False
         self._pred_cache: dict = {}
         self.pred: dict[str, float] = {}      # job id -> n~_i
@@ -128,10 +125,6 @@ class PredictingPolicy(SchedulerPlacer):
         self.amax_s: dict[str, float] = {}    # job id -> alpha_i^max (s)
         self.start_order: list[str] = []
         self._own: Decision | None = None     # the decision decide() returned last
-
-    def reset(self) -> None:
-        super().reset()
-        self._clear_predictions()
 
     def decide(self, view: SimView) -> Decision:
         decision = self._decide(view)
@@ -224,8 +217,3 @@ class PredictingPolicy(SchedulerPlacer):
         free[list(pl.servers)] -= pl.counts
         job.metrics["alpha_s"] = alpha_s
         self.start_order.append(job.id)
-
-    def describe(self) -> dict:
-        p = self.predictor if isinstance(self.predictor, str) else getattr(self.predictor, "name", "custom")
-        return {"name": self.name, "predictor": p, "seed": self.seed, "nic_gbps": self.nic_gbps,
-                "intra_gbs": self.intra_gbs}

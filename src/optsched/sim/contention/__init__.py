@@ -24,10 +24,10 @@ from .policies import (
     RoundPolicy,
     WidestFirstFit,
 )
-from .runner import ContentionMetrics, RoundRecorder, baseline_names, compare, contention_summary, round_up
+from .runner import ContentionMetrics, RoundRecorder, baseline_names, contention_summary, round_up
 
 __all__ = ["Board", "ContentionGreedy", "ContentionLas", "ContentionMetrics", "ContentionSrtf",
            "NumpyPolicy", "RandomActions", "RlBase", "RlHybrid", "RoundPolicy", "RoundRecorder",
-           "WidestFirstFit", "action_mask", "baseline_names", "candidates", "compare", "contention_summary",
+           "WidestFirstFit", "action_mask", "baseline_names", "candidates", "contention_summary",
            "load_policy", "n_actions", "node_actions", "observe", "resolve", "round_up", "shipped_policy",
            "type_id"]

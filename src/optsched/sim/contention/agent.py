@@ -46,6 +46,11 @@ class NumpyPolicy:
         self.meta = dict(meta or {})
 
     @property
+    def name(self) -> str:
+        """The policy's name in its meta record (``custom`` when it has none)."""
+        return str(self.meta.get("name", "custom"))
+
+    @property
     def n_inputs(self) -> int:
         return int(self.layers[0][0].shape[0])
 

@@ -171,9 +171,6 @@ class RoundPolicy(SchedulerPlacer):
                                       or not 0 <= threshold <= 1):
             raise InstanceError(f"must be a number in [0, 1] or None, got {threshold!r}", field="threshold")
         self.threshold = None if threshold is None else float(threshold)
-        self.reset()
-
-    def reset(self) -> None:
         self.stats = {"threshold_preemptions": 0, "rounds": 0}
 
     def decide(self, view: SimView) -> Decision:
@@ -191,9 +188,6 @@ class RoundPolicy(SchedulerPlacer):
 
     def plan(self, board: Board, view: SimView) -> None:
         raise NotImplementedError
-
-    def describe(self) -> dict:
-        return {"name": self.name, "threshold": self.threshold}
 
 
 class ContentionLas(RoundPolicy):
@@ -231,9 +225,6 @@ class ContentionLas(RoundPolicy):
             return Decision(launch={j: p for j, p in launch.items() if j not in keep},
                             preempt=[j for j in running if j not in keep])
         return Decision(launch=launch, preempt=running)
-
-    def describe(self) -> dict:
-        return {"name": self.name, "repo_keys": self.repo_keys}
 
 
 class ContentionSrtf(ContentionLas):
@@ -273,12 +264,9 @@ class RandomActions(RoundPolicy):
     name = "contention-random"
 
     def __init__(self, seed: int | None = 0, threshold: float | None = 0.6):
-        self.seed = seed
         super().__init__(threshold)
-
-    def reset(self) -> None:
-        super().reset()
-        self.rng = np.random.default_rng(self.seed)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
 
     def plan(self, board: Board, view: SimView) -> None:
         while True:
@@ -289,9 +277,6 @@ class RandomActions(RoundPolicy):
                 return
             job, pl = resolve(int(self.rng.choice(valid)), board, cands)  # type: ignore[misc]
             board.place(job, pl)
-
-    def describe(self) -> dict:
-        return {**super().describe(), "seed": self.seed}
 
 
 class ContentionGreedy(RoundPolicy):
@@ -358,15 +343,12 @@ class RlBase(RoundPolicy):
 
     def __init__(self, policy: Any = None, deterministic: bool = True, seed: int | None = 0,
                  threshold: float | None = 0.6, idle_guard: bool = True):
-        self.agent: NumpyPolicy = load_policy(policy)
-        self.idle_guard = bool(idle_guard)
-        self.policy_name = str(self.agent.meta.get("name", policy if isinstance(policy, str) else "custom"))
-        self.deterministic, self.seed = bool(deterministic), seed
         super().__init__(threshold)
-
-    def reset(self) -> None:
-        super().reset()
-        self.rng = np.random.default_rng(self.seed)
+        self.agent: NumpyPolicy = load_policy(policy)
+        self.policy = policy if policy is not None else self.agent  # recorded by its name (NumpyPolicy.name)
+        self.idle_guard = bool(idle_guard)
+        self.deterministic, self.seed = bool(deterministic), seed
+        self.rng = np.random.default_rng(seed)
         self.stats.update(agent_actions=0, agent_nothing=0, fallback=0, idle_guard=0, unencodable=0, other_cluster=0)
 
     def plan(self, board: Board, view: SimView) -> None:
@@ -402,10 +384,6 @@ class RlBase(RoundPolicy):
                 self.stats["fallback" if self.hybrid else "idle_guard"] += 1
             board.place(*step)
         self.stats["unencodable"] += place_unencodable(board)
-
-    def describe(self) -> dict:
-        return {**super().describe(), "policy": self.policy_name, "deterministic": self.deterministic,
-                "seed": self.seed, "idle_guard": self.idle_guard}
 
 
 class RlHybrid(RlBase):

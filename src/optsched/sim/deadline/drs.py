@@ -166,13 +166,10 @@ class DRS(SchedulerPlacer):
             raise InstanceError(f"must be 'plan' or 'node', got {fragment!r}", field="fragment")
         self.fragment = fragment
         self.migration = bool(migration)
-        self.score_name = score if isinstance(score, str) else getattr(score, "__name__", "custom")
-        self.score = get_score(score)
+        self.score = score
+        self._score = get_score(score)
         self.use_filter = bool(use_filter)
         self.record = bool(record)
-        self.reset()
-
-    def reset(self) -> None:
         self.choices: list[Choice] = []
         self.migrations: list[MigrationEvent] = []
         self._times: dict[str, tuple[float, JobTimes]] = {}
@@ -211,7 +208,7 @@ class DRS(SchedulerPlacer):
         while waiting and free.sum() > 0:
             best_exp = best_unexp = None
             for j in waiting:
-                c = plan_decision(self._times_of(j, view), deadline_of(j), now, free, cap, self.score, j.id,
+                c = plan_decision(self._times_of(j, view), deadline_of(j), now, free, cap, self._score, j.id,
                                   self.use_filter, self.fragment)
                 if c is None:
                     continue
@@ -241,9 +238,6 @@ class DRS(SchedulerPlacer):
     def on_completion(self, job: Job, view: SimView) -> None:
         self._times.pop(job.id, None)
 
-    def describe(self) -> dict:
-        return {"name": self.name, "migration": self.migration, "score": self.score_name,
-                "use_filter": self.use_filter, "fragment": self.fragment}
 
 
 class NoRM(DRS):

@@ -123,9 +123,6 @@ class ElasticFlowAdmission(AdmissionPolicy):
     name = "elasticflow"
 
     def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
         self.declined: list[str] = []
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
@@ -155,9 +152,6 @@ class ElasticFlow(SchedulerPlacer):
     default_admission = "elasticflow"  # the door pairs it with its admission unless the user names another
 
     def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
         self._wake = math.inf
 
     def targets(self, view: SimView) -> dict[Job, int]:

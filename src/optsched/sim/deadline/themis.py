@@ -127,6 +127,3 @@ class ThemisFTF(SchedulerPlacer):
             free -= np.bincount(list(got), weights=list(got.values()), minlength=len(free)).astype(free.dtype)
             d.launch[by_id[jid]] = Placement.of(got)
         return d
-
-    def describe(self) -> dict:
-        return {"name": self.name, "batch": self.batch}

@@ -70,9 +70,6 @@ class Gavel(SchedulerPlacer):
         if isinstance(round_s, bool) or not isinstance(round_s, (int, float)) or not 0 < round_s < math.inf:
             raise InstanceError(f"must be a positive number of seconds, got {round_s!r}", field="round_s")
         self.round_s = float(round_s)
-        self.reset()
-
-    def reset(self) -> None:
         self._x: dict[str, np.ndarray] = {}
         self._rows: dict[str, np.ndarray] = {}       # job id -> throughput on every type (cached)
         self._received: dict[str, np.ndarray] = {}   # job id -> seconds run on every type
@@ -208,10 +205,6 @@ class Gavel(SchedulerPlacer):
             free[list(pl.servers)] -= pl.counts
         return d
 
-    def describe(self) -> dict:
-        return {"name": self.name, "objective": self.objective, "solver": self.solver,
-                "aggregate": self.aggregate, "efficiency": self.efficiency, "round_s": self.round_s}
-
 
 class GavelMakespan(Gavel):
     """:class:`Gavel` with the makespan objective (``scheduler="gavel-makespan"``)."""
@@ -220,9 +213,6 @@ class GavelMakespan(Gavel):
 
     def __init__(self, solver: str = "glop", efficiency: bool = True, round_s: float = 300.0):
         super().__init__("makespan", solver=solver, aggregate=False, efficiency=efficiency, round_s=round_s)
-
-    def describe(self) -> dict:
-        return {**super().describe(), "name": self.name}
 
 
 __all__ = ["OBJECTIVES", "Gavel", "GavelMakespan"]
