@@ -133,7 +133,7 @@ def test_non_comm_heavy_multi_gpu_job_uses_select_least():
         for s, n in x.segments[0][2].as_dict().items():
             free[s] -= n
     assert j.segments[0][2].as_dict() == dict(select_servers(np.array(free), 2, False))
-    assert j.metrics["comm_heavy"] is False and j.first_start_s == 1.0
+    assert r2.policy.records["j"]["comm_heavy"] is False and j.first_start_s == 1.0
 
 
 # -- the communication-heavy branch and the delay window --------------------------------------------------------
@@ -154,35 +154,35 @@ def _window_case(tau):
             WorkloadJob("h", 1, 4, 100, atmin, predicted_iterations=100, spec=spec)]
     r = simulate(Workload(tuple(jobs)), servers=2, gpus_per_server=4, scheduler="a-srpt", mode="event",
                  perf=MixedPerf(4, 10.0, 300.0), tau=tau, comm_heavy=0.0)
-    return {j.id: j for j in r.job_objects}, atmin, cache, spec
+    return {j.id: j for j in r.job_objects}, atmin, cache, r.policy.records
 
 
 def test_comm_heavy_waits_and_starts_early_on_improvement():
-    jobs, atmin, cache, spec = _window_case(tau=1000.0)
-    h = jobs["h"]
-    assert h.metrics["comm_heavy"] is True
+    jobs, atmin, cache, records = _window_case(tau=1000.0)
+    h, m = jobs["h"], records["h"]
+    assert m["comm_heavy"] is True
     vsize = 4 / 8 * 100 * atmin
-    assert math.isclose(h.metrics["popped_s"], 1 + vsize)
-    assert h.metrics["kappa_s"] > 1.5 * atmin                     # the first (3, 1) attempt is too slow
+    assert math.isclose(m["popped_s"], 1 + vsize)
+    assert m["kappa_s"] > 1.5 * atmin                     # the first (3, 1) attempt is too slow
     assert math.isclose(h.first_start_s, jobs["b1"].completion_s)  # early start when server 1 empties
-    assert h.first_start_s - h.metrics["popped_s"] <= h.metrics["window_s"]
+    assert h.first_start_s - m["popped_s"] <= m["window_s"]
     assert h.segments[0][2].n_servers == 1 and math.isclose(h.iteration_now_s, atmin)
-    assert h.metrics["early_start"] is True
+    assert m["early_start"] is True
 
 
 def test_comm_heavy_window_expires_with_latest_placement():
-    jobs, atmin, cache, spec = _window_case(tau=0.5)
-    h = jobs["h"]
+    jobs, atmin, cache, records = _window_case(tau=0.5)
+    h, m = jobs["h"], records["h"]
     # window 0.5 * p~ ends long before the blocker (t=50): start at its end on the fragmented placement
-    assert math.isclose(h.first_start_s, h.metrics["popped_s"] + h.metrics["window_s"])
+    assert math.isclose(h.first_start_s, m["popped_s"] + m["window_s"])
     assert h.first_start_s < jobs["b1"].completion_s
-    assert h.segments[0][2].n_servers == 2 and h.metrics["early_start"] is False
+    assert h.segments[0][2].n_servers == 2 and m["early_start"] is False
 
 
 def test_tau_zero_means_no_wait():
-    jobs, atmin, cache, spec = _window_case(tau=0.0)
-    h = jobs["h"]
-    assert h.metrics["window_s"] == 0.0 and h.first_start_s == h.metrics["popped_s"]
+    jobs, atmin, cache, records = _window_case(tau=0.0)
+    h, m = jobs["h"], records["h"]
+    assert m["window_s"] == 0.0 and h.first_start_s == m["popped_s"]
     assert h.segments[0][2].n_servers == 2
 
 

@@ -25,7 +25,7 @@ from optsched.sim.deadline import (
     utilisation_series,
 )
 from optsched.sim.deadline.common import JobTimes
-from optsched.sim.deadline.elasticflow import RESERVATION_KEY, Reservation, _peak
+from optsched.sim.deadline.elasticflow import Reservation, _peak
 from optsched.sim.registry import scheduler_names
 
 
@@ -60,16 +60,16 @@ def test_reservations_never_overlap_beyond_the_cluster_and_admitted_jobs_meet_th
     wl = deadline_workload(lam=10, window_h=12, nodes=2, seed=4)
     run = simulate(wl, scheduler="elasticflow")
     jobs = run.job_objects
-    admitted = [j for j in jobs if RESERVATION_KEY in j.extra]
-    declined = [j for j in jobs if RESERVATION_KEY not in j.extra]
+    admitted = [j for j in jobs if j.id in run.admission.reservations]
+    declined = [j for j in jobs if j.id not in run.admission.reservations]
     assert declined and admitted and run.custom["deadline"]["declined"] == len(declined) == len(run.admission.declined)
     # a reservation binds until its job completes (an early finish hands its GPUs back to later admissions)
     live = [Reservation(r.gpus, r.start_s, min(r.end_s, j.completion_s))
-            for j in admitted if (r := j.extra[RESERVATION_KEY]).start_s < j.completion_s]
+            for j in admitted if (r := run.admission.reservations[j.id]).start_s < j.completion_s]
     for r in live:
         assert _peak(live, r.start_s, r.end_s) <= wl.total_gpus
     for j in admitted:
-        r = j.extra[RESERVATION_KEY]
+        r = run.admission.reservations[j.id]
         assert j.completion_s <= r.end_s + 1e-6 and meets_deadline(j.completion_s, j.deadline_s)
         assert j.arrival_s <= r.start_s and r.end_s <= j.deadline_s
     for j in declined:
@@ -94,7 +94,7 @@ def test_elasticflow_lends_leftovers_and_counts_rescalings_as_migrations():
                                                 DeadlineJob("b", "ResNet-50", 600, 1.5, 2)))
     run = simulate(wl, scheduler="elasticflow")
     a, b = run.job_objects
-    assert a.extra[RESERVATION_KEY].gpus == 1 and a.segments[0][2].gpus == 4   # reserved 1, lent 3 more
+    assert run.admission.reservations[a.id].gpus == 1 and a.segments[0][2].gpus == 4   # reserved 1, lent 3 more
     assert run.custom["deadline"]["deadlines_met"] == 2 and run.custom["deadline"]["declined"] == 0
     if b.arrival_s < a.completion_s:
         assert a.migrations >= 1 and run.custom["deadline"]["migrations"] >= 1
@@ -189,7 +189,7 @@ def test_elasticflow_keeps_a_job_that_overruns_its_reservation_by_a_rounding_err
     wl = DeadlineWorkload(paper_cluster(1, 1), (job("t0", "AlexNet", 300.0, 1.5, 2), job("t1", "AlexNet", 0.0, 0.5, 2),
                                                 job("t2", "TSM", 0.0, 1.0, 6)), time_unit_s=60.0)
     run = simulate(wl, scheduler="elasticflow", round_s=60.0)
-    admitted = {j.id: j for j in run.job_objects if RESERVATION_KEY in j.extra}
+    admitted = {j.id: j for j in run.job_objects if j.id in run.admission.reservations}
     assert sorted(admitted) == ["t0", "t2"]
     assert all(meets_deadline(j.completion_s, j.deadline_s) for j in admitted.values())
     assert run.custom["deadline"]["preemptions"] == 0 and run.custom["deadline"]["deadlines_met"] == 2

@@ -25,7 +25,6 @@ from optsched.problems.deadline import ALPHAS, MODELS, DeadlineJob, DeadlineWork
 from optsched.sim import simulate
 from optsched.sim.deadline.common import JobTimes, allocate
 from optsched.sim.deadline.drs import plan_decision
-from optsched.sim.deadline.elasticflow import RESERVATION_KEY
 
 UNIT = 60.0
 
@@ -68,7 +67,7 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
             assert m["deadlines_met"] <= opt.objective, name
         if name == "elasticflow":
             for j in run.job_objects:
-                if RESERVATION_KEY in j.extra:
+                if j.id in run.admission.reservations:
                     assert j.completion_s <= j.deadline_s + 1e-6
 
 
@@ -76,7 +75,7 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
 @given(wl=tiny())
 def test_elasticflow_admitted_jobs_meet_their_deadlines_in_event_mode(wl):
     run = simulate(wl, scheduler="elasticflow")
-    admitted = [j for j in run.job_objects if RESERVATION_KEY in j.extra]
+    admitted = [j for j in run.job_objects if j.id in run.admission.reservations]
     assert all(j.completion_s <= j.deadline_s + 1e-6 for j in admitted)
     assert run.custom["deadline"]["deadlines_met"] >= len(admitted)
 

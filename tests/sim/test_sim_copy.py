@@ -28,8 +28,8 @@ def _finish(sim):
 def _state(sim):
     """Everything observable of a simulator mid-run (to check that a copy's run leaves it untouched)."""
     return (sim.now, sim.done, sim.decision_due, sim.cstate.free.tolist(), sim.cstate.busy_gpus,
-            [(j.id, j.status, j.executed, j.t_ref, j.rate, j.placement, j.preemptions, j.launches, len(j.segments),
-              dict(j.metrics)) for j in sim.jobs],
+            [(j.id, j.status, j.executed, j.t_ref, j.rate, j.placement, j.preemptions, j.launches, len(j.segments))
+             for j in sim.jobs],
             len(sim._ts), sim.view.extra["rng"].bit_generator.state["state"]["state"])
 
 
@@ -115,13 +115,12 @@ def test_sim_result_pickles_and_deepcopies():
 def test_job_copy_covers_every_field_and_separates_the_containers():
     from optsched.sim.state import Job, Placement
 
-    j = Job("a", 3.0, 2, 10, 1.5, model="m", extra={"k": [1]})
+    j = Job("a", 3.0, 2, 10, 1.5, model="m")
     j.segments.append((0.0, 1.0, Placement.of({0: 2}), 0.5))
-    j.metrics["x"] = [1.0]
     j.held_gpus, j.migrations, j.placement = 2, 1, Placement.of({0: 2})
     c = copy.deepcopy(j)
     for n in Job.__slots__:
         a, b = getattr(c, n), getattr(j, n)
         assert a == b or (a != a and b != b), n   # NaN (not yet admitted / started / done) equals NaN
-    assert c.segments is not j.segments and c.metrics["x"] is not j.metrics["x"] and c.extra["k"] is not j.extra["k"]
+    assert c.segments is not j.segments
     assert c.placement is j.placement  # immutable: shared

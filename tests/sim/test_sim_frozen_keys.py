@@ -198,7 +198,7 @@ def _check_lists(pol, now):
     for key, j in pol._r:
         fresh, t = sched.running_key(j, now)
         if until.get(j.id, math.inf) > now:
-            assert key == (j.priority, fresh, j.arrival_s, j.index) and until.get(j.id, math.inf) == t
+            assert key == (pol.priority(j), fresh, j.arrival_s, j.index) and until.get(j.id, math.inf) == t
 
 
 def _drive_with_migrations(wl, cluster, cfg, naive):

@@ -140,24 +140,6 @@ class SchedulingPolicy(Params):
         """``frozen_keys``: a waiting job's :meth:`queued_key` compared with running keys at ``now``."""
         return key
 
-    def bump(self, job: Job, now: float) -> int:
-        """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
-        gets ``job_priority`` 1 for the rest of its life (Blox sets it and never resets it), the others keep 999;
-        the priority sorts before the policy's key."""
-        if job.priority != 1 and job.status != RUNNING and now - job.wait_since_s >= self.starvation_s:
-            job.priority = 1
-        return job.priority
-
-    def next_bump_s(self, jobs: Iterable[Job]) -> float:
-        """Earliest time a waiting job could get the bump (lets the engine skip idle rounds safely)."""
-        return min((j.wait_since_s + self.starvation_s for j in jobs if j.status == QUEUED and j.priority != 1),
-                   default=math.inf)
-
-    def order(self, view: SimView) -> list[Job]:
-        now = view.now
-        return sorted(view.jobs.active.values(),
-                      key=lambda j: (self.bump(j, now), self.key(j, now), j.arrival_s, j.index))
-
     def key_stable_until(self, view: SimView) -> float:
         """Earliest time (> now, or now for "continuously changing") a job's key may change without an event."""
         return math.inf if self.time_invariant else view.now
@@ -349,6 +331,9 @@ class Composed(SchedulerPlacer):
         self._clear()
 
     def _clear(self) -> None:
+        # Blox's job_priority, kept here (the engine alone writes jobs): the ids of the jobs bumped to priority 1
+        # by the anti-starvation guard (for good, as Blox never resets it); every other job has 999
+        self._bumped: set[str] = set()
         self._q: list = []            # sorted entries (full key, job) of queued jobs
         self._r: list = []            # sorted entries of running jobs
         self._entry: dict[str, tuple] = {}
@@ -370,20 +355,45 @@ class Composed(SchedulerPlacer):
     def incremental(self) -> bool:
         return bool(self.scheduling.time_invariant)
 
+    # -- the anti-starvation bump (Blox's job_priority) ------------------------------------------------------
+    def priority(self, job: Job) -> int:
+        """Blox's ``job_priority`` of ``job``: 1 once bumped, 999 before."""
+        return 1 if job.id in self._bumped else 999
+
+    def bump(self, job: Job, now: float) -> int:
+        """Blox's anti-starvation guard: a job that has waited ``starvation_s`` since it last ran (or arrived)
+        gets ``job_priority`` 1 for the rest of its life (Blox sets it and never resets it), the others keep 999;
+        the priority sorts before the policy's key."""
+        if job.id not in self._bumped and job.status != RUNNING and \
+                now - job.wait_since_s >= self.scheduling.starvation_s:
+            self._bumped.add(job.id)
+        return self.priority(job)
+
+    def order(self, view: SimView) -> list[Job]:
+        """Every active job in priority order, every key computed at ``view.now`` (the naive path)."""
+        now, key = view.now, self.scheduling.key
+        return sorted(view.jobs.active.values(), key=lambda j: (self.bump(j, now), key(j, now), j.arrival_s, j.index))
+
+    def _next_bump_s(self, jobs: Iterable[Job]) -> float:
+        """Earliest time a waiting job could get the bump (lets the engine skip idle rounds safely)."""
+        st, bumped = self.scheduling.starvation_s, self._bumped
+        return min((j.wait_since_s + st for j in jobs if j.status == QUEUED and j.id not in bumped),
+                   default=math.inf)
+
     # -- the sorted lists ----------------------------------------------------------------------------------
     def _key(self, job: Job, now: float):
-        return (job.priority, self.scheduling.key(job, now), job.arrival_s, job.index)
+        return (self.priority(job), self.scheduling.key(job, now), job.arrival_s, job.index)
 
     def _queued_entry(self, job: Job, now: float) -> tuple:
         if self._frozen:
-            return (job.priority, self.scheduling.queued_key(job), job.arrival_s, job.index), job
+            return (self.priority(job), self.scheduling.queued_key(job), job.arrival_s, job.index), job
         return self._key(job, now), job
 
     def _running_entry(self, job: Job, now: float) -> tuple:
         if not self._frozen:
             return self._key(job, now), job
         k, until = self.scheduling.running_key(job, now)
-        e = ((job.priority, k, job.arrival_s, job.index), job)
+        e = ((self.priority(job), k, job.arrival_s, job.index), job)
         if until < math.inf:
             self._seq += 1
             heapq.heappush(self._cross, (until, self._seq, e))
@@ -427,7 +437,8 @@ class Composed(SchedulerPlacer):
 
     def _bump_top(self) -> float:
         w = self._waits
-        while w and (w[0][3].status != QUEUED or w[0][3].wait_since_s != w[0][2] or w[0][3].priority == 1):
+        bumped = self._bumped
+        while w and (w[0][3].status != QUEUED or w[0][3].wait_since_s != w[0][2] or w[0][3].id in bumped):
             w.popleft()
         return w[0][0] if w else math.inf
 
@@ -445,7 +456,7 @@ class Composed(SchedulerPlacer):
         self._rekey_all = self._frozen and bool(getattr(view.perf, "colocation_aware", False))
         self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, deque(), []
         for j in view.jobs.active.values():
-            sched.bump(j, now)
+            self.bump(j, now)
             if j.status == RUNNING:
                 e = self._running_entry(j, now)
                 self._r.append(e)
@@ -468,7 +479,8 @@ class Composed(SchedulerPlacer):
             r = [self._running_entry(j, now) for _, j in self._r]
         else:
             jobs = [j for _, j in self._r]
-            r = [((j.priority, k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
+            prio = self.priority
+            r = [((prio(j), k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r
@@ -519,7 +531,7 @@ class Composed(SchedulerPlacer):
                     self._remove(self._r, j)
                     self._insert(self._r, self._running_entry(j, now))
         if self.naive:  # everything from the jobs themselves
-            self._next_bump = sched.next_bump_s(view.jobs.active.values())
+            self._next_bump = self._next_bump_s(view.jobs.active.values())
             waiting = any(j.status != RUNNING for j in view.jobs.active.values())
         else:
             self._next_bump = self._bump_top()
@@ -543,7 +555,7 @@ class Composed(SchedulerPlacer):
         now = view.now
         pl = self.placement
         if self.naive:
-            decision = pl.place(self.scheduling.order(view), view)
+            decision = pl.place(self.order(view), view)
             self._own = decision
             return decision
         if self._rebuild_needed or now >= self._bump_top():

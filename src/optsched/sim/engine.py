@@ -71,7 +71,7 @@ from .base import (
 )
 from .metrics import SimResult
 from .registry import build_admission, build_placement, build_scheduling
-from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
+from .state import QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
 
 __all__ = ["SimulationStalled", "Simulator"]
 
@@ -151,7 +151,8 @@ class Simulator:
         self._wall_s: float | None = None
         self.cstate = ClusterState(self.cluster)
         self.jstate = JobState()
-        self.view = SimView(0.0, self.cstate, self.jstate, self.perf, self.round_s if self.mode == "round" else None)
+        self.view = SimView(0.0, self.cstate, self.jstate, self.perf, self.round_s if self.mode == "round" else None,
+                            admission=self.admission)
         self.view.extra["rng"] = np.random.default_rng(self.seed)
         self.view.extra["seed"] = self.seed
         self.jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
@@ -369,6 +370,9 @@ class Simulator:
                               total_gpus=self.cstate.total_gpus, config=self.config,
                               custom={c.name: c.result() for c in self.collectors})
         res.policy, res.admission = self.policy, self.admission
+        records = getattr(self.policy, "records", None)  # what the policy noted per job: more columns
+        if records:
+            res.add_records(records)
         for c in self.collectors:
             finish = getattr(c, "finish", None)  # collectors written before the hook may lack it
             if finish is not None:
@@ -453,7 +457,7 @@ class Simulator:
             admitted = self.admission.admit(self._pending, view)
             self._pending = []
             for j in admitted:
-                j.status, j.admitted_s, j.wait_since_s = QUEUED, now, now
+                j.admit(now)
                 self.jstate.add(j)
             if admitted:
                 self.policy.on_admit(admitted, view)
@@ -470,15 +474,6 @@ class Simulator:
         while h and (h[0][3].version != h[0][2] or h[0][3].status != RUNNING):
             heapq.heappop(h)
         return h[0][0] if h else math.inf
-
-    def _end_segment(self, job: Job, now: float) -> Placement:
-        """Close the running job's current segment; returns the placement it held."""
-        pl = job.placement
-        assert pl is not None and job.seg_start is not None  # a running job always holds GPUs
-        t0, e0 = job.seg_start
-        job.segments.append((t0, now, pl, job.executed - e0))
-        job.seg_start = None
-        return pl
 
     def _recompute_rates(self, now: float) -> None:
         running = list(self._running.values())
@@ -497,11 +492,7 @@ class Simulator:
                 self._push(j)
 
     def _complete(self, job: Job, now: float) -> None:
-        job.sync(now)
-        job.executed = job.iterations
-        self.cstate.release(job.id, self._end_segment(job, now))
-        job.status, job.completion_s, job.held_gpus = DONE, now, 0
-        job.version += 1
+        self.cstate.release(job.id, job.complete(now))
         del self._running[job.id]
         self.jstate.finish(job)
         self.policy.on_completion(job, self.view)
@@ -514,12 +505,7 @@ class Simulator:
         for job in decision.preempt:
             if job.status != RUNNING:
                 raise ScheduleError("preemption of a job that is not running", job=job.id)
-            job.sync(now)
-            self.cstate.release(job.id, self._end_segment(job, now))
-            job.status, job.placement, job.rate, job.held_gpus = QUEUED, None, 0.0, 0
-            job.preemptions += 1
-            job.wait_since_s = now
-            job.version += 1
+            self.cstate.release(job.id, job.preempt(now))
             del self._running[job.id]
             self._preemptions += 1
             changed = True
@@ -532,12 +518,7 @@ class Simulator:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
             self._check_placement(job, pl, elastic)
             self.cstate.occupy(job.id, pl)
-            job.status, job.placement, job.t_ref, job.held_gpus = RUNNING, pl, now, pl.gpus
-            job.stall_until = now + self.launcher.stall_s(job, pl, now)
-            job.launches += 1
-            if math.isnan(job.first_start_s):
-                job.first_start_s = now
-            job.seg_start = (now, job.executed)
+            job.launch(now, pl, self.launcher.stall_s(job, pl, now))
             self._running[job.id] = job
             changed = True
             self._set_rate(job, pl)
@@ -576,16 +557,11 @@ class Simulator:
             self._check_placement(job, pl, elastic)
         olds = {}
         for job, _ in moves:
-            job.sync(now)
-            olds[job.id] = self._end_segment(job, now)
+            olds[job.id] = job.leave(now)
             self.cstate.release(job.id, olds[job.id])
         for job, pl in moves:
-            old = olds[job.id]
             self.cstate.occupy(job.id, pl)
-            job.placement, job.held_gpus = pl, pl.gpus
-            job.stall_until = now + self.launcher.migration_stall_s(job, old, pl, now)
-            job.migrations += 1
-            job.seg_start = (now, job.executed)
+            job.migrate(now, pl, self.launcher.migration_stall_s(job, olds[job.id], pl, now))
             self._migrations += 1
             self._set_rate(job, pl)
 

@@ -89,6 +89,20 @@ class SimResult:
                        end_s=float(end_s), total_gpus=int(total_gpus))
         return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
 
+    def add_records(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+        """Add what a policy noted per job (job id -> {field: value}) as columns of :attr:`jobs` (missing: NaN).
+
+        >>> from optsched.problems.workload import Workload, WorkloadJob
+        >>> from optsched.sim import simulate
+        >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0),)), servers=1, gpus_per_server=1)
+        >>> r.add_records({"a": {"note": 7}}); r.jobs["note"].tolist()
+        [7]
+        """
+        fields = list(dict.fromkeys(k for rec in records.values() for k in rec))
+        ids = self.jobs["id"].tolist()
+        for f in fields:
+            self.jobs[f] = [records.get(i, {}).get(f, np.nan) for i in ids]
+
     def jct_cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted JCTs of finished tracked jobs, cumulative fractions)."""
         return jct_cdf(self.jobs)

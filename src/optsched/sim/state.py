@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -90,40 +89,50 @@ class Placement:
 
 
 class Job:
-    """One job: workload fields (read-only by convention) and simulation state (written by the engine only).
+    """One job: workload fields and simulation state, both read-only to policies: the engine alone writes a job,
+    through its lifecycle methods (:meth:`launch`, :meth:`preempt`, :meth:`migrate`, :meth:`complete`); a policy
+    keeps whatever it needs to remember about a job in itself.
 
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
-    need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics), ``gpu_type`` (the GPU
-    type the job must run on, "" for any) and ``extra``.
+    need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``gpu_type`` (the GPU
+    type the job must run on, "" for any).
+
+    What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
+    ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
+    running or arrived), ``segments``, and the accessors :meth:`executed_at`, :meth:`remaining_iterations`,
+    :meth:`attained_at`, :meth:`attained_gpu_at`, :attr:`running_since_s` and :attr:`service_anchor` (for
+    policies that key on attained service exactly). ``executed``, ``t_ref``, ``rate``, ``stall_until``,
+    ``seg_start`` and ``version`` are the engine's lazy bookkeeping.
 
     ``gpus`` is what the job *requests*; ``held_gpus`` what it holds now (its placement's GPUs while it runs,
     0 otherwise). They differ only under an elastic launch; GPU-seconds of service (``attained_gpu_s``,
     Tiresias, LAS with ``service="gpu"``) and utilisation count the GPUs held.
 
     >>> j = Job("a", 0, 4, 100, 1.0)
-    >>> j.status, j.held_gpus = RUNNING, 2        # what the engine does at an elastic launch on 2 GPUs
-    >>> j.attained_gpu_at(100.0)
-    200.0
+    >>> j.status = QUEUED
+    >>> j.launch(0.0, Placement.of({0: 2}), stall_s=0.0)   # the engine's elastic launch on 2 GPUs
+    >>> j.rate = 0.5                                        # its rate, from the performance model
+    >>> j.attained_gpu_at(100.0), j.executed_at(100.0), j.running_since_s
+    (200.0, 50.0, 0.0)
     """
 
     __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
-                 "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked", "extra",
+                 "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "segments", "seg_start", "priority", "metrics", "iteration_now_s",
-                 "held_gpus", "migrations", "gpu_type")
+                 "wait_since_s", "version", "segments", "seg_start", "iteration_now_s", "held_gpus", "migrations",
+                 "gpu_type")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
-                 tracked: bool = True, extra: Mapping[str, Any] | None = None, gpu_type: str = ""):
+                 tracked: bool = True, gpu_type: str = ""):
         self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
         self.gpu_type = gpu_type              # required GPU type ("" = any; placements keep a job on one type)
         self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
         self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
         self.user, self.group, self.spec, self.tracked = user, group, spec, tracked
-        self.extra = dict(extra or {})
         self.status = WAITING_ADMISSION
         self.executed = 0.0          # iterations done at time t_ref
         self.t_ref = 0.0
@@ -144,8 +153,6 @@ class Job:
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
         self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
         self.seg_start: tuple[float, float] | None = None
-        self.priority = 999                   # Blox's job_priority: 1 after the anti-starvation bump (for good)
-        self.metrics: dict[str, Any] = {}     # custom metrics (Blox's tracked_metrics)
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
     @property
@@ -171,6 +178,18 @@ class Job:
         return max(0.0, self.iterations - self.executed_at(now))
 
     @property
+    def running_since_s(self) -> float | None:
+        """When the job took its current placement (a launch or a move), None while it does not run."""
+        return self.seg_start[0] if self.seg_start is not None else None
+
+    @property
+    def service_anchor(self) -> tuple[float, float, float]:
+        """``(t, attained_s, attained_gpu_s)``: the job's attained service, exactly, at time ``t``; while it
+        runs it grows from there at one second (``held_gpus`` GPU-seconds) per second. Policies that key on
+        attained service without rounding (LAS, Tiresias) read it."""
+        return self.t_ref, self.attained_s, self.attained_gpu_s
+
+    @property
     def duration_alone_s(self) -> float:
         """Profiled time alone: iterations x profiled iteration time."""
         return self.iterations * self.iteration_time_s
@@ -191,15 +210,69 @@ class Job:
             return math.inf
         return start + max(0.0, self.iterations - self.executed) / self.rate
 
+    # -- the lifecycle: the engine's only ways to change a job -------------------------------------------------
+    def admit(self, now: float) -> None:
+        """Admitted by the admission policy: it waits for GPUs."""
+        self.status, self.admitted_s, self.wait_since_s = QUEUED, now, now
+
+    def launch(self, now: float, placement: Placement, stall_s: float) -> None:
+        """Starts (or resumes) on ``placement``; no progress for ``stall_s`` seconds. The engine sets the rate
+        from the performance model right after."""
+        self.status, self.placement, self.t_ref, self.held_gpus = RUNNING, placement, now, placement.gpus
+        self.stall_until = now + stall_s
+        self.launches += 1
+        if math.isnan(self.first_start_s):
+            self.first_start_s = now
+        self.seg_start = (now, self.executed)
+
+    def _end_segment(self, now: float) -> Placement:
+        """Close the running job's current segment; returns the placement it held."""
+        pl = self.placement
+        assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
+        t0, e0 = self.seg_start
+        self.segments.append((t0, now, pl, self.executed - e0))
+        self.seg_start = None
+        return pl
+
+    def preempt(self, now: float) -> Placement:
+        """Suspended at ``now`` (all work kept); returns the placement it gives back."""
+        self.sync(now)
+        pl = self._end_segment(now)
+        self.status, self.placement, self.rate, self.held_gpus = QUEUED, None, 0.0, 0
+        self.preemptions += 1
+        self.wait_since_s = now
+        self.version += 1
+        return pl
+
+    def leave(self, now: float) -> Placement:
+        """The first half of a move: the segment on the old placement ends; returns that placement."""
+        self.sync(now)
+        return self._end_segment(now)
+
+    def migrate(self, now: float, placement: Placement, stall_s: float) -> None:
+        """The second half of a move: runs on ``placement`` from ``now``, no progress for ``stall_s`` seconds,
+        progress kept (after :meth:`leave`)."""
+        self.placement, self.held_gpus = placement, placement.gpus
+        self.stall_until = now + stall_s
+        self.migrations += 1
+        self.seg_start = (now, self.executed)
+
+    def complete(self, now: float) -> Placement:
+        """Finishes at ``now``; returns the placement it gives back."""
+        self.sync(now)
+        self.executed = self.iterations
+        pl = self._end_segment(now)
+        self.status, self.completion_s, self.held_gpus = DONE, now, 0
+        self.version += 1
+        return pl
+
     def __deepcopy__(self, memo: dict) -> Job:
         # a copy of a simulator copies tens of thousands of jobs: immutable fields (numbers, strings, the
-        # placement, the spec, which are read-only by contract) are shared, the three containers copied
+        # placement, the spec, which are read-only by contract) are shared, the segment list copied
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         _copy_shared_fields(self, new)
         new.segments = list(self.segments)  # tuples of numbers and a Placement
-        new.metrics = copy.deepcopy(self.metrics, memo) if self.metrics else {}
-        new.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
         return new
 
     def __repr__(self) -> str:
@@ -215,7 +288,7 @@ def _field_copier(names: Iterable[str]):
     return ns["copier"]
 
 
-_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n not in ("segments", "metrics", "extra"))
+_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "segments")
 
 
 class JobState:
@@ -360,7 +433,8 @@ class ClusterState:
 
 @dataclass
 class SimView:
-    """What every policy sees: the time, the cluster, the jobs, the performance model and free-form extras."""
+    """What every policy sees: the time, the cluster, the jobs, the performance model, the round length (None in
+    event mode), the run's admission policy and free-form extras (``rng``, ``seed``)."""
 
     now: float
     cluster: ClusterState
@@ -368,6 +442,7 @@ class SimView:
     perf: Any
     round_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    admission: Any = None  # the run's admission policy, read-only (a scheduler may read what it decided)
 
     def active(self) -> Iterable[Job]:
         return self.jobs.active.values()

@@ -60,8 +60,8 @@ class ASRPT(PredictingPolicy):
     'arrival'
 
     Introspection for tests: ``queue_log`` (job ids in the order they entered pending_queue, with the time),
-    ``start_order``, and per job ``metrics``: ``virtual_completion_s``, ``queued_s``, ``popped_s``,
-    ``comm_heavy``, ``window_s``, ``alpha_s``.
+    ``start_order``, and per job ``records[job_id]`` (columns of the run's per-job table):
+    ``virtual_completion_s``, ``queued_s``, ``popped_s``, ``comm_heavy``, ``window_s``, ``alpha_s``.
     """
 
     name = "a-srpt"
@@ -101,12 +101,12 @@ class ASRPT(PredictingPolicy):
         for done in self.vm.advance(now):  # [R1] Alg. 1 line 2: newly completed, in completion order
             jid = str(done)  # the virtual machine knows jobs by their ids
             job = self.jobs.pop(jid)
-            job.metrics["virtual_completion_s"] = self.vm.completion[jid]
+            self._note(job, virtual_completion_s=self.vm.completion[jid])
             if jid in self._skip:  # an outside driver started it already
                 self._skip.discard(jid)
                 continue
             if self.release == "virtual":
-                job.metrics["queued_s"] = now
+                self._note(job, queued_s=now)
                 self.queue.append(job)
                 self.queue_log.append((jid, now))
                 self._qgpus[job.gpus] = self._qgpus.get(job.gpus, 0) + 1
@@ -120,7 +120,7 @@ class ASRPT(PredictingPolicy):
             self.vm.add(j.id, now, self.virtual_size_s(j))  # release = admission time (= arrival, event mode)
             if self.release == "arrival":  # ablation: queued at once, in SRPT priority at release (p~_i)
                 heapq.heappush(self._heap, (self.virtual_size_s(j), j.arrival_s, j.index, j))
-                j.metrics["queued_s"] = now
+                self._note(j, queued_s=now)
                 self.queue_log.append((j.id, now))
                 self._qgpus[j.gpus] = self._qgpus.get(j.gpus, 0) + 1
 
@@ -206,7 +206,7 @@ class ASRPT(PredictingPolicy):
             pl, a = self.mapper.place(job, picks)
             if a < self._kappa or now >= self._deadline:
                 self._wait, self._kappa, self._deadline, self._wait_picks = None, math.inf, math.inf, []
-                job.metrics["early_start"] = a < job.metrics.get("kappa_s", math.inf)
+                self._note(job, early_start=a < self.records.get(job.id, {}).get("kappa_s", math.inf))
                 self._launch(decision, job, pl, a, free)
             elif self.window_blocks_queue:
                 return decision  # [R8] the queue stays blocked behind the waiting head
@@ -240,7 +240,7 @@ class ASRPT(PredictingPolicy):
                 if heavy and not a <= self.comm_heavy * self.atmin_s[job.id]:
                     failed.add(key)
                     continue
-                job.metrics.update(popped_s=now, comm_heavy=heavy, backfilled=True)
+                self._note(job, popped_s=now, comm_heavy=heavy, backfilled=True)
                 started.add(job.id)
                 qg[job.gpus] -= 1
                 failed.clear()  # the availability changed
@@ -253,21 +253,21 @@ class ASRPT(PredictingPolicy):
                     break
                 blocked = True  # ablation: backfill past a head that does not fit (no reservation for it)
                 continue
-            job.metrics["popped_s"] = now
+            self._note(job, popped_s=now)
             heavy = self.is_comm_heavy(job)
-            job.metrics["comm_heavy"] = heavy
+            self._note(job, comm_heavy=heavy)
             started.add(job.id)  # popped (line 7): leaves the queue, started now or held in the window
             qg[job.gpus] -= 1
             if heavy:
                 picks = select_servers(avail, job.gpus, True)
                 pl, a = self.mapper.place(job, picks)                                  # line 9-11
                 window = self.tau * self.virtual_size_s(job)                           # line 17 [R6]
-                job.metrics["window_s"] = window
+                self._note(job, window_s=window)
                 if a <= self.comm_heavy * self.atmin_s[job.id] or not now + window > now:  # line 12 [R5]
                     self._launch(decision, job, pl, a, free)
                 else:
                     self._wait, self._kappa, self._deadline = job, a, now + window      # line 16
-                    job.metrics["kappa_s"] = a
+                    self._note(job, kappa_s=a)
                     if self.window_blocks_queue:
                         break
                     blocked = True

@@ -125,6 +125,11 @@ class PredictingPolicy(SchedulerPlacer):
         self.amax_s: dict[str, float] = {}    # job id -> alpha_i^max (s)
         self.start_order: list[str] = []
         self._own: Decision | None = None     # the decision decide() returned last
+        # what the policy notes about each job (job id -> {field: value}); the run's per-job table shows it
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def _note(self, job: Job, **fields: Any) -> None:
+        self.records.setdefault(job.id, {}).update(fields)
 
     def decide(self, view: SimView) -> Decision:
         decision = self._decide(view)
@@ -201,7 +206,7 @@ class PredictingPolicy(SchedulerPlacer):
                 self.amax_s[j.id] = self.cache.alpha_max_ms(spec) / 1000.0
             else:  # no spec: the profiled time, and never communication-heavy
                 self.atmin_s[j.id] = self.amax_s[j.id] = j.iteration_time_s
-            j.metrics["predicted_iterations"] = self.pred[j.id]
+            self._note(j, predicted_iterations=self.pred[j.id])
 
     def predicted_duration_s(self, job: Job) -> float:
         """n~_i alpha~_i^min: the baselines' 'predicted duration' [R11]."""
@@ -215,5 +220,5 @@ class PredictingPolicy(SchedulerPlacer):
     def _launch(self, decision: Decision, job: Job, pl: Placement, alpha_s: float, free: np.ndarray) -> None:
         decision.launch[job] = pl
         free[list(pl.servers)] -= pl.counts
-        job.metrics["alpha_s"] = alpha_s
+        self._note(job, alpha_s=alpha_s)
         self.start_order.append(job.id)

@@ -11,11 +11,11 @@ version keeps the idea and makes the guarantee provable in our model, with these
 ``docs/algorithms/drs.md``):
 
 * **Reservations.** An admitted job holds a *reservation* (g GPUs on [s, e)) in a profile of reserved GPUs over
-  future time, stored on the job (``job.extra["elasticflow"]``). A new job (in arrival order) gets the fewest
-  GPUs g for which some start s in {now} U {reservation ends} leaves g GPUs unreserved on [s, s + T_run(g)) and
-  ends by its deadline; counts no faster than a smaller count are skipped. No such g: the job is *declined*
-  (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned (ElasticFlow
-  re-plans them all in deadline order; fixed reservations keep the proof short, see below).
+  future time, kept by the admission policy (:attr:`ElasticFlowAdmission.reservations`). A new job (in arrival
+  order) gets the fewest GPUs g for which some start s in {now} U {reservation ends} leaves g GPUs unreserved on
+  [s, s + T_run(g)) and ends by its deadline; counts no faster than a smaller count are skipped. No such g: the
+  job is *declined* (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned
+  (ElasticFlow re-plans them all in deadline order; fixed reservations keep the proof short, see below).
 * **Worst-case bandwidth.** T_run(g) of a reservation is the performance model's time across nodes for every
   g >= 2 (B_inter for the ring model: the job may end up split); a placement on one node is only faster (true
   of the ring and constant models, the ones this guarantee is stated for).
@@ -58,9 +58,7 @@ from ..base import AdmissionPolicy, Decision, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import JobTimes, deadline_of, grow, place, shrink
 
-__all__ = ["RESERVATION_KEY", "ElasticFlow", "ElasticFlowAdmission", "Reservation", "reserve"]
-
-RESERVATION_KEY = "elasticflow"
+__all__ = ["ElasticFlow", "ElasticFlowAdmission", "Reservation", "reservation_of", "reserve"]
 
 
 @dataclass(frozen=True)
@@ -111,32 +109,35 @@ def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reser
     return None
 
 
-def reservation_of(job: Job) -> Reservation | None:
-    r = job.extra.get(RESERVATION_KEY)
-    return r if isinstance(r, Reservation) else None
+def reservation_of(job: Job, view: SimView) -> Reservation | None:
+    """The reservation the run's admission policy (``view.admission``) holds for ``job``, if any."""
+    return getattr(view.admission, "reservations", {}).get(job.id)
 
 
 class ElasticFlowAdmission(AdmissionPolicy):
     """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
-    (:func:`reserve`); declined jobs are dropped (listed in :attr:`declined`, never run)."""
+    (:func:`reserve`); declined jobs are dropped (listed in :attr:`declined`, never run). The reservations are
+    its own state (:attr:`reservations`, job id -> :class:`Reservation`), which the scheduler reads through
+    ``view.admission``."""
 
     name = "elasticflow"
 
     def __init__(self) -> None:
         self.declined: list[str] = []
+        self.reservations: dict[str, Reservation] = {}
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now = view.now
         total = view.cluster.total_gpus
-        profile = [r for j in view.jobs.active.values() if (r := reservation_of(j)) is not None and r.end_s > now]
+        profile = [r for j in view.jobs.active.values()
+                   if (r := self.reservations.get(j.id)) is not None and r.end_s > now]
         out = []
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             r = reserve(JobTimes.of(j, view.perf, now), deadline_of(j), now, profile, total)
             if r is None:
                 self.declined.append(j.id)
-                j.metrics["declined"] = True
                 continue
-            j.extra[RESERVATION_KEY] = r
+            self.reservations[j.id] = r
             profile.append(r)
             out.append(j)
         return out
@@ -164,7 +165,7 @@ class ElasticFlow(SchedulerPlacer):
         # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
         # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
         # reservation that starts now would make it finish a whole run later and miss its deadline
-        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j)) is not None
+        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j, view)) is not None
                    and now >= r.end_s and j.finish_time() <= now + DEADLINE_TOL_S}
         held = sum(j.held_gpus for j in overrun)
         for j in overrun:
@@ -173,7 +174,7 @@ class ElasticFlow(SchedulerPlacer):
         for j in active:
             if j in overrun:
                 continue
-            r = reservation_of(j)
+            r = reservation_of(j, view)
             if r is not None and r.start_s <= now < r.end_s and held + r.gpus <= total:
                 target[j] = r.gpus
                 held += r.gpus
@@ -187,7 +188,7 @@ class ElasticFlow(SchedulerPlacer):
             if spare <= 0:
                 break
             if target[j] == 0:
-                r = reservation_of(j)
+                r = reservation_of(j, view)
                 give = min(r.gpus if r is not None else 1, spare)
                 target[j] = give
                 spare -= give
