@@ -287,8 +287,10 @@ class SchedulerPlacer(Params):
     def next_wakeup(self, now: float) -> float:
         return math.inf
 
-    def after_apply(self, decision: Decision, view: SimView) -> None:
-        """Called once the engine has applied ``decision`` (jobs launched are RUNNING, preempted are QUEUED)."""
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        """Called once the engine has applied ``decision`` (jobs launched are RUNNING, preempted are QUEUED);
+        ``own``: it is the decision this policy's :meth:`decide` returned (False: an outside driver's, which the
+        policy's own records must follow)."""
 
     def can_skip(self, view: SimView, changed: bool) -> bool:
         """True if a round with no event since the last one cannot change anything (engine speed-up)."""
@@ -349,7 +351,6 @@ class Composed(SchedulerPlacer):
         self._stable_until = -math.inf
         self._next_bump = math.inf
         self._wake = math.inf
-        self._own: Decision | None = None  # the decision decide() returned last (outside drivers may differ)
 
     @property
     def incremental(self) -> bool:
@@ -508,11 +509,9 @@ class Composed(SchedulerPlacer):
         if not self._rebuild_needed:
             self._remove(self._r, job)
 
-    def after_apply(self, decision: Decision, view: SimView) -> None:
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,
         # but the promise that nothing changes without an event holds only after a decision of our own
-        own = decision is self._own
-        self._own = None
         now = view.now
         sched = self.scheduling
         if not self._rebuild_needed:
@@ -547,7 +546,9 @@ class Composed(SchedulerPlacer):
             self._stable_until = self._key_change  # the default: the same promise, computed once
         wake = math.inf
         if view.round_s is None and waiting:  # event mode: threshold crossings and bumps are events
-            st = self._stable_until
+            # after an outside driver's decision the promise is void, but the running jobs' key changes (their
+            # crossing times) still are events: without them a crossing would wait for the next arrival
+            st = self._stable_until if own else self._key_change
             wake = min(self._next_bump, st if st > now else math.inf)
         self._wake = wake
 
@@ -556,7 +557,6 @@ class Composed(SchedulerPlacer):
         pl = self.placement
         if self.naive:
             decision = pl.place(self.order(view), view)
-            self._own = decision
             return decision
         if self._rebuild_needed or now >= self._bump_top():
             self._rebuild(view)
@@ -585,7 +585,6 @@ class Composed(SchedulerPlacer):
             decision = pl.place(order, view)
         else:
             decision = pl.place_ranked(self._q, self._r, view, to_rank)
-        self._own = decision
         return decision
 
     def next_wakeup(self, now: float) -> float:

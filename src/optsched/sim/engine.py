@@ -342,7 +342,7 @@ class Simulator:
         view.now = now
         self._decisions += 1
         self._apply(decision, now)
-        self.policy.after_apply(decision, view)
+        self.policy.after_apply(decision, view, by_policy)
         # after a preemption the victims may fit in what is left: decide again (next round / same instant)
         self._dirty = bool(decision.preempt)
         if now == self._last_decision_s:

@@ -57,7 +57,7 @@ class Las(SchedulingPolicy):
 
     >>> from optsched.sim.state import Job
     >>> a, b = Job("a", 0, 1, 10, 1.0), Job("b", 0, 1, 10, 1.0)
-    >>> a.status, a.t_ref, a.attained_s = RUNNING, 100.0, 50.0      # 50 s before t = 100, running since
+    >>> a.status, a.t_ref, a.attained_s = RUNNING, 100.0, 50.0      # (the engine's) 50 s before t = 100, running
     >>> b.attained_s = 120.0                                         # waiting, 120 s
     >>> las = Las()
     >>> las.key(a, 160.0) < las.key(b, 160.0), las.key(a, 180.0) < las.key(b, 180.0)
@@ -78,23 +78,25 @@ class Las(SchedulingPolicy):
     def key(self, job: Job, now: float):
         if self.service == "time":
             # the exact service minus now: a running job's is constant (both grow at one second per second)
-            return _two_sum(job.attained_s, -(job.t_ref if job.status == RUNNING else now))
+            t, s, _ = job.service_anchor
+            return _two_sum(s, -(t if job.status == RUNNING else now))
         return job.attained_gpu_at(now)
 
     def queued_key(self, job: Job):
-        return job.attained_s
+        return job.service_anchor[1]
 
     def running_key(self, job: Job, now: float):
-        return _two_sum(job.attained_s, -job.t_ref), math.inf
+        t, s, _ = job.service_anchor
+        return _two_sum(s, -t), math.inf
 
     def rank_at(self, key, now: float):
         return _two_sum(key, -now)
 
     def keys(self, jobs, now: float) -> list:
-        """:meth:`key` for many jobs, the arithmetic of ``Job.attained_gpu_at`` inlined (service "gpu")."""
+        """:meth:`key` for many jobs (service "gpu": every job's GPU-seconds by ``now``)."""
         if type(self).key is not Las.key or self.service == "time":
             return super().keys(jobs, now)
-        return [j.attained_gpu_s + ((now - j.t_ref) * j.held_gpus if j.status == RUNNING else 0.0) for j in jobs]
+        return [j.attained_gpu_at(now) for j in jobs]
 
 
 
@@ -159,13 +161,15 @@ class Tiresias(SchedulingPolicy):
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
 
     def _base(self, job: Job) -> tuple[float, int]:
-        """(service at ``t_ref``, the rate it grows at while running), and the queue of that service."""
-        s = job.attained_gpu_s if self.service == "gpu" else job.attained_s
+        """(service at the job's service anchor, the queue of that service)."""
+        _, s_time, s_gpu = job.service_anchor
+        s = s_gpu if self.service == "gpu" else s_time
         return s, bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
 
     def _crossing(self, job: Job, s: float, q: int) -> float:
-        """When a running job with service ``s`` at ``t_ref`` reaches ``thresholds[q]``."""
-        return job.t_ref + (self.thresholds_gpu_s[q] - s) / (job.held_gpus if self.service == "gpu" else 1)
+        """When a running job with service ``s`` at its anchor reaches ``thresholds[q]``."""
+        return job.service_anchor[0] + (self.thresholds_gpu_s[q] - s) / (job.held_gpus if self.service == "gpu"
+                                                                         else 1)
 
     def queue_of(self, job: Job, now: float) -> int:
         s, q = self._base(job)

@@ -115,8 +115,8 @@ class SwitchingPolicy(SchedulerPlacer):
     def on_completion(self, job: Job, view: SimView) -> None:
         self.current.on_completion(job, view)
 
-    def after_apply(self, decision: Decision, view: SimView) -> None:
-        self.current.after_apply(decision, view)
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        self.current.after_apply(decision, view, own)
 
     def next_wakeup(self, now: float) -> float:
         return self.current.next_wakeup(now)

@@ -192,7 +192,7 @@ class ASRPT(PredictingPolicy):
             heapq.heappush(self._heap, (self.virtual_size_s(job), job.arrival_s, job.index, job))
         self._qgpus[job.gpus] = self._qgpus.get(job.gpus, 0) + 1
 
-    def _decide(self, view: SimView) -> Decision:
+    def decide(self, view: SimView) -> Decision:
         self._setup(view)
         now = view.now
         self._advance(now)

@@ -64,7 +64,7 @@ class OrderedPolicy(PredictingPolicy):
         heapq.heappush(self._heaps.setdefault(0 if self.strict else job.gpus, []),
                        (self.key(job), job.arrival_s, job.index, job))
 
-    def _decide(self, view: SimView) -> Decision:
+    def decide(self, view: SimView) -> Decision:
         self._setup(view)
         free = view.cluster.free.copy()
         total_free = int(free.sum())

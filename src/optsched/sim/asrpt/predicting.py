@@ -124,26 +124,15 @@ class PredictingPolicy(SchedulerPlacer):
         self.atmin_s: dict[str, float] = {}   # job id -> alpha~_i^min (s)
         self.amax_s: dict[str, float] = {}    # job id -> alpha_i^max (s)
         self.start_order: list[str] = []
-        self._own: Decision | None = None     # the decision decide() returned last
         # what the policy notes about each job (job id -> {field: value}); the run's per-job table shows it
         self.records: dict[str, dict[str, Any]] = {}
 
     def _note(self, job: Job, **fields: Any) -> None:
         self.records.setdefault(job.id, {}).update(fields)
 
-    def decide(self, view: SimView) -> Decision:
-        decision = self._decide(view)
-        self._own = decision
-        return decision
-
-    def _decide(self, view: SimView) -> Decision:
-        raise NotImplementedError
-
-    def after_apply(self, decision: Decision, view: SimView) -> None:
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
         this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
-        own = decision is self._own
-        self._own = None
         if own:
             return
         launched = {j.id for j in decision.launch}

@@ -122,7 +122,8 @@ def fifo_key(job: Job) -> tuple[float, int]:
 
 
 def _placed_order(job: Job) -> tuple[float, int]:
-    return (job.seg_start[0] if job.seg_start is not None else 0.0, job.index)
+    since = job.running_since_s
+    return (since if since is not None else 0.0, job.index)
 
 
 def threshold_victims(view: SimView, threshold: float | None, perf: Any = None) -> list[Job]:

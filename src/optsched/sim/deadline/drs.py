@@ -177,8 +177,9 @@ class DRS(SchedulerPlacer):
     def _times_of(self, job: Job, view: SimView) -> JobTimes:
         # a waiting job's remaining work does not change while it waits: cache by its executed work
         hit = self._times.get(job.id)
-        if hit is None or hit[0] != job.executed:
-            hit = (job.executed, JobTimes.of(job, view.perf, view.now))
+        done = job.executed_at(view.now)
+        if hit is None or hit[0] != done:
+            hit = (done, JobTimes.of(job, view.perf, view.now))
             self._times[job.id] = hit
         return hit[1]
 

@@ -141,8 +141,9 @@ class Gavel(SchedulerPlacer):
             rec = self._received.get(j.id)
             if rec is None:
                 rec = self._received[j.id] = np.zeros(K)
-            if j.status == RUNNING and j.placement is not None and j.seg_start is not None:
-                start = j.seg_start[0] if self._last_t is None else max(self._last_t, j.seg_start[0])
+            since = j.running_since_s
+            if j.status == RUNNING and j.placement is not None and since is not None:
+                start = since if self._last_t is None else max(self._last_t, since)
                 if now > start:
                     rec[int(cs.type_of[j.placement.servers[0]])] += now - start
         self._last_t = now
