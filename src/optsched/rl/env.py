@@ -196,7 +196,7 @@ class ContentionEnv(gym.Env):
 
     def _close_round(self) -> None:
         assert self.sim is not None
-        self.sim.apply(Decision(launch=dict(self.board.placed[self._n0:]), preempt=self.victims))
+        self.sim.apply(self.board.decision())
         self._pending_reward += self._round_reward()
         self._rounds += 1
         if self._rounds >= self.max_rounds:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InstanceError
+from ..errors import InstanceError, ScheduleError
 from ..params import Params
 from .state import QUEUED, RUNNING, Job, Placement, SimView
 
@@ -59,6 +59,119 @@ class Decision:
     launch: dict[Job, Placement] = field(default_factory=dict)
     preempt: list[Job] = field(default_factory=list)
     migrate: dict[Job, Placement] = field(default_factory=dict)
+
+
+class DecisionBuilder:
+    """A decision under construction at one decision point, the way every policy writes one: it knows the free
+    GPUs per server (``free``, a copy of the cluster's, and ``free_total``) and checks each preemption, move and
+    launch as it is added, in the engine's order (what a preemption or a move frees can be launched on), raising
+    :class:`~optsched.errors.ScheduleError` naming the job at the faulty call. :meth:`build` returns the
+    :class:`Decision`. ``elastic``: launches may hold another GPU count than the job requests.
+
+    >>> from optsched.cluster import Cluster
+    >>> from optsched.sim.state import ClusterState, JobState, SimView, Job, QUEUED
+    >>> a, b = Job("a", 0, 2, 10, 1.0), Job("b", 0, 2, 10, 1.0)
+    >>> a.status = b.status = QUEUED
+    >>> jobs = JobState(); jobs.add(a); jobs.add(b)
+    >>> d = DecisionBuilder(SimView(0.0, ClusterState(Cluster.homogeneous(1, 3)), jobs, None))
+    >>> d.launch(a, Placement.of({0: 2})); d.free.tolist(), d.free_total
+    ([1], 1)
+    >>> d.launch(b, Placement.of({0: 2}))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.ScheduleError: job 'b': 2 GPUs on server 0, which has 1 free
+    """
+
+    __slots__ = ("view", "free", "free_total", "elastic", "decision", "_preempted")
+
+    def __init__(self, view: SimView, elastic: bool = False):
+        self.view, self.elastic = view, bool(elastic)
+        self.free = view.cluster.free.copy()
+        self.free_total = int(self.free.sum())
+        self.decision = Decision()
+        self._preempted: set[str] = set()
+
+    def fits(self, placement: Placement) -> bool:
+        """Whether ``placement`` fits the GPUs free now (in this decision)."""
+        free = self.free
+        return all(0 <= s < len(free) and free[s] >= n for s, n in zip(placement.servers, placement.counts))
+
+    def _take(self, job: Job, placement: Placement) -> None:
+        free = self.free
+        for s, n in zip(placement.servers, placement.counts):
+            if not 0 <= s < len(free):
+                raise ScheduleError(f"unknown server index {s}", job=job.id)
+            if n <= 0 or free[s] < n:
+                raise ScheduleError(f"{n} GPUs on server {s}, which has {int(free[s])} free", job=job.id)
+        for s, n in zip(placement.servers, placement.counts):
+            free[s] -= n
+        self.free_total -= placement.gpus
+
+    def _give(self, placement: Placement) -> None:
+        for s, n in zip(placement.servers, placement.counts):
+            self.free[s] += n
+        self.free_total += placement.gpus
+
+    def preempt(self, job: Job) -> None:
+        """Suspend a running job (its GPUs are free for the rest of this decision)."""
+        if job.status != RUNNING or job.id in self._preempted or job in self.decision.migrate:
+            raise ScheduleError("preemption of a job that is not running (or already preempted or moved in "
+                                "this decision)", job=job.id)
+        assert job.placement is not None  # a running job holds GPUs
+        self._preempted.add(job.id)
+        self.decision.preempt.append(job)
+        self._give(job.placement)
+
+    def preempted(self, job: Job) -> None:
+        """Record the preemption of a running job whose GPUs the caller has already added to :attr:`free` (a
+        placement walk's dry run)."""
+        self._preempted.add(job.id)
+        self.decision.preempt.append(job)
+
+    def migrate(self, job: Job, placement: Placement) -> None:
+        """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place)."""
+        self.move({job: placement})
+
+    def move(self, moves: dict[Job, Placement]) -> None:
+        """Move several running jobs at once, as the engine does: every mover gives its GPUs back before any
+        takes its new ones (two jobs may swap)."""
+        for job, placement in moves.items():
+            if job.status != RUNNING or job.id in self._preempted or job in self.decision.migrate:
+                raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
+                                    "this decision)", job=job.id)
+            self._check_count(job, placement)
+        for job in moves:
+            assert job.placement is not None  # a running job holds GPUs
+            self._give(job.placement)
+        for job, placement in moves.items():
+            self._take(job, placement)
+            self.decision.migrate[job] = placement
+
+    def launch(self, job: Job, placement: Placement, *, check: bool = True) -> None:
+        """Start a waiting job (or restart one preempted in this decision) on ``placement``. ``check=False``
+        skips the checks, for a caller that has already established them (the placement walk); the engine
+        checks every decision again when it applies it."""
+        if check:
+            if not (job.status == QUEUED or job.id in self._preempted) or job in self.decision.launch:
+                raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+            self._check_count(job, placement)
+            self._take(job, placement)
+        else:
+            free = self.free
+            for s, n in zip(placement.servers, placement.counts):
+                free[s] -= n
+            self.free_total -= placement.gpus
+        self.decision.launch[job] = placement
+
+    def _check_count(self, job: Job, placement: Placement) -> None:
+        if not isinstance(placement, Placement) or placement.gpus < 1:
+            raise ScheduleError(f"must be a Placement holding at least one GPU, got {placement!r}", job=job.id)
+        if not self.elastic and placement.gpus != job.gpus:
+            raise ScheduleError(f"placement has {placement.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+
+    def build(self) -> Decision:
+        """The decision (launches in the order they were added)."""
+        return self.decision
 
 
 class AdmissionPolicy(Params):
@@ -192,9 +305,11 @@ class PlacementPolicy(Params):
         ``to_rank`` (optional) maps a queued pair's first item to a rank comparable with the running ranks,
         monotonically (it is called only for the jobs that need victims). Subclasses that change the walk
         override this (or :meth:`place`); most only write :meth:`find`."""
-        free = view.cluster.free.copy()
-        free_total = int(free.sum())
-        decision = Decision()
+        # the walk keeps its free GPUs in locals (its hot path) and hands them to a decision builder at the end;
+        # its launches and preemptions are right by construction, and the engine checks them again at apply
+        b = DecisionBuilder(view)
+        free, free_total = b.free, b.free_total
+        decision = b.decision
         n_run = len(running)
         # the victims taken so far are running[end:] (a dry run takes every victim from the lowest priority up
         # to the one that makes room), so the next dry run starts below them
@@ -239,7 +354,8 @@ class PlacementPolicy(Params):
                 if pl is not None:
                     free, free_total = trial, avail
                     min_failed = min_failed_dry = math.inf
-                    decision.preempt.extend(running[i][1] for i in range(end - 1, k - 1, -1))
+                    for i in range(end - 1, k - 1, -1):
+                        b.preempted(running[i][1])
                     end = k
                 elif self.fit_by_size:
                     min_failed_dry = g
@@ -252,7 +368,8 @@ class PlacementPolicy(Params):
                 break
             elif free_total == 0 and lo >= end:
                 break  # later jobs have lower priority, hence no more victims than this one: none fits
-        return decision
+        b.free, b.free_total = free, free_total
+        return b.build()
 
 
 # the sort key of (key, job) entries: a C-level getter, called millions of times by the bisections

@@ -35,7 +35,7 @@ import heapq
 import math
 
 from ..errors import InstanceError
-from .base import Decision, SchedulerPlacer
+from .base import Decision, DecisionBuilder, SchedulerPlacer
 from .hetero.placement import place_on_type, probe_placement
 from .state import RUNNING, Job, SimView
 
@@ -135,18 +135,15 @@ class Optimus(SchedulerPlacer):
         alloc = marginal_gain_allocation([j.id for j in order], total,
                                          lambda jid, g: rem[jid] * it(by_id[jid], g), cap,
                                          None if scaling else (lambda jid: by_id[jid].gpus))
-        d = Decision()
-        free = cs.free.copy()
+        b = DecisionBuilder(view, elastic=True)
         for j in jobs:
             if j.status == RUNNING and j.placement is not None and alloc.get(j.id, 0) != j.held_gpus:
-                d.preempt.append(j)
-                free[list(j.placement.servers)] += j.placement.counts
-        gone = {j.id for j in d.preempt}
+                b.preempt(j)
+        gone = {j.id for j in b.decision.preempt}
         todo = [by_id[jid] for jid in alloc if not (by_id[jid].status == RUNNING and jid not in gone)]
         for j in sorted(todo, key=lambda j: -alloc[j.id]):
-            pl = place_on_type(cs, free, 0, alloc[j.id])
+            pl = place_on_type(cs, b.free, 0, alloc[j.id])
             if pl is None:  # pragma: no cover - the counts add up to at most the cluster
                 continue
-            d.launch[j] = pl
-            free[list(pl.servers)] -= pl.counts
-        return d
+            b.launch(j, pl)
+        return b.build()

@@ -29,7 +29,7 @@ from ...errors import InstanceError
 from ...exact.single_machine import VirtualSRPT
 from ...perf.mixed import SpecCache
 from ...problems.pipeline import PipelineJob
-from ..base import Decision
+from ..base import Decision, DecisionBuilder
 from ..state import Job, SimView
 from .predicting import PredictingPolicy, select_servers
 
@@ -196,8 +196,8 @@ class ASRPT(PredictingPolicy):
         self._setup(view)
         now = view.now
         self._advance(now)
-        free = view.cluster.free.copy()
-        decision = Decision()
+        b = DecisionBuilder(view)
+        free = b.free  # the builder's: every launch below updates it
         reserved = np.zeros_like(free)   # GPUs kept for the waiting head (window_blocks_queue=False)
         blocked = False                  # the head cannot start now: later jobs only by the ablation rules
         if self._wait is not None:       # [R7] inside the delay window: re-plan at the current availability
@@ -207,9 +207,9 @@ class ASRPT(PredictingPolicy):
             if a < self._kappa or now >= self._deadline:
                 self._wait, self._kappa, self._deadline, self._wait_picks = None, math.inf, math.inf, []
                 self._note(job, early_start=a < self.records.get(job.id, {}).get("kappa_s", math.inf))
-                self._launch(decision, job, pl, a, free)
+                self._launch(b, job, pl, a)
             elif self.window_blocks_queue:
-                return decision  # [R8] the queue stays blocked behind the waiting head
+                return b.build()  # [R8] the queue stays blocked behind the waiting head
             else:  # ablation (a): keep the head's current SelectMost picks, backfill the rest
                 blocked = True
                 for s, n in picks:
@@ -244,7 +244,7 @@ class ASRPT(PredictingPolicy):
                 started.add(job.id)
                 qg[job.gpus] -= 1
                 failed.clear()  # the availability changed
-                self._launch(decision, job, pl, a, free)
+                self._launch(b, job, pl, a)
                 avail = free - reserved
                 total_free, smallest = int(avail.sum()), None
                 continue
@@ -264,7 +264,7 @@ class ASRPT(PredictingPolicy):
                 window = self.tau * self.virtual_size_s(job)                           # line 17 [R6]
                 self._note(job, window_s=window)
                 if a <= self.comm_heavy * self.atmin_s[job.id] or not now + window > now:  # line 12 [R5]
-                    self._launch(decision, job, pl, a, free)
+                    self._launch(b, job, pl, a)
                 else:
                     self._wait, self._kappa, self._deadline = job, a, now + window      # line 16
                     self._note(job, kappa_s=a)
@@ -275,11 +275,11 @@ class ASRPT(PredictingPolicy):
                         reserved[s] += n
             else:
                 pl, a = self.mapper.place(job, select_servers(avail, job.gpus, False))  # lines 27-28
-                self._launch(decision, job, pl, a, free)
+                self._launch(b, job, pl, a)
             avail = free - reserved
             total_free, smallest = int(avail.sum()), None
         self._remove(started)
-        return decision
+        return b.build()
 
     def next_wakeup(self, now: float) -> float:
         t = self._deadline

@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ..base import Decision
+from ..base import Decision, DecisionBuilder
 from ..state import Job, SimView
 from .predicting import PredictingPolicy, select_servers
 
@@ -66,9 +66,9 @@ class OrderedPolicy(PredictingPolicy):
 
     def decide(self, view: SimView) -> Decision:
         self._setup(view)
-        free = view.cluster.free.copy()
-        total_free = int(free.sum())
-        decision = Decision()
+        b = DecisionBuilder(view)
+        free = b.free  # the builder's: every launch below updates it
+        total_free = b.free_total
         heaps = self._heaps
         while True:
             if self.strict:
@@ -85,9 +85,9 @@ class OrderedPolicy(PredictingPolicy):
                 h = heaps[best]
             job = heapq.heappop(h)[3]
             pl, a = self.mapper.place(job, select_servers(free, job.gpus, True))
-            self._launch(decision, job, pl, a, free)
+            self._launch(b, job, pl, a)
             total_free -= job.gpus
-        return decision
+        return b.build()
 
 
 class SPJF(OrderedPolicy):

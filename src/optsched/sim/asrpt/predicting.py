@@ -28,7 +28,7 @@ from ...errors import InstanceError
 from ...perf.mixed import MixedPerf, SpecCache
 from ...perf.pipeline import Network
 from ...problems.pipeline import PipelineJob
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..fitting import fragments_first, most_free_first
 from ..state import Job, Placement, SimView
 
@@ -206,8 +206,7 @@ class PredictingPolicy(SchedulerPlacer):
         self._predict(jobs)
         self._profile(jobs)
 
-    def _launch(self, decision: Decision, job: Job, pl: Placement, alpha_s: float, free: np.ndarray) -> None:
-        decision.launch[job] = pl
-        free[list(pl.servers)] -= pl.counts
+    def _launch(self, b: DecisionBuilder, job: Job, pl: Placement, alpha_s: float) -> None:
+        b.launch(job, pl)
         self._note(job, alpha_s=alpha_s)
         self.start_order.append(job.id)

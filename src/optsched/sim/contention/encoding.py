@@ -39,6 +39,7 @@ import numpy as np
 from ...errors import InstanceError
 from ...problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
 from .. import fitting
+from ..base import Decision, DecisionBuilder
 from ..state import Placement
 
 K_DEMANDS: tuple[int, ...] = DEMANDS
@@ -70,15 +71,19 @@ def n_actions(nodes: int) -> int:
 @dataclass
 class Board:
     """The cluster as one round's decision sees it: free GPUs per node, the jobs placed (running ones, then this
-    round's launches, in placement order) and the queue (FIFO)."""
+    round's launches, in placement order) and the queue (FIFO). Built from a decision point
+    (:func:`~optsched.sim.contention.policies.round_board`) it writes its launches into that point's
+    :class:`~optsched.sim.base.DecisionBuilder` (``builder``, which checks each one; :meth:`decision`)."""
 
     free: np.ndarray
     gpus_per_node: int
     placed: list[tuple[Any, Placement]] = field(default_factory=list)
     queue: list[Any] = field(default_factory=list)
+    builder: DecisionBuilder | None = None
 
     def __post_init__(self) -> None:
-        self.free = np.asarray(self.free, dtype=np.int64).copy()
+        # with a builder, the board's free GPUs are the builder's (one array, updated by its checked calls)
+        self.free = self.builder.free if self.builder is not None else np.asarray(self.free, dtype=np.int64).copy()
 
     @property
     def nodes(self) -> int:
@@ -86,13 +91,22 @@ class Board:
 
     def place(self, job: Any, placement: Placement) -> None:
         """Put ``job`` (queued) on ``placement`` (which must fit)."""
-        s, c = list(placement.servers), np.asarray(placement.counts)
-        if (self.free[s] < c).any():
-            raise InstanceError(f"placement {placement.as_dict()} does not fit the free GPUs {self.free.tolist()}",
-                                field="placement", job=job.id)
-        self.free[s] -= c
+        if self.builder is not None:
+            self.builder.launch(job, placement)
+        else:
+            s, c = list(placement.servers), np.asarray(placement.counts)
+            if (self.free[s] < c).any():
+                raise InstanceError(f"placement {placement.as_dict()} does not fit the free GPUs "
+                                    f"{self.free.tolist()}", field="placement", job=job.id)
+            self.free[s] -= c
         self.placed.append((job, placement))
         self.queue.remove(job)
+
+    def decision(self) -> Decision:
+        """The round's decision: the builder's preemptions and this board's launches."""
+        if self.builder is None:
+            raise ValueError("a board built without a decision point has no decision")
+        return self.builder.build()
 
 
 def candidates(queue: Sequence[Any]) -> list[Any]:

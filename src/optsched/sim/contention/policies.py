@@ -53,7 +53,7 @@ import numpy as np
 
 from ...errors import InstanceError
 from ...problems.contention import DEMANDS, MODELS
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .agent import NumpyPolicy, load_policy
 from .encoding import (
@@ -140,13 +140,12 @@ def round_board(view: SimView, victims: list[Job]) -> Board:
     the queue is FIFO (:func:`fifo_key`) with the victims at the back."""
     running = sorted((j for j in view.jobs.active.values() if j.status == RUNNING and j not in victims),
                      key=_placed_order)
-    free = view.cluster.free.copy()
+    builder = DecisionBuilder(view)
     for v in victims:
-        assert v.placement is not None
-        free[list(v.placement.servers)] += v.placement.counts
+        builder.preempt(v)
     queue = sorted((j for j in view.jobs.active.values() if j.status == QUEUED), key=fifo_key) + victims
     placed: list[tuple[Any, Placement]] = [(j, j.placement) for j in running if j.placement is not None]
-    return Board(free, int(view.cluster.capacity.max()), placed, queue)
+    return Board(builder.free, int(view.cluster.capacity.max()), placed, queue, builder)
 
 
 def greedy_candidate(board: Board, cands: list[Any] | None = None) -> tuple[Any, Placement] | None:
@@ -183,9 +182,8 @@ class RoundPolicy(SchedulerPlacer):
         victims = threshold_victims(view, self.threshold if (self.uses_threshold and rounds) else None, perf)
         self.stats["threshold_preemptions"] += len(victims)
         board = round_board(view, victims)
-        n0 = len(board.placed)
         self.plan(board, view)
-        return Decision(launch=dict(board.placed[n0:]), preempt=victims)
+        return board.decision()
 
     def plan(self, board: Board, view: SimView) -> None:
         raise NotImplementedError
@@ -219,13 +217,17 @@ class ContentionLas(RoundPolicy):
             free[list(pl.servers)] -= pl.counts
             launch[j] = pl
         running = [j for j in view.jobs.active.values() if j.status == RUNNING]
-        if view.round_s is None:
-            # event mode: a job whose placement does not change keeps running (restarting it would call for
-            # another decision at the same instant, forever)
-            keep = {j for j in running if launch.get(j) == j.placement}
-            return Decision(launch={j: p for j, p in launch.items() if j not in keep},
-                            preempt=[j for j in running if j not in keep])
-        return Decision(launch=launch, preempt=running)
+        # event mode: a job whose placement does not change keeps running (restarting it would call for another
+        # decision at the same instant, forever); in rounds every job restarts, as in the repository
+        keep = {j for j in running if launch.get(j) == j.placement} if view.round_s is None else set()
+        b = DecisionBuilder(view)
+        for j in running:
+            if j not in keep:
+                b.preempt(j)
+        for j, p in launch.items():
+            if j not in keep:
+                b.launch(j, p)
+        return b.build()
 
 
 class ContentionSrtf(ContentionLas):

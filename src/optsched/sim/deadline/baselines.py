@@ -18,7 +18,7 @@ counts).
 
 from __future__ import annotations
 
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import deadline_of, place
 
@@ -44,12 +44,12 @@ class WholeCluster(SchedulerPlacer):
         if not waiting:
             return d
         head = min(waiting, key=lambda j: (self.key(j), j.arrival_s, j.index))
-        free = view.cluster.free.copy()
-        n = min(int(free.sum()), int(getattr(head.spec, "max_gpus", 1 << 30)))
-        got = place(free, n)
+        b = DecisionBuilder(view, elastic=True)
+        n = min(b.free_total, int(getattr(head.spec, "max_gpus", 1 << 30)))
+        got = place(b.free, n)
         assert got is not None  # the cluster is empty
-        d.launch[head] = Placement.of(got)
-        return d
+        b.launch(head, Placement.of(got))
+        return b.build()
 
 
 class EDF(WholeCluster):

@@ -45,7 +45,7 @@ import numpy as np
 
 from ...errors import InstanceError
 from ...perf.ring import Plan, Score, candidate_plans, get_score
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import JobTimes, allocate, deadline_of
 
@@ -185,8 +185,8 @@ class DRS(SchedulerPlacer):
 
     def decide(self, view: SimView) -> Decision:
         now = view.now
-        decision = Decision()
-        free = view.cluster.free.copy()
+        b = DecisionBuilder(view, elastic=True)
+        free = b.free  # the builder's: every move and launch below updates it
         cap = view.cluster.capacity
         if self.migration:
             mig = migratable_nodes(view)
@@ -194,19 +194,13 @@ class DRS(SchedulerPlacer):
             if 2 * len(mig) > n_nodes:
                 moves = migration_plan(view)
                 if moves:
-                    decision.migrate = moves
-                    for j in moves:
-                        old = j.placement
-                        assert old is not None
-                        free[list(old.servers)] += old.counts
-                    for pl in moves.values():
-                        free[list(pl.servers)] -= pl.counts
+                    b.move(moves)
                 if self.record:
                     self.migrations.append(MigrationEvent(now, len(mig), n_nodes, {
                         j.id: (j.placement.as_dict() if j.placement else {}, pl.as_dict())
                         for j, pl in moves.items()}))
         waiting = [j for j in view.jobs.active.values() if j.status == QUEUED]
-        while waiting and free.sum() > 0:
+        while waiting and b.free_total > 0:
             best_exp = best_unexp = None
             for j in waiting:
                 c = plan_decision(self._times_of(j, view), deadline_of(j), now, free, cap, self._score, j.id,
@@ -227,14 +221,12 @@ class DRS(SchedulerPlacer):
             _, job, choice = pick
             got = allocate(free, choice.plan.n_gpu, choice.plan.cross)
             assert got is not None  # a plan never asks for more than the free GPUs of its kind
-            for node, g in got.items():
-                free[node] -= g
-            decision.launch[job] = Placement.of(got)
+            b.launch(job, Placement.of(got))
             waiting.remove(job)
             self._times.pop(job.id, None)
             if self.record:
                 self.choices.append(choice)
-        return decision
+        return b.build()
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._times.pop(job.id, None)

@@ -51,10 +51,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from ...problems.deadline import DEADLINE_TOL_S
-from ..base import AdmissionPolicy, Decision, SchedulerPlacer
+from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
 from .common import JobTimes, deadline_of, grow, place, shrink
 
@@ -215,44 +213,30 @@ class ElasticFlow(SchedulerPlacer):
 
     def decide(self, view: SimView) -> Decision:
         target = self.targets(view)
-        d = Decision()
-        free = view.cluster.free.copy()
+        b = DecisionBuilder(view, elastic=True)
         running = [j for j in target if j.status == RUNNING]
         for j in running:  # shrink or stop first: their GPUs go back to the pool
             pl = j.placement
             assert pl is not None
             if target[j] == 0:
-                d.preempt.append(j)
-                free[list(pl.servers)] += pl.counts
+                b.preempt(j)
             elif target[j] < pl.gpus:
-                new = shrink(pl, target[j])
-                d.migrate[j] = Placement.of(new)
-                free[list(pl.servers)] += pl.counts
-                free -= _vector(new, len(free))
+                b.migrate(j, Placement.of(shrink(pl, target[j])))
         for j in sorted(running, key=lambda j: -target[j]):
             pl = j.placement
             assert pl is not None
             if target[j] > pl.gpus:
-                new_g = grow(pl, target[j], free)
+                new_g = grow(pl, target[j], b.free)
                 if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
                     continue
-                d.migrate[j] = Placement.of(new_g)
-                free -= _vector(new_g, len(free)) - _vector(pl.as_dict(), len(free))
+                b.migrate(j, Placement.of(new_g))
         for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
                         key=lambda j: (-target[j], deadline_of(j), j.index)):
-            got = place(free, target[j])
+            got = place(b.free, target[j])
             if got is None:  # pragma: no cover
                 continue
-            d.launch[j] = Placement.of(got)
-            free -= _vector(got, len(free))
-        return d
+            b.launch(j, Placement.of(got))
+        return b.build()
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
-
-
-def _vector(mapping: dict[int, int], n: int) -> np.ndarray:
-    v = np.zeros(n, dtype=np.int64)
-    for s, c in mapping.items():
-        v[s] += c
-    return v

@@ -31,9 +31,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Hashable, Sequence, TypeVar
 
-import numpy as np
-
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Placement, SimView
 from .common import JobTimes, place
 
@@ -102,8 +100,7 @@ class ThemisFTF(SchedulerPlacer):
         if self.batch and any(j.status == RUNNING for j in active):
             return d
         waiting = sorted((j for j in active if j.status == QUEUED), key=lambda j: (j.arrival_s, j.index))
-        free = view.cluster.free.copy()
-        total = int(free.sum())
+        total = int(view.cluster.free.sum())
         if not waiting or total == 0:
             return d
         now = view.now
@@ -119,11 +116,11 @@ class ThemisFTF(SchedulerPlacer):
             lambda jid, g: rho(times[jid], g, elapsed_s=now - by_id[jid].arrival_s, ideal_s=ideal[jid],
                                node_gpus=node),
             lambda jid: times[jid].max_gpus)
+        b = DecisionBuilder(view, elastic=True)
         for jid in sorted((k for k, g in alloc.items() if g), key=lambda k: (-alloc[k], by_id[k].arrival_s,
                                                                             by_id[k].index)):
-            got = place(free, alloc[jid])
+            got = place(b.free, alloc[jid])
             if got is None:  # pragma: no cover - the counts add up to the free GPUs
                 continue
-            free -= np.bincount(list(got), weights=list(got.values()), minlength=len(free)).astype(free.dtype)
-            d.launch[by_id[jid]] = Placement.of(got)
-        return d
+            b.launch(by_id[jid], Placement.of(got))
+        return b.build()

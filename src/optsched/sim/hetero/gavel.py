@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from ...errors import InstanceError
-from ..base import Decision, SchedulerPlacer
+from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import RUNNING, Job, SimView
 from .lp import SOLVERS, Allocation, max_min_fairness, min_makespan
 from .placement import bound_perf_ok, place_on_type, probe_placement
@@ -187,24 +187,21 @@ class Gavel(SchedulerPlacer):
             chosen[j.id] = k
             free_t[k] -= j.gpus
             order.append((j, k))
-        d = Decision()
-        free = cs.free.copy()
+        b = DecisionBuilder(view)
         for j in jobs:
             if j.status == RUNNING and j.placement is not None:
                 if chosen.get(j.id) != int(cs.type_of[j.placement.servers[0]]):
-                    d.preempt.append(j)
-                    free[list(j.placement.servers)] += j.placement.counts
-        gone = {j.id for j in d.preempt}
+                    b.preempt(j)
+        gone = {j.id for j in b.decision.preempt}
         stay = {j.id for j in jobs if j.status == RUNNING and j.id not in gone}
         for j, k in order:
             if j.id in stay:
                 continue
-            pl = place_on_type(cs, free, k, j.gpus)
+            pl = place_on_type(cs, b.free, k, j.gpus)
             if pl is None:  # pragma: no cover - the counts per type add up
                 continue
-            d.launch[j] = pl
-            free[list(pl.servers)] -= pl.counts
-        return d
+            b.launch(j, pl)
+        return b.build()
 
 
 class GavelMakespan(Gavel):
