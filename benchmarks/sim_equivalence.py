@@ -76,9 +76,13 @@ FAMILY = {
     # ``runtime_jct_s``) and each job's mean contention sensitivity (``cs``)
     "contention": ("round_completion_s", "runtime_jct_s", "cs"),
 }
-#: canonical column -> column of the door's per-job table, where the door names it differently
-DOOR_COLUMNS: dict[str, str] = {"round_completion_s": "round_completion_s", "runtime_jct_s": "runtime_jct_s",
-                                "cs": "cs"}
+#: per family ("" for the Blox / A-SRPT / Gavel / what-if runs): canonical column -> the column of the door's
+#: per-job table that holds it, where the door names it differently (any canonical column may be mapped)
+DOOR_COLUMNS: dict[str, dict[str, str]] = {
+    "": {},
+    "deadline": {},
+    "contention": {"round_completion_s": "round_completion_s", "runtime_jct_s": "runtime_jct_s", "cs": "cs"},
+}
 #: modules searched, in this order, for the workload builders (``resolve_workload``, ``synthetic_workload``,
 #: ``load_philly``, ``replicate_philly``): today's home first, then where the refactor may move them
 WORKLOAD_MODULES = ("optsched.sim.traces", "optsched.generators.workload", "optsched.generators.traces",
@@ -125,7 +129,7 @@ def _philly_frame() -> Any:
     return _FRAME["philly"]
 
 
-def canonical(jobs: pd.DataFrame, family: str | None = None, extra: pd.DataFrame | None = None,
+def canonical(jobs: pd.DataFrame, family: str = "", extra: pd.DataFrame | None = None,
               rename: dict[str, str] | None = None) -> pd.DataFrame:
     """The canonical per-job table: :data:`COMMON` plus ``family``'s columns, taken from ``jobs`` (or, for the
     columns it lacks, from ``extra``, matched on id), reading canonical column ``c`` from ``rename.get(c, c)``.
@@ -134,7 +138,7 @@ def canonical(jobs: pd.DataFrame, family: str | None = None, extra: pd.DataFrame
     >>> canonical(t).columns.tolist() == list(COMMON)
     True
     """
-    cols = COMMON + FAMILY.get(family or "", ())
+    cols = COMMON + FAMILY.get(family, ())
     rename = rename or {}
     out = pd.DataFrame({"id": jobs["id"].astype(str).to_numpy()})
     by_id = None if extra is None else extra.assign(id=extra["id"].astype(str)).set_index("id")
@@ -169,7 +173,7 @@ def run_workload_spec(spec: str, *, scheduler: str, placement: str = "consolidat
     r = _door()(wl, servers=servers, gpus_per_server=gpus_per_server, scheduler=scheduler, placement=placement,
                 admission=admission, perf=perf, mode="event" if event else "round", round_s=300.0, seed=seed,
                 restore_s=restore_s, stop_when_tracked_done=True)
-    return canonical(r.jobs), "door"
+    return canonical(r.jobs, rename=DOOR_COLUMNS[""]), "door"
 
 
 def run_hetero(scheduler: str, *, cluster: str, mode: str, n_jobs: int = 60, load: float = 6.0,
@@ -185,7 +189,7 @@ def run_hetero(scheduler: str, *, cluster: str, mode: str, n_jobs: int = 60, loa
     sim = _legacy("optsched.sim", "simulate")
     api = "legacy" if sim is not None else "door"
     r = (sim or _door())(wl, cl, scheduler=scheduler, perf=perf, mode=mode, seed=seed)
-    return canonical(r.jobs), api
+    return canonical(r.jobs, rename=DOOR_COLUMNS[""] if sim is None else None), api
 
 
 def run_asrpt_tiny(policy: str, *, n: int, seed: int, cluster: tuple[int, int] = (2, 4)) -> tuple[pd.DataFrame, str]:
@@ -210,7 +214,7 @@ def run_asrpt_tiny(policy: str, *, n: int, seed: int, cluster: tuple[int, int] =
                               model=spec.model, predicted_iterations=pred if pred else None, spec=spec)
                   for i, rel, spec, it, pred in jobs)
     r = _door()(Workload(wjobs, name="offline"), cluster, scheduler=policy, perf=perf, mode="event", seed=0)
-    return canonical(r.jobs), "door"
+    return canonical(r.jobs, rename=DOOR_COLUMNS[""]), "door"
 
 
 def _find_in(modules: tuple[str, ...], name: str) -> Any:
@@ -237,7 +241,7 @@ def run_deadline_entry(policy: str, *, kind: str, seed: int, mode: str) -> tuple
         r = run(wl, policy, mode="event", round_s=300.0 if mode == "round" else None, seed=0)
         return canonical(r.result.jobs, "deadline"), "legacy"
     r = _door()(wl, scheduler=policy, mode=mode, round_s=300.0, seed=0)
-    return canonical(r.jobs, "deadline", rename=DOOR_COLUMNS), "door"
+    return canonical(r.jobs, "deadline", rename=DOOR_COLUMNS["deadline"]), "door"
 
 
 def run_contention_entry(policy: str, *, jobs: int, seed: int, mix: str = "normal",
@@ -253,7 +257,7 @@ def run_contention_entry(policy: str, *, jobs: int, seed: int, mix: str = "norma
         rounds = r.jobs.rename(columns={"completion_s": "round_completion_s"})
         return canonical(r.result.jobs, "contention", extra=rounds), "legacy"
     r = _door()(inst, scheduler=policy, seed=0)
-    return canonical(r.jobs, "contention", rename=DOOR_COLUMNS), "door"
+    return canonical(r.jobs, "contention", rename=DOOR_COLUMNS["contention"]), "door"
 
 
 WHATIF_CASES: dict[str, dict[str, Any]] = {
@@ -273,7 +277,7 @@ def run_whatif_entry(case: str, *, seed: int) -> tuple[pd.DataFrame, str]:
     if run is not None:
         return canonical(run(wl, "4x4", seed=0, **opts).result.jobs), "legacy"
     r = _door()(wl, "4x4", scheduler={"name": "what-if", **opts}, mode="round", seed=0)
-    return canonical(r.jobs), "door"
+    return canonical(r.jobs, rename=DOOR_COLUMNS[""]), "door"
 
 
 # ---- the matrix ---------------------------------------------------------------------------------------------
@@ -359,9 +363,22 @@ def _differs(a: pd.Series, b: pd.Series) -> np.ndarray:
     if fa is not None and fb is not None:
         nan = np.isnan(fa) & np.isnan(fb)
         return (fa.view(np.uint64) != fb.view(np.uint64)) & ~nan
-    xa, xb = a.to_numpy(dtype=object), b.to_numpy(dtype=object)
-    return np.array([not (x == y or (pd.isna(x) and pd.isna(y)) if not isinstance(x, (list, tuple)) else x == y)
-                     for x, y in zip(xa, xb)], dtype=bool)
+    return np.array([not _same(x, y) for x, y in zip(a.to_numpy(dtype=object), b.to_numpy(dtype=object))],
+                    dtype=bool)
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, (float, np.floating)) and bool(np.isnan(x)))
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Two values of an object column: equal, or both missing (None / NaN)."""
+    if _missing(x) or _missing(y):
+        return _missing(x) and _missing(y)
+    try:
+        return bool(x == y)
+    except (TypeError, ValueError):  # e.g. arrays: compare what they print
+        return repr(x) == repr(y)
 
 
 def first_difference(base: pd.DataFrame, cand: pd.DataFrame) -> tuple[str, str, int] | None:
@@ -442,7 +459,7 @@ def child_speed(args: argparse.Namespace) -> int:
                          mode="round")
     sim_cpu = time.process_time() - t0
     with open(args.out, "wb") as fh:
-        pickle.dump(canonical(r.jobs), fh)
+        pickle.dump(canonical(r.jobs, rename=DOOR_COLUMNS[""] if sim is None else None), fh)
     print(json.dumps({"sim_cpu_s": sim_cpu, "api": api, "events": int(r.summary.get("events", -1))}))
     return 0
 
@@ -507,7 +524,8 @@ def _head() -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    with BaseTree(args.base, args.base_src) as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
+    base = BaseTree(args.base, args.base_src)
+    with base as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
         work = Path(args.keep) if args.keep else Path(d)
         work.mkdir(parents=True, exist_ok=True)
         extra = (["--quick"] if args.quick else []) + (["--only", args.only] if args.only else [])
@@ -516,10 +534,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         for who, (src, api) in sides.items():  # the two sides at once: this is a check, not a timing
             procs[who] = subprocess.Popen(_child_cmd("_check-child", src, "--out", str(work / f"{who}.pkl"),
                                                      "--api", api, *extra), env=_env(src), cwd=d)
-        for who, p in procs.items():
-            if p.wait() != 0:
-                print(f"the {who} side failed (exit {p.returncode})", file=sys.stderr)
-                return 2
+        failed = [who for who, p in procs.items() if p.wait() != 0]
+        if failed:
+            print(f"the {' and '.join(failed)} side failed (its error is above)", file=sys.stderr)
+            return 2
         res = {who: pickle.loads((work / f"{who}.pkl").read_bytes()) for who in sides}
     rows, bad = [], 0
     for name in res["base"]:
@@ -535,9 +553,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             rows.append([name, str(len(b["jobs"])), api, "yes", "", ""])
         else:
             bad += 1
-            rows.append([name, str(len(b["jobs"])), api, f"NO ({diff[2]} jobs)", diff[0], diff[1]])
+            rows.append([name, str(len(b["jobs"])), api, f"NO ({diff[2]} jobs)" if diff[2] else "NO", diff[0],
+                         diff[1]])
     header = ["entry", "jobs", "api base/candidate", "identical", "first differing job", "column"]
-    print(f"base {BaseTree(args.base, args.base_src).commit if args.base_src is None else args.base_src} vs "
+    print(f"base {base.commit} vs "
           f"candidate {_head()}; {len(rows)} entries{' (quick)' if args.quick else ''}, "
           f"{time.perf_counter() - t0:.0f} s wall")
     print(md_table(header, rows))
@@ -582,8 +601,8 @@ def cmd_speed(args: argparse.Namespace) -> int:
     sim_cpu: dict[tuple[str, str], list[float]] = {}
     same: dict[str, str] = {}
     apis: dict[str, str] = {}
-    base_ref = BaseTree(args.base, args.base_src).commit
-    with BaseTree(args.base, args.base_src) as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
+    base = BaseTree(args.base, args.base_src)
+    with base as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
         sides = {"base": (base_src, "legacy"), "candidate": (ROOT / "src", args.api)}
         first: dict[str, pd.DataFrame] = {}
         notes: dict[str, list[str]] = {p: [] for p in policies}
@@ -625,7 +644,7 @@ def cmd_speed(args: argparse.Namespace) -> int:
     text = "\n".join([
         "# Simulator speed, base vs candidate (issue 22, our simulator)", "",
         f"Command: `python -m benchmarks.sim_equivalence speed --jobs {args.jobs} --repeats {args.repeats}"
-        f"{'' if args.base == DEFAULT_BASE else ' --base ' + args.base}`; base {base_ref}, candidate {_head()} "
+        f"{'' if args.base == DEFAULT_BASE else ' --base ' + args.base}`; base {base.commit}, candidate {_head()} "
         f"(api base/candidate: {apis.get('base')}/{apis.get('candidate')}).", "",
         f"`replicate_philly({args.jobs:,}, 130 jobs/h, seed 0)` on 2,000 GPUs (500 x 4), round mode, consolidated "
         "placement. Each run is a fresh process; base and candidate alternate (who goes first alternates too). "

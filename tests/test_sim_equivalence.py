@@ -43,6 +43,14 @@ def test_one_bit_sign_of_zero_and_nan_are_differences():
         ("a", "deadline_met", 2)
 
 
+def test_object_and_bool_columns():
+    t = pd.DataFrame({"id": ["a", "b"], "model": ["VGG", None], "servers": [(0, 1), (2,)], "met": [True, False]})
+    assert eq.first_difference(t, t.assign(model=["VGG", np.nan])) is None  # both missing
+    assert eq.first_difference(t, t.assign(model=["VGG", "BERT"])) == ("b", "model", 1)
+    assert eq.first_difference(t, t.assign(servers=[(0, 2), (2,)])) == ("a", "servers", 1)
+    assert eq.first_difference(t, t.assign(met=[True, True])) == ("b", "met", 1)
+
+
 def test_job_and_column_sets():
     t = table()
     assert eq.first_difference(t, t.iloc[:2]) == ("c", "job missing in the candidate (1 jobs)", 1)
