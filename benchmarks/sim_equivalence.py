@@ -324,7 +324,7 @@ def matrix(quick: bool) -> list[Entry]:
     for seed in (0,) if quick else (0, 1):
         for p in ASRPT_POLICIES:
             out.append(Entry(f"asrpt-synthetic/{p}/seed{seed}", run_workload_spec,
-                             dict(spec="synthetic", scheduler=p, n_jobs=100, servers=4, gpus_per_server=8,
+                             dict(spec="synthetic", scheduler=p, n_jobs=200, servers=4, gpus_per_server=8,
                                   perf="mixed", event=True, seed=seed)))
     for seed in (0,) if quick else (0, 1, 2):
         for p in ASRPT_POLICIES:
@@ -524,6 +524,7 @@ def _head() -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
+    head = _head()  # before the run: a commit made meanwhile is not what was checked
     base = BaseTree(args.base, args.base_src)
     with base as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
         work = Path(args.keep) if args.keep else Path(d)
@@ -557,7 +558,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                          diff[1]])
     header = ["entry", "jobs", "api base/candidate", "identical", "first differing job", "column"]
     print(f"base {base.commit} vs "
-          f"candidate {_head()}; {len(rows)} entries{' (quick)' if args.quick else ''}, "
+          f"candidate {head}; {len(rows)} entries{' (quick)' if args.quick else ''}, "
           f"{time.perf_counter() - t0:.0f} s wall")
     print(md_table(header, rows))
     print(f"\n{len(rows) - bad} of {len(rows)} identical" + (f"; {bad} differ or fail" if bad else ""))
@@ -601,6 +602,7 @@ def cmd_speed(args: argparse.Namespace) -> int:
     sim_cpu: dict[tuple[str, str], list[float]] = {}
     same: dict[str, str] = {}
     apis: dict[str, str] = {}
+    head = _head()
     base = BaseTree(args.base, args.base_src)
     with base as base_src, tempfile.TemporaryDirectory(prefix="sim-eq-") as d:
         sides = {"base": (base_src, "legacy"), "candidate": (ROOT / "src", args.api)}
@@ -644,7 +646,7 @@ def cmd_speed(args: argparse.Namespace) -> int:
     text = "\n".join([
         "# Simulator speed, base vs candidate (issue 22, our simulator)", "",
         f"Command: `python -m benchmarks.sim_equivalence speed --jobs {args.jobs} --repeats {args.repeats}"
-        f"{'' if args.base == DEFAULT_BASE else ' --base ' + args.base}`; base {base.commit}, candidate {_head()} "
+        f"{'' if args.base == DEFAULT_BASE else ' --base ' + args.base}`; base {base.commit}, candidate {head} "
         f"(api base/candidate: {apis.get('base')}/{apis.get('candidate')}).", "",
         f"`replicate_philly({args.jobs:,}, 130 jobs/h, seed 0)` on 2,000 GPUs (500 x 4), round mode, consolidated "
         "placement. Each run is a fresh process; base and candidate alternate (who goes first alternates too). "
