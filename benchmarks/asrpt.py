@@ -8,7 +8,7 @@ simulator's on OUR mapping of the Philly trace (paper 001 used the Alibaba PAI t
 cluster; its 31-91%, 16-57%, 12%-92% and "RF within 14% of perfect" are quoted for
 context only).
 
-Setup (reduced scale; every rule in ``optsched.sim.recurring`` and ``docs/algorithms/a-srpt.md``):
+Setup (reduced scale; every rule in ``optsched.generators.recurring`` and ``docs/algorithms/a-srpt.md``):
 
 * Philly (read in place) -> groups (``vc-gpus-dur``) -> Table I configurations (seed = run seed), iterations =
   duration / alpha~min at 10 Gbps; predictors fit on the first 80% of jobs, the workload is the first N jobs of
@@ -40,20 +40,19 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.perf.mixed import MixedPerf  # noqa: E402
-from optsched.sim import simulate  # noqa: E402
-from optsched.sim.asrpt import DEFAULT_TAU, run_policy  # noqa: E402
-from optsched.sim.recurring import (  # noqa: E402
+from optsched.generators.recurring import (  # noqa: E402
     map_models,
     philly_frame,
-    predict_frame,
     rescale_to_load,
-    rolling_predictions,
     split_train_test,
     synthetic_recurring_frame,
     to_workload,
 )
+from optsched.io import atomic_open, save_figure  # noqa: E402
+from optsched.perf.mixed import MixedPerf  # noqa: E402
+from optsched.predict import predict_frame, rolling_predictions  # noqa: E402
+from optsched.sim import simulate  # noqa: E402
+from optsched.sim.asrpt import DEFAULT_TAU, run_policy  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
 POLICIES = [  # (label, scheduler, options)
@@ -304,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             what = (f"the last {info['jobs']:,} jobs (by submission time) of the Philly trace mapped onto Table I "
                     f"(seed 0, groups `vc-gpus-dur`), each predicted by a random forest retrained weekly on every "
                     f"job submitted before its week (paper l. 233: \"frequent retrainings\"; "
-                    f"`optsched.sim.recurring.rolling_predictions`; {info['history_before_window']:,} earlier jobs "
+                    f"`optsched.predict.rolling_predictions`; {info['history_before_window']:,} earlier jobs "
                     f"only serve as history)")
         else:
             what = (f"{info['jobs']:,} jobs of the synthetic recurring generator (seed 0) after an equal-size "

@@ -9,7 +9,7 @@ Writes ``docs/results/blox_policies.{md,csv}`` and plots ``blox_policies_{jct,re
 ``blox_policies_jct_cdf.png``, ``blox_admission.{md,csv}`` (``*_quick`` names with ``--quick``: a smoke run on
 4 GPUs (one server) at loads 1 and 2 jobs/hour with jobs 300-399 tracked), atomically.
 
-Workload: ``optsched.sim.traces.philly_workload`` (Blox's filter, Poisson re-timing with the same seed at every
+Workload: ``optsched.generators.workload.philly_workload`` (Blox's filter, Poisson re-timing with the same seed at every
 load, uniform Table 2 models; rules in docs/algorithms/blox.md). Each run stops once every tracked job is done.
 Profiled constant iteration time with the cross-server factor 1.25; 300 s rounds; no restore overhead.
 Runs stop at a horizon of ``--drain-h`` (2000) simulated hours after the last tracked arrival: LAS at overload

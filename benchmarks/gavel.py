@@ -37,11 +37,11 @@ from scipy import stats  # noqa: E402
 
 from optsched.cluster import parse_cluster  # noqa: E402
 from optsched.experiments import frame_markdown  # noqa: E402
+from optsched.generators.workload import PHILLY_MODELS, philly_workload  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.perf.hetero import TYPE_SPEED, HeteroPerf  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.hetero import Gavel, GavelMakespan, finish_time_fairness, max_min_fairness  # noqa: E402
-from optsched.sim.traces import PHILLY_MODELS, philly_workload  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
 CLUSTERS = ("V100:4x4,P100:4x4,K80:4x4", "V100:2x4,P100:2x4,K80:2x4")

@@ -23,10 +23,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import optsched  # noqa: E402
 from optsched.experiments import solve_many  # noqa: E402
+from optsched.generators.workload import synthetic_workload  # noqa: E402
 from optsched.io import save_figure  # noqa: E402
 from optsched.plot import gantt, gap_table, occupancy, plot_gaps, save_axes, write_chrome_trace  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
-from optsched.sim.traces import synthetic_workload  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,7 +106,7 @@ def fmt_cpu(runs: list[dict]) -> str:
 SIM_RUN = """
 import json, sys
 from optsched.sim import simulate
-from optsched.sim.traces import load_philly, replicate_philly
+from optsched.generators.workload import load_philly, replicate_philly
 sched, n = sys.argv[1], int(sys.argv[2])
 wl = replicate_philly(n, 130.0, 0, frame=load_philly())
 s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode="round").summary

@@ -41,9 +41,9 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 from optsched.data import data_root  # noqa: E402
+from optsched.generators.workload import load_philly, philly_workload, replicate_philly  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
-from optsched.sim.traces import load_philly, philly_workload, replicate_philly  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
 
@@ -74,7 +74,7 @@ def measure(build, servers: int, mode: str, repeats: int, tracked_stop: bool) ->
 ONE_RUN = """
 import json, sys
 from optsched.sim import simulate
-from optsched.sim.traces import load_philly, replicate_philly
+from optsched.generators.workload import load_philly, replicate_philly
 sched, mode, n, load, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 wl = replicate_philly(n, load, seed, frame=load_philly())
 s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode=mode).summary

@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from optsched.experiments import frame_markdown  # noqa: E402
+from optsched.generators.workload import bursty_workload, philly_workload  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
-from optsched.sim.traces import bursty_workload, philly_workload  # noqa: E402
 from optsched.sim.whatif import run_whatif  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"

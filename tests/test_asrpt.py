@@ -11,23 +11,23 @@ import pytest
 from tests.sim.shared_data import PHILLY, needs_data
 
 from optsched.errors import InstanceError
-from optsched.models import catalogue_job
-from optsched.perf.mixed import MixedPerf
-from optsched.perf.pipeline import Network, alpha
-from optsched.problems.workload import Workload, WorkloadJob
-from optsched.sim import build_scheduling, simulate
-from optsched.sim.asrpt import ASRPT, AlphaMinCache, run_asrpt, run_policy, select_servers
-from optsched.sim.recurring import (
+from optsched.generators.recurring import (
     config_names,
     map_models,
     offered_load,
-    predict_frame,
     rescale_to_load,
     spec_of,
     split_train_test,
     synthetic_recurring_frame,
     to_workload,
 )
+from optsched.models import catalogue_job
+from optsched.perf.mixed import MixedPerf
+from optsched.perf.pipeline import Network, alpha
+from optsched.predict import predict_frame
+from optsched.problems.workload import Workload, WorkloadJob
+from optsched.sim import build_scheduling, simulate
+from optsched.sim.asrpt import ASRPT, AlphaMinCache, run_asrpt, run_policy, select_servers
 from optsched.sim.registry import scheduler_names
 from optsched.sim.state import Job, Placement
 
@@ -309,7 +309,7 @@ def test_predictions_zero_for_unseen_and_load_rescaling():
 
 @needs_data(*PHILLY)
 def test_philly_frame_group_rules():
-    from optsched.sim.recurring import philly_frame
+    from optsched.generators.recurring import philly_frame
     a = philly_frame("vc-gpus-dur")
     b = philly_frame("vc-gpus")
     assert len(a) == len(b) == 82247
@@ -320,7 +320,7 @@ def test_philly_frame_group_rules():
 
 
 def test_rolling_predictions_use_only_earlier_jobs():
-    from optsched.sim.recurring import rolling_predictions
+    from optsched.predict import rolling_predictions
 
     fr = map_models(synthetic_recurring_frame(300, seed=6), seed=6)
     period = 5 * 86400.0

@@ -13,7 +13,7 @@ from tests.sim.shared_data import PHILLY, needs_data
 
 from optsched.cli import main
 from optsched.errors import InstanceError
-from optsched.sim.traces import (
+from optsched.generators.workload import (
     BLOX_MAX_DURATION_S,
     BLOX_MIN_DURATION_S,
     HOUR_S,

@@ -103,8 +103,8 @@ def test_what_the_package_writes_follows_the_schemas(tmp_path):
         optsched.save_schedule(res.schedule, out, status=str(res.status), lower_bound=res.lower_bound,
                                runtime_s=res.runtime_s, seed=res.seed, objective=res.objective)
         jsonschema.validate(json.loads(out.read_text()), schema("optsched/schedule@1"))
+    from optsched.generators.workload import synthetic_workload
     from optsched.problems.workload import workload_to_dict
-    from optsched.sim.traces import synthetic_workload
 
     jsonschema.validate(workload_to_dict(synthetic_workload(5, seed=0)), schema("optsched/workload@1"))
     deadline = optsched.to_dict(optsched.generate("deadline", seed=0))

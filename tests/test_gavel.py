@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from optsched.cluster import parse_cluster
 from optsched.errors import InstanceError
+from optsched.generators.workload import synthetic_workload
 from optsched.perf.hetero import HeteroPerf
 from optsched.sim import Workload, WorkloadJob, simulate
 from optsched.sim.hetero import (
@@ -23,7 +24,6 @@ from optsched.sim.hetero import (
     min_makespan,
 )
 from optsched.sim.optimus import marginal_gain_allocation
-from optsched.sim.traces import synthetic_workload
 
 MODELS = ["ResNet-50/ImageNet", "A3C/Pong", "LSTM/WikiText-2", "Transformer/Multi30K"]
 

@@ -10,13 +10,13 @@ import pytest
 
 from optsched.cluster import DEFAULT_GPU_TYPE, Cluster, Server, parse_cluster
 from optsched.errors import InstanceError
+from optsched.generators.workload import synthetic_workload
 from optsched.io import schema
 from optsched.perf.hetero import GPU_TYPES, TYPE_SPEED, HeteroPerf
 from optsched.problems.workload import COLUMNS, Workload, WorkloadJob, read_workload, workload_to_dict, write_workload
 from optsched.sim import simulate
 from optsched.sim.hetero import time_on_types
 from optsched.sim.state import ClusterState
-from optsched.sim.traces import synthetic_workload
 
 jsonschema = pytest.importorskip("jsonschema")
 

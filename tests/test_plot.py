@@ -18,6 +18,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import optsched  # noqa: E402
+from optsched.generators.workload import synthetic_workload  # noqa: E402
 from optsched.plot import (  # noqa: E402
     assign_lanes,
     chrome_trace,
@@ -35,7 +36,6 @@ from optsched.plot import (  # noqa: E402
     utilisation,
 )
 from optsched.sim import simulate  # noqa: E402
-from optsched.sim.traces import synthetic_workload  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Workload loaders and generators of optsched.sim.traces (Philly, Pollux, synthetic, replication)."""
+"""Workload loaders and generators of optsched.generators.workload (Philly, Pollux, synthetic, replication)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from tests.sim.shared_data import PHILLY, POLLUX, needs_data, skip_without_data
 
 from optsched.errors import InstanceError
-from optsched.sim import traces
-from optsched.sim.traces import (
+from optsched.generators import workload as traces
+from optsched.generators.workload import (
     BLOX_MAX_DURATION_S,
     BLOX_MIN_DURATION_S,
     PHILLY_MODELS,

@@ -11,11 +11,11 @@ import pytest
 
 from optsched.cluster import Cluster
 from optsched.errors import InstanceError
+from optsched.generators.workload import synthetic_workload
 from optsched.sim import simulate
 from optsched.sim import whatif as wi
 from optsched.sim.engine import Simulator
 from optsched.sim.registry import build_admission, build_policy
-from optsched.sim.traces import synthetic_workload
 
 PAIRS = [("fifo", "accept-all"), ("srtf", "accept-all"), ("las", "accept-all")]
 

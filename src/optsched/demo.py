@@ -90,8 +90,8 @@ def tiny_instances(limit: int) -> list[Path]:
 
 def blox_policies(load_jph: float = 8.0, window: tuple[int, int] = (3000, 3300)) -> str:
     """FIFO, LAS, SRTF and Tiresias (consolidated placement, 300 s rounds) on the Philly trace, 32 x 4 GPUs."""
+    from .generators.workload import philly_workload
     from .sim import simulate
-    from .sim.traces import philly_workload
 
     wl = philly_workload(load_jph, seed=0, window=window, n_jobs=window[1] + 300)
     rows: list[list[object]] = []
@@ -106,9 +106,10 @@ def blox_policies(load_jph: float = 8.0, window: tuple[int, int] = (3000, 3300))
 
 def asrpt_vs_baselines(n_jobs: int = 2000, servers: int = 16) -> str:
     """Total JCT of A-SRPT (median predictor) and its baselines on Philly jobs mapped to Table I models."""
+    from .generators.recurring import map_models, philly_frame, rescale_to_load, split_train_test, to_workload
     from .perf.mixed import MixedPerf
+    from .predict import predict_frame
     from .sim import simulate
-    from .sim.recurring import map_models, philly_frame, predict_frame, rescale_to_load, split_train_test, to_workload
 
     train, test = split_train_test(map_models(philly_frame(), seed=0), 0.8)
     predicted = predict_frame(train, test, "median", seed=0)

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InstanceError
+from .generators.workload import load_philly, resolve_workload
 from .io import atomic_open
 from .io import progress as progress_bar
 from .limits import require_memory
@@ -55,7 +56,6 @@ from .plot import save_axes
 from .sim import simulate
 from .sim.metrics import SimResult
 from .sim.registry import build_admission, build_placement, build_policy
-from .sim.traces import load_philly, resolve_workload
 
 __all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",
            "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many",

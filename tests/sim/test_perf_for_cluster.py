@@ -3,9 +3,9 @@
 import pytest
 
 from optsched.errors import InstanceError
+from optsched.generators.recurring import spec_of
 from optsched.problems.workload import Workload, WorkloadJob
 from optsched.sim import simulate
-from optsched.sim.recurring import spec_of
 
 
 def _workload():

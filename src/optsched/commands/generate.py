@@ -25,6 +25,7 @@ from typing import Callable
 from . import _generate_deadline
 from ._args import add_seed_and_output, positive_float, positive_int
 from ._generate_contention import summary as _summary_contention
+from ._generate_workload import summary as _summary_workload
 
 MAX_TOTAL_JCT_JOBS = 10_000
 
@@ -166,11 +167,13 @@ KINDS: dict[str, Callable | str] = {
     "placement": _register_placement,
     "deadline": _generate_deadline.register,
     "contention": "optsched.commands._generate_contention:register",
+    "workload": "optsched.commands._generate_workload:register",
 }
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
                                   "placement": _summary_placement,
-                                  "deadline": _generate_deadline.summary, "contention": _summary_contention}
+                                  "deadline": _generate_deadline.summary, "contention": _summary_contention,
+                                  "workload": _summary_workload}
 
 
 def register(sub) -> None:

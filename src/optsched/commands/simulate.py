@@ -49,9 +49,9 @@ from ..experiments import (
     sweep,
     write_sweep,
 )
+from ..generators.workload import parse_window
 from ..limits import require_memory
 from ..sim.metrics import plot_jct_cdf, plot_timeline
-from ..sim.traces import parse_window
 from ._args import (
     dask_address,
     non_negative_float,

@@ -295,11 +295,12 @@ def workload_from_csv_text(text: str, name: str = "") -> Workload:
     header = {h.strip() for h in first}
     if not header <= set(COLUMNS) and {"name", "time", "application", "num_replicas"} <= header:
         raise InstanceError("this is a Pollux workload CSV (name, time, application, num_replicas): run it by path "
-                            "with 'optsched simulate FILE' or optsched.sim.traces.pollux_workload(path=FILE)",
+                            "with 'optsched simulate FILE' or optsched.generators.workload.pollux_workload(path=FILE)",
                             field="header")
     if not header <= set(COLUMNS) and {"timestamp", "duration", "num_gpus"} <= header:
         raise InstanceError("this is a Philly trace CSV (timestamp, duration, num_gpus): run it by path with "
-                            "'optsched simulate FILE --load L' or optsched.sim.traces.philly_workload(path=FILE)",
+                            "'optsched simulate FILE --load L' or "
+                            "optsched.generators.workload.philly_workload(path=FILE)",
                             field="header")
     records = [{col: _csv_value(col, cell, where, jid) for col, cell in cells.items()}
                for where, jid, cells in csv_jobs(text, COLUMNS, REQUIRED)]
@@ -421,4 +422,5 @@ PROBLEM = register_problem(Problem(
     name="workload",
     title="online workloads of the simulator (paper 002): jobs arriving over time, run by a policy",
     classes=(Workload,), format=FORMAT, reader=workload_from_dict, writer=workload_to_dict,
+    generator="optsched.generators.workload:generate_workload",
 ))

@@ -20,7 +20,7 @@ kind                                    defaults and metrics
 =====================================  =========================================================================
 
 A path is read with :func:`optsched.load` (any of the three file formats) or, for a CSV, by its header (Pollux's
-and Philly's files, :func:`optsched.sim.traces.resolve_workload`); ``philly``, ``pollux:N``, ``synthetic``,
+and Philly's files, :func:`optsched.generators.workload.resolve_workload`); ``philly``, ``pollux:N``, ``synthetic``,
 ``bursty`` and ``replay:PATH`` name generated workloads.
 
 >>> from optsched.generators.deadline import tiny_deadline_workload
@@ -92,8 +92,8 @@ def _contention(inst: ContentionInstance) -> OnlineSetup:
 def _load(path: str | os.PathLike) -> Any:
     """A file of any online kind: the three JSON formats through the registry, CSVs by their header."""
     from ..api import load
+    from ..generators.workload import csv_kind, resolve_workload
     from ..io import check_format, read_json
-    from .traces import csv_kind, resolve_workload
 
     p = Path(path)
     if p.suffix.lower() == ".csv":
@@ -117,7 +117,7 @@ def online_setup(obj: Any, *, request: str | None = None) -> OnlineSetup:
         if Path(spec).exists():
             obj = _load(spec)
         else:
-            from .traces import resolve_workload
+            from ..generators.workload import resolve_workload
 
             obj = resolve_workload(spec)  # philly, pollux:N, synthetic, ...; a clear error otherwise
     if request is not None and not isinstance(obj, DeadlineWorkload):

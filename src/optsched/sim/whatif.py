@@ -23,7 +23,7 @@ simulator switches to the pair with the best score for the next period. Rules an
   ``"responsiveness"`` the time they wait for their first start within the window; ``"both"`` the sum (Blox's
   appendix A minimises JCT and responsiveness together).
 
->>> from optsched.sim.traces import synthetic_workload
+>>> from optsched.generators.workload import synthetic_workload
 >>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
 >>> out = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
 >>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies == 2 * out.n_points

@@ -51,13 +51,12 @@ from ..algorithms.heavy_edge import alpha_tilde_min
 from ..errors import InstanceError
 from ..models import CATALOGUE, catalogue_job
 from ..perf.pipeline import Network
-from ..predict import make_predictor
 from ..problems.pipeline import PipelineJob
 from ..problems.workload import Workload, WorkloadJob
-from .traces import load_philly
+from .workload import load_philly
 
-__all__ = ["GROUP_RULES", "REFERENCE_NETWORK", "config_names", "map_models", "philly_frame", "predict_frame",
-           "rescale_to_load", "rolling_predictions", "split_train_test", "synthetic_recurring_frame", "to_workload"]
+__all__ = ["GROUP_RULES", "REFERENCE_NETWORK", "config_names", "map_models", "philly_frame",
+           "rescale_to_load", "split_train_test", "synthetic_recurring_frame", "to_workload"]
 
 GROUP_RULES = ("vc-gpus-dur", "vc-gpus")
 REFERENCE_NETWORK = Network.paper_simulation()   # 8 GPUs/server, 10 Gbps, 300 GB/s (section V-B)
@@ -68,7 +67,8 @@ FRAME_COLUMNS = ("job_id", "submit_s", "duration_s", "trace_gpus", "user_id", "g
 def philly_frame(group_rule: str = "vc-gpus-dur", path: Any = None) -> pd.DataFrame:
     """The whole Philly trace (read in place) as a job frame in submission order, with the group rule above.
 
-    ``path`` defaults to the trace in the data folder (:func:`optsched.sim.traces.load_philly`). A two-job file:
+    ``path`` defaults to the trace in the data folder (:func:`optsched.generators.workload.load_philly`). A
+    two-job file:
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
@@ -232,41 +232,6 @@ def split_train_test(frame: pd.DataFrame, train_fraction: float = 0.8) -> tuple[
         raise InstanceError(f"must be in [0, 1], got {train_fraction!r}", field="train_fraction")
     n = math.floor(train_fraction * len(frame))
     return frame.iloc[:n].reset_index(drop=True), frame.iloc[n:].reset_index(drop=True)
-
-
-def predict_frame(train: pd.DataFrame, test: pd.DataFrame, predictor: str = "random-forest",
-                  seed: int = 0) -> np.ndarray:
-    """Fit ``predictor`` (a name of :mod:`optsched.predict`) on ``train`` and predict ``test``'s iterations in
-    one batch call. Unseen groups get 0 (paper l. 233)."""
-    p = make_predictor(predictor, seed=seed)
-    cols = ["group_id", "user_id", "iterations"]
-    p.fit(train[cols])
-    return np.asarray(p.predict(test[cols]), dtype=float)
-
-
-def rolling_predictions(frame: pd.DataFrame, predictor: str = "random-forest", period_s: float = 7 * 86400.0,
-                        seed: int = 0) -> np.ndarray:
-    """Predictions with periodic retraining (paper l. 233: "frequent retrainings (hourly/daily)"): the frame's
-    submission span is cut into periods of ``period_s``; the jobs of each period are predicted in one batch by a
-    predictor fitted on every job submitted before the period starts (the first period has no history: all 0,
-    unseen). Used for the 75,000-job run, whose window is larger than any 20% test part.
-
-    >>> fr = map_models(synthetic_recurring_frame(300, seed=4), seed=4)
-    >>> p = rolling_predictions(fr, "median", period_s=10 * 86400.0)
-    >>> len(p) == len(fr), bool((p[fr["submit_s"] < fr["submit_s"].iloc[0] + 10 * 86400.0] == 0).all())
-    (True, True)
-    """
-    if not period_s > 0:
-        raise InstanceError(f"must be positive, got {period_s!r}", field="period_s")
-    t = frame["submit_s"].to_numpy(float)
-    period = np.floor((t - t[0]) / period_s).astype(np.int64)
-    out = np.zeros(len(frame))
-    for k in np.unique(period):
-        idx = np.flatnonzero(period == k)
-        hist = frame.iloc[:idx[0]]
-        if len(hist):
-            out[idx] = predict_frame(hist, frame.iloc[idx], predictor, seed=seed)
-    return out
 
 
 # -- workloads -------------------------------------------------------------------------------------------------

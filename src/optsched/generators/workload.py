@@ -810,6 +810,22 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
     return _truncate(wl, n_jobs)
 
 
+def generate_workload(source: str = "synthetic", *, jobs: int | None = None, load_jph: float | None = None,
+                      seed: int = 0, window: tuple[int, int] | None = None, max_gpus: int | None = None) -> Workload:
+    """The workload problem's generator (``optsched.generate("workload", ...)``, ``optsched generate
+    workload``): ``source`` is any workload name :func:`resolve_workload` takes (``synthetic``, ``philly``,
+    ``philly:blox``, ``pollux:N``, ``bursty``, ``replay:PATH``); ``jobs`` the number of jobs (synthetic: 200;
+    the others: truncated), ``load_jph`` the arrival rate, ``window`` the tracked job ids, ``max_gpus`` drops
+    larger jobs from the traces (the synthetic mix leaves them out).
+
+    >>> import optsched
+    >>> wl = optsched.generate("workload", jobs=5, load_jph=2.0, seed=3)
+    >>> len(wl), wl == synthetic_workload(5, load_jph=2.0, seed=3)
+    (5, True)
+    """
+    return resolve_workload(source, load_jph=load_jph, seed=seed, window=window, n_jobs=jobs, max_gpus=max_gpus)
+
+
 def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
     if n_jobs is None or n_jobs == len(wl):
         return wl
@@ -822,6 +838,6 @@ def _truncate(wl: Workload, n_jobs: int | None) -> Workload:
 
 
 __all__ = ["BLOX_WINDOW", "BURSTY_VARIANTS", "MODEL_ALIASES", "OUR_WINDOW", "PHILLY_MODELS", "PHILLY_MODES",
-           "POLLUX_SIZE_GPU_H", "blox_synthetic_durations", "bursty_workload", "load_philly", "load_pollux",
-           "parse_window", "philly_jobs", "philly_workload", "poisson_arrivals", "pollux_workload", "replay_workload",
-           "replicate_philly", "resolve_workload", "synthetic_workload"]
+           "POLLUX_SIZE_GPU_H", "blox_synthetic_durations", "bursty_workload", "generate_workload", "load_philly",
+           "load_pollux", "parse_window", "philly_jobs", "philly_workload", "poisson_arrivals", "pollux_workload",
+           "replay_workload", "replicate_philly", "resolve_workload", "synthetic_workload"]
