@@ -475,3 +475,36 @@ def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorith
     ax.set_title(title or f"gap to the optimum or best bound, {gaps['instance'].nunique()} instances (our solvers)")
     return ax
 
+
+# -- figures written as PNG files (what the command line and the benchmarks save) --------------------------------
+def save_jct_cdf(results: Mapping[str, SimResult], path: str | os.PathLike,
+                 title: str = "JCT CDF (our simulator)") -> None:
+    """One JCT CDF curve per labelled run (:func:`plot_cdfs`, log-scaled hours), written atomically as PNG."""
+    save_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
+
+
+def save_cdf_curves(curves: Mapping[str, Sequence[float] | np.ndarray], path: str | os.PathLike,
+                    title: str = "JCT CDF (our simulator)", ylabel: str = "fraction of jobs",
+                    fontsize: int = 8) -> None:
+    """One empirical CDF per label from raw JCTs in seconds (:func:`plot_cdfs`), PNG, atomically."""
+    save_axes(plot_cdfs(curves, title=title, ylabel=ylabel, fontsize=fontsize), path)
+
+
+def save_timeline(result: SimResult, path: str | os.PathLike, title: str | None = None) -> None:
+    """Utilisation, queue and busy GPUs per server over time (:func:`utilisation`, :func:`queue`,
+    :func:`occupancy`), the tracked window shaded, as one PNG written atomically."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
+    utilisation(result, a1, title=title or sim_title(result, "timeline"))
+    a1.set_xlabel("")
+    queue(result, a2, title="")
+    a2.set_xlabel("")
+    occupancy(result, a3, title="")
+    save_axes(a1, path)
+
+
+def save_vs_load(table: pd.DataFrame, path: str | os.PathLike, metric: str = "avg_jct_s", by: str = "scheduler",
+                 title: str | None = None) -> None:
+    """:func:`plot_vs_load` (one line per ``by`` value, hours on y) written atomically as PNG."""
+    save_axes(plot_vs_load(table, metric=metric, by=by, title=title), path)

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 import optsched
+from optsched import plot
 from optsched.cluster import Cluster
 from optsched.errors import InstanceError
 from optsched.sim import (
@@ -25,9 +26,6 @@ from optsched.sim import (
     build_perf,
     build_policy,
     build_scheduling,
-    plot_jct_cdf,
-    plot_timeline,
-    plot_vs_load,
     policies,
     register_scheduler,
     simulate,
@@ -157,11 +155,11 @@ def test_plots_are_written(tmp_path):
     import pandas as pd
 
     r = simulate(WL, servers=1, gpus_per_server=2, mode="event")
-    plot_jct_cdf({"fifo": r}, tmp_path / "cdf.png")
-    plot_timeline(r, tmp_path / "tl.png")
+    plot.save_jct_cdf({"fifo": r}, tmp_path / "cdf.png")
+    plot.save_timeline(r, tmp_path / "tl.png")
     table = pd.DataFrame({"load": [1, 2, 1, 2], "scheduler": ["fifo", "fifo", "las", "las"],
                           "avg_jct_s": [3600, 7200, 3000, 9000]})
-    plot_vs_load(table, tmp_path / "load.png")
+    plot.save_vs_load(table, tmp_path / "load.png")
     for name in ("cdf.png", "tl.png", "load.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

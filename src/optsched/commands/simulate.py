@@ -51,7 +51,6 @@ from ..experiments import (
 )
 from ..generators.workload import parse_window
 from ..limits import require_memory
-from ..sim.metrics import plot_jct_cdf, plot_timeline
 from ._args import (
     dask_address,
     non_negative_float,
@@ -268,8 +267,8 @@ def run(args: argparse.Namespace) -> int:
         d = Path(args.plots)
         d.mkdir(parents=True, exist_ok=True)
         label = f"{_name_of(res.config.get('scheduler'))}+{_name_of(res.config.get('placement'))}"
-        plot_jct_cdf({label: res}, d / "jct_cdf.png", title=plot.sim_title(res, "JCT CDF"))
-        plot_timeline(res, d / "timeline.png")
+        plot.save_jct_cdf({label: res}, d / "jct_cdf.png", title=plot.sim_title(res, "JCT CDF"))
+        plot.save_timeline(res, d / "timeline.png")
         if not args.quiet:
             print(f"plots written to {d}/jct_cdf.png and {d}/timeline.png", file=out)
     if args.trace:

@@ -28,7 +28,7 @@ from .base import (
                    SchedulingPolicy,
 )
 from .engine import SimulationStalled, Simulator
-from .metrics import SimResult, plot_jct_cdf, plot_timeline, plot_vs_load
+from .metrics import SimResult
 from .registry import (
                    ADMISSIONS,
                    PERF_MODELS,
@@ -52,6 +52,6 @@ __all__ = [
     "MetricCollector", "PERF_MODELS", "PLACEMENTS", "Placement", "PlacementPolicy", "SCHEDULERS", "SchedulerPlacer",
     "SchedulingPolicy", "SimResult", "SimView", "SimulationStalled", "Simulator", "Workload", "WorkloadJob",
     "as_workload", "build_admission", "build_perf", "build_placement", "build_policy", "build_scheduling",
-    "plot_jct_cdf", "plot_timeline", "plot_vs_load", "read_workload", "register_admission", "register_perf",
+    "read_workload", "register_admission", "register_perf",
     "register_placement", "register_scheduler", "simulate", "write_workload",
 ]

@@ -25,7 +25,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import plot
 from ..io import write_json
 
 PERCENTILES = (25, 50, 75, 90, 95, 99)
@@ -177,36 +176,3 @@ def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: i
     if len(dl):
         out["deadline_met_fraction"] = float(dl.mean())
     return out
-
-
-# -- plots (drawn by optsched.plot; these write PNG files) -------------------------------------------------------
-def plot_jct_cdf(results: Mapping[str, SimResult], path, title: str = "JCT CDF (our simulator)") -> None:
-    """One CDF curve per labelled run, log-scaled hours, written atomically as PNG (:func:`optsched.plot.plot_cdfs`)."""
-    plot_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
-
-
-def plot_cdf_curves(curves: Mapping[str, Sequence[float] | np.ndarray], path, title: str = "JCT CDF (our simulator)",
-                    ylabel: str = "fraction of jobs", fontsize: int = 8) -> None:
-    """One empirical CDF per label from raw JCTs in seconds (sorted here), log-scaled hours, PNG, atomically."""
-    plot.save_axes(plot.plot_cdfs(curves, title=title, ylabel=ylabel, fontsize=fontsize), path)
-
-
-def plot_timeline(result: SimResult, path, title: str | None = None) -> None:
-    """Utilisation, queue and busy GPUs per server over time (:mod:`optsched.plot`), the tracked window shaded,
-    as one PNG written atomically."""
-    import matplotlib.pyplot as plt
-
-    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
-    plot.utilisation(result, a1, title=title or plot.sim_title(result, "timeline"))
-    a1.set_xlabel("")
-    plot.queue(result, a2, title="")
-    a2.set_xlabel("")
-    plot.occupancy(result, a3, title="")
-    plot.save_axes(a1, path)
-
-
-def plot_vs_load(table: pd.DataFrame, path, metric: str = "avg_jct_s", by: str = "scheduler",
-                 title: str | None = None) -> None:
-    """``table`` has columns load, ``by`` and ``metric`` (seconds): one line per ``by`` value, hours on y
-    (:func:`optsched.plot.plot_vs_load`, which also draws a tidy summary's interval over seeds)."""
-    plot.save_axes(plot.plot_vs_load(table, metric=metric, by=by, title=title), path)
