@@ -16,7 +16,7 @@ returns.
 (10.0, {'servers': 1, 'total_gpus': 1})
 >>> from optsched.generators.deadline import tiny_deadline_workload
 >>> d = simulate(tiny_deadline_workload(3, seed=2))              # DRS, the ring model, event mode
->>> d.config["scheduler"]["name"], d.summary["r_trace"] == d.custom["deadline"]["r_trace"]
+>>> d.config["scheduler"].get("name"), d.summary["r_trace"] == d.custom["deadline"].get("r_trace")
 ('drs', True)
 """
 

@@ -40,7 +40,8 @@ again in the same decision). LAS and SRTF re-place every job every round, so the
 >>> from optsched.sim import simulate
 >>> inst = random_contention_instance(jobs=6, seed=1, hours=0.25)
 >>> run = simulate(inst, scheduler="contention-srtf")
->>> run.custom["contention"]["jobs"], run.custom["contention"]["avg_jct_s"] >= 900
+>>> m = run.custom["contention"]
+>>> m["jobs"], m["avg_jct_s"] >= 900
 (6, True)
 """
 

@@ -18,7 +18,7 @@ own admission, and the deadline metrics (:mod:`.metrics`) in the result; ``round
 >>> from optsched.generators.deadline import tiny_deadline_workload
 >>> wl = tiny_deadline_workload(3, seed=2)
 >>> from optsched.sim import simulate
->>> [simulate(wl, scheduler=p).custom["deadline"]["jobs"] for p in ("drs", "edf", "las")]
+>>> [simulate(wl, scheduler=p).custom["deadline"].get("jobs") for p in ("drs", "edf", "las")]
 [3, 3, 3]
 """
 
