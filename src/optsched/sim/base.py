@@ -500,18 +500,20 @@ class Composed(SchedulerPlacer):
 
     # -- the sorted lists ----------------------------------------------------------------------------------
     def _key(self, job: Job, now: float):
-        return (self.priority(job), self.scheduling.key(job, now), job.arrival_s, job.index)
+        return (1 if job.id in self._bumped else 999, self.scheduling.key(job, now), job.arrival_s, job.index)
 
     def _queued_entry(self, job: Job, now: float) -> tuple:
         if self._frozen:
-            return (self.priority(job), self.scheduling.queued_key(job), job.arrival_s, job.index), job
+            # the priority inline (not self.priority(job)): entries are built at every admission and launch
+            return (1 if job.id in self._bumped else 999, self.scheduling.queued_key(job), job.arrival_s,
+                    job.index), job
         return self._key(job, now), job
 
     def _running_entry(self, job: Job, now: float) -> tuple:
         if not self._frozen:
             return self._key(job, now), job
         k, until = self.scheduling.running_key(job, now)
-        e = ((self.priority(job), k, job.arrival_s, job.index), job)
+        e = ((1 if job.id in self._bumped else 999, k, job.arrival_s, job.index), job)
         if until < math.inf:
             self._seq += 1
             heapq.heappush(self._cross, (until, self._seq, e))
@@ -597,8 +599,9 @@ class Composed(SchedulerPlacer):
             r = [self._running_entry(j, now) for _, j in self._r]
         else:
             jobs = [j for _, j in self._r]
-            prio = self.priority
-            r = [((prio(j), k, j.arrival_s, j.index), j) for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
+            bumped = self._bumped
+            r = [((1 if j.id in bumped else 999, k, j.arrival_s, j.index), j)
+                 for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r
