@@ -1,7 +1,9 @@
-"""The documentation site (issue 14): ``mkdocs build --strict`` passes (API pages from the docstrings, formulations
-with rendered mathematics, every link resolved); every page under docs/algorithms and docs/formulations is in the
-nav; the formulations live inside the site; every format's JSON Schema accepts the documented examples, the
-bundled instances and what the package writes, and refuses what the readers refuse."""
+"""The documentation site (issues 14 and 27). The site is built once, strictly and without network access
+(``mkdocs build --strict`` in a network namespace of its own), and its pages are checked as a browser gets
+them: no Sphinx role or ``>>>`` example left as text, no TeX outside the math elements MathJax typesets, every
+image present and every figure shown on some page, MathJax and highlighting served by the site (no CDN), every
+page in the nav. Also: the formulations live inside the site, and every format's JSON Schema accepts the
+documented examples, the bundled instances and what the package writes, and refuses what the readers refuse."""
 
 from __future__ import annotations
 
