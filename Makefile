@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build site src/*.egg-info

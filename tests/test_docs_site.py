@@ -1,15 +1,19 @@
-"""The documentation site (issue 14): ``mkdocs build --strict`` passes (API pages from the docstrings, formulations
-with rendered mathematics, every link resolved); every page under docs/algorithms and docs/formulations is in the
-nav; the formulations live inside the site; every format's JSON Schema accepts the documented examples, the
-bundled instances and what the package writes, and refuses what the readers refuse."""
+"""The documentation site (issues 14 and 27). The site is built once, strictly and without network access
+(``mkdocs build --strict`` in a network namespace of its own), and its pages are checked as a browser gets
+them: no Sphinx role or ``>>>`` example left as text, no TeX outside the math elements MathJax typesets, every
+image present and every figure shown on some page, MathJax and highlighting served by the site (no CDN), every
+page in the nav. Also: the formulations live inside the site, and every format's JSON Schema accepts the
+documented examples, the bundled instances and what the package writes, and refuses what the readers refuse."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -24,30 +28,185 @@ FORMATS = ("rar-ddls", "schedule", "pipeline-job", "workload", "placement", "tot
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is part of the [test] extra")
 
 
-def test_mkdocs_build_strict(tmp_path):
+def _offline(cmd: list[str]) -> list[str]:
+    """``cmd`` in a network namespace of its own (no network at all) where the machine allows it (root, as on
+    CI); elsewhere the proxies point at a closed local port, so that any download fails just the same."""
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0:
+        return [unshare, "-n", *cmd]
+    return cmd
+
+
+OFFLINE_ENV = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "NO_MKDOCS_2_WARNING": "1",
+               "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "no_proxy": ""}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built once, strictly and without network access, into a temporary folder."""
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
     assert mkdocs, "mkdocs is missing: pip install -e '.[docs]' (make test installs it)"
-    p = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
+    out = tmp_path_factory.mktemp("site") / "site"
+    env = {**os.environ, **OFFLINE_ENV}
+    p = subprocess.run(_offline([mkdocs, "build", "--strict", "--site-dir", str(out)]), cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     warnings = [ln for ln in p.stderr.splitlines() if "WARNING" in ln or "ERROR" in ln]
     assert p.returncode == 0, "\n".join(warnings) or p.stderr[-3000:]
-    assert (tmp_path / "site" / "api" / "experiments" / "index.html").is_file()
-    page = (tmp_path / "site" / "formulations" / "placement-min-time" / "index.html").read_text()
+    return out
+
+
+def _pages(site: Path) -> dict[str, str]:
+    return {str(p.relative_to(site)): p.read_text() for p in sorted(site.rglob("*.html")) if p.name != "404.html"}
+
+
+class _Walker(HTMLParser):
+    """Text outside math and code, images, scripts, stylesheets and links of one built page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool, bool]] = []   # (tag, inside math, inside code)
+        self.text: list[str] = []                       # prose: outside math elements and code
+        self.imgs: list[tuple[str, str]] = []
+        self.urls: list[str] = []                       # <script src>, <link href>: what the browser loads
+        self.prompts_outside_code = 0
+        self.roles = 0
+        self.nested_quotes = 0                          # '>>>' read as Markdown: block quotes in block quotes
+
+    def _state(self) -> tuple[bool, bool]:
+        return (self.stack[-1][1], self.stack[-1][2]) if self.stack else (False, False)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        math, code = self._state()
+        math = math or "arithmatex" in (a.get("class") or "").split()
+        code = code or tag in ("code", "pre", "script", "style")
+        if tag == "img":
+            self.imgs.append((a.get("src") or "", a.get("alt") or ""))
+        if tag == "script" and a.get("src"):
+            self.urls.append(a["src"])
+        if tag == "link" and a.get("rel") in ("stylesheet", "preload", "modulepreload") and a.get("href"):
+            self.urls.append(a["href"])
+        if tag == "blockquote" and any(t == "blockquote" for t, _, _ in self.stack):
+            self.nested_quotes += 1
+        if tag not in VOID:
+            self.stack.append((tag, math, code))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                break
+
+    def handle_data(self, data):
+        math, code = self._state()
+        if not math and not code:
+            self.text.append(data)
+            self.prompts_outside_code += data.count(">>>")
+            self.roles += len(ROLE.findall(data))
+
+
+TEX_COMMAND = re.compile(r"\\(?:math[a-z]+|text|frac|sum|le|ge|alpha|tau|rho|lceil|lfloor|tilde|hat|times|in)\b")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+# a role as Markdown leaves it: the role's name as text, its target in a <code> element (or still in backticks)
+ROLE = re.compile(r":(?:py:)?(?:mod|class|func|meth|attr|data|exc|obj|const):(?:`|$)")
+
+
+def _walk(html: str) -> _Walker:
+    w = _Walker()
+    w.feed(html)
+    return w
+
+
+def test_the_site_builds_offline_with_math_and_api(site):
+    assert (site / "api" / "experiments" / "index.html").is_file()
+    page = (site / "formulations" / "placement-min-time" / "index.html").read_text()
     assert 'class="arithmatex"' in page          # mathematics handed to MathJax, not left as raw dollars
-    assert "sweep" in (tmp_path / "site" / "api" / "experiments" / "index.html").read_text()
+    assert "sweep" in (site / "api" / "experiments" / "index.html").read_text()
+
+
+def test_no_unrendered_math_roles_or_prompts(site):
+    bad = {}
+    for name, html in _pages(site).items():
+        w = _walk(html)
+        text = "".join(w.text)
+        problems = [f"{w.roles} Sphinx roles shown literally"] if w.roles else []
+        # a TeX command in prose: math that arithmatex did not take (Markdown turns an unmatched \\[ into [)
+        tex = TEX_COMMAND.findall(text)
+        if tex:
+            problems.append(f"TeX outside a math element: {sorted(set(tex))[:8]}")
+        for delim in ("\\[", "\\]", "\\(", "\\)", "$$"):
+            if delim in text:
+                i = text.index(delim)
+                problems.append(f"{delim!r} outside a math element: ...{text[max(0, i - 60):i + 60]!r}")
+        if w.prompts_outside_code or w.nested_quotes:
+            problems.append(f"{w.prompts_outside_code} '>>>' prompts outside code blocks, {w.nested_quotes} block "
+                            "quotes nested in block quotes (an example read as Markdown)")
+        if problems:
+            bad[name] = problems
+    assert not bad, bad
+
+
+def test_every_image_exists_and_every_figure_is_shown(site):
+    shown, missing, no_alt = set(), [], []
+    for name, html in _pages(site).items():
+        for src, alt in _walk(html).imgs:
+            if src.startswith(("http:", "https:", "//", "data:")):
+                missing.append(f"{name}: remote image {src}")
+                continue
+            target = (site / name).parent / src
+            if not target.is_file():
+                missing.append(f"{name}: {src}")
+            shown.add(target.resolve())
+            if not alt.strip():
+                no_alt.append(f"{name}: {src}")
+    assert not missing, missing
+    assert not no_alt, f"images without alt text: {no_alt}"
+    figures = [p for ext in ("png", "svg", "jpg", "jpeg", "gif") for p in (ROOT / "docs").rglob(f"*.{ext}")]
+    unshown = sorted(str(p.relative_to(ROOT / "docs")) for p in figures
+                     if (site / p.relative_to(ROOT / "docs")).resolve() not in shown)
+    assert not unshown, f"figures on no page (show each on a page with a sentence saying what to look at): {unshown}"
+
+
+def test_assets_are_served_by_the_site(site):
+    assert (site / "javascripts" / "mathjax" / "tex-chtml.js").is_file()
+    assert list((site / "javascripts" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+    remote, absent = [], []
+    for name, html in _pages(site).items():
+        w = _walk(html)
+        for url in w.urls:
+            if url.startswith(("http:", "https:", "//")):
+                remote.append(f"{name}: {url}")
+            elif not ((site / name).parent / url.split("?")[0].split("#")[0]).is_file():
+                absent.append(f"{name}: {url}")
+        if 'class="arithmatex"' in html:
+            assert any(u.endswith("mathjax/tex-chtml.js") for u in w.urls), f"{name} has math but no MathJax"
+    assert not remote, f"pages load from the network: {remote[:10]}"
+    assert not absent, absent[:10]
+    for css in site.rglob("*.css"):
+        assert "fonts.googleapis" not in css.read_text(), css
+    code = (site / "quickstart" / "index.html").read_text()
+    assert '<div class="highlight">' in code and '<span class="' in code   # Pygments ran at build time
+
+
+def test_api_reference_renders_examples_and_types(site):
+    html = (site / "api" / "doors" / "index.html").read_text()
+    assert 'class="language-pycon highlight"' in html or '<span class="gp">&gt;&gt;&gt; </span>' in html
+    assert "doc-signature" in html and "PathLike" in html   # signatures show their annotations
+    assert 'class="autorefs autorefs-internal"' in html      # cross-references resolved to links
 
 
 def _nav_files() -> set[str]:
     return set(re.findall(r":\s*([\w./-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
 
 
-@pytest.mark.parametrize("folder", ["algorithms", "formulations"])
+@pytest.mark.parametrize("folder", ["algorithms", "formulations", "results", "api", "."])
 def test_every_page_of_a_folder_is_in_the_nav(folder):
     nav = _nav_files()
-    missing = sorted(f"{folder}/{p.name}" for p in (ROOT / "docs" / folder).glob("*.md")
-                     if f"{folder}/{p.name}" not in nav)
-    hint = "; ".join(f"add the line '      - {Path(m).stem.replace('-', ' ').title()}: {m}' under "
-                     f"'{folder.title()}:' in mkdocs.yml" for m in missing)
+    prefix = "" if folder == "." else f"{folder}/"
+    missing = sorted(f"{prefix}{p.name}" for p in (ROOT / "docs" / folder).glob("*.md")
+                     if f"{prefix}{p.name}" not in nav)
+    hint = "; ".join(f"add the line '      - {Path(m).stem.replace('-', ' ').replace('_', ' ').title()}: {m}' "
+                     f"under '{folder.title()}:' in mkdocs.yml" for m in missing)
     assert not missing, hint
 
 
