@@ -275,7 +275,8 @@ def run_whatif_entry(case: str, *, seed: int) -> tuple[pd.DataFrame, str]:
     opts = WHATIF_CASES[case]
     run = _legacy("optsched.sim.whatif", "run_whatif")
     if run is not None:
-        return canonical(run(wl, "4x4", seed=0, **opts).result.jobs), "legacy"
+        out = run(wl, "4x4", seed=0, **opts)  # today's WhatIfRun holds a .result; the door's run is the result
+        return canonical(out.result.jobs if hasattr(out, "result") else out.jobs), "legacy"
     r = _door()(wl, "4x4", scheduler={"name": "what-if", **opts}, mode="round", seed=0)
     return canonical(r.jobs, rename=DOOR_COLUMNS[""]), "door"
 

@@ -80,13 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             w = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s, lookahead=look,
                            stop_when_tracked_done=True, seed=seed)
-            sm = w.summary()
+            sm = w.summary  # the run's summary, with the switching figures
             rows.append({"seed": seed, "policy": f"what-if ({look})", "avg_jct_h": sm["avg_jct_s"] / 3600,
                          "avg_resp_h": sm["avg_responsiveness_s"] / 3600, "finished": sm["finished_tracked"],
                          "wall_s": time.perf_counter() - t0, "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_s": sm["live_s"],
                          "copy_s": sm["copy_s"], "whatif_s": sm["whatif_s"], "cost_ratio": sm["cost_ratio"],
-                         "choices": "; ".join(f"{k} {v:.2f}" for k, v in w.share().items() if v > 0)})
+                         "choices": "; ".join(f"{k} {v:.2f}" for k, v in w.custom["whatif"].share().items() if v > 0)})
             print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     wall = time.perf_counter() - t_all

@@ -32,10 +32,10 @@ def _state(sim: Simulator):
 def test_one_candidate_is_the_fixed_policy():
     wl = _wl()
     for sched in ("fifo", "srtf", "tiresias"):
-        out = wi.run_whatif(wl, (2, 4), [(sched, "accept-all")], period_s=1800, horizon_s=3600)
+        res = wi.run_whatif(wl, (2, 4), [(sched, "accept-all")], period_s=1800, horizon_s=3600)
         ref = simulate(wl, (2, 4), scheduler=sched)
-        assert out.n_points > 1
-        assert out.result.jobs["completion_s"].tolist() == ref.jobs["completion_s"].tolist()
+        assert res.custom["whatif"].n_points == res.summary["switch_points"] > 1
+        assert res.jobs["completion_s"].tolist() == ref.jobs["completion_s"].tolist()
 
 
 def test_the_copies_are_clones_and_leave_the_live_run_untouched(monkeypatch):
@@ -54,7 +54,7 @@ def test_the_copies_are_clones_and_leave_the_live_run_untouched(monkeypatch):
     monkeypatch.setattr(Simulator, "clone", counting_clone)
     live.reset()
     twin_ref.reset()
-    run = wi.WhatIfRun(result=None, names=[])  # type: ignore[arg-type]
+    run = wi.WhatIfRecord(names=[])
     steps = 0
     while live.advance() is not None:
         assert twin_ref.advance() is not None
@@ -75,7 +75,7 @@ def test_run_whatif_copies_once_per_candidate_and_point(monkeypatch):
     n = []
     real_clone = Simulator.clone
     monkeypatch.setattr(Simulator, "clone", lambda self: (n.append(1), real_clone(self))[1])
-    out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3600)
+    out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3600).custom["whatif"]
     assert out.copies == len(n) == out.n_points * len(PAIRS)
     assert out.whatif_s > 0 and out.live_s > 0
 
@@ -83,7 +83,7 @@ def test_run_whatif_copies_once_per_candidate_and_point(monkeypatch):
 def test_it_switches_to_the_best_scored_candidate():
     seen = []
     out = wi.run_whatif(_wl(40, 20.0, 3), (1, 4), PAIRS, period_s=1200, horizon_s=2400,
-                        on_switch=lambda t, s, c: seen.append((t, list(s), c)))
+                        on_switch=lambda t, s, c: seen.append((t, list(s), c))).custom["whatif"]
     assert len(seen) == out.n_points > 3
     for (t, s, c), ch, sc, tt in zip(seen, out.choices, out.scores, out.times):
         assert c == ch == int(np.argmin(s)) and s == sc and t == tt
@@ -98,22 +98,24 @@ def test_one_point_seeing_the_whole_run_equals_the_best_fixed_policy(seed):
     wl = _wl(25, 15.0, seed)
     fixed = [simulate(wl, (1, 4), scheduler=s) for s, _ in PAIRS]
     totals = [float(r.jobs["jct_s"].sum()) for r in fixed]
-    out = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1e9, horizon_s=1e9)
+    res = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1e9, horizon_s=1e9)
+    out = res.custom["whatif"]
     assert out.n_points == 1
     # the score starts at the point: jobs that arrived before it lose their time before it (same for all)
     before = sum(max(0.0, out.times[0] - j.arrival_s) for j in wl)
     assert np.allclose(out.scores[0], np.array(totals) - before)
-    assert float(out.result.jobs["jct_s"].sum()) == pytest.approx(min(totals))
+    assert float(res.jobs["jct_s"].sum()) == pytest.approx(min(totals))
     assert out.choices[0] == int(np.argmin(totals))
 
 
 def test_present_lookahead_holds_back_later_arrivals():
     wl = _wl(30, 15.0, 4)
-    out = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1800, horizon_s=20000, lookahead="present")
-    assert int(out.result.summary["finished_tracked"]) == len(wl)
+    res = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1800, horizon_s=20000, lookahead="present")
+    out = res.custom["whatif"]
+    assert int(res.summary["finished_tracked"]) == len(wl)
     # a copy that sees only the present scores only the jobs present at the point, undisturbed by later
     # arrivals; a copy that sees the future also counts the jobs arriving within the horizon
-    full = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1800, horizon_s=20000)
+    full = wi.run_whatif(wl, (1, 4), PAIRS, period_s=1800, horizon_s=20000).custom["whatif"]
     assert out.times[0] == full.times[0]
     assert min(out.scores[0]) <= min(full.scores[0])
 

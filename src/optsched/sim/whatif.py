@@ -25,11 +25,12 @@ simulator switches to the pair with the best score for the next period. Rules an
 
 >>> from optsched.generators.workload import synthetic_workload
 >>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
->>> out = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
+>>> res = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
+>>> out = res.custom["whatif"]
 >>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies == 2 * out.n_points
 (True, True, True)
->>> int(out.result.summary["finished_tracked"])
-40
+>>> int(res.summary["finished_tracked"]), res.summary["switch_points"] == out.n_points
+(40, True)
 """
 
 from __future__ import annotations
@@ -44,14 +45,15 @@ import numpy as np
 from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from .base import AdmissionPolicy, Decision, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
 from .policies import AcceptK
-from .registry import build_admission, build_perf, build_policy
+from .registry import build_admission, build_policy
+from .runner import simulator
 from .state import Job, SimView
 
-__all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "WhatIfRun", "run_whatif", "score"]
+__all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "WhatIfRecord", "run_whatif", "score"]
 
 LOOKAHEADS = ("workload", "present")
 SCORES = ("jct", "responsiveness", "both")
@@ -236,12 +238,11 @@ def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> flo
 
 
 @dataclass
-class WhatIfRun:
-    """A switched run: its :class:`SimResult`, the candidates' names, the index chosen at every switching point,
-    the points' times and scores, and the simulation cost (wall seconds of the live run's own steps, of the
-    copies and of the what-if simulations)."""
+class WhatIfRecord:
+    """What the switching did, kept in the run's result as ``custom["whatif"]``: the candidates' names, the index
+    chosen at every switching point, the points' times and scores, and the simulation cost (wall seconds of the
+    live run's own steps, of the copies and of the what-if simulations)."""
 
-    result: SimResult
     names: list[str]
     times: list[float] = field(default_factory=list)
     choices: list[int] = field(default_factory=list)
@@ -261,11 +262,11 @@ class WhatIfRun:
         return {name: self.choices.count(i) / n for i, name in enumerate(self.names)}
 
     def summary(self) -> dict[str, Any]:
-        s = dict(self.result.summary)
-        s.update(switch_points=self.n_points, switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
-                 live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
-                 cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
-        return s
+        """The figures the run's summary gets: switching points, switches, copies and their cost."""
+        return dict(switch_points=self.n_points,
+                    switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
+                    live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
+                    cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
 
 
 def _label(scheduler: Any, admission: Any) -> str:
@@ -278,10 +279,13 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                placement: Any = "consolidated", period_s: float = 3000.0, horizon_s: float = 3000.0,
                lookahead: str = "workload", metric: str = "jct", initial: int = 0, perf: Any = None,
                round_s: float = 300.0, restore_s: float = 0.0, stop_when_tracked_done: bool = False,
-               max_time_s: float | None = None, seed: int | None = 0, on_switch=None) -> WhatIfRun:
+               max_time_s: float | None = None, seed: int | None = 0, on_switch=None) -> SimResult:
     """Run ``workload`` on ``cluster`` (round mode), switching among ``candidates`` (pairs of scheduler and
     admission, names or dicts as for :func:`~optsched.sim.simulate`) by what-if simulation every ``period_s``
-    (module docstring). Returns a :class:`WhatIfRun`. ``on_switch(t, scores, choice)`` is called at every point.
+    (module docstring). The live engine is the one door's (:func:`~optsched.sim.runner.simulator`), driven
+    step by step; returns its :class:`SimResult`, with a :class:`WhatIfRecord` in ``custom["whatif"]`` and the
+    record's figures (switching points, copies, cost) in the summary. ``on_switch(t, scores, choice)`` is
+    called at every point.
     """
     wl = as_workload(workload)
     cl = as_cluster(cluster)
@@ -300,15 +304,12 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
     admission = SwitchingAdmission(adms, initial)
-    config = {"scheduler": {"name": "what-if", "candidates": names, "period_s": period_s, "horizon_s": horizon_s,
-                            "lookahead": lookahead, "metric": metric},
-              "workload": {"name": wl.name, "jobs": len(wl), "seed": wl.seed}, "seed": seed,
-              "cluster": {"servers": len(cl.servers), "total_gpus": cl.total_gpus}, "mode": "round",
-              "round_s": float(round_s)}
-    live = Simulator(wl, cl, policy=policy, admission=admission, perf=build_perf(perf),
-                     launch=LaunchMechanism(restore_s=restore_s), mode="round", round_s=round_s,
-                     stop_when_tracked_done=stop_when_tracked_done, max_time_s=max_time_s, config=config, seed=seed)
-    out = WhatIfRun(result=None, names=names)  # type: ignore[arg-type]
+    live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
+                     seed=seed, restore_s=restore_s, stop_when_tracked_done=stop_when_tracked_done,
+                     max_time_s=max_time_s)
+    live.config["scheduler"] = {"name": "what-if", "candidates": names, "period_s": period_s,
+                                "horizon_s": horizon_s, "lookahead": lookahead, "metric": metric}
+    out = WhatIfRecord(names=names)
     t_start = time.perf_counter()
     spent_aside = 0.0
     next_point = 0.0
@@ -328,12 +329,15 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
             next_point = view.now + period_s
             spent_aside += time.perf_counter() - t_aside
         live.apply(live.decide())
-    out.result = live.result()
     out.live_s = time.perf_counter() - t_start - spent_aside
-    return out
+    res = live.result()
+    res.custom["whatif"] = out
+    res.summary.update(out.summary())
+    return res
 
 
-def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str, out: WhatIfRun) -> list[float]:
+def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
+              out: WhatIfRecord) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
