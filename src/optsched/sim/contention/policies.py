@@ -160,7 +160,9 @@ def greedy_candidate(board: Board, cands: list[Any] | None = None) -> tuple[Any,
 
 
 class RoundPolicy(SchedulerPlacer):
-    """Base class: the threshold rule, then :meth:`plan` on a :class:`Board` of the round (module docstring)."""
+    """Base class of the round policies: the threshold parameter, the counters, and :meth:`board`, the round's
+    :class:`Board` with the threshold rule applied; a policy writes ``decide(view)``: ``board = self.board(view)``,
+    its placements, ``return board.decision()`` (module docstring)."""
 
     name = "round"
     family = "contention"
@@ -174,7 +176,8 @@ class RoundPolicy(SchedulerPlacer):
         self.threshold = None if threshold is None else float(threshold)
         self.stats = {"threshold_preemptions": 0, "rounds": 0}
 
-    def decide(self, view: SimView) -> Decision:
+    def board(self, view: SimView) -> Board:
+        """The round's board: the threshold rule's victims preempted (at the back of the queue), the rest placed."""
         perf = _perf(view)
         self.stats["rounds"] += 1
         # the threshold rule is a per-round rule: in event mode (no rounds) a victim placed again at the same
@@ -182,12 +185,7 @@ class RoundPolicy(SchedulerPlacer):
         rounds = view.round_s is not None
         victims = threshold_victims(view, self.threshold if (self.uses_threshold and rounds) else None, perf)
         self.stats["threshold_preemptions"] += len(victims)
-        board = round_board(view, victims)
-        self.plan(board, view)
-        return board.decision()
-
-    def plan(self, board: Board, view: SimView) -> None:
-        raise NotImplementedError
+        return round_board(view, victims)
 
 
 class ContentionLas(RoundPolicy):
@@ -251,7 +249,8 @@ class WidestFirstFit(RoundPolicy):
         super().__init__(threshold)
         self.backfill = bool(backfill)
 
-    def plan(self, board: Board, view: SimView) -> None:
+    def decide(self, view: SimView) -> Decision:
+        board = self.board(view)
         for j in list(board.queue):
             if board.free.sum() < 2:
                 break
@@ -260,6 +259,7 @@ class WidestFirstFit(RoundPolicy):
                 board.place(j, pl)
             elif not self.backfill:
                 break
+        return board.decision()
 
 
 class RandomActions(RoundPolicy):
@@ -272,13 +272,14 @@ class RandomActions(RoundPolicy):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
-    def plan(self, board: Board, view: SimView) -> None:
+    def decide(self, view: SimView) -> Decision:
+        board = self.board(view)
         while True:
             cands = candidates(board.queue)
             valid = np.flatnonzero(action_mask(board, cands)[:-1])
             if not len(valid):
                 place_unencodable(board)
-                return
+                return board.decision()
             job, pl = resolve(int(self.rng.choice(valid)), board, cands)  # type: ignore[misc]
             board.place(job, pl)
 
@@ -292,7 +293,8 @@ class ContentionGreedy(RoundPolicy):
 
     name = "contention-greedy"
 
-    def plan(self, board: Board, view: SimView) -> None:
+    def decide(self, view: SimView) -> Decision:
+        board = self.board(view)
         perf = _perf(view)
         thr = -1.0 if self.threshold is None else self.threshold
 
@@ -334,6 +336,7 @@ class ContentionGreedy(RoundPolicy):
             else:
                 board.place(j, best)
                 tried.clear()
+        return board.decision()
 
 
 class RlBase(RoundPolicy):
@@ -355,7 +358,8 @@ class RlBase(RoundPolicy):
         self.rng = np.random.default_rng(seed)
         self.stats.update(agent_actions=0, agent_nothing=0, fallback=0, idle_guard=0, unencodable=0, other_cluster=0)
 
-    def plan(self, board: Board, view: SimView) -> None:
+    def decide(self, view: SimView) -> Decision:
+        board = self.board(view)
         shape_ok = self.agent.n_inputs == board.nodes * 2 * board.gpus_per_node
         if self.agent.n_actions != n_actions(board.nodes) or not shape_ok:
             # the agent cannot see this cluster: every job is placed as an unencodable one (and the user is told)
@@ -368,7 +372,7 @@ class RlBase(RoundPolicy):
                 pl = widest_first_fit(j, board.free)
                 if pl is not None:
                     board.place(j, pl)
-            return
+            return board.decision()
         while True:
             cands = candidates(board.queue)
             mask = action_mask(board, cands)
@@ -381,13 +385,14 @@ class RlBase(RoundPolicy):
                 self.stats["agent_nothing"] += 1
                 idle = not board.placed
                 if not (self.hybrid or (self.idle_guard and idle)):
-                    return
+                    return board.decision()
                 step = greedy_candidate(board, cands)
                 if step is None:
                     break
                 self.stats["fallback" if self.hybrid else "idle_guard"] += 1
             board.place(*step)
         self.stats["unencodable"] += place_unencodable(board)
+        return board.decision()
 
 
 class RlHybrid(RlBase):
