@@ -117,7 +117,7 @@ class ContentionEnv(gym.Env):
             raise InstanceError(f"must be one of {', '.join(OBSERVATIONS)}, got {observation!r}", field="observation")
         self.observation, self.work_conserving = observation, bool(work_conserving)
         if observation == "rich":
-            self.observation_space = spaces.Box(-np.inf, np.inf, (rich_size(self.nodes),), np.float32)
+            self.observation_space = spaces.Box(-64.0, 64.0, (rich_size(self.nodes),), np.float32)
         else:
             self.observation_space = spaces.Box(0.0, float(N_TYPES), (self.nodes, 2 * self.gpus_per_node),
                                                 np.float32)
@@ -206,7 +206,7 @@ class ContentionEnv(gym.Env):
     # -- rounds --------------------------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
         if self._done:
-            return np.zeros(self.observation_space.shape, dtype=np.float32)
+            return np.zeros(self.observation_space.shape or (), dtype=np.float32)
         if self.observation == "rich":
             opts, total0 = self._options()
             return rich_observation(self.board, self._model, opts=opts, total0=total0)

@@ -81,8 +81,8 @@ def fit(model: Any, data: dict[str, np.ndarray], epochs: int = 10, batch_size: i
             loss.backward()
             torch.nn.utils.clip_grad_norm_(pol.parameters(), 0.5)
             opt.step()
-            ce_s += float(ce) * len(idx)
-            vf_s += float(vf) * len(idx)
+            ce_s += float(ce.detach()) * len(idx)
+            vf_s += float(vf.detach()) * len(idx)
         ce_m, vf_m = ce_s / n, vf_s / n
     pol.set_training_mode(False)
     student = numpy_policy(model)

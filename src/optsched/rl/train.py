@@ -158,5 +158,5 @@ def load_model(path: str | os.PathLike):
     return MaskablePPO.load(os.fspath(path), device="cpu")
 
 
-__all__ = ["BRANCHES", "EVAL_SEED_BASE", "HYPER", "NET_ARCH", "RECIPES", "eval_seeds", "job_sets", "load_model", "make_model",
-           "train", "train_seeds"]
+__all__ = ["BRANCHES", "EVAL_SEED_BASE", "HYPER", "NET_ARCH", "RECIPES", "eval_seeds", "job_sets", "load_model",
+           "make_model", "train", "train_seeds"]

@@ -315,9 +315,9 @@ class RlAgent(RoundPolicy):
                 self.stats["agent_nothing"] += 1
                 if board.placed:
                     break
-                a = lookahead_action(board, model, cands)
-                assert a is not None
-                step = resolve(a, board, cands)
+                guard = lookahead_action(board, model, cands)
+                assert guard is not None
+                step = resolve(guard, board, cands)
                 self.stats["idle_guard"] += 1
             assert step is not None
             board.place(*step)
