@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     agents = {f"s{s}": get_agent(folder, s, args) for s in range(args.seeds)}
     for f in args.extra:
         agents[Path(f).stem] = NumpyPolicy.load(f)
-    walls = {k: (a.meta.get("wall_s"), a.meta.get("imitation_s")) for k, a in agents.items()}
+    walls = {k: (a.meta.get("wall_s"), a.meta.get("cpu_s"), a.meta.get("imitation_s")) for k, a in agents.items()}
     df = evaluate([m for m in args.mixes.split(",") if m], args.sets, eval_jobs, agents)
     wall = time.perf_counter() - t0
     lines = ["# Issue 24: a learned scheduler against random actions, contention-greedy and the lookahead "
@@ -164,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
              "(`rl/data/normal.npz`) runs as rl-base and rl-hybrid.", "",
              f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_learned.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min on the shared 2-core machine, training included when not cached).", "",
-             "Training wall time per agent (s, DAgger part in brackets): "
-             + ", ".join(f"{k}: {w} ({i})" for k, (w, i) in walls.items()), "", *tables(df)]
+             "Training per agent, seconds (wall / CPU of the process / DAgger part of the wall time): "
+             + ", ".join(f"{k}: {w} / {c} / {i}" for k, (w, c, i) in walls.items()), "", *tables(df)]
     with atomic_open(out / "rl_learned.md") as fh:
         fh.write("\n".join(lines) + "\n")
     with atomic_open(out / "rl_learned.csv", newline="") as fh:

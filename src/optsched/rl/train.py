@@ -120,7 +120,7 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
 
     env = ContentionEnv(job_set, reward=reward, w1=w1, observation=observation, work_conserving=work_conserving)
     model = make_model(env, seed=seed, verbose=verbose, **hyper)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     log: list = []
     if imitation:
         from .imitation import dagger
@@ -130,12 +130,13 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     t_imit = time.perf_counter() - t0
     if timesteps:
         model.learn(total_timesteps=timesteps, progress_bar=progress)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     name = f"{mix}-{recipe}-{reward}" + (f"-w1{w1:g}" if reward in ("paper", "repo") else "") + f"-seed{seed}"
     info = {"name": name, "mix": mix, "w1": w1, "reward": reward, "recipe": recipe,
             "timesteps": int(model.num_timesteps), "seed": seed, "train_seeds": [seeds[0], seeds[-1]],
             "jobs": jobs, "hours": hours, "variant": variant, "wall_s": round(wall, 1),
-            "imitation_s": round(t_imit, 1), "observation": observation, "work_conserving": work_conserving,
+            "cpu_s": round(cpu, 1), "imitation_s": round(t_imit, 1), "observation": observation,
+            "work_conserving": work_conserving,
             "imitation": {"iterations": imitation, "episodes": imitation_episodes, "log": log},
             "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH, "algorithm": "DAgger + MaskablePPO" if imitation
             else "MaskablePPO"}
