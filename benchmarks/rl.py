@@ -77,8 +77,8 @@ def get_agent(folder: Path, *, seed: int, timesteps: int, reward: str, w1: float
     path = folder / f"{name}.npz"
     if not path.exists():
         print(f"  training {name} ...", flush=True)
-        _, info = train(mix="normal", w1=w1, reward=reward, timesteps=timesteps, seed=seed, n_sets=n_sets,
-                        jobs=jobs, numpy_output=path)
+        _, info = train(recipe="paper", mix="normal", w1=w1, reward=reward, timesteps=timesteps, seed=seed,
+                        n_sets=n_sets, jobs=jobs, numpy_output=path)
         print(f"  trained in {info['wall_s']} s", flush=True)
     p = NumpyPolicy.load(path)
     log.append({"agent": name, "seed": seed, "reward": reward, "w1": w1, "timesteps": p.meta.get("timesteps"),

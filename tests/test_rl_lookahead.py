@@ -103,6 +103,27 @@ def test_rich_observation_shape_and_action_block():
     assert np.array_equal(obs, again)
 
 
+def test_the_shipped_work_conserving_agent_is_small_and_runs_without_torch_gymnasium_or_sb3():
+    import subprocess
+    import sys
+
+    from optsched.sim.contention.agent import shipped_path, shipped_policy
+
+    assert shipped_path("normal-wc").stat().st_size < 1_000_000
+    p = shipped_policy("normal-wc")
+    assert p.n_inputs == RICH_SIZE and p.n_actions == 8
+    assert p.meta["observation"] == "rich" and p.meta["work_conserving"] and p.meta["reward"] == "avg-jct"
+    code = ("import sys\n"
+            "for m in ('torch', 'gymnasium', 'stable_baselines3', 'sb3_contrib'):\n"
+            "    sys.modules[m] = None\n"
+            "from optsched.generators.contention import random_contention_instance\n"
+            "from optsched.sim.contention import lookahead, run_contention\n"
+            "r = run_contention(random_contention_instance(jobs=6, seed=0, hours=0.25), 'rl-agent')\n"
+            "print(r.summary['finished'], r.stats['agent_actions'] > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "6 True"
+
+
 gym = pytest.importorskip("gymnasium")
 from optsched.rl.env import ContentionEnv  # noqa: E402
 

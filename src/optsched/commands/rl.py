@@ -135,10 +135,11 @@ def register(sub) -> None:
                         "default: the recipe's")
     t.add_argument("--imitation", type=non_negative_int("--imitation", MAX_IMITATION), default=None,
                    help="DAgger iterations from the lookahead before PPO (0: none); default: the recipe's")
-    t.add_argument("--imitation-episodes", type=positive_int("--imitation-episodes", MAX_SETS), default=8,
-                   help="episodes per DAgger iteration (default 8)")
-    t.add_argument("--timesteps", type=non_negative_int("--timesteps", MAX_TIMESTEPS), default=100_000,
-                   help="MaskablePPO environment steps after imitation (0: imitation only)")
+    t.add_argument("--imitation-episodes", type=positive_int("--imitation-episodes", MAX_SETS), default=None,
+                   help="episodes per DAgger iteration (default: the recipe's, 24)")
+    t.add_argument("--timesteps", type=non_negative_int("--timesteps", MAX_TIMESTEPS), default=None,
+                   help="MaskablePPO environment steps after imitation (default: the recipe's: 0 after imitation, "
+                        "100,000 for the paper's)")
     t.add_argument("--seed", type=seed(), default=0, help="training seed; job sets 1000 x seed + i (default 0)")
     t.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=None,
                    help="training job sets (default: the recipe's, 1000 or 10)")
@@ -180,7 +181,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
                                ("batch_size", args.batch_size)) if v is not None}
-    if args.timesteps == 0 and args.imitation == 0:
+    if args.timesteps == 0 and (args.imitation == 0 or (args.imitation is None and args.recipe == "paper")):
         raise InstanceError("nothing to train: --timesteps 0 and --imitation 0", field="--timesteps")
     wc = None if args.action_space is None else args.action_space == "work-conserving"
     _, info = train(mix=args.mix, w1=args.w1, reward=args.reward, timesteps=args.timesteps, seed=args.seed,
@@ -188,7 +189,8 @@ def run_train(args: argparse.Namespace) -> int:
                     output=args.output, recipe=args.recipe, observation=args.observation, work_conserving=wc,
                     imitation=args.imitation, imitation_episodes=args.imitation_episodes, **hyper)
     npz = Path(args.output).with_suffix(".npz")
-    print(f"trained {info['name']}: {info['timesteps']} steps in {info['wall_s']} s; wrote {args.output} and {npz}")
+    print(f"trained {info['name']} ({info['algorithm']}, {info['timesteps']} PPO steps) in {info['wall_s']} s; "
+          f"wrote {args.output} and {npz}")
     return 0
 
 

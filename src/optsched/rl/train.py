@@ -70,26 +70,29 @@ def make_model(env: ContentionEnv, seed: int = 0, verbose: int = 0, **hyper: Any
 # training recipes (issue 24): "paper" is the repository's set-up; "imitation" the aligned one, the default
 RECIPES: dict[str, dict[str, Any]] = {
     "paper": {"reward": "paper", "observation": "paper", "work_conserving": False, "jobs": 256, "n_sets": 10,
-              "imitation": 0, "hyper": {}},
+              "imitation": 0, "timesteps": 100_000, "hyper": {}},
+    # PPO after DAgger is an option (timesteps > 0), not the default: 16k and 32k steps of it made the cloned
+    # agent worse on the held-out Normal sets (docs/algorithms/rl-contention.md, section 10)
     "imitation": {"reward": "avg-jct", "observation": "rich", "work_conserving": True, "jobs": 64, "n_sets": 1000,
-                  "imitation": 4, "hyper": {"gamma": 1.0, "n_steps": 1024, "learning_rate": 1e-4, "ent_coef": 0.0}},
+                  "imitation": 8, "imitation_episodes": 24, "timesteps": 0,
+                  "hyper": {"gamma": 1.0, "n_steps": 1024, "learning_rate": 1e-4, "ent_coef": 0.0}},
 }
 
 
-def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, timesteps: int = 100_000,
+def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, timesteps: int | None = None,
           seed: int = 0, n_sets: int | None = None, jobs: int | None = None, hours: float = 1.0,
           variant: str = "paper", progress: bool = False, output: str | os.PathLike | None = None,
           numpy_output: str | os.PathLike | None = None, verbose: int = 0, recipe: str = "imitation",
           observation: str | None = None, work_conserving: bool | None = None, imitation: int | None = None,
-          imitation_episodes: int = 8, **hyper: Any) -> tuple[Any, dict[str, Any]]:
+          imitation_episodes: int | None = None, **hyper: Any) -> tuple[Any, dict[str, Any]]:
     """Train an agent on ``n_sets`` job sets of ``mix``: optionally DAgger from the lookahead for ``imitation``
     iterations of ``imitation_episodes`` episodes (:mod:`optsched.rl.imitation`), then MaskablePPO for
     ``timesteps`` steps (0: none); returns (model, info).
 
     ``recipe`` (:data:`RECIPES`) gives the defaults of ``reward``, ``observation``, ``work_conserving``,
-    ``jobs``, ``n_sets``, ``imitation`` and the hyper-parameters that differ from the repository's; ``"paper"``
-    is the repository's set-up, ``"imitation"`` (default) issue 24's. ``output``: the SB3 zip;
-    ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
+    ``jobs``, ``n_sets``, ``imitation``, ``imitation_episodes``, ``timesteps`` and the hyper-parameters that
+    differ from the repository's; ``"paper"`` is the repository's set-up, ``"imitation"`` (default) issue 24's.
+    ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
     """
     if recipe not in RECIPES:
         raise InstanceError(f"must be one of {', '.join(RECIPES)}, got {recipe!r}", field="recipe")
@@ -100,6 +103,8 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     jobs = r["jobs"] if jobs is None else jobs
     n_sets = r["n_sets"] if n_sets is None else n_sets
     imitation = r["imitation"] if imitation is None else imitation
+    imitation_episodes = r.get("imitation_episodes", 8) if imitation_episodes is None else imitation_episodes
+    timesteps = r["timesteps"] if timesteps is None else timesteps
     hyper = {**r["hyper"], **hyper}
     if reward not in REWARDS:
         raise InstanceError(f"must be one of {', '.join(REWARDS)}, got {reward!r}", field="reward")
@@ -138,8 +143,8 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
             "cpu_s": round(cpu, 1), "imitation_s": round(t_imit, 1), "observation": observation,
             "work_conserving": work_conserving,
             "imitation": {"iterations": imitation, "episodes": imitation_episodes, "log": log},
-            "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH, "algorithm": "DAgger + MaskablePPO" if imitation
-            else "MaskablePPO"}
+            "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH,
+            "algorithm": " + ".join(x for x, on in (("DAgger", imitation), ("MaskablePPO", timesteps)) if on)}
     if output is not None:
         with atomic_open(output, "wb") as fh:
             model.save(fh)
