@@ -126,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
              f"{len(ok)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
-             "are out of its training distribution). Gap = policy's total JCT / optimum - 1, over the proven "
-             "instances.", "",
+             "are out of its training distribution)"
+             + ("" if wc_agent is None else f"; rl-agent: `{wc_agent.meta.get('name', 'custom')}` (issue 24, trained "
+                f"on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
+             + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
              f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]

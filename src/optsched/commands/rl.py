@@ -163,8 +163,8 @@ def register(sub) -> None:
     e.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
     e.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
                    help=f"comma-separated (default {DEFAULT_BASELINES})")
-    e.add_argument("--sample", action="store_true", help="sample the agent's actions (the repository) instead of "
-                                                         "the argmax")
+    e.add_argument("--sample", action="store_true", help="sample the paper agent's actions (the repository) "
+                                                         "instead of the argmax (issue 24's agents always show both)")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
