@@ -193,12 +193,13 @@ def test_rl_agent_policy_is_the_environments_episode():
     assert run.stats["agent_nothing"] == 0
 
 
-def test_rl_agent_refuses_a_network_of_another_shape():
-    from optsched.errors import InstanceError
-
+def test_rl_agent_on_a_cluster_its_network_cannot_see_falls_back_to_the_lookahead():
     bad = _random_policy(64)
-    with pytest.raises(InstanceError, match="inputs"):
-        run_contention(_inst(jobs=4), {"name": "rl-agent", "policy": bad})
+    inst = _inst(jobs=8)
+    with pytest.warns(UserWarning, match="lookahead places instead"):
+        run = run_contention(inst, {"name": "rl-agent", "policy": bad})
+    assert run.stats["other_cluster"] > 0 and run.stats["agent_actions"] == 0
+    assert run.summary["avg_jct_s"] == run_contention(inst, "contention-lookahead").summary["avg_jct_s"]
 
 
 def test_bad_environment_options():

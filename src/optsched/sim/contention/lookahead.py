@@ -46,6 +46,7 @@ These policies are registered when this module is imported (``optsched.rl`` impo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -271,7 +272,8 @@ def agent_observation(kind: str, board: Board, model: ThroughputModel, cands: Se
 
 @register_scheduler("rl-agent")
 class RlAgent(RoundPolicy):
-    """A trained agent on the observation and action space its file records (module docstring); on "nothing"
+    """A trained agent on the observation and action space its file records (module docstring; on a cluster
+    its network cannot see, the lookahead decides, with a warning); on "nothing"
     (possible only in the paper's space) the round ends, except that an empty cluster gets the lookahead's
     choice (the idle guard). ``policy``: a :class:`NumpyPolicy`, an ``.npz`` path or a shipped name (default
     ``normal-wc``); ``deterministic``: argmax, else sampled with ``seed``."""
@@ -293,15 +295,23 @@ class RlAgent(RoundPolicy):
     def reset(self) -> None:
         super().reset()
         self.rng = np.random.default_rng(self.seed)
-        self.stats.update(agent_actions=0, agent_nothing=0, idle_guard=0, unencodable=0)
+        self.stats.update(agent_actions=0, agent_nothing=0, idle_guard=0, unencodable=0, other_cluster=0)
 
     def plan(self, board: Board, view: SimView) -> None:
         want = rich_size(board.nodes) if self.observation == "rich" else board.nodes * 2 * board.gpus_per_node
-        if self.agent.n_actions != n_actions(board.nodes) or self.agent.n_inputs != want:
-            raise InstanceError(f"the agent takes {self.agent.n_inputs} inputs and {self.agent.n_actions} actions; "
-                                f"this cluster ({board.nodes} x {board.gpus_per_node} GPUs) gives {want} and "
-                                f"{n_actions(board.nodes)}", field="policy")
         model = ThroughputModel(view, {j.id for j, _ in board.placed}, self.threshold)
+        if self.agent.n_actions != n_actions(board.nodes) or self.agent.n_inputs != want:
+            # the agent cannot see this cluster: the lookahead decides instead (and the user is told once), as
+            # rl-base falls back to a first fit
+            if not self.stats["other_cluster"]:
+                warnings.warn(f"{self.name}: the agent takes {self.agent.n_inputs} inputs and {self.agent.n_actions} "
+                              f"actions; this cluster ({board.nodes} x {board.gpus_per_node} GPUs) gives {want} and "
+                              f"{n_actions(board.nodes)}: the one-step lookahead places instead", stacklevel=2)
+            self.stats["other_cluster"] += 1
+            while (best := best_option(options(board, model)[0])) is not None:
+                board.place(best.job, best.placement)
+            self.stats["unencodable"] += place_unencodable(board)
+            return
         while True:
             cands = candidates(board.queue)
             mask = agent_mask(board, cands, self.work_conserving)
