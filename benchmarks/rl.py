@@ -11,7 +11,8 @@ Run: ``.venv/bin/python benchmarks/rl.py [--quick] [--seeds 5] [--timesteps 1000
    agents are kept in ``--agents`` (default ``tmp/rl_agents/``, untracked) and reused when present.
 2. **Evaluation.** For each mix, ``--sets`` held-out job sets of 256 jobs (seeds 1,000,000 + i, never trained on),
    all queued at t = 0: LAS and SRTF (textbook keys and the repository's inverted ones), widest-split first fit,
-   random actions, contention-greedy, and each agent as rl-base and rl-hybrid (argmax actions). Per policy: the
+   random actions, contention-greedy, the one-step lookahead (issue 24), and each agent as rl-base and rl-hybrid
+   (argmax actions) and rl-base with sampled actions. Per policy: the
    mean over job sets (agents: over seeds x job sets) with a 95 % t-interval (baselines: over job sets; agents:
    over the seeds' means) of the average and p90 JCT under both definitions (completion - arrival; the
    repository's run-time-only JCT), utilisation, makespan and mean contention sensitivity (CS = 1 / ratio).
@@ -42,13 +43,16 @@ import pandas as pd  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
+from optsched.sim.contention.lookahead import Lookahead  # noqa: E402  (importing it registers the lookahead)
+
+assert Lookahead.name == "contention-lookahead"
 
 MIXES = ("normal", "heavy", "medium", "low")
 BASELINES = {"LAS": "contention-las", "SRTF": "contention-srtf",
              "LAS (repo keys)": {"name": "contention-las", "repo_keys": True},
              "SRTF (repo keys)": {"name": "contention-srtf", "repo_keys": True},
              "widest-first-fit": "widest-first-fit", "random": "contention-random",
-             "contention-greedy": "contention-greedy"}
+             "contention-greedy": "contention-greedy", "lookahead": "contention-lookahead"}
 METRICS = [("avg_jct_s", "avg JCT (h)", 3600), ("p90_jct_s", "p90 JCT (h)", 3600),
            ("avg_runtime_jct_s", "avg run-time JCT (h)", 3600), ("p90_runtime_jct_s", "p90 run-time JCT (h)", 3600),
            ("utilisation", "util.", 1), ("makespan_s", "makespan (h)", 3600), ("avg_cs", "mean CS", 1)]
@@ -73,8 +77,8 @@ def get_agent(folder: Path, *, seed: int, timesteps: int, reward: str, w1: float
     path = folder / f"{name}.npz"
     if not path.exists():
         print(f"  training {name} ...", flush=True)
-        _, info = train(mix="normal", w1=w1, reward=reward, timesteps=timesteps, seed=seed, n_sets=n_sets,
-                        jobs=jobs, numpy_output=path)
+        _, info = train(recipe="paper", mix="normal", w1=w1, reward=reward, timesteps=timesteps, seed=seed,
+                        n_sets=n_sets, jobs=jobs, numpy_output=path)
         print(f"  trained in {info['wall_s']} s", flush=True)
     p = NumpyPolicy.load(path)
     log.append({"agent": name, "seed": seed, "reward": reward, "w1": w1, "timesteps": p.meta.get("timesteps"),
@@ -92,6 +96,7 @@ def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy], base
             for label, agent in agents.items():
                 pols[f"rl-base|{label}"] = {"name": "rl-base", "policy": agent}
                 pols[f"rl-hybrid|{label}"] = {"name": "rl-hybrid", "policy": agent}
+                pols[f"rl-base sampled|{label}"] = {"name": "rl-base", "policy": agent, "deterministic": False}
             for label, pol in pols.items():
                 run = simulate(inst, scheduler=pol)
                 name, _, agent_label = label.partition("|")
@@ -117,13 +122,13 @@ def aggregate(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def paired(df: pd.DataFrame, mix: str, refs=("LAS", "SRTF", "random", "contention-greedy")) -> list[str]:
+def paired(df: pd.DataFrame, mix: str, refs=("LAS", "SRTF", "random", "contention-greedy", "lookahead")) -> list[str]:
     """Markdown rows: each agent policy against each baseline on the same job sets (every seed x set pair): the
     mean of avg JCT(agent) / avg JCT(baseline) - 1 with its 95 % t-interval, and how many pairs the agent wins."""
     d = df[df["mix"] == mix]
     base = d[d["agent"] == ""].set_index(["policy", "instance_seed"])["avg_jct_s"]
     rows = []
-    for pol in ("rl-base", "rl-hybrid"):
+    for pol in ("rl-base", "rl-hybrid", "rl-base sampled"):
         a = d[d["policy"] == pol]
         for ref in refs:
             if (ref, a["instance_seed"].iloc[0]) not in base.index:

@@ -9,7 +9,9 @@ Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 speed), all at t = 0, 4 nodes x 8 GPUs. The optimum of the round model (:mod:`optsched.exact.contention`: DP over
 rounds, proven optimal within ``--time-limit``) against each policy simulated with the repository's round
 semantics (``optsched.simulate(instance, scheduler=...)``): LAS, SRTF, widest-split first fit, random actions,
-contention-greedy, rl-base and rl-hybrid with the shipped agent (or ``--policy``). The gap of a policy is its total
+contention-greedy, the lookahead and its small-demand-first variant, rl-base (argmax and sampled) and rl-hybrid
+with the shipped paper agent (or ``--policy``), and issue 24's agent as rl-agent, argmax and sampled (``--agent``,
+default the shipped ``normal-wc.npz`` when present). The gap of a policy is its total
 (= average) JCT over the optimum's, minus 1; per policy: mean with a 95 % t-interval over the instances, median,
 max, and how many instances it solves optimally.
 
@@ -35,19 +37,26 @@ from optsched.exact.contention import solve_contention_dp  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
-from optsched.sim.contention.agent import load_policy  # noqa: E402
+from optsched.sim.contention.agent import load_policy, shipped_path  # noqa: E402
+from optsched.sim.contention.lookahead import SHIPPED_WC  # noqa: E402
 
 SEED_BASE = 2_000_000
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
-def policies(agent) -> dict:
-    return {"LAS": "contention-las", "SRTF": "contention-srtf",
-            "LAS (repo keys)": {"name": "contention-las", "repo_keys": True},
-            "SRTF (repo keys)": {"name": "contention-srtf", "repo_keys": True},
-            "widest-first-fit": "widest-first-fit", "random": "contention-random",
-            "contention-greedy": "contention-greedy", "rl-base": {"name": "rl-base", "policy": agent},
-            "rl-hybrid": {"name": "rl-hybrid", "policy": agent}}
+def policies(agent, wc_agent=None) -> dict:
+    out = {"LAS": "contention-las", "SRTF": "contention-srtf",
+           "LAS (repo keys)": {"name": "contention-las", "repo_keys": True},
+           "SRTF (repo keys)": {"name": "contention-srtf", "repo_keys": True},
+           "widest-first-fit": "widest-first-fit", "random": "contention-random",
+           "contention-greedy": "contention-greedy", "lookahead": "contention-lookahead",
+           "lookahead-small": "contention-lookahead-small", "rl-base": {"name": "rl-base", "policy": agent},
+           "rl-base sampled": {"name": "rl-base", "policy": agent, "deterministic": False},
+           "rl-hybrid": {"name": "rl-hybrid", "policy": agent}}
+    if wc_agent is not None:
+        out["rl-agent"] = {"name": "rl-agent", "policy": wc_agent}
+        out["rl-agent sampled"] = {"name": "rl-agent", "policy": wc_agent, "deterministic": False}
+    return out
 
 
 def ci(x) -> tuple[float, float]:
@@ -76,12 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hours", type=float, default=0.25)
     ap.add_argument("--mix", default="normal")
     ap.add_argument("--time-limit", type=float, default=60.0)
-    ap.add_argument("--policy", default=None, help="an .npz agent (default: the shipped one)")
+    ap.add_argument("--policy", default=None, help="a paper-space .npz agent for rl-base/rl-hybrid (default: the "
+                                                   "shipped one)")
+    ap.add_argument("--agent", default=None, help="an issue-24 .npz agent for rl-agent (default: the shipped "
+                                                  f"{SHIPPED_WC}.npz when present)")
     args = ap.parse_args(argv)
     if args.quick:
         args.seeds, args.jobs, args.time_limit = 2, "3,4", 20.0
     out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
     agent = load_policy(args.policy)
+    wc_spec = args.agent if args.agent else (SHIPPED_WC if shipped_path(SHIPPED_WC).exists() else None)
+    wc_agent = None if wc_spec is None else load_policy(wc_spec)
     t0 = time.perf_counter()
     rows = []
     for n in [int(x) for x in args.jobs.split(",")]:
@@ -90,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             opt = solve_contention_dp(inst, time_limit=args.time_limit)
             row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
                    "opt_avg_jct_h": opt.objective / n / 3600, "dp_states": opt.info["states"]}
-            for label, pol in policies(agent).items():
+            for label, pol in policies(agent, wc_agent).items():
                 run = simulate(inst, scheduler=pol)
                 row[label] = float(run.jobs["round_jct_s"].sum()) / opt.objective - 1
             rows.append(row)
@@ -98,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame(rows)
     ok = df[df["status"] == "optimal"]
     summ = []
-    for label in policies(agent):
+    for label in policies(agent, wc_agent):
         m, h = ci(ok[label])
         summ.append({"policy": label, "mean_gap": m, "ci_gap": h, "median_gap": float(ok[label].median()),
                      "max_gap": float(ok[label].max()), "optimal": int((ok[label] < 1e-9).sum())})
@@ -112,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
              f"{len(ok)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
-             "are out of its training distribution). Gap = policy's total JCT / optimum - 1, over the proven "
-             "instances.", "",
+             "are out of its training distribution)"
+             + ("" if wc_agent is None else f"; rl-agent: `{wc_agent.meta.get('name', 'custom')}` (issue 24, trained "
+                f"on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
+             + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
              f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
@@ -122,10 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {r['policy']} | {r['mean_gap']:.1%}{c} | {r['median_gap']:.1%} | {r['max_gap']:.1%} | "
                      f"{r['optimal']} / {len(ok)} |")
     lines += ["", "Per job count (mean gap):", "", "| jobs | optimum avg JCT (h) | DP median s | "
-              + " | ".join(policies(agent)) + " |", "|---|---|---|" + "---|" * len(policies(agent))]
+              + " | ".join(policies(agent, wc_agent)) + " |", "|---|---|---|" + "---|" * len(policies(agent, wc_agent))]
     for n, g in ok.groupby("jobs"):
         lines.append(f"| {n} | {g['opt_avg_jct_h'].mean():.3f} | {g['dp_s'].median():.2f} | "
-                     + " | ".join(f"{g[p].mean():.1%}" for p in policies(agent)) + " |")
+                     + " | ".join(f"{g[p].mean():.1%}" for p in policies(agent, wc_agent)) + " |")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "rl_optimum.md") as fh:
         fh.write("\n".join(lines) + "\n")

@@ -271,7 +271,7 @@ def test_policies_are_registered_and_run_on_any_workload():
         [WorkloadJob(f"o{i}", 0.0, 3, 100.0, 1.0) for i in range(3)])
     for name in scheduler_names("contention"):
         if name.startswith("rl"):
-            with pytest.warns(UserWarning, match="trained for 8 actions"):  # the agent cannot see 2 nodes
+            with pytest.warns(UserWarning, match="8 actions"):  # the agent cannot see 2 nodes
                 r = simulate(odd, servers=2, gpus_per_server=4, scheduler=name)
         else:
             r = simulate(odd, servers=2, gpus_per_server=4, scheduler=name)

@@ -20,7 +20,8 @@ from optsched.rl.train import eval_seeds, load_model, train, train_seeds  # noqa
 
 pytestmark = needs_data(*DEEPSHARE)
 
-SMALL = {"timesteps": 256, "n_sets": 2, "jobs": 8, "hours": 0.25, "n_steps": 128, "batch_size": 64, "n_epochs": 2}
+SMALL = {"recipe": "paper", "timesteps": 256, "n_sets": 2, "jobs": 8, "hours": 0.25, "n_steps": 128, "batch_size": 64,
+         "n_epochs": 2}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +76,9 @@ def test_training_and_evaluation_seeds_are_disjoint():
 
 def test_cli_train_export_evaluate(tmp_path, capsys):
     out = tmp_path / "p.zip"
-    assert main(["rl", "train", "--timesteps", "128", "--n-steps", "64", "--batch-size", "32", "--sets", "1",
-                 "--jobs", "6", "--hours", "0.25", "--reward", "jct", "--no-progress", "-o", str(out)]) == 0
+    assert main(["rl", "train", "--recipe", "paper", "--timesteps", "128", "--n-steps", "64", "--batch-size", "32",
+                 "--sets", "1", "--jobs", "6", "--hours", "0.25", "--reward", "jct", "--no-progress",
+                 "-o", str(out)]) == 0
     assert out.exists() and out.with_suffix(".npz").exists()
     assert main(["rl", "export", str(out), "-o", str(tmp_path / "x.npz")]) == 0
     capsys.readouterr()
@@ -86,6 +88,24 @@ def test_cli_train_export_evaluate(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "rl-base vs LAS" in text and csv.read_text().count("\n") == 4
     assert exit_code(["rl", "evaluate", "--policy", str(tmp_path / "none.zip")]) == 2
+
+
+def test_cli_train_with_imitation_and_evaluate_both_action_choices(tmp_path, capsys):
+    out = tmp_path / "w.zip"
+    assert main(["rl", "train", "--imitation", "1", "--imitation-episodes", "1", "--timesteps", "64",
+                 "--n-steps", "64", "--batch-size", "32", "--sets", "2", "--jobs", "6", "--hours", "0.25",
+                 "--no-progress", "-o", str(out)]) == 0
+    p = NumpyPolicy.load(out.with_suffix(".npz"))
+    assert p.meta["recipe"] == "imitation" and p.meta["work_conserving"] and p.meta["observation"] == "rich"
+    capsys.readouterr()
+    csv = tmp_path / "r.csv"
+    assert main(["rl", "evaluate", "--policy", str(out.with_suffix(".npz")), "--sets", "1", "--jobs", "6",
+                 "--hours", "0.25", "--baselines", "contention-random,contention-lookahead", "-o", str(csv)]) == 0
+    import pandas as pd
+
+    got = set(pd.read_csv(csv)["policy"])
+    assert got == {"rl-agent", "rl-agent sampled", "contention-random", "contention-lookahead"}
+    assert exit_code(["rl", "train", "--imitation", "0", "--timesteps", "0", "-o", str(tmp_path / "z.zip")]) == 2
 
 
 def test_the_shipped_policy_is_small():

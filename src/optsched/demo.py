@@ -137,7 +137,8 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
     df = compare([inst], {"rl-base": "rl-base", "rl-hybrid": "rl-hybrid", "LAS": "contention-las",
                           "SRTF": "contention-srtf", "random actions": "contention-random",
-                          "contention-greedy": "contention-greedy"})
+                          "contention-greedy": "contention-greedy", "lookahead": "contention-lookahead",
+                          "rl-agent (issue 24)": "rl-agent"})
     return evaluation_table(df)
 
 

@@ -1,12 +1,15 @@
 """``optsched rl train | evaluate | export``: paper 004's agent (MaskablePPO) and its evaluation.
 
-* ``optsched rl train --mix normal --w1 0.4 --timesteps N --seed S -o policy.zip``: train on ``--sets`` job sets
-  (seeds ``1000 x S + i``), the repository's hyper-parameters by default, with a progress bar; writes the SB3 zip
-  and its numpy export ``policy.npz`` beside it. Needs the ``[rl]`` extra.
-* ``optsched rl evaluate [--policy policy.npz|policy.zip|shipped] --mix normal --sets 5``: the agent (rl-base and
-  rl-hybrid) and the baselines on held-out job sets (seeds from 1,000,000 on), in our simulator with the
-  repository's round semantics; prints the mean of each metric per policy and the agent's change against LAS
-  and SRTF; ``-o`` writes one row per (policy, job set) as CSV. An ``.npz`` or the shipped policy needs no extra.
+* ``optsched rl train [--recipe imitation|paper] --mix normal --timesteps N --seed S -o policy.zip``: train on
+  ``--sets`` job sets (seeds ``1000 x S + i``) with a progress bar; writes the SB3 zip and its numpy export
+  ``policy.npz`` beside it. The default recipe (issue 24) clones the one-step lookahead with DAgger
+  (``--imitation`` iterations) on 64-job windows with the average-JCT reward, work-conserving actions and the richer
+  observation, then runs MaskablePPO; ``--recipe paper`` is the repository's set-up. Needs the ``[rl]`` extra.
+* ``optsched rl evaluate [--policy policy.npz|policy.zip|shipped|shipped-wc] --mix normal --sets 5``: the agent
+  (the paper's agents as rl-base and rl-hybrid; issue 24's as rl-agent, argmax and sampled) and the baselines on
+  held-out job sets (seeds from 1,000,000 on), in our simulator with the repository's round semantics; prints the
+  mean of each metric per policy and the agent's change against LAS and SRTF; ``-o`` writes one row per
+  (policy, job set) as CSV. An ``.npz`` or a shipped policy needs no extra.
 * ``optsched rl export policy.zip -o policy.npz``: the numpy weights of a trained policy.
 
 >>> from optsched.cli import main
@@ -24,12 +27,13 @@ import sys
 from pathlib import Path
 
 from ..errors import InstanceError, SolverError
-from ._args import output_file, positive_float, positive_int, seed
+from ._args import non_negative_int, output_file, positive_float, positive_int, seed
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
-BASELINE_NAMES = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random", "contention-greedy")
+BASELINE_NAMES = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random", "contention-greedy",
+                  "contention-lookahead", "contention-lookahead-small")
 DEFAULT_BASELINES = ",".join(BASELINE_NAMES)
 MIXES = ("normal", "heavy", "medium", "low")
 # a job set lives in memory with its per-job state, and training/evaluation run it round by round: far beyond any
@@ -37,6 +41,10 @@ MIXES = ("normal", "heavy", "medium", "low")
 MAX_JOBS = 100_000
 MAX_SETS = 10_000
 MAX_TIMESTEPS = 10**9
+MAX_IMITATION = 100
+# the shipped agents: the paper's (rl/data/normal.npz, run as rl-base / rl-hybrid) and issue 24's
+# (rl/data/normal-wc.npz, work-conserving actions and the richer observation, run as rl-agent)
+SHIPPED = {"shipped": "normal", "shipped-wc": "normal-wc"}
 
 
 def _unit_float(name: str):
@@ -66,7 +74,7 @@ def _model_file(name: str, suffixes: tuple[str, ...]):
 
 def _policy_spec(text: str) -> str:
     """``shipped`` or an existing ``.npz``/``.zip`` policy file."""
-    return text if text == "shipped" else _model_file("--policy", (".npz", ".zip"))(text)
+    return text if text in SHIPPED else _model_file("--policy", (".npz", ".zip"))(text)
 
 
 def _file_not_stdout(name: str, suffix: str):
@@ -112,13 +120,31 @@ def register(sub) -> None:
     t.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
     t.add_argument("--w1", type=_unit_float("--w1"), default=0.4,
                    help="W1 of the reward (W2 = 1 - W1; default 0.4, branch B)")
-    t.add_argument("--reward", choices=["paper", "repo", "jct"], default="paper",
-                   help="paper eq. 2 (CS), the repository's degradation form, or ours: minus jobs in the system")
-    t.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=100_000,
-                   help="environment steps")
+    t.add_argument("--recipe", choices=["imitation", "paper"], default="imitation",
+                   help="imitation (default, issue 24): average-JCT reward, work-conserving actions, the richer "
+                        "observation, 64-job windows, DAgger from the one-step lookahead, then MaskablePPO; "
+                        "paper: the repository's set-up (eq. 2 reward, the paper's tensor, 10 sets of 256 jobs)")
+    t.add_argument("--reward", choices=["paper", "repo", "jct", "avg-jct"], default=None,
+                   help="paper eq. 2 (CS), the repository's degradation form, minus jobs in the system (jct), or "
+                        "minus jobs in the system / jobs in the set x round hours (avg-jct: the return is minus "
+                        "the average JCT); default: the recipe's")
+    t.add_argument("--observation", choices=["paper", "rich"], default=None,
+                   help="the paper's (nodes, 16) tensor or the richer vector; default: the recipe's")
+    t.add_argument("--action-space", choices=["work-conserving", "paper"], default=None,
+                   help="work-conserving: 'nothing' masked while a placement is valid; paper: always allowed; "
+                        "default: the recipe's")
+    t.add_argument("--imitation", type=non_negative_int("--imitation", MAX_IMITATION), default=None,
+                   help="DAgger iterations from the lookahead before PPO (0: none); default: the recipe's")
+    t.add_argument("--imitation-episodes", type=positive_int("--imitation-episodes", MAX_SETS), default=None,
+                   help="episodes per DAgger iteration (default: the recipe's, 24)")
+    t.add_argument("--timesteps", type=non_negative_int("--timesteps", MAX_TIMESTEPS), default=None,
+                   help="MaskablePPO environment steps after imitation (default: the recipe's: 0 after imitation, "
+                        "100,000 for the paper's)")
     t.add_argument("--seed", type=seed(), default=0, help="training seed; job sets 1000 x seed + i (default 0)")
-    t.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=10, help="training job sets (default 10)")
-    t.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
+    t.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=None,
+                   help="training job sets (default: the recipe's, 1000 or 10)")
+    t.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=None,
+                   help="jobs per set (default: the recipe's, 64 or 256)")
     t.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
     t.add_argument("--learning-rate", type=positive_float("--learning-rate"), default=None)
     t.add_argument("--n-steps", type=positive_int("--n-steps"), default=None)
@@ -130,15 +156,15 @@ def register(sub) -> None:
 
     e = cmds.add_parser("evaluate", help="the agent and the baselines on held-out job sets")
     e.add_argument("--policy", type=_policy_spec, default="shipped",
-                   help="an .npz or .zip policy, or 'shipped' (default)")
+                   help="an .npz or .zip policy, 'shipped' (the paper's agent, default) or 'shipped-wc' (issue 24's)")
     e.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
     e.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=5, help="held-out job sets (default 5)")
     e.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
     e.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
     e.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
                    help=f"comma-separated (default {DEFAULT_BASELINES})")
-    e.add_argument("--sample", action="store_true", help="sample the agent's actions (the repository) instead of "
-                                                         "the argmax")
+    e.add_argument("--sample", action="store_true", help="sample the paper agent's actions (the repository) "
+                                                         "instead of the argmax (issue 24's agents always show both)")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -155,19 +181,24 @@ def run_train(args: argparse.Namespace) -> int:
 
     hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
                                ("batch_size", args.batch_size)) if v is not None}
+    if args.timesteps == 0 and (args.imitation == 0 or (args.imitation is None and args.recipe == "paper")):
+        raise InstanceError("nothing to train: --timesteps 0 and --imitation 0", field="--timesteps")
+    wc = None if args.action_space is None else args.action_space == "work-conserving"
     _, info = train(mix=args.mix, w1=args.w1, reward=args.reward, timesteps=args.timesteps, seed=args.seed,
                     n_sets=args.sets, jobs=args.jobs, hours=args.hours, progress=not args.no_progress,
-                    output=args.output, **hyper)
+                    output=args.output, recipe=args.recipe, observation=args.observation, work_conserving=wc,
+                    imitation=args.imitation, imitation_episodes=args.imitation_episodes, **hyper)
     npz = Path(args.output).with_suffix(".npz")
-    print(f"trained {info['name']}: {info['timesteps']} steps in {info['wall_s']} s; wrote {args.output} and {npz}")
+    print(f"trained {info['name']} ({info['algorithm']}, {info['timesteps']} PPO steps) in {info['wall_s']} s; "
+          f"wrote {args.output} and {npz}")
     return 0
 
 
 def _policy(spec: str):
     from ..sim.contention.agent import load_policy
 
-    if spec == "shipped":
-        return load_policy(None)
+    if spec in SHIPPED:
+        return load_policy(SHIPPED[spec])
     if spec.endswith(".zip"):
         _need_rl()
         from ..rl.export import numpy_policy
@@ -185,8 +216,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
-    pols: dict = {"rl-base": {"name": "rl-base", "policy": agent, "deterministic": not args.sample},
-                  "rl-hybrid": {"name": "rl-hybrid", "policy": agent, "deterministic": not args.sample}}
+    if agent.meta.get("observation", "paper") != "paper" or agent.meta.get("work_conserving"):
+        # issue 24's agents: their own observation and action space, argmax and sampled side by side
+        pols: dict = {"rl-agent": {"name": "rl-agent", "policy": agent},
+                      "rl-agent sampled": {"name": "rl-agent", "policy": agent, "deterministic": False}}
+    else:
+        pols = {"rl-base": {"name": "rl-base", "policy": agent, "deterministic": not args.sample},
+                "rl-hybrid": {"name": "rl-hybrid", "policy": agent, "deterministic": not args.sample}}
     for b in args.baselines:
         pols[names.get(b, b)] = b
     seeds = [1_000_000 + i for i in range(args.sets)]

@@ -4,13 +4,17 @@ One episode is one job set (a :class:`~optsched.problems.contention.ContentionIn
 package's engine in round mode with the repository's round semantics (:mod:`optsched.sim.contention`): the
 environment is only an outside driver of the one door's engine (:func:`optsched.sim.runner.simulator`, stepped).
 
-* **Observation**: ``Box(0, 18, (nodes, 2 x gpus_per_node), float32)``
+* **Observation** (``observation=``): ``"paper"``: ``Box(0, 18, (nodes, 2 x gpus_per_node), float32)``
   (:func:`~optsched.sim.contention.encoding.observe`): running jobs' type ids left, the K = 3 candidates'
-  legal splits right.
+  legal splits right; ``"rich"`` (issue 24): a flat vector of each action's predicted ratio, speed and throughput
+  change, free GPUs, running GPUs per model, the candidates' models and the queue's counts per type
+  (:func:`~optsched.sim.contention.lookahead.rich_observation`).
 * **Action**: ``Discrete(C(nodes, 2) + 2)``: a node pair, all nodes, or "schedule nothing"; the job is the first
   candidate whose split fits (:func:`~optsched.sim.contention.encoding.resolve`). :meth:`ContentionEnv.action_masks`
   is the mask MaskablePPO reads (valid actions and "nothing"). An invalid action counts as "nothing" (the
-  repository's ``is_valid`` returning False).
+  repository's ``is_valid`` returning False). ``work_conserving=True`` masks "nothing" while a placement is
+  valid (the agent fills the cluster; it still chooses which job goes where). :meth:`ContentionEnv.expert_action`
+  is the one-step lookahead's action (``contention-lookahead``), the teacher of imitation.
 * **Steps and rounds**: a placement action places one job and the same round goes on (the next observation
   shows it), as the repository's inference loop; "nothing" closes the round: the engine applies the round's
   decision (the threshold preemptions of ratios <= 0.6, then the launches) and runs to the next round. Rounds in
@@ -22,6 +26,9 @@ environment is only an outside driver of the one door's engine (:func:`optsched.
   - ``"repo"``: ``-W1 x mean(1 - ratio) + (1 - W1) x EWMA(utilisation, span 10)`` (``reward_helper.py``);
   - ``"jct"`` (ours): ``-jct_scale x jobs in the system``, whose sum over an episode is minus the total
     round-accounted JCT in rounds x ``jct_scale`` (Little's law), so the return is the average JCT's negative;
+  - ``"avg-jct"`` (ours, issue 24): ``-(jobs in the system / jobs in the set) x round hours``: the undiscounted
+    return is minus the set's average JCT in hours, whatever the set's size (``docs/algorithms/rl-contention.md``
+    says why undiscounted);
 
   the first two are 0 in a round in which nothing runs, as the repository's.
 * ``idle_guard`` (default on): if the agent picks "nothing" while nothing would run, the first candidate is
@@ -54,6 +61,7 @@ from ..generators.contention import random_contention_instance
 from ..problems.contention import ContentionInstance
 from ..sim.base import Decision, SchedulerPlacer
 from ..sim.contention.encoding import N_TYPES, Board, action_mask, candidates, n_actions, observe, resolve
+from ..sim.contention.lookahead import OBSERVATIONS, ThroughputModel, best_option, options, rich_observation, rich_size
 from ..sim.contention.policies import greedy_candidate, round_board, threshold_victims
 from ..sim.engine import Simulator
 from ..sim.runner import simulator
@@ -61,7 +69,7 @@ from ..sim.runner import simulator
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
-REWARDS = ("paper", "repo", "jct")
+REWARDS = ("paper", "repo", "jct", "avg-jct")
 
 
 class _Driven(SchedulerPlacer):
@@ -82,7 +90,8 @@ class ContentionEnv(gym.Env):
 
     def __init__(self, job_sets: Sequence[ContentionInstance] | Callable[[int], ContentionInstance] | None = None,
                  *, reward: str = "paper", w1: float = 0.4, jct_scale: float = 0.01, threshold: float | None = None,
-                 idle_guard: bool = True, max_rounds: int = 20_000, shuffle: bool = False):
+                 idle_guard: bool = True, max_rounds: int = 20_000, shuffle: bool = False,
+                 observation: str = "paper", work_conserving: bool = False):
         if reward not in REWARDS:
             raise InstanceError(f"must be one of {', '.join(REWARDS)}, got {reward!r}", field="reward")
         if isinstance(w1, bool) or not isinstance(w1, (int, float)) or not 0 <= w1 <= 1:
@@ -102,7 +111,14 @@ class ContentionEnv(gym.Env):
         self.reward_kind, self.w1, self.jct_scale = reward, float(w1), float(jct_scale)
         self.threshold_override = threshold
         self.idle_guard, self.max_rounds, self.shuffle = bool(idle_guard), int(max_rounds), bool(shuffle)
-        self.observation_space = spaces.Box(0.0, float(N_TYPES), (self.nodes, 2 * self.gpus_per_node), np.float32)
+        if observation not in OBSERVATIONS:
+            raise InstanceError(f"must be one of {', '.join(OBSERVATIONS)}, got {observation!r}", field="observation")
+        self.observation, self.work_conserving = observation, bool(work_conserving)
+        if observation == "rich":
+            self.observation_space = spaces.Box(-64.0, 64.0, (rich_size(self.nodes),), np.float32)
+        else:
+            self.observation_space = spaces.Box(0.0, float(N_TYPES), (self.nodes, 2 * self.gpus_per_node),
+                                                np.float32)
         self.action_space: spaces.Discrete = spaces.Discrete(n_actions(self.nodes))
         self.n_act = n_actions(self.nodes)
         self._episode = 0
@@ -138,6 +154,7 @@ class ContentionEnv(gym.Env):
         self._pending_reward = 0.0
         self._done = False
         self._truncated = False
+        self._opts_key: tuple | None = None
         self._next_round()
         return self._obs(), {}
 
@@ -169,13 +186,34 @@ class ContentionEnv(gym.Env):
             m = np.zeros(self.n_act, dtype=bool)
             m[-1] = True
             return m
-        return action_mask(self.board)
+        m = action_mask(self.board)
+        if self.work_conserving and m[:-1].any():
+            m[-1] = False
+        return m
+
+    def expert_action(self, small_first: bool = False) -> int:
+        """The action ``contention-lookahead`` would take now (the teacher of :mod:`optsched.rl.imitation`);
+        "nothing" (the last) when no placement is valid."""
+        if self._done:
+            return self.n_act - 1
+        best = best_option(self._options()[0], small_first)
+        return self.n_act - 1 if best is None else best.action
 
     # -- rounds --------------------------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
         if self._done:
-            return np.zeros((self.nodes, 2 * self.gpus_per_node), dtype=np.float32)
+            return np.zeros(self.observation_space.shape or (), dtype=np.float32)
+        if self.observation == "rich":
+            opts, total0 = self._options()
+            return rich_observation(self.board, self._model, opts=opts, total0=total0)
         return observe(self.board)
+
+    def _options(self):
+        """The lookahead's options on the current board (cached until the board changes)."""
+        key = (len(self.board.placed), self._rounds)
+        if self._opts_key != key:
+            self._opts_key, self._opts = key, options(self.board, self._model)
+        return self._opts
 
     def _next_round(self) -> None:
         """Advance to the next decision point at which the agent has a choice (closing the others)."""
@@ -188,6 +226,8 @@ class ContentionEnv(gym.Env):
             self.victims = threshold_victims(view, self.threshold, self.perf)
             self.board: Board = round_board(view, self.victims)
             self._n0 = len(self.board.placed)
+            self._model = ThroughputModel(self.perf, {j.id for j, _ in self.board.placed}, self.threshold)
+            self._opts_key = None
             if action_mask(self.board)[:-1].any():
                 return
             self._close_round()
@@ -209,6 +249,8 @@ class ContentionEnv(gym.Env):
         util = view.cluster.busy_gpus / view.cluster.total_gpus
         if self.reward_kind == "jct":
             return -self.jct_scale * len(view.jobs.active)
+        if self.reward_kind == "avg-jct":
+            return -len(view.jobs.active) / len(self.instance.jobs) * self.instance.round_s / 3600.0
         num, den = self._ewma
         a = 2.0 / 11.0  # pandas ewm(span=10), adjust=True: weights (1 - a)^i, normalised
         self._ewma = [util + (1 - a) * num, 1.0 + (1 - a) * den]

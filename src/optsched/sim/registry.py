@@ -71,6 +71,9 @@ SCHEDULERS: dict[str, str] = {
     "contention-greedy": "optsched.sim.contention.policies:ContentionGreedy",
     "rl-base": "optsched.sim.contention.policies:RlBase",
     "rl-hybrid": "optsched.sim.contention.policies:RlHybrid",
+    "contention-lookahead": "optsched.sim.contention.lookahead:Lookahead",
+    "contention-lookahead-small": "optsched.sim.contention.lookahead:LookaheadSmall",
+    "rl-agent": "optsched.sim.contention.lookahead:RlAgent",
 }
 #: placement policies of the composition (Blox's generic ``place()`` walk with a GPU-fitting rule)
 PLACEMENTS: dict[str, str] = {

@@ -1,0 +1,112 @@
+"""Imitation warm start for the contention agent (issue 24): behaviour cloning with DAgger from the lookahead.
+
+The teacher is the one-step lookahead in the agent's own action space
+(:meth:`~optsched.rl.env.ContentionEnv.expert_action`, the policy ``contention-lookahead``). DAgger (Ross,
+Gordon, Bagnell 2011): iteration 0 rolls the teacher out and records (observation, mask, teacher's action);
+every later iteration rolls out the *student* (the network trained so far; at each step the teacher's action
+with probability ``beta``, which decays geometrically) and records the teacher's action in the states the
+student reaches; the network is refitted on everything gathered so far. The loss is the masked cross-entropy
+of the teacher's action, plus the value branch regressed on the observed return-to-go of the reward (so a
+MaskablePPO fine-tuning starts from a critic that knows the scale of the returns rather than from zero).
+
+Works on the SB3 model's own policy (``model.policy``), so the result is fine-tuned by ``model.learn`` and
+exported by :func:`optsched.rl.export.export_numpy` like any trained agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .env import ContentionEnv
+from .export import numpy_policy
+
+
+def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float = 1.0, gamma: float = 1.0,
+             rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+    """``episodes`` episodes of ``env``: observations, masks, the teacher's actions and returns-to-go.
+
+    ``student``: a :class:`~optsched.sim.contention.agent.NumpyPolicy` that acts with probability ``1 - beta``
+    (None: the teacher always acts)."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    for _ in range(episodes):
+        obs, _ = env.reset()
+        done, rewards = False, []
+        while not done:
+            mask = env.action_masks()
+            teacher = env.expert_action()
+            obs_l.append(obs)
+            mask_l.append(mask)
+            act_l.append(teacher)
+            a = teacher if student is None or rng.random() < beta else student.act(obs, mask, True)
+            obs, r, term, trunc, _ = env.step(a)
+            rewards.append(r)
+            done = term or trunc
+        g, ret = 0.0, []
+        for r in reversed(rewards):
+            g = r + gamma * g
+            ret.append(g)
+        ret_l += ret[::-1]
+    return {"obs": np.asarray(obs_l, dtype=np.float32), "mask": np.asarray(mask_l, dtype=bool),
+            "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray(ret_l, dtype=np.float32)}
+
+
+def fit(model: Any, data: dict[str, np.ndarray], epochs: int = 10, batch_size: int = 256, lr: float = 1e-3,
+        vf_coef: float = 0.5, seed: int = 0) -> dict[str, float]:
+    """Fit ``model.policy`` to the teacher's actions (masked cross-entropy) and the value branch to the returns;
+    returns the last epoch's mean losses and the training accuracy (argmax = teacher)."""
+    import torch
+
+    pol = model.policy
+    opt = torch.optim.Adam(pol.parameters(), lr=lr)
+    obs = torch.as_tensor(data["obs"])
+    masks, acts = torch.as_tensor(data["mask"]), torch.as_tensor(data["action"])
+    rets = torch.as_tensor(data["return"])
+    n = len(acts)
+    gen = torch.Generator().manual_seed(seed)
+    pol.set_training_mode(True)
+    ce_m = vf_m = 0.0
+    for _ in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        ce_s = vf_s = 0.0
+        for i in range(0, n, batch_size):
+            idx = perm[i:i + batch_size]
+            values, logp, _ = pol.evaluate_actions(obs[idx], acts[idx], action_masks=masks[idx])
+            ce = -logp.mean()
+            vf = torch.nn.functional.mse_loss(values.flatten(), rets[idx])
+            loss = ce + vf_coef * vf
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(pol.parameters(), 0.5)
+            opt.step()
+            ce_s += float(ce.detach()) * len(idx)
+            vf_s += float(vf.detach()) * len(idx)
+        ce_m, vf_m = ce_s / n, vf_s / n
+    pol.set_training_mode(False)
+    student = numpy_policy(model)
+    agree = np.mean([student.act(o, m) == a for o, m, a in zip(data["obs"], data["mask"], data["action"])])
+    return {"cross_entropy": ce_m, "value_mse": vf_m, "accuracy": float(agree)}
+
+
+def dagger(model: Any, env: ContentionEnv, iterations: int = 4, episodes: int = 8, beta_decay: float = 0.5,
+           gamma: float = 1.0, epochs: int = 10, lr: float = 1e-3, seed: int = 0,
+           log: list | None = None) -> dict[str, np.ndarray]:
+    """DAgger from the lookahead (module docstring): ``iterations`` rounds of ``episodes`` episodes each
+    (iteration 0: the teacher alone; iteration i: the student with the teacher's action at probability
+    ``beta_decay ** i``), refitting on the aggregate after each; returns the aggregate data set."""
+    rng = np.random.default_rng(seed)
+    data: dict[str, np.ndarray] | None = None
+    for it in range(iterations):
+        student = None if it == 0 else numpy_policy(model)
+        new = rollouts(env, episodes, student, beta_decay ** it, gamma, rng)
+        data = new if data is None else {k: np.concatenate([data[k], new[k]]) for k in data}
+        stats = fit(model, data, epochs=epochs, lr=lr, seed=seed + it)
+        if log is not None:
+            log.append({"iteration": it, "samples": int(len(data["action"])), **stats})
+    assert data is not None
+    return data
+
+
+__all__ = ["dagger", "fit", "rollouts"]
