@@ -32,9 +32,6 @@ from ._args import non_negative_int, output_file, positive_float, positive_int, 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
-BASELINE_NAMES = ("contention-las", "contention-srtf", "widest-first-fit", "contention-random", "contention-greedy",
-                  "contention-lookahead", "contention-lookahead-small")
-DEFAULT_BASELINES = ",".join(BASELINE_NAMES)
 MIXES = ("normal", "heavy", "medium", "low")
 # a job set lives in memory with its per-job state, and training/evaluation run it round by round: far beyond any
 # study of paper 004 (256 jobs per set), small enough to refuse a typo's extra zeros before the work starts
@@ -91,10 +88,14 @@ def _file_not_stdout(name: str, suffix: str):
 
 
 def _baselines(text: str) -> list[str]:
+    """A comma list of the contention family's baselines (the registry's: ``runner.baseline_names``)."""
+    from ..sim.contention.runner import baseline_names
+
+    known = baseline_names()
     names = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [n for n in names if n not in BASELINE_NAMES]
+    bad = [n for n in names if n not in known]
     if bad:
-        raise argparse.ArgumentTypeError(f"--baselines: unknown {bad[0]!r} (known: {', '.join(BASELINE_NAMES)})")
+        raise argparse.ArgumentTypeError(f"--baselines: unknown {bad[0]!r} (known: {', '.join(known)})")
     return names
 
 
@@ -161,8 +162,9 @@ def register(sub) -> None:
     e.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=5, help="held-out job sets (default 5)")
     e.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
     e.add_argument("--hours", type=positive_float("--hours"), default=1.0, help="isolated hours per job")
-    e.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
-                   help=f"comma-separated (default {DEFAULT_BASELINES})")
+    e.add_argument("--baselines", type=_baselines, default=None,
+                   help="comma-separated (default: every non-learned policy of the contention family, "
+                        "optsched list schedulers)")
     e.add_argument("--sample", action="store_true", help="sample the paper agent's actions (the repository) "
                                                          "instead of the argmax (issue 24's agents always show both)")
     e.add_argument("-o", "--output", type=output_file("-o"),
@@ -223,7 +225,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         pols = {"rl-base": {"name": "rl-base", "policy": agent, "deterministic": not args.sample},
                 "rl-hybrid": {"name": "rl-hybrid", "policy": agent, "deterministic": not args.sample}}
-    for b in args.baselines:
+    from ..sim.contention.runner import baseline_names
+
+    for b in args.baselines if args.baselines is not None else baseline_names():
         pols[names.get(b, b)] = b
     seeds = [1_000_000 + i for i in range(args.sets)]
     insts = [random_contention_instance(jobs=args.jobs, mix=args.mix, seed=s, hours=args.hours) for s in seeds]
