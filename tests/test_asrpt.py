@@ -204,7 +204,7 @@ def test_mixed_perf_is_eq7():
 def test_policy_placements_carry_stage_counts_matching_the_job():
     spec = catalogue_job("ResNet152:pp4x2")
     run = run_policy("wcs-subtime", [("a", 0.0, spec, 10), ("b", 0.0, catalogue_job("VGG19:1gpu"), 10)], (3, 4))
-    for jid, pl in run.placement.items():
+    for jid, pl in run.first_placements().items():
         cols = list(pl.values())
         assert [sum(c[s] for c in cols) for s in range(len(cols[0]))] == list(
             (spec if jid == "a" else catalogue_job("VGG19:1gpu")).replicas)
@@ -258,12 +258,11 @@ def test_fitted_predictor_object_matches_precomputed_predictions():
 def test_run_asrpt_offline_api():
     spec = catalogue_job("Inception-V3:dp4")
     run = run_asrpt([("a", 0.0, spec, 100, 100), ("b", 5.0, catalogue_job("VGG19:1gpu"), 10, 10)], (2, 4))
-    assert set(run.completion_s) == {"a", "b"}
-    assert math.isclose(run.total_completion_s, sum(run.completion_s.values()))
-    assert math.isclose(run.total_jct_s, run.completion_s["a"] + run.completion_s["b"] - 5.0)
-    for k in run.completion_s:
-        assert math.isclose(run.completion_s[k] - run.start_s[k],
-                            {"a": 100, "b": 10}[k] * run.alpha_s[k], rel_tol=1e-9)
+    done, start, alpha = run.by_id("completion_s"), run.by_id("first_start_s"), run.by_id("alpha_s")
+    assert set(done) == {"a", "b"}
+    assert math.isclose(run.jobs["jct_s"].sum(), done["a"] + done["b"] - 5.0)
+    for k in done:
+        assert math.isclose(done[k] - start[k], {"a": 100, "b": 10}[k] * alpha[k], rel_tol=1e-9)
     with pytest.raises(InstanceError):
         run_asrpt([("a", 0.0, "not a spec", 1)], (1, 4))
 

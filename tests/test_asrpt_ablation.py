@@ -25,7 +25,7 @@ BIG = 10**7  # iterations of the jobs that keep GPUs busy for the whole test
 def _virtual_completion(spec, iters, servers_gpus) -> float:
     """p~ = (g / G) n~ alpha~min of a job alone on the virtual machine (released at 0)."""
     r = run_policy("a-srpt", [("x", 0.0, spec, iters, iters)], servers_gpus)
-    return r.start_s["x"]  # alone and not communication-heavy-delayed on an empty cluster: starts at p~
+    return r.by_id("first_start_s")["x"]  # alone and not communication-heavy-delayed on an empty cluster: starts at p~
 
 
 def _window_case():
@@ -43,17 +43,18 @@ def test_window_blocks_queue_false_lets_u_start_beside_the_waiting_head():
     v, jobs = _window_case()
     paper = run_policy("a-srpt", jobs, (2, 8))
     nb = run_policy("a-srpt", jobs, (2, 8), window_blocks_queue=False)
-    hj = paper.result.policy.records["h"]
+    hj = paper.policy.records["h"]
     assert math.isclose(hj["virtual_completion_s"], v)
     # h is communication-heavy on the 2 + 1 spread and, with f1/f2 never finishing, waits its whole window
     assert hj["comm_heavy"] and math.isclose(hj["window_s"], 100 * v)
-    assert math.isclose(paper.start_s["h"], v + 100 * v)
+    assert math.isclose(paper.by_id("first_start_s")["h"], v + 100 * v)
     # paper reading: u is stuck behind the waiting head and starts with it, not at its arrival
-    assert paper.start_s["u"] >= paper.start_s["h"]
+    assert paper.by_id("first_start_s")["u"] >= paper.by_id("first_start_s")["h"]
     # ablation: u starts at its arrival on the one GPU h did not pick (server 1), h's schedule is unchanged
-    assert nb.start_s["u"] == v + 1.0
-    assert nb.placement["u"] == {1: (1,)}
-    assert nb.start_s["h"] == paper.start_s["h"] and nb.placement["h"] == paper.placement["h"]
+    assert nb.by_id("first_start_s")["u"] == v + 1.0
+    assert nb.first_placements()["u"] == {1: (1,)}
+    assert nb.by_id("first_start_s")["h"] == paper.by_id("first_start_s")["h"]
+    assert nb.first_placements()["h"] == paper.first_placements()["h"]
 
 
 def test_head_blocks_queue_false_backfills_past_a_head_that_does_not_fit():
@@ -65,10 +66,12 @@ def test_head_blocks_queue_false_backfills_past_a_head_that_does_not_fit():
             ("u", v + 1.0, catalogue_job("VGG19:1gpu"), 10, 0)]
     paper = run_policy("a-srpt", jobs, (1, 8))
     bf = run_policy("a-srpt", jobs, (1, 8), head_blocks_queue=False)
-    c_f = paper.completion_s["f"]
+    c_f = paper.by_id("completion_s")["f"]
     assert c_f > v + 1.0
-    assert paper.start_s["h"] == c_f and paper.start_s["u"] == c_f      # strict FIFO: both wait for f
-    assert bf.start_s["u"] == v + 1.0 and bf.start_s["h"] == c_f           # u backfills at its arrival
+    assert paper.by_id("first_start_s")["h"] == c_f  # strict FIFO: both wait for f
+    assert paper.by_id("first_start_s")["u"] == c_f
+    assert bf.by_id("first_start_s")["u"] == v + 1.0  # u backfills at its arrival
+    assert bf.by_id("first_start_s")["h"] == c_f
 
 
 def test_release_arrival_skips_the_virtual_wait_and_keeps_srpt_order():
@@ -77,13 +80,14 @@ def test_release_arrival_skips_the_virtual_wait_and_keeps_srpt_order():
     jobs = [("a", 0.0, a_spec, 1000, 1000), ("b", 0.0, a_spec, 100, 100)]
     paper = run_policy("a-srpt", jobs, (1, 1))
     arr = run_policy("a-srpt", jobs, (1, 1), release="arrival")
-    al = paper.alpha_s["b"]
+    al = paper.by_id("alpha_s")["b"]
     # paper: b enters the queue at its virtual completion 100 al, a at 1100 al (> C_b = 200 al)
-    assert math.isclose(paper.start_s["b"], 100 * al) and math.isclose(paper.start_s["a"], 1100 * al)
+    assert math.isclose(paper.by_id("first_start_s")["b"], 100 * al)
+    assert math.isclose(paper.by_id("first_start_s")["a"], 1100 * al)
     # arrival: queued at once in p~ order: b at 0, a right after b
-    assert arr.order == ("b", "a") and arr.start_s["b"] == 0.0
-    assert math.isclose(arr.start_s["a"], 100 * al)
-    assert arr.total_jct_s < paper.total_jct_s
+    assert arr.start_order() == ("b", "a") and arr.by_id("first_start_s")["b"] == 0.0
+    assert math.isclose(arr.by_id("first_start_s")["a"], 100 * al)
+    assert arr.jobs["jct_s"].sum() < paper.jobs["jct_s"].sum()
 
 
 def test_bad_options_raise():

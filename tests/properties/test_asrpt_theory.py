@@ -189,7 +189,8 @@ def test_theorem1_lemma1_lemma2_against_asrpt_and_the_optimum(data):
     opt_a1 = srpt_total(p, releases_ms).total
     virt = srpt_total(p, releases_ms, predicted=True)
     run = run_asrpt(jobs, cluster, tau=tau, nic_gbps=nic, intra_gbs=intra)
-    comp = [run.completion_s[j[0]] * 1000 for j in jobs]
+    done = run.by_id("completion_s")
+    comp = [done[j[0]] * 1000 for j in jobs]
     gamma = sum(comp)
     # A-SRPT's schedule is a feasible schedule of A: never below the optimum (cross-check of simulator and model)
     assert gamma >= opt_lo * (1 - REL)
@@ -205,7 +206,7 @@ def test_theorem1_lemma1_lemma2_against_asrpt_and_the_optimum(data):
         bound = coef * virt.completion[i] + extra + p.iterations[i] * p.alpha_max[i]
         assert c <= bound * (1 + REL) + 1e-6, (i, c, bound)
         # A-SRPT starts a job only after its virtual completion (Alg. 1 line 2)
-        assert run.start_s[jobs[i][0]] * 1000 >= max(releases_ms[i], virt.completion[i]) - 1e-6
+        assert run.by_id("first_start_s")[jobs[i][0]] * 1000 >= max(releases_ms[i], virt.completion[i]) - 1e-6
     assert gamma <= asrpt_lemma2_bound(p, virt.total, opt_lo) * (1 + REL)
     assert gamma <= asrpt_theorem1_additive(p, opt_lo) * (1 + REL)
     assert gamma / opt_lo < asrpt_theorem1_ratio(p)
@@ -241,7 +242,7 @@ def test_counterexample_without_the_bandwidth_precondition_pipeline():
     opt_a1 = srpt_total(p, [0]).total
     assert opt_a1 == pytest.approx(1010 / 3) and opt_a1 > p.rho * opt_lo
     run = run_asrpt(jobs, (3, 2), tau=0.0, nic_gbps=nic, intra_gbs=intra)
-    gamma = run.total_completion_s * 1000
+    gamma = float(run.jobs["completion_s"].sum()) * 1000
     assert gamma == pytest.approx(1010 / 3 + 1010)
     lemma2 = (1 + 0 + 6 / 4) * opt_a1 + 0 + p.rho * opt_lo
     assert gamma > lemma2

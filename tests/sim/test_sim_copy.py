@@ -107,9 +107,9 @@ def test_sim_result_pickles_and_deepcopies():
     from optsched.sim.asrpt import run_asrpt
 
     run = run_asrpt([("x", 0.0, catalogue_job("VGG19:dp4"), 10, 10)], (1, 4))
-    back = pickle.loads(pickle.dumps(run.result))
-    assert back.job_objects[0].segments == run.result.job_objects[0].segments
-    assert copy.deepcopy(run.result).summary == run.result.summary
+    back = pickle.loads(pickle.dumps(run))
+    assert back.job_objects[0].segments == run.job_objects[0].segments
+    assert copy.deepcopy(run).summary == run.summary
 
 
 def test_job_copy_covers_every_field_and_separates_the_containers():

@@ -102,6 +102,25 @@ class SimResult:
         for f in fields:
             self.jobs[f] = [records.get(i, {}).get(f, np.nan) for i in ids]
 
+    def by_id(self, column: str) -> dict[str, Any]:
+        """One per-job column as ``{job id: value}`` (``res.by_id("completion_s")["a"]``)."""
+        return dict(zip(self.jobs["id"], self.jobs[column]))
+
+    def start_order(self) -> tuple[str, ...]:
+        """The ids of the jobs that started, in order of first start (ties: workload order)."""
+        started = self.jobs[self.jobs["first_start_s"].notna()]
+        return tuple(started.sort_values("first_start_s", kind="stable")["id"])
+
+    def first_placements(self) -> dict[str, dict[int, tuple[int, ...]]]:
+        """Each started job's first placement: server index -> GPUs per pipeline stage there (one count for a
+        job without stages)."""
+        out: dict[str, dict[int, tuple[int, ...]]] = {}
+        for j in self.job_objects:
+            if j.segments:
+                pl = j.segments[0][2]
+                out[j.id] = dict(pl.stages or {s: (n,) for s, n in pl.as_dict().items()})
+        return out
+
     def jct_cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """(sorted JCTs of finished tracked jobs, cumulative fractions)."""
         return jct_cdf(self.jobs)

@@ -32,7 +32,7 @@ asked once per admission batch, for the (group, user) pairs it has not answered 
 >>> jobs = [("a", 0.0, catalogue_job("VGG19:dp4"), 1000, 1000),      # (id, release, spec, n, n~)
 ...         ("b", 0.0, catalogue_job("VGG19:1gpu"), 100, 100)]
 >>> run = run_asrpt(jobs, (1, 4))
->>> run.order, run.start_s["a"] > run.completion_s["b"]   # b is smaller on the virtual machine; a waits
+>>> run.start_order(), run.by_id("first_start_s")["a"] > run.by_id("completion_s")["b"]   # b first; a waits
 (('b', 'a'), True)
 """
 
@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from .algorithm import ASRPT, COMM_HEAVY, DEFAULT_TAU, ASRPTPerfect
 from .baselines import SPJF, SPWF, OrderedPolicy, WCSDuration, WCSSubTime, WCSWorkload
-from .offline import PolicyRun, run_asrpt, run_policy
+from .offline import offline_workload, run_asrpt, run_policy
 from .predicting import AlphaMinCache, HeavyEdgeMapper, PredictingPolicy, select_servers
 
 __all__ = ["ASRPT", "ASRPTPerfect", "AlphaMinCache", "COMM_HEAVY", "DEFAULT_TAU", "HeavyEdgeMapper", "OrderedPolicy",
-           "PolicyRun", "PredictingPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime",
-           "WCSWorkload", "run_asrpt", "run_policy", "select_servers"]
+           "PredictingPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime",
+           "WCSWorkload", "offline_workload", "run_asrpt", "run_policy", "select_servers"]

@@ -1,19 +1,21 @@
-"""Offline runs of the online policies on small instances (paper 001's exact-optimum comparison):
-:func:`run_policy` / :func:`run_asrpt` return a :class:`PolicyRun` (per-job start and completion times,
-placements, per-iteration times and the totals) from the event-driven engine with paper 001's performance model.
+"""Offline runs of the online policies on small instances (paper 001's exact-optimum comparison): a job list
+given as tuples becomes a workload (:func:`offline_workload`), run through the one door with paper 001's
+performance model in event mode; :func:`run_policy` / :func:`run_asrpt` return the door's
+:class:`~optsched.sim.metrics.SimResult` (per-job start and completion times, ``by_id``, ``start_order``,
+``first_placements``; the policy's ``alpha_s`` per job).
 
 >>> from optsched.models import catalogue_job
 >>> jobs = [("a", 0.0, catalogue_job("VGG19:dp4"), 1000, 1000),      # (id, release, spec, n, n~)
 ...         ("b", 0.0, catalogue_job("VGG19:1gpu"), 100, 100)]
 >>> run = run_asrpt(jobs, (1, 4))
->>> run.order, run.start_s["a"] > run.completion_s["b"]   # b is smaller on the virtual machine; a waits
+>>> start, done = run.by_id("first_start_s"), run.by_id("completion_s")
+>>> run.start_order(), start["a"] > done["b"]   # b is smaller on the virtual machine; a waits
 (('b', 'a'), True)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from ...cluster import as_cluster
 from ...errors import InstanceError
@@ -22,33 +24,15 @@ from ...perf.pipeline import Network
 from ...problems.pipeline import PipelineJob
 from ...problems.workload import Workload, WorkloadJob
 from ..base import SchedulerPlacer
+from ..metrics import SimResult
 from ..runner import simulate
 from .algorithm import DEFAULT_TAU
 from .predicting import AlphaMinCache
 
-__all__ = ["PolicyRun", "run_asrpt", "run_policy"]
+__all__ = ["offline_workload", "run_asrpt", "run_policy"]
 
 
-@dataclass(frozen=True)
-class PolicyRun:
-    """One policy on one instance: per-job start and completion times (s), placements, per-iteration times (s).
-
-    ``total_completion_s`` = sum_i C_i (paper 001's objective (8)); ``total_jct_s`` = sum_i (C_i - r_i);
-    ``order``: job ids in start order; ``placement``: id -> {server index: per-stage GPU counts};
-    ``result``: the simulator's :class:`~optsched.sim.metrics.SimResult`.
-    """
-
-    completion_s: Mapping[str, float]
-    start_s: Mapping[str, float]
-    placement: Mapping[str, Mapping[int, tuple[int, ...]]]
-    alpha_s: Mapping[str, float]
-    order: tuple[str, ...]
-    total_completion_s: float
-    total_jct_s: float
-    result: Any
-
-
-def _as_workload_jobs(jobs, net: Network) -> list[WorkloadJob]:
+def offline_workload(jobs: Sequence, net: Network) -> Workload:
     out = []
     cache = AlphaMinCache(net)
     for i, j in enumerate(jobs):
@@ -66,11 +50,11 @@ def _as_workload_jobs(jobs, net: Network) -> list[WorkloadJob]:
         pred = rest[0] if rest else None
         out.append(WorkloadJob(str(jid), release, spec.gpus, iters, cache.alpha_tilde_min_ms(spec) / 1000.0,
                                model=spec.model, predicted_iterations=pred if pred else None, spec=spec))
-    return out
+    return Workload(tuple(out), name="offline")
 
 
 def run_policy(policy: str | SchedulerPlacer, jobs: Sequence, cluster: Any = (1, 8), *, nic_gbps: float = 10.0,
-               intra_gbs: float = 300.0, seed: int = 0, mode: str = "event", **options) -> PolicyRun:
+               intra_gbs: float = 300.0, seed: int = 0, mode: str = "event", **options) -> SimResult:
     """Run one policy of this module (by name or object) on a small offline instance, in the event-driven
     engine with paper 001's performance model (:class:`~optsched.perf.mixed.MixedPerf`).
 
@@ -85,30 +69,22 @@ def run_policy(policy: str | SchedulerPlacer, jobs: Sequence, cluster: Any = (1,
     """
     cl = as_cluster(cluster, homogeneous="paper 001's model")
     perf = MixedPerf(cl.max_server_gpus, nic_gbps, intra_gbs)
-    wl = Workload(tuple(_as_workload_jobs(jobs, perf.network)), name="offline")
-    res = simulate(wl, cl, scheduler=policy, perf=perf, mode=mode, seed=seed, **options)
-    done = res.job_objects
-    comp = {j.id: j.completion_s for j in done}
-    start = {j.id: j.first_start_s for j in done}
-    plc = {j.id: dict(j.segments[0][2].stages or {s: (n,) for s, n in j.segments[0][2].as_dict().items()})
-           for j in done}
-    alpha = {j.id: j.iteration_now_s for j in done}
-    order = tuple(sorted(comp, key=lambda k: (start[k], [j.id for j in done].index(k))))
-    return PolicyRun(comp, start, plc, alpha, order, float(sum(comp.values())),
-                     float(sum(comp[j.id] - j.arrival_s for j in done)), res)
+    return simulate(offline_workload(jobs, perf.network), cl, scheduler=policy, perf=perf, mode=mode, seed=seed,
+                    **options)
 
 
 def run_asrpt(jobs: Sequence, cluster: Any = (1, 8), *, tau: float = DEFAULT_TAU, predictor: Any = "workload",
-              nic_gbps: float = 10.0, intra_gbs: float = 300.0, seed: int = 0) -> PolicyRun:
-    """A-SRPT on a small offline instance: per-job completion times (``.completion_s``), start times,
-    placements and the totals. ``predictor="perfect"`` gives A-SRPT-Perfect; the default uses each job's
+              nic_gbps: float = 10.0, intra_gbs: float = 300.0, seed: int = 0) -> SimResult:
+    """A-SRPT on a small offline instance (the door's result: completion and start times per job,
+    placements). ``predictor="perfect"`` gives A-SRPT-Perfect; the default uses each job's
     predicted iterations (5th tuple entry; absent = unseen, n~ = 0). See :func:`run_policy`.
 
     >>> import math
     >>> from optsched.models import catalogue_job
     >>> r = run_asrpt([("x", 0.0, catalogue_job("ResNet152:1gpu"), 10, 10)], (1, 8))
-    >>> p = 1 / 8 * 10 * r.alpha_s["x"]          # virtual size (g/G) n~ alpha~min: x starts when it completes
-    >>> math.isclose(r.start_s["x"], p), math.isclose(r.completion_s["x"], p + 10 * r.alpha_s["x"])
+    >>> a = r.by_id("alpha_s")["x"]
+    >>> p = 1 / 8 * 10 * a          # virtual size (g/G) n~ alpha~min: x starts when it completes
+    >>> math.isclose(r.by_id("first_start_s")["x"], p), math.isclose(r.by_id("completion_s")["x"], p + 10 * a)
     (True, True)
     """
     return run_policy("a-srpt", jobs, cluster, tau=tau, predictor=predictor, nic_gbps=nic_gbps,
