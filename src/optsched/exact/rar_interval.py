@@ -122,7 +122,7 @@ def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, 
     sens = {j.id for j in inst.jobs if j.id in split and p_sensitive(inst, j)}
     ids = [j.id for j in inst.jobs if j.id in split]
     jobs = {j.id: j for j in inst.jobs}
-    partners: dict[str, list[cp_model.IntVar]] = {jid: [] for jid in sens}
+    partners: dict[str, list[tuple[str, cp_model.IntVar]]] = {jid: [] for jid in sens}
     for i, ji in enumerate(ids):
         for jk in ids[i + 1:]:
             if ji not in sens and jk not in sens:
@@ -140,9 +140,9 @@ def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, 
             m.add_min_equality(hi, [end[ji], end[jk]])
             ov = m.new_int_var(0, H, f"ov[{ji},{jk}]")
             m.add(ov >= hi - lo).only_enforce_if(shares)
-            for jid in (ji, jk):
+            for jid, other in ((ji, jk), (jk, ji)):
                 if jid in sens:
-                    partners[jid].append(ov)
+                    partners[jid].append((other, ov))
     if restriction:
         # R1: at most two split jobs on a server at a time, so p <= 2 for everyone
         for s in S:
@@ -159,10 +159,11 @@ def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, 
             continue
         job = jobs[jid]
         if restriction:
-            x = sum(partners[jid])
+            x = sum(ov for _, ov in partners[jid])
         else:
-            x = m.new_int_var(0, H, f"ovmax[{jid}]")
-            m.add_max_equality(x, partners[jid])
+            x = m.new_int_var(0, H, f"contended[{jid}]")
+            for clique in disjoint_partner_sets(inst, job, [k for k, _ in partners[jid]]):
+                m.add(x >= sum(ov for k, ov in partners[jid] if k in clique))
         for cls, row in phi_table(inst, job).items():
             if cls < 2:
                 continue
@@ -175,6 +176,23 @@ def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, 
         _lex_columns(m, inst, y, server_classes(inst))
     m.minimize(makespan)
     return IntervalModel(m, start, end, y, makespan, restriction)
+
+
+def disjoint_partner_sets(inst: RarInstance, job: RarJob, partners: list[str]) -> list[set[str]]:
+    """The maximal sets Q of ``partners`` no two of which can run together with ``job``: G_j + G_k + G_l > N for
+    all k != l in Q. The slots ``job`` shares with the members of Q are then pairwise disjoint, so their overlaps
+    add up (docs/formulations/rar-ddls-interval.md, cut C2). Maximal cliques of that graph, by networkx."""
+    import networkx as nx
+
+    g = {j.id: j.gpus for j in inst.jobs}
+    graph = nx.Graph()
+    graph.add_nodes_from(partners)
+    n_gpus = inst.cluster.total_gpus
+    for i, k in enumerate(partners):
+        for other in partners[i + 1:]:
+            if job.gpus + g[k] + g[other] > n_gpus:
+                graph.add_edge(k, other)
+    return [set(c) for c in nx.find_cliques(graph)]
 
 
 def _class_literal(m: cp_model.CpModel, n: cp_model.IntVar, cls: int) -> cp_model.IntVar:
