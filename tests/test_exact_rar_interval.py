@@ -88,3 +88,22 @@ def test_contended_instances_match_time_indexed():
 def test_disjoint_partner_sets():
     inst = contention_pair()  # 6 GPUs; two 3-GPU jobs: j0 with partner j1 only
     assert disjoint_partner_sets(inst, inst.jobs[0], ["j1"]) == [{"j1"}]
+
+
+def test_list_sgs_runs_exactly_its_plan():
+    # every job runs its planned contention-free duration: the evaluator's completion is start + dfast_j(n)
+    from optsched.exact.rar_interval import fastest_slots
+    from optsched.exact.rar_sgs import best_list_schedule, list_schedule, priority_orders
+
+    for seed in range(3):
+        inst = contended_rar_instance(8, 3, seed, iterations=(60, 300), horizon=400)
+        for order in priority_orders(inst, restarts=3, seed=seed):
+            sched = list_schedule(inst, order)
+            assert sched is not None
+            ev = evaluate(inst, sched)
+            for sj in sched.jobs:
+                planned = sj.start + fastest_slots(inst, inst.job(sj.id))[len(sj.placement)]
+                assert ev.completions[sj.id] == planned
+        ms, best = best_list_schedule(inst, restarts=3)
+        ref = solve_rar_interval(inst, **DET)
+        assert ref.status == SolveStatus.OPTIMAL and ms >= ref.objective == evaluate(inst, ref.schedule).makespan

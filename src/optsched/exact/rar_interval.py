@@ -32,15 +32,15 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..bounds import duration_range, lower_bound, makespan_lower_bound, phi_table, placement_classes
+from ..bounds import lower_bound, makespan_lower_bound, phi_table, placement_classes
 from ..errors import ScheduleError
 from ..evaluators.rar import evaluate
 from ..problems.rar import RarInstance, RarJob
 from ..registry import algorithm
 from ..result import Result, Schedule, ScheduledJob, SolveStatus
 from . import _cpsat
-from .rar_sgs import best_list_schedule
 from .rar_cpsat import _lex_columns, canonical, incumbents, server_classes, solve_rar_cpsat
+from .rar_sgs import best_list_schedule
 
 
 def p_sensitive(inst: RarInstance, job: RarJob) -> bool:
@@ -86,7 +86,6 @@ def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, 
     per_server: dict[str, list[tuple[cp_model.IntervalVar, cp_model.IntVar]]] = {s: [] for s in S}
     nvar: dict[str, cp_model.IntVar] = {}
     dur: dict[str, cp_model.IntVar] = {}
-    ncls: dict[tuple[str, int], cp_model.IntVar] = {}
     for j in inst.jobs:
         classes = placement_classes(inst, j)
         fast = fastest_slots(inst, j)

@@ -78,16 +78,17 @@ def list_schedule(inst: RarInstance, order: list[int], horizon: int | None = Non
                     continue
                 t = int(cols[0])
                 order_s = np.argsort(-usable[:, t], kind="stable")[:n]
-                pl, rest = {}, job.gpus - n
+                counts: dict[int, int] = {}
+                rest = job.gpus - n
                 for s in order_s:                                             # one each, then fill
-                    pl[int(s)] = 1
+                    counts[int(s)] = 1
                 for s in order_s:
                     extra = min(rest, int(usable[s, t]) - 1)
-                    pl[int(s)] += extra
+                    counts[int(s)] += extra
                     rest -= extra
                 if rest:
                     continue
-                key = (t + d, n, t, {servers[s]: g for s, g in pl.items()})
+                key = (t + d, n, t, {servers[s]: g for s, g in counts.items()})
             if best is None or key[:3] < best[:3]:
                 best = key
         if best is None:
