@@ -1,5 +1,6 @@
-"""The benchmark library: best-known schedules and certified bounds for RAR-DDLS and total JCT, OUR solvers'
-numbers (not the papers').
+"""The benchmark library: best-known schedules and certified bounds for RAR-DDLS, total JCT and placement, OUR
+solvers' numbers (not the papers'). Deadlines and contention are not in it yet (contention has no evaluator to
+re-score a schedule; the deadline model's objective is a maximisation this script does not handle).
 
 Run: ``.venv/bin/python benchmarks/library.py [--quick] [--update] [--time-limit S] [--problem P] [--family F]``.
 
@@ -25,6 +26,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ PKG = ROOT / "src" / "optsched"
 INDEX = PKG / "instances" / "index.json"
 BEST = PKG / "instances" / "best"
 OUT_MD = ROOT / "docs" / "results" / "library.md"
+WALL: dict[str, float] = {}  # wall seconds of the last run of each method (recorded as runtime_s of new entries)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ def _tj(n: int, seed: int):
     return optsched.generate("total-jct", n=n, seed=seed)
 
 
+def _pl(servers: int, seed: int):
+    return optsched.generate("placement", seed=seed, servers=servers)
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("rar-ddls", "default", "small", tuple((n, s, k) for n in (4, 6, 8) for s in (2, 3) for k in (0, 1)),
            _rar_default, "optsched.generate('rar', jobs={}, servers={}, seed={})",
@@ -88,13 +95,21 @@ FAMILIES: tuple[Family, ...] = (
            "optsched.generate('total-jct', n={}, seed={})", lambda n, k: f"total-jct-n{n}-seed{k}"),
     Family("total-jct", "default", "large", tuple((40, k) for k in (0, 1)), _tj,
            "optsched.generate('total-jct', n={}, seed={})", lambda n, k: f"total-jct-n{n}-seed{k}"),
+    # placement (paper 001's GPU mapping, one pipeline job): small / medium / large clusters
+    Family("placement", "default", "small", tuple((4, k) for k in range(4)), _pl,
+           "optsched.generate('placement', servers={}, seed={})", lambda s, k: f"placement-s{s}-seed{k}"),
+    Family("placement", "default", "medium", tuple((8, k) for k in range(3)), _pl,
+           "optsched.generate('placement', servers={}, seed={})", lambda s, k: f"placement-s{s}-seed{k}"),
+    Family("placement", "default", "large", tuple((16, k) for k in range(2)), _pl,
+           "optsched.generate('placement', servers={}, seed={})", lambda s, k: f"placement-s{s}-seed{k}"),
 )
-FOLDER = {"rar-ddls": "rar", "total-jct": "total-jct"}
+FOLDER = {"rar-ddls": "rar", "total-jct": "total-jct", "placement": "placement"}
 # (algorithm, options) run on every instance of a problem, heuristics first; exact ones get the time limit
 METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "rar-ddls": (("sjf-bco", {}), ("exact-interval", {"exact": True})),
     "total-jct": (("total-jct-greedy", {}), ("total-jct-bnb", {"exact": True}),
                   ("total-jct-cpsat", {"exact": True})),
+    "placement": (("heavy-edge", {}), ("exact-time", {"exact": True, "no_workers": True})),
 }
 
 
@@ -123,25 +138,33 @@ def check_record(entry: dict[str, Any]) -> None:
                          f"{entry['upper_bound']}")
 
 
-def run_methods(problem: str, inst: Any, time_limit: float, workers: int) -> Iterator[tuple[str, Any]]:
-    """(method label, Result) of every method of ``problem`` on ``inst``."""
+def run_methods(problem: str, inst: Any, time_limit: float, workers: int) -> Iterator[tuple[str, Any, bool]]:
+    """(method label, Result, exact?) of every method of ``problem`` on ``inst``."""
     for name, opts in METHODS[problem]:
         kw: dict[str, Any] = {"seed": 0}
         if opts.get("exact"):
-            kw.update(time_limit=time_limit, num_workers=workers)
+            kw.update(time_limit=time_limit)
+            if not opts.get("no_workers"):
+                kw.update(num_workers=workers)
+        t0 = time.perf_counter()
         res = solve(inst, name, **kw)
-        yield f"{name} (time_limit={time_limit:g}s, num_workers={workers})" if opts.get("exact") else name, res
+        WALL[name] = time.perf_counter() - t0
+        if opts.get("exact"):
+            yield f"{name} (time_limit={time_limit:g}s, num_workers={workers})", res, True
+        else:
+            yield name, res, False
 
 
-def improve(entry: dict[str, Any], inst: Any, results: list[tuple[str, Any]], schedule_path: Path,
+def improve(entry: dict[str, Any], inst: Any, results: list[tuple[str, Any, bool]], schedule_path: Path,
             write: bool) -> list[str]:
-    """Fold ``results`` into ``entry`` (minimisation), only where they improve it; return what changed."""
+    """Fold ``results`` into ``entry`` (minimisation), only where they improve it; return what changed. Lower
+    bounds are taken from the exact methods only (their proven bounds; a heuristic's is not certified here)."""
     changes = []
     version = f"optsched {optsched.__version__}"
     prov = entry.setdefault("provenance", {})
     if "lower_bound" in entry and "lower_bound" not in prov:  # a record of benchmarks/rar_exact.py
         prov["lower_bound"] = {"method": entry.get("solver", "unknown"), "version": "as recorded"}
-    for label, res in results:
+    for label, res, exact in results:
         if res.schedule is not None:
             value = _int_if_whole(evaluate(inst, res.schedule).objective)
             if "upper_bound" not in entry or value < entry["upper_bound"] - 1e-9:
@@ -151,7 +174,7 @@ def improve(entry: dict[str, Any], inst: Any, results: list[tuple[str, Any]], sc
                 entry["best_schedule"] = str(schedule_path.relative_to(PKG))
                 if write:
                     save_schedule(res.schedule, schedule_path, objective=value)
-        if res.lower_bound is not None:
+        if exact and res.lower_bound is not None:
             lb = _int_if_whole(res.lower_bound)
             if "lower_bound" not in entry or lb > entry["lower_bound"] + 1e-9:
                 changes.append(f"lower bound {entry.get('lower_bound')} -> {lb} ({label})")
@@ -187,7 +210,7 @@ def targets(index: dict[str, Any], quick: bool, problem: str | None, family: str
             entry = by_path.get(path)
             if entry is None:
                 entry = {"path": path, "problem": fam.problem, "family": fam.family, "size": fam.size,
-                         "jobs": inst.n_jobs, "generated_by": fam.call.format(*args)}
+                         "jobs": getattr(inst, "n_jobs", 1), "generated_by": fam.call.format(*args)}
             entry.setdefault("size", fam.size)
             entry.setdefault("generated_by", fam.call.format(*args))
             seen.add(path)
@@ -223,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", action="store_true", help="write improved records (index, schedules, results page)")
     ap.add_argument("--time-limit", type=float, default=None, help="seconds per exact solve (default 30; quick 5)")
     ap.add_argument("--workers", type=int, default=1, help="CP-SAT workers per exact solve (default 1)")
-    ap.add_argument("--problem", default=None, help="only this problem (rar-ddls, total-jct)")
+    ap.add_argument("--problem", default=None, help="only this problem (rar-ddls, total-jct, placement)")
     ap.add_argument("--family", default=None, help="only this family")
     args = ap.parse_args(argv)
     write = args.update and not args.quick
@@ -238,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
             save(inst, PKG / entry["path"])
         results = list(run_methods(entry["problem"], inst, tl, args.workers))
         changes = improve(entry, inst, results, sched_path, write)
+        # the wall time of all methods on this instance (measured on the machine of the run; the demo and the
+        # tests pick their quick instances by it)
+        entry.setdefault("runtime_s", round(sum(WALL.values()), 3))
+        WALL.clear()
         if is_new:
             new_entries.append(entry)
         line = (f"{entry['path']}: [{entry['lower_bound']}, {entry['upper_bound']}] {entry['status']}"

@@ -6,14 +6,15 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
 
 * the **relaxation** R: every job picks GPUs per server y_js (hence a placement class n_j, its number of servers)
   and an interval [a_j, C_j) of length at least dfast_j(n_j) = ceil(F_j / max_p Phi_j(n_j, p)); one cumulative
-  per server. Contention is ignored, so its optimum LB_R <= T*;
-* the **contention-free restriction** R0: R plus, for every pair of split-capable jobs of which one is
-  p-sensitive, "if both are split and share a server, their intervals do not overlap". Every job then runs at
-  Phi_j(n_j, 1) in every slot, so the evaluator scores R0's schedule at most its objective: UB_0 >= T*.
+  per server; and for a p-sensitive job a cut charging the slots it provably shares with other split jobs at
+  the contended speed Phi_j(n, 2). Its optimum LB_R <= T*;
+* the **pairwise-contention restriction** R1: at most two split jobs on a server at a time, and every
+  p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
+  The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
 
-If the evaluator's best score (of R0's schedule, of R's schedule and of the incumbents) meets LB_R, it is
+If the evaluator's best score (of R1's schedule, of R's schedule and of the incumbents) meets LB_R, it is
 optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
-by side; the time-indexed model closes it, built over the horizon UB - 1 with the makespan at least LB_R (the
+by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at least LB_R (the
 only place where the horizon still matters, reported in ``info["closed_by"]``).
 
 >>> from optsched.generators.rar import tiny_rar_example
@@ -58,7 +59,7 @@ def fastest_slots(inst: RarInstance, job: RarJob) -> dict[int, int]:
 
 @dataclass
 class IntervalModel:
-    """An interval model (R or R0) and the variables to read a schedule back or to give a hint."""
+    """An interval model (R or R1) and the variables to read a schedule back or to give a hint."""
 
     model: cp_model.CpModel
     start: dict[str, cp_model.IntVar]
@@ -204,8 +205,8 @@ def _class_literal(m: cp_model.CpModel, n: cp_model.IntVar, cls: int) -> cp_mode
 
 
 def _hint(im: IntervalModel, inst: RarInstance, schedule: Schedule) -> None:
-    """Hint starts, completions and GPUs of the (canonical) schedule, as the evaluator scores it. For R0 only
-    if the schedule is contention-free is the hint feasible; CP-SAT repairs or ignores it otherwise."""
+    """Hint starts, completions and GPUs of the (canonical) schedule, as the evaluator scores it. The hint
+    may violate R1 (a schedule with contention); CP-SAT repairs or ignores it then."""
     ev = evaluate(inst, canonical(inst, schedule))
     for sj in ev.schedule.jobs:
         im.model.add_hint(im.start[sj.id], int(sj.start))
@@ -227,10 +228,10 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                        seed: int | None = 0, deterministic_limit: float | None = None, close_gap: bool = True,
                        heuristics: bool = True, hint: bool = True, symmetry: bool = True,
                        log: bool = False) -> Result:
-    """Minimise the makespan of ``inst`` exactly with the interval models R and R0 (module docstring).
+    """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
-    ``time_limit`` (s) bounds the whole solve, shared in order by R, R0 and, if the gap is open and
-    ``close_gap``, the time-indexed model; ``deterministic_limit`` instead gives each CP-SAT call that many
+    ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
+    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each CP-SAT call that many
     deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a limit the best schedule
     found is returned with status ``time limit`` and the best proven bound.
     """
@@ -265,7 +266,11 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
     if hint:
         _hint(rm, inst, best)
-    run = _cpsat.solve(rm.model, left())
+    # R gets half of what is left, so that R1 (an upper bound) still runs when R's proof is out of reach
+    half = left()
+    if half.time_limit is not None and half.limit == "time":
+        half = dataclasses.replace(half, time_limit=half.time_limit / 2)
+    run = _cpsat.solve(rm.model, half)
     info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective,
                           "wall_s": round(run.info().get("wall_s", 0.0), 3) if "wall_s" in run.info() else None}
     if run.bound is not None:
@@ -282,20 +287,20 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             ub, best, ub_name = ms, sched, "relaxation"
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets an evaluated schedule")
-    # R0: contention-free schedules, each scored by the evaluator at most its model makespan
+    # R1: schedules with pairwise contention only, each scored by the evaluator at most its model makespan
     if any(p_sensitive(inst, j) for j in inst.jobs):
-        r0 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
+        r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
         if hint:
-            _hint(r0, inst, best)
-        run0 = _cpsat.solve(r0.model, left())
+            _hint(r1, inst, best)
+        run0 = _cpsat.solve(r1.model, left())
         info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound}
         if run0.found:
-            sched = _read(r0, run0, inst)
+            sched = _read(r1, run0, inst)
             ms = evaluate(inst, sched).makespan
             if ms < ub:
-                ub, best, ub_name = ms, sched, "contention-free restriction"
+                ub, best, ub_name = ms, sched, "restriction R1"
         if lb >= ub:
-            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R0")
+            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R1")
     info["best_by"] = ub_name
     if not close_gap or (params.limit == "time" and params.time_limit is not None
                          and time.perf_counter() - t0 >= params.time_limit):
