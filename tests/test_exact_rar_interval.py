@@ -92,7 +92,7 @@ def test_disjoint_partner_sets():
 
 def test_list_sgs_runs_exactly_its_plan():
     # every job runs its planned contention-free duration: the evaluator's completion is start + dfast_j(n)
-    from optsched.exact.rar_interval import fastest_slots
+    from optsched.bounds import fastest_slots
     from optsched.exact.rar_sgs import best_list_schedule, list_schedule, priority_orders
 
     for seed in range(3):

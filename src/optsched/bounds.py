@@ -90,6 +90,25 @@ def duration_range(inst: RarInstance, job: RarJob) -> tuple[int, int]:
     return -(-job.iterations // hi), -(-job.iterations // lo)
 
 
+def p_sensitive(inst: RarInstance, job: RarJob) -> bool:
+    """Whether contention can change ``job``'s iterations per slot: Phi_j(n, p) varies with p for some split
+    class n >= 2 (``docs/formulations/rar-ddls-cpsat.md``, "Contention only where it can bind")."""
+    return any(len(set(row)) > 1 for n, row in phi_table(inst, job).items() if n >= 2)
+
+
+def fastest_slots(inst: RarInstance, job: RarJob) -> dict[int, int]:
+    """n -> dfast_j(n) = ceil(F_j / max_p Phi_j(n, p)): the fewest slots ``job`` can run on n servers. For n >= 2
+    the maximum is Phi_j(n, 1) (phi is non-increasing in p, and p = 0 equals p = 1 in the table), i.e. the
+    job's exact duration when it meets no contention.
+
+    >>> from optsched.generators.rar import tiny_rar_example
+    >>> inst = tiny_rar_example()
+    >>> fastest_slots(inst, inst.jobs[0])
+    {1: 5, 2: 7}
+    """
+    return {n: -(-job.iterations // max(row)) for n, row in phi_table(inst, job).items()}
+
+
 # -- certified makespan lower bounds ----------------------------------------------------------------------
 def n_g(inst: RarInstance) -> int:
     """n_g = max_j G_j (Theorem 1)."""

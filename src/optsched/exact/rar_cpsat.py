@@ -34,7 +34,14 @@ from ortools.sat.python import cp_model
 
 from ..algorithms.baselines import first_fit, list_scheduling, random_placement
 from ..algorithms.sjf_bco import sjf_bco
-from ..bounds import duration_range, lower_bound, makespan_lower_bound, phi_table, placement_classes
+from ..bounds import (
+    duration_range,
+    lower_bound,
+    makespan_lower_bound,
+    p_sensitive,
+    phi_table,
+    placement_classes,
+)
 from ..errors import ScheduleError, SolverError
 from ..evaluators.rar import Evaluation, evaluate
 from ..perf.rar import contention, max_contention, phi_for
@@ -201,7 +208,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     # contention is modelled only where it can change phi: a job whose phi_j(n, p) does not depend on p (for any
     # n) runs at phi_j(n_j) throughout, so d_j >= ceil(F_j / phi_j(n_j)) (dlow) is its whole progress model;
     # the per-slot activity of a split-capable job is needed only to count it in cnt for the sensitive jobs
-    sensitive = [j for j in splittable if any(len(set(row)) > 1 for n, row in phi_table(inst, j).items() if n >= 2)]
+    sensitive = [j for j in splittable if p_sensitive(inst, j)]
     timed = {j.id for j in (splittable if sensitive else [])}
     for j in inst.jobs:
         classes = placement_classes(inst, j)

@@ -14,8 +14,8 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
 
 If the evaluator's best score (of R1's schedule, of R's schedule and of the incumbents) meets LB_R, it is
 optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
-by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at least LB_R (the
-only place where the horizon still matters, reported in ``info["closed_by"]``).
+by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
+least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
 
 >>> from optsched.generators.rar import tiny_rar_example
 >>> res = solve_rar_interval(tiny_rar_example(), time_limit=20, num_workers=1)
@@ -33,7 +33,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..bounds import lower_bound, makespan_lower_bound, phi_table, placement_classes
+from ..bounds import fastest_slots, lower_bound, makespan_lower_bound, p_sensitive, phi_table, placement_classes
 from ..errors import ScheduleError
 from ..evaluators.rar import evaluate
 from ..problems.rar import RarInstance, RarJob
@@ -42,19 +42,6 @@ from ..result import Result, Schedule, ScheduledJob, SolveStatus
 from . import _cpsat
 from .rar_cpsat import _lex_columns, canonical, incumbents, server_classes, solve_rar_cpsat
 from .rar_sgs import best_list_schedule
-
-
-def p_sensitive(inst: RarInstance, job: RarJob) -> bool:
-    """Whether contention can change ``job``'s iterations per slot: Phi_j(n, p) varies with p for some split
-    class n >= 2 (the time-indexed model's notion, ``docs/formulations/rar-ddls-cpsat.md``)."""
-    return any(len(set(row)) > 1 for n, row in phi_table(inst, job).items() if n >= 2)
-
-
-def fastest_slots(inst: RarInstance, job: RarJob) -> dict[int, int]:
-    """n -> dfast_j(n) = ceil(F_j / max_p Phi_j(n, p)): the fewest slots ``job`` can run on n servers. For n >= 2
-    the maximum is Phi_j(n, 1) (phi is non-increasing in p, and p = 0 equals p = 1 in the table), i.e. the
-    job's exact duration when it meets no contention."""
-    return {n: -(-job.iterations // max(row)) for n, row in phi_table(inst, job).items()}
 
 
 @dataclass
@@ -231,9 +218,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
     ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
-    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each CP-SAT call that many
-    deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a limit the best schedule
-    found is returned with status ``time limit`` and the best proven bound.
+    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each
+    CP-SAT call that many deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a
+    limit the best schedule found is returned with status ``time limit`` and the best proven bound.
     """
     t0 = time.perf_counter()
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,

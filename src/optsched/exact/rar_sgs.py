@@ -5,7 +5,7 @@ Each job, in priority order, takes the placement and start that finish it earlie
 before it (a start at any slot, not only at events: the free GPUs of every server are kept per slot). Its
 duration is dfast_j(n) = ceil(F_j / Phi_j(n, 1)) on n servers, which is exact when the job meets no contention;
 so that it meets none, a split placement is refused on a server that hosts another split job during the window
-whenever either job is p-sensitive (``rar_interval.p_sensitive``). Every job then runs exactly its planned
+whenever either job is p-sensitive (``bounds.p_sensitive``). Every job then runs exactly its planned
 slots, and the evaluator scores the schedule exactly its planned makespan (checked by :func:`best_list_schedule`,
 which returns the evaluator's value).
 
@@ -20,14 +20,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import maximum_filter1d
 
-from ..bounds import phi_table
+from ..bounds import fastest_slots, p_sensitive
 from ..evaluators.rar import evaluate
-from ..problems.rar import RarInstance, RarJob
+from ..problems.rar import RarInstance
 from ..result import Schedule, ScheduledJob
-
-
-def _durations(inst: RarInstance, job: RarJob) -> dict[int, int]:
-    return {n: -(-job.iterations // max(row)) for n, row in phi_table(inst, job).items()}
 
 
 def _window_max(a: np.ndarray, d: int) -> np.ndarray:
@@ -38,12 +34,10 @@ def _window_max(a: np.ndarray, d: int) -> np.ndarray:
 def list_schedule(inst: RarInstance, order: list[int], horizon: int | None = None) -> Schedule | None:
     """The SGS on jobs taken in ``order`` (indices into ``inst.jobs``); ``None`` if some job does not fit in
     ``horizon`` slots (default: the sum of the jobs' slowest planned durations, always enough)."""
-    from .rar_interval import p_sensitive
-
     jobs = inst.jobs
     servers = inst.cluster.server_ids
     cap = np.array([s.gpus for s in inst.cluster.servers], dtype=np.int64)
-    durs = [_durations(inst, j) for j in jobs]
+    durs = [fastest_slots(inst, j) for j in jobs]
     H = horizon or sum(max(d.values()) for d in durs) + 1
     used = np.zeros((len(servers), H), dtype=np.int64)
     splits = np.zeros((len(servers), H), dtype=np.int64)       # split jobs per server and slot
@@ -109,7 +103,7 @@ def list_schedule(inst: RarInstance, order: list[int], horizon: int | None = Non
 def priority_orders(inst: RarInstance, restarts: int, seed: int = 0) -> list[list[int]]:
     """Deterministic rules (longest fastest-duration first, most GPU-slots first, most GPUs first) and
     ``restarts`` random perturbations of the GPU-slot rule (multiplicative noise of up to +-30%)."""
-    fast = np.array([min(_durations(inst, j).values()) for j in inst.jobs], dtype=float)
+    fast = np.array([min(fastest_slots(inst, j).values()) for j in inst.jobs], dtype=float)
     gpus = np.array([j.gpus for j in inst.jobs], dtype=float)
     keys = [fast, fast * gpus, gpus + fast / (fast.max() + 1), fast * np.sqrt(gpus)]
     orders = [list(np.argsort(-k, kind="stable")) for k in keys]
@@ -126,7 +120,7 @@ def best_list_schedule(inst: RarInstance, restarts: int = 50, seed: int = 0) -> 
     from ..bounds import lower_bound
 
     best: tuple[int, Schedule] | None = None
-    horizon = 2 * lower_bound(inst) + max(max(_durations(inst, j).values()) for j in inst.jobs)
+    horizon = 2 * lower_bound(inst) + max(max(fastest_slots(inst, j).values()) for j in inst.jobs)
     for order in priority_orders(inst, restarts, seed):
         sched = list_schedule(inst, order, horizon=horizon if best is None else best[0])
         if sched is None and best is None:  # the short horizon did not hold every job: the safe one does
