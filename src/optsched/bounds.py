@@ -275,6 +275,14 @@ def estimate_bracket_violations(inst: RarInstance, est: Estimates | None = None)
 # proof step uses, and the counterexamples without them: docs/algorithms/a-srpt.md, "Theory verified".
 # Arithmetic is generic: int / Fraction inputs give exact results (the property tests use Fractions).
 
+def _le(a, b) -> bool:
+    """a <= b, exactly for ints and Fractions; for floats up to a relative 1e-12, so that one rounding of the
+    same time computed two ways (e.g. alpha_min and alpha~_min of a one-server job) is not a violation."""
+    if isinstance(a, float) or isinstance(b, float):
+        return a <= b + 1e-12 * max(1.0, abs(b))
+    return a <= b
+
+
 def asrpt_preconditions(p: AsrptParameters) -> list[str]:
     """The preconditions of paper 001's bounds that ``p`` violates (empty: all hold).
 
@@ -294,7 +302,7 @@ def asrpt_preconditions(p: AsrptParameters) -> list[str]:
     if not p.total_gpus > p.g_max:
         bad.append(f"G > g_max: G = {p.total_gpus}, g_max = {p.g_max}")
     for i, (lo, mid, hi) in enumerate(zip(p.alpha_min, p.alpha_tilde_min, p.alpha_max)):
-        if not lo <= mid <= hi:
+        if not (_le(lo, mid) and _le(mid, hi)):
             bad.append(f"alpha_min <= alpha_tilde_min <= alpha_max: job {i}: {lo} <= {mid} <= {hi} fails")
     if p.alpha_placed_max is not None:
         for i, (a, hi) in enumerate(zip(p.alpha_placed_max, p.alpha_max)):
