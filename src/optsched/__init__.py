@@ -8,7 +8,7 @@ One door per task, the same for every problem (RAR-DDLS, total JCT, pipeline pla
 >>> optsched.evaluate(inst, res.schedule).objective == res.objective
 True
 >>> sorted(optsched.list_algorithms("rar"))
-['brute-force', 'exact', 'ff', 'ls', 'rand', 'sjf-bco']
+['brute-force', 'exact', 'exact-interval', 'ff', 'ls', 'rand', 'sjf-bco']
 
 Online policies run in the simulator: ``optsched.simulate(workload, scheduler="las", ...)``. Heavy modules
 (solvers, the simulator, pandas) are imported on first use; ``optsched.algorithms``, ``optsched.exact`` and

@@ -90,6 +90,25 @@ def duration_range(inst: RarInstance, job: RarJob) -> tuple[int, int]:
     return -(-job.iterations // hi), -(-job.iterations // lo)
 
 
+def p_sensitive(inst: RarInstance, job: RarJob) -> bool:
+    """Whether contention can change ``job``'s iterations per slot: Phi_j(n, p) varies with p for some split
+    class n >= 2 (``docs/formulations/rar-ddls-cpsat.md``, "Contention only where it can bind")."""
+    return any(len(set(row)) > 1 for n, row in phi_table(inst, job).items() if n >= 2)
+
+
+def fastest_slots(inst: RarInstance, job: RarJob) -> dict[int, int]:
+    """n -> dfast_j(n) = ceil(F_j / max_p Phi_j(n, p)): the fewest slots ``job`` can run on n servers. For n >= 2
+    the maximum is Phi_j(n, 1) (phi is non-increasing in p, and p = 0 equals p = 1 in the table), i.e. the
+    job's exact duration when it meets no contention.
+
+    >>> from optsched.generators.rar import tiny_rar_example
+    >>> inst = tiny_rar_example()
+    >>> fastest_slots(inst, inst.jobs[0])
+    {1: 5, 2: 7}
+    """
+    return {n: -(-job.iterations // max(row)) for n, row in phi_table(inst, job).items()}
+
+
 # -- certified makespan lower bounds ----------------------------------------------------------------------
 def n_g(inst: RarInstance) -> int:
     """n_g = max_j G_j (Theorem 1)."""
@@ -256,6 +275,14 @@ def estimate_bracket_violations(inst: RarInstance, est: Estimates | None = None)
 # proof step uses, and the counterexamples without them: docs/algorithms/a-srpt.md, "Theory verified".
 # Arithmetic is generic: int / Fraction inputs give exact results (the property tests use Fractions).
 
+def _le(a, b) -> bool:
+    """a <= b, exactly for ints and Fractions; for floats up to a relative 1e-12, so that one rounding of the
+    same time computed two ways (e.g. alpha_min and alpha~_min of a one-server job) is not a violation."""
+    if isinstance(a, float) or isinstance(b, float):
+        return a <= b + 1e-12 * max(1.0, abs(b))
+    return a <= b
+
+
 def asrpt_preconditions(p: AsrptParameters) -> list[str]:
     """The preconditions of paper 001's bounds that ``p`` violates (empty: all hold).
 
@@ -275,7 +302,7 @@ def asrpt_preconditions(p: AsrptParameters) -> list[str]:
     if not p.total_gpus > p.g_max:
         bad.append(f"G > g_max: G = {p.total_gpus}, g_max = {p.g_max}")
     for i, (lo, mid, hi) in enumerate(zip(p.alpha_min, p.alpha_tilde_min, p.alpha_max)):
-        if not lo <= mid <= hi:
+        if not (_le(lo, mid) and _le(mid, hi)):
             bad.append(f"alpha_min <= alpha_tilde_min <= alpha_max: job {i}: {lo} <= {mid} <= {hi} fails")
     if p.alpha_placed_max is not None:
         for i, (a, hi) in enumerate(zip(p.alpha_placed_max, p.alpha_max)):

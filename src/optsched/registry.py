@@ -202,7 +202,7 @@ def list_algorithms(problem: str | type | None = None) -> dict[str, Algorithm]:
     Imports every algorithm module of the problems asked for.
 
     >>> sorted(list_algorithms("rar-ddls"))[:3]
-    ['brute-force', 'exact', 'ff']
+    ['brute-force', 'exact', 'exact-interval']
     """
     _load_all()
     if problem is None:

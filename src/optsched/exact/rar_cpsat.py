@@ -34,7 +34,14 @@ from ortools.sat.python import cp_model
 
 from ..algorithms.baselines import first_fit, list_scheduling, random_placement
 from ..algorithms.sjf_bco import sjf_bco
-from ..bounds import duration_range, lower_bound, makespan_lower_bound, phi_table, placement_classes
+from ..bounds import (
+    duration_range,
+    lower_bound,
+    makespan_lower_bound,
+    p_sensitive,
+    phi_table,
+    placement_classes,
+)
 from ..errors import ScheduleError, SolverError
 from ..evaluators.rar import Evaluation, evaluate
 from ..perf.rar import contention, max_contention, phi_for
@@ -175,7 +182,7 @@ def server_classes(inst: RarInstance) -> list[list[str]]:
 
 
 def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
-                max_makespan: int | None = None) -> RarModel:
+                max_makespan: int | None = None, min_makespan: int = 0) -> RarModel:
     """Build the time-indexed model over slots 0..horizon-1 (``docs/formulations/rar-ddls-cpsat.md``)."""
     m = cp_model.CpModel()
     H = int(horizon)
@@ -186,8 +193,9 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     start: dict[str, cp_model.IntVar] = {}
     end: dict[str, cp_model.IntVar] = {}
     y: dict[tuple[str, str], cp_model.IntVar] = {}
-    makespan = m.new_int_var(makespan_lower_bound(inst), H if max_makespan is None else min(H, max_makespan),
-                             "makespan")
+    # min_makespan: a proven lower bound on T* from elsewhere (e.g. the interval relaxation of rar_interval)
+    makespan = m.new_int_var(min(H, max(makespan_lower_bound(inst), min_makespan)),
+                             H if max_makespan is None else min(H, max_makespan), "makespan")
     intervals: dict[str, list[cp_model.IntervalVar]] = {s: [] for s in S}
     demands: dict[str, list[cp_model.LinearExprT]] = {s: [] for s in S}
     all_intervals: list[cp_model.IntervalVar] = []
@@ -200,7 +208,7 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
     # contention is modelled only where it can change phi: a job whose phi_j(n, p) does not depend on p (for any
     # n) runs at phi_j(n_j) throughout, so d_j >= ceil(F_j / phi_j(n_j)) (dlow) is its whole progress model;
     # the per-slot activity of a split-capable job is needed only to count it in cnt for the sensitive jobs
-    sensitive = [j for j in splittable if any(len(set(row)) > 1 for n, row in phi_table(inst, j).items() if n >= 2)]
+    sensitive = [j for j in splittable if p_sensitive(inst, j)]
     timed = {j.id for j in (splittable if sensitive else [])}
     for j in inst.jobs:
         classes = placement_classes(inst, j)
@@ -435,7 +443,8 @@ def read_schedule(rm: RarModel, run: _cpsat.Run, inst: RarInstance) -> Schedule:
 def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
                     seed: int | None = 0, deterministic_limit: float | None = None, symmetry: bool = True,
                     hint: bool = True, heuristics: bool = True, greedy: bool = True, shortcut: bool = True,
-                    within_horizon: bool = False, max_cells: int = MAX_MODEL_CELLS, log: bool = False) -> Result:
+                    within_horizon: bool = False, max_cells: int = MAX_MODEL_CELLS, log: bool = False,
+                    min_makespan: int = 0, warm: Schedule | None = None) -> Result:
     """Minimise the makespan of ``inst`` exactly; see the module docstring.
 
     ``time_limit`` (s, default 60) bounds the whole solve: CP-SAT gets what the incumbents left of it.
@@ -450,7 +459,8 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
     are not modelled: the best heuristic schedule is returned with the certified lower bound.
 
     A run stopped by its limit returns status ``time limit`` with the better of CP-SAT's schedule and the
-    incumbent, and the best proven bound.
+    incumbent, and the best proven bound. ``min_makespan`` is a lower bound on T* proven elsewhere (the model's
+    makespan starts there) and ``warm`` one more incumbent (both for :mod:`optsched.exact.rar_interval`).
     """
     t0 = time.perf_counter()
     # checked before any work: a bad limit, worker count or seed is the caller's error, reported at once
@@ -458,9 +468,11 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
                            num_workers=num_workers, seed=int(seed or 0), log=log)
     info: dict[str, Any] = {"solver": "cp-sat", **params.info()}
     cands = incumbents(inst, seed=seed, heuristics=heuristics, greedy=greedy)
+    if warm is not None:
+        cands = sorted(cands + [(evaluate(inst, warm).makespan, "warm", warm)], key=lambda x: (x[0], x[1]))
     ub, ub_name, ub_sched = cands[0]
     info["incumbent"] = {"algorithm": ub_name, "makespan": ub}
-    lb = makespan_lower_bound(inst)
+    lb = max(makespan_lower_bound(inst), min(min_makespan, ub))
     cap_T = inst.horizon if within_horizon else None
 
     def result(sched: Schedule | None, status: SolveStatus, bound: int | None, **extra: Any) -> Result:
@@ -485,7 +497,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
         return result(ub_sched, status, lb,
                       reason=f"time-indexed model too large ({cells} job-slot-server cells > {max_cells}); "
                              f"best heuristic schedule with the certified lower bound")
-    rm = build_model(inst, H, symmetry=symmetry, max_makespan=cap_T)
+    rm = build_model(inst, H, symmetry=symmetry, max_makespan=cap_T, min_makespan=lb)
     if hint and (cap_T is None or ub <= cap_T):
         add_hint(rm, inst, ub_sched)
     if params.time_limit is not None and params.limit == "time":

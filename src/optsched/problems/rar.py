@@ -280,6 +280,7 @@ PROBLEM = register_problem(Problem(
         "ff": "optsched.algorithms.baselines", "ls": "optsched.algorithms.baselines",
         "rand": "optsched.algorithms.baselines",
         "exact": "optsched.exact.rar_cpsat",
+        "exact-interval": "optsched.exact.rar_interval",
         "brute-force": "optsched.exact.rar_brute",
     },
 ))

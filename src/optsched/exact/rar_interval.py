@@ -1,0 +1,348 @@
+"""An exact method for RAR-DDLS (paper 000) whose model size does not grow with the horizon: ``exact-interval``.
+
+The time-indexed model of :mod:`optsched.exact.rar_cpsat` has a variable per job, slot and server, so an instance
+with a few long jobs (hundreds of slots) is slow to prove. Here two interval models without any slot index
+bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
+
+* the **relaxation** R: every job picks GPUs per server y_js (hence a placement class n_j, its number of servers)
+  and an interval [a_j, C_j) of length at least dfast_j(n_j) = ceil(F_j / max_p Phi_j(n_j, p)); one cumulative
+  per server; and for a p-sensitive job a cut charging the slots it provably shares with other split jobs at
+  the contended speed Phi_j(n, 2). Its optimum LB_R <= T*;
+* the **pairwise-contention restriction** R1: at most two split jobs on a server at a time, and every
+  p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
+  The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
+
+If the evaluator's best score (of R1's schedule, of R's schedule and of the incumbents) meets LB_R, it is
+optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
+by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
+least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
+
+>>> from optsched.generators.rar import tiny_rar_example
+>>> res = solve_rar_interval(tiny_rar_example(), time_limit=20, num_workers=1)
+>>> res.status.value, res.objective, res.lower_bound
+('optimal', 5, 5)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from ..bounds import fastest_slots, lower_bound, makespan_lower_bound, p_sensitive, phi_table, placement_classes
+from ..errors import ScheduleError
+from ..evaluators.rar import evaluate
+from ..problems.rar import RarInstance, RarJob
+from ..registry import algorithm
+from ..result import Result, Schedule, ScheduledJob, SolveStatus
+from . import _cpsat
+from .rar_cpsat import _lex_columns, canonical, incumbents, server_classes, solve_rar_cpsat
+from .rar_sgs import best_list_schedule
+
+
+@dataclass
+class IntervalModel:
+    """An interval model (R or R1) and the variables to read a schedule back or to give a hint."""
+
+    model: cp_model.CpModel
+    start: dict[str, cp_model.IntVar]
+    end: dict[str, cp_model.IntVar]
+    gpus: dict[tuple[str, str], cp_model.IntVar]
+    makespan: cp_model.IntVar
+    restriction: bool
+
+
+def build_interval_model(inst: RarInstance, horizon: int, *, restriction: bool, min_makespan: int = 0,
+                         symmetry: bool = True) -> IntervalModel:
+    """The relaxation R (``restriction=False``) or the restriction R1 (``True``) over [0, horizon]; see the module
+    docstring and ``docs/formulations/rar-ddls-interval.md``."""
+    m = cp_model.CpModel()
+    H = int(horizon)
+    S = inst.cluster.server_ids
+    cap = inst.cluster.capacity
+    makespan = m.new_int_var(max(min_makespan, 0), H, "makespan")
+    start: dict[str, cp_model.IntVar] = {}
+    end: dict[str, cp_model.IntVar] = {}
+    y: dict[tuple[str, str], cp_model.IntVar] = {}
+    z: dict[tuple[str, str], cp_model.IntVar] = {}
+    split: dict[str, cp_model.IntVar] = {}
+    ivs: dict[str, cp_model.IntervalVar] = {}
+    per_server: dict[str, list[tuple[cp_model.IntervalVar, cp_model.IntVar]]] = {s: [] for s in S}
+    nvar: dict[str, cp_model.IntVar] = {}
+    dur: dict[str, cp_model.IntVar] = {}
+    for j in inst.jobs:
+        classes = placement_classes(inst, j)
+        fast = fastest_slots(inst, j)
+        dmin = min(fast.values())
+        dmax = max(fast.values())
+        a = m.new_int_var(0, max(0, H - dmin), f"a[{j.id}]")
+        c = m.new_int_var(dmin, max(H, dmin), f"C[{j.id}]")
+        d = m.new_int_var(dmin, max(H, dmin), f"d[{j.id}]")
+        ivs[j.id] = m.new_interval_var(a, d, c, f"iv[{j.id}]")
+        start[j.id], end[j.id] = a, c
+        m.add(makespan >= c)
+        for s in S:
+            y[j.id, s] = m.new_int_var(0, min(j.gpus, cap[s]), f"y[{j.id},{s}]")
+            z[j.id, s] = m.new_bool_var(f"z[{j.id},{s}]")
+            m.add(y[j.id, s] >= 1).only_enforce_if(z[j.id, s])
+            m.add(y[j.id, s] == 0).only_enforce_if(z[j.id, s].negated())
+            per_server[s].append((ivs[j.id], y[j.id, s]))
+        m.add(sum(y[j.id, s] for s in S) == j.gpus)
+        n = m.new_int_var_from_domain(cp_model.Domain.from_values(list(classes)), f"n[{j.id}]")
+        m.add(n == sum(z[j.id, s] for s in S))
+        nvar[j.id], dur[j.id] = n, d
+        if dmin != dmax:  # d_j >= dfast_j(n_j)
+            table = [fast.get(k, dmax) for k in range(max(classes) + 1)]
+            dl = m.new_int_var(dmin, dmax, f"dfast[{j.id}]")
+            m.add_element(n, table, dl)
+            m.add(d >= dl)
+        if max(classes) >= 2:
+            split[j.id] = m.new_bool_var(f"split[{j.id}]")
+            m.add(n >= 2).only_enforce_if(split[j.id])
+            m.add(n <= 1).only_enforce_if(split[j.id].negated())
+    for s in S:
+        m.add_cumulative([iv for iv, _ in per_server[s]], [g for _, g in per_server[s]], cap[s])
+    m.add_cumulative(list(ivs.values()), [j.gpus for j in inst.jobs], inst.cluster.total_gpus)
+    sens = {j.id for j in inst.jobs if j.id in split and p_sensitive(inst, j)}
+    ids = [j.id for j in inst.jobs if j.id in split]
+    jobs = {j.id: j for j in inst.jobs}
+    partners: dict[str, list[tuple[str, cp_model.IntVar]]] = {jid: [] for jid in sens}
+    for i, ji in enumerate(ids):
+        for jk in ids[i + 1:]:
+            if ji not in sens and jk not in sens:
+                continue  # neither job's speed depends on contention: their overlap costs nothing
+            # shares >= split_i & split_k & z_is & z_ks for some s. A lower bound is enough: a spurious 1 only
+            # tightens R's cut (still valid) or R1's penalty (still an upper bound); neither objective gains
+            shares = m.new_bool_var(f"shares[{ji},{jk}]")
+            for s in S:
+                m.add_bool_or([split[ji].negated(), split[jk].negated(), z[ji, s].negated(),
+                               z[jk, s].negated(), shares])
+            # ov >= the number of slots both run while sharing a server (= it at the optimum of either model)
+            lo = m.new_int_var(0, H, f"ovlo[{ji},{jk}]")
+            hi = m.new_int_var(0, H, f"ovhi[{ji},{jk}]")
+            m.add_max_equality(lo, [start[ji], start[jk]])
+            m.add_min_equality(hi, [end[ji], end[jk]])
+            ov = m.new_int_var(0, H, f"ov[{ji},{jk}]")
+            m.add(ov >= hi - lo).only_enforce_if(shares)
+            for jid, other in ((ji, jk), (jk, ji)):
+                if jid in sens:
+                    partners[jid].append((other, ov))
+    if restriction:
+        # R1: at most two split jobs on a server at a time, so p <= 2 for everyone
+        for s in S:
+            w = []
+            for jid in ids:
+                v = m.new_bool_var(f"w[{jid},{s}]")
+                m.add_bool_or([split[jid].negated(), z[jid, s].negated(), v])
+                w.append(v)
+            m.add_cumulative([ivs[jid] for jid in ids], w, 2)
+    # progress of a p-sensitive job on class n: Phi(n,1) d - (Phi(n,1) - Phi(n,2)) * X >= F_j with X = the
+    # largest overlap (R: a lower bound on its contended slots) or the sum of overlaps (R1: an upper bound)
+    for jid in sens:
+        if not partners[jid]:
+            continue
+        job = jobs[jid]
+        if restriction:
+            x = sum(ov for _, ov in partners[jid])
+        else:
+            x = m.new_int_var(0, H, f"contended[{jid}]")
+            for clique in disjoint_partner_sets(inst, job, [k for k, _ in partners[jid]]):
+                m.add(x >= sum(ov for k, ov in partners[jid] if k in clique))
+        for cls, row in phi_table(inst, job).items():
+            if cls < 2:
+                continue
+            p2 = row[min(2, len(row) - 1)]
+            if row[1] == p2 and not restriction:
+                continue
+            lit = _class_literal(m, nvar[jid], cls)
+            m.add(row[1] * dur[jid] - (row[1] - p2) * x >= job.iterations).only_enforce_if(lit)
+    if symmetry:
+        _lex_columns(m, inst, y, server_classes(inst))
+    m.minimize(makespan)
+    return IntervalModel(m, start, end, y, makespan, restriction)
+
+
+def disjoint_partner_sets(inst: RarInstance, job: RarJob, partners: list[str]) -> list[set[str]]:
+    """The maximal sets Q of ``partners`` no two of which can run together with ``job``: G_j + G_k + G_l > N for
+    all k != l in Q. The slots ``job`` shares with the members of Q are then pairwise disjoint, so their overlaps
+    add up (docs/formulations/rar-ddls-interval.md, cut C2). Maximal cliques of that graph, by networkx."""
+    import networkx as nx
+
+    g = {j.id: j.gpus for j in inst.jobs}
+    graph = nx.Graph()
+    graph.add_nodes_from(partners)
+    n_gpus = inst.cluster.total_gpus
+    for i, k in enumerate(partners):
+        for other in partners[i + 1:]:
+            if job.gpus + g[k] + g[other] > n_gpus:
+                graph.add_edge(k, other)
+    return [set(c) for c in nx.find_cliques(graph)]
+
+
+def _class_literal(m: cp_model.CpModel, n: cp_model.IntVar, cls: int) -> cp_model.IntVar:
+    """A literal equivalent to n == cls."""
+    b = m.new_bool_var(f"{n.name}=={cls}")
+    m.add(n == cls).only_enforce_if(b)
+    m.add(n != cls).only_enforce_if(b.negated())
+    return b
+
+
+def _hint(im: IntervalModel, inst: RarInstance, schedule: Schedule) -> None:
+    """Hint starts, completions and GPUs of the (canonical) schedule, as the evaluator scores it. The hint
+    may violate R1 (a schedule with contention); CP-SAT repairs or ignores it then."""
+    ev = evaluate(inst, canonical(inst, schedule))
+    for sj in ev.schedule.jobs:
+        im.model.add_hint(im.start[sj.id], int(sj.start))
+        im.model.add_hint(im.end[sj.id], int(ev.completions[sj.id]))
+        for s in inst.cluster.server_ids:
+            im.model.add_hint(im.gpus[sj.id, s], sj.placement.get(s, 0))
+    im.model.add_hint(im.makespan, ev.makespan)
+
+
+def _read(im: IntervalModel, run: _cpsat.Run, inst: RarInstance) -> Schedule:
+    rows = []
+    for j in inst.jobs:
+        pl = {s: run.value(im.gpus[j.id, s]) for s in inst.cluster.server_ids}
+        rows.append(ScheduledJob(j.id, run.value(im.start[j.id]), {s: g for s, g in pl.items() if g}))
+    return Schedule(tuple(rows), algorithm="exact-interval")
+
+
+def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
+                       seed: int | None = 0, deterministic_limit: float | None = None, close_gap: bool = True,
+                       heuristics: bool = True, hint: bool = True, symmetry: bool = True,
+                       log: bool = False) -> Result:
+    """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
+
+    ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
+    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each
+    CP-SAT call that many deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a
+    limit the best schedule found is returned with status ``time limit`` and the best proven bound.
+    """
+    t0 = time.perf_counter()
+    params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
+                           num_workers=num_workers, seed=int(seed or 0), log=log)
+    info: dict[str, Any] = {"solver": "cp-sat", "method": "interval bracket", **params.info()}
+    cands = incumbents(inst, seed=seed, heuristics=heuristics, greedy=inst.n_jobs <= 8)
+    if heuristics:  # the list SGS: often optimal at the paper's size (docs/results/rar_library.md)
+        ms, sched = best_list_schedule(inst, restarts=20 if inst.n_jobs <= 40 else 5, seed=int(seed or 0))
+        cands = sorted(cands + [(ms, "list-sgs", sched)], key=lambda x: (x[0], x[1]))
+    ub, ub_name, best = cands[0]
+    info["incumbent"] = {"algorithm": ub_name, "makespan": ub}
+    lb = max(makespan_lower_bound(inst), lower_bound(inst))
+
+    def left() -> _cpsat.Params:
+        if params.time_limit is None or params.limit != "time":
+            return params
+        return dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (time.perf_counter() - t0)))
+
+    def done(status: SolveStatus, bound: int, **extra: Any) -> Result:
+        info.update(extra)
+        ev = evaluate(inst, best)
+        return Result(objective=ev.makespan, status=status, runtime_s=time.perf_counter() - t0,
+                      schedule=Schedule(ev.schedule.jobs, algorithm="exact-interval", instance=inst.name),
+                      algorithm="exact-interval", lower_bound=bound, seed=seed, info=info)
+
+    if lb >= ub:
+        return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
+    stopped = False
+    # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). A bisection on T, each probe
+    # with a short limit, a third of the budget in all; a probe that finds a schedule offers it as a candidate
+    budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 3
+    lo, hi = lb, ub - 1
+    probes = 0
+    while lo <= hi and probes < 12:
+        spent = time.perf_counter() - t0
+        if budget is not None and spent >= budget:
+            break
+        mid = (lo + hi) // 2
+        probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
+        if budget is not None:
+            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, budget / 4)))
+        else:
+            pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        prun = _cpsat.solve(probe.model, pp)
+        probes += 1
+        if prun.status == SolveStatus.INFEASIBLE:
+            lb = lo = mid + 1
+            continue
+        if prun.found:
+            sched = _read(probe, prun, inst)
+            try:
+                ms = evaluate(inst, sched).makespan
+            except ScheduleError:
+                ms = ub
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "relaxation probe"
+        hi = mid - 1
+    info["probes"] = {"count": probes, "lower_bound": lb}
+    if lb >= ub:
+        return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
+    # R: the relaxation, whose proven bound is a lower bound on T*
+    rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
+    if hint:
+        _hint(rm, inst, best)
+    # R gets half of what is left, so that R1 (an upper bound) still runs when R's proof is out of reach
+    half = left()
+    if half.time_limit is not None and half.limit == "time":
+        half = dataclasses.replace(half, time_limit=half.time_limit / 2)
+    run = _cpsat.solve(rm.model, half)
+    info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective}
+    if run.bound is not None:
+        lb = max(lb, math.ceil(run.bound - 1e-9))
+    stopped |= run.status != SolveStatus.OPTIMAL
+    if run.found:
+        # R's schedule may be infeasible: contention lengthens a job past the model's C_j into a later job
+        sched = _read(rm, run, inst)
+        try:
+            ms = evaluate(inst, sched).makespan
+        except ScheduleError:
+            ms = ub
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "relaxation"
+    if lb >= ub:
+        return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets an evaluated schedule")
+    # R1: schedules with pairwise contention only, each scored by the evaluator at most its model makespan
+    if any(p_sensitive(inst, j) for j in inst.jobs):
+        r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
+        if hint:
+            _hint(r1, inst, best)
+        run0 = _cpsat.solve(r1.model, left())
+        info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound}
+        if run0.found:
+            sched = _read(r1, run0, inst)
+            ms = evaluate(inst, sched).makespan
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "restriction R1"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R1")
+    info["best_by"] = ub_name
+    if not close_gap or (params.limit == "time" and params.time_limit is not None
+                         and time.perf_counter() - t0 >= params.time_limit):
+        return done(SolveStatus.TIME_LIMIT, lb, closed_by=None)
+    # the gap: the time-indexed model over the horizon ub, with the makespan at least lb (within its own size
+    # guard, rar_cpsat.MAX_MODEL_CELLS: beyond it the bracket [lb, ub] is returned as it is)
+    p = left()
+    res = solve_rar_cpsat(inst, time_limit=p.time_limit, deterministic_limit=p.deterministic_limit,
+                          num_workers=num_workers, seed=seed, heuristics=False, greedy=False,
+                          min_makespan=lb, warm=best, hint=hint, symmetry=symmetry)
+    info["time_indexed"] = {k: res.info.get(k) for k in ("horizon_slots", "cpsat_status", "limit")}
+    if res.schedule is not None and res.objective is not None and res.objective < ub:
+        ub, best = int(res.objective), res.schedule
+    if res.lower_bound is not None:
+        lb = max(lb, int(res.lower_bound))
+    status = SolveStatus.OPTIMAL if lb >= ub else SolveStatus.TIME_LIMIT
+    return done(status, min(lb, ub), closed_by="time-indexed model on the gap" if lb >= ub else None)
+
+
+@algorithm("exact-interval", RarInstance, exact=True,
+          description="RAR-DDLS makespan bracketed by two interval models (no slot index), the time-indexed "
+                      "model only on a remaining gap (proven optimum or bound)")
+def exact_interval(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
+                   num_workers: int = 2, **options: Any) -> Result:
+    """RAR-DDLS makespan bracketed by two interval models; the time-indexed model only on a remaining gap."""
+    return solve_rar_interval(inst, time_limit=60.0 if time_limit is None else time_limit,
+                              num_workers=num_workers, seed=seed, **options)

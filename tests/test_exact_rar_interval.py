@@ -1,0 +1,109 @@
+"""``exact-interval`` (``optsched.exact.rar_interval``): the interval relaxation R and restriction R1 bracket the
+optimum, checked against brute force and the time-indexed model (``docs/formulations/rar-ddls-interval.md``).
+Deterministic CP-SAT limits only: the results do not depend on the machine's load."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+from optsched import evaluate, solve
+from optsched.exact import _cpsat
+from optsched.exact.rar_brute import brute_force
+from optsched.exact.rar_cpsat import serial_schedule, solve_rar_cpsat
+from optsched.exact.rar_interval import build_interval_model, disjoint_partner_sets, solve_rar_interval
+from optsched.generators.rar import contended_rar_instance
+from optsched.problems.rar import RarInstance
+from optsched.result import SolveStatus
+from strategies import micro_rar_instances
+from test_exact_rar import contention_pair
+
+DET = dict(num_workers=1, deterministic_limit=20.0)
+
+
+def bracket(inst: RarInstance) -> tuple[float, float]:
+    """(R's proven optimum, R1's proven optimum), both over the serial schedule's horizon (R1 holds it)."""
+    horizon = evaluate(inst, serial_schedule(inst)).makespan
+    out = []
+    for restriction in (False, True):
+        im = build_interval_model(inst, horizon, restriction=restriction)
+        run = _cpsat.solve(im.model, _cpsat.Params(deterministic_limit=20.0, num_workers=1, seed=0))
+        assert run.status == SolveStatus.OPTIMAL
+        assert run.objective is not None
+        out.append(run.objective)
+    return out[0], out[1]
+
+
+def test_contention_pair_bracket_is_tight():
+    # two 3-GPU jobs that must split and would share a server: R's pair cut makes running them side by side
+    # cost as much as it does, so R's bound is the optimum 4 (without the cut it would be 2)
+    inst = contention_pair()
+    assert bracket(inst) == (4, 4)
+    res = solve_rar_interval(inst, **DET, heuristics=False)
+    assert (res.status, res.objective, res.lower_bound) == (SolveStatus.OPTIMAL, 4, 4)
+    assert evaluate(inst, res.schedule).makespan == 4
+
+
+@settings(max_examples=30)
+@given(micro_rar_instances())
+def test_bracket_contains_brute_force_optimum(inst):
+    opt = brute_force(inst).makespan
+    lo, hi = bracket(inst)
+    assert lo <= opt <= hi
+    res = solve_rar_interval(inst, **DET)
+    assert res.status == SolveStatus.OPTIMAL
+    assert res.objective == opt == res.lower_bound
+    assert evaluate(inst, res.schedule).makespan == opt
+
+
+@settings(max_examples=10)
+@given(micro_rar_instances(max_jobs=5, max_servers=3, max_iterations=80))
+def test_equals_time_indexed_model(inst):
+    ref = solve_rar_cpsat(inst, **DET)
+    res = solve_rar_interval(inst, **DET)
+    assert ref.status == res.status == SolveStatus.OPTIMAL
+    assert res.objective == ref.objective
+    lo, hi = bracket(inst)
+    assert lo <= ref.objective <= hi
+
+
+def test_default_generator_long_horizon_closed_without_slots():
+    # the issue's example: 4 jobs, 2 servers, a 279-slot optimum; the interval bracket closes it
+    import optsched
+
+    inst = optsched.generate("rar", jobs=4, servers=2, seed=0)
+    res = solve(inst, "exact-interval", num_workers=1, deterministic_limit=20.0)
+    assert res.status == SolveStatus.OPTIMAL and res.objective == res.lower_bound == 279
+    assert "time_indexed" not in res.info
+    assert evaluate(inst, res.schedule).makespan == 279
+
+
+def test_contended_instances_match_time_indexed():
+    for seed in range(3):
+        inst = contended_rar_instance(5, 2, seed, iterations=(60, 300), horizon=400)
+        ref = solve_rar_cpsat(inst, **DET)
+        res = solve_rar_interval(inst, **DET)
+        assert ref.status == res.status == SolveStatus.OPTIMAL and ref.objective == res.objective
+
+
+def test_disjoint_partner_sets():
+    inst = contention_pair()  # 6 GPUs; two 3-GPU jobs: j0 with partner j1 only
+    assert disjoint_partner_sets(inst, inst.jobs[0], ["j1"]) == [{"j1"}]
+
+
+def test_list_sgs_runs_exactly_its_plan():
+    # every job runs its planned contention-free duration: the evaluator's completion is start + dfast_j(n)
+    from optsched.bounds import fastest_slots
+    from optsched.exact.rar_sgs import best_list_schedule, list_schedule, priority_orders
+
+    for seed in range(3):
+        inst = contended_rar_instance(8, 3, seed, iterations=(60, 300), horizon=400)
+        for order in priority_orders(inst, restarts=3, seed=seed):
+            sched = list_schedule(inst, order)
+            assert sched is not None
+            ev = evaluate(inst, sched)
+            for sj in sched.jobs:
+                planned = sj.start + fastest_slots(inst, inst.job(sj.id))[len(sj.placement)]
+                assert ev.completions[sj.id] == planned
+        ms, best = best_list_schedule(inst, restarts=3)
+        ref = solve_rar_interval(inst, **DET)
+        assert ref.status == SolveStatus.OPTIMAL and ms >= ref.objective == evaluate(inst, ref.schedule).makespan
