@@ -80,10 +80,11 @@ def compare_with_optimum(paths: list[Path], time_limit: float = 20.0) -> str:
 
 
 def tiny_instances(limit: int) -> list[Path]:
-    """The fastest-to-prove bundled instances listed in the bundled ``index.json``."""
+    """The fastest-to-prove bundled RAR-DDLS instances listed in the bundled ``index.json``."""
     index = json.loads(bundled_path("index.json").read_text())
     entries = index.get("instances", index) if isinstance(index, dict) else index
-    entries = [e for e in entries if e.get("status") == "optimal" and "path" in e]
+    entries = [e for e in entries if e.get("status") == "optimal" and "path" in e
+               and e.get("problem", "rar-ddls") == "rar-ddls"]
     entries.sort(key=lambda e: (e.get("runtime_s", 0.0), e["path"]))
     return [bundled_path(e["path"]) for e in entries[:limit]]
 
