@@ -717,7 +717,7 @@ class Composed(SchedulerPlacer):
         return not changed and view.now < self.idle_until(view)
 
     def describe(self) -> dict:
-        return {"scheduling": self.scheduling.describe(), "placement": self.placement.describe()}
+        return {"name": self.name, "scheduling": self.scheduling.describe(), "placement": self.placement.describe()}
 
 
 class LaunchMechanism(Params):

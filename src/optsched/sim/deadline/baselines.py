@@ -18,53 +18,76 @@ counts).
 
 from __future__ import annotations
 
-from ..base import Decision, DecisionBuilder, SchedulerPlacer
-from ..state import QUEUED, RUNNING, Job, Placement, SimView
+import math
+
+from ..base import Composed, PlacementPolicy, SchedulingPolicy
+from ..state import Job, Placement, SimView
 from .common import deadline_of, place
 
-__all__ = ["EDF", "DeadlineFIFO", "WholeCluster"]
+__all__ = ["EDF", "DeadlineFIFO", "WholeCluster", "WholeClusterPlacement"]
 
 
-class WholeCluster(SchedulerPlacer):
-    """Start the head of the queue (by :meth:`key`) on every GPU once the cluster is empty."""
+class WholeClusterPlacement(PlacementPolicy):
+    """Every free GPU of an empty cluster (as many as the job can use), else nothing: with a strict order
+    (``preemptive=False``, ``backfill=False``) the head of the queue starts alone once the cluster is empty."""
+
+    name = "whole-cluster"
+    elastic = True
+
+    def find(self, job: Job, free, view: SimView) -> Placement | None:
+        cs = view.cluster
+        if cs.busy_gpus or int(free.sum()) != cs.total_gpus:  # something runs, or this decision started a job
+            return None
+        got = place(free, min(cs.total_gpus, int(getattr(job.spec, "max_gpus", 1 << 30))))
+        return None if got is None else Placement.of(got)
+
+
+class _Order(SchedulingPolicy):
+    """A strict order by a fixed key; Blox's anti-starvation bump is off (paper 003's baselines have none)."""
+
+    time_invariant = True
+    waiting_keys_constant = True
+
+    def __init__(self) -> None:
+        super().__init__(starvation_s=math.inf)
+
+
+class _DeadlineKey(_Order):
+    name = "edf"
+
+    def key(self, job: Job, now: float):
+        return deadline_of(job)
+
+
+class _ArrivalKey(_Order):
+    name = "deadline-fifo"
+
+    def key(self, job: Job, now: float):
+        return job.arrival_s
+
+
+class WholeCluster(Composed):
+    """A strict-order key composed with :class:`WholeClusterPlacement`, non-preemptive: the composition of the
+    simulator's placement walk, not a loop of its own."""
 
     name = "whole-cluster"
     family = "deadline"
-    elastic = True
+    key_policy: type[SchedulingPolicy] = _Order
 
-    def key(self, job: Job):
-        raise NotImplementedError
-
-    def decide(self, view: SimView) -> Decision:
-        d = Decision()
-        jobs = view.jobs.active.values()
-        if any(j.status == RUNNING for j in jobs):
-            return d
-        waiting = [j for j in jobs if j.status == QUEUED]
-        if not waiting:
-            return d
-        head = min(waiting, key=lambda j: (self.key(j), j.arrival_s, j.index))
-        b = DecisionBuilder(view, elastic=True)
-        n = min(b.free_total, int(getattr(head.spec, "max_gpus", 1 << 30)))
-        got = place(b.free, n)
-        assert got is not None  # the cluster is empty
-        b.launch(head, Placement.of(got))
-        return b.build()
+    def __init__(self) -> None:
+        super().__init__(self.key_policy(), WholeClusterPlacement(preemptive=False, backfill=False))
+        self.name = type(self).name
 
 
 class EDF(WholeCluster):
     """Earliest deadline first, on every GPU of the cluster (paper 003's EDF baseline)."""
 
     name = "edf"
-
-    def key(self, job: Job):
-        return deadline_of(job)
+    key_policy = _DeadlineKey
 
 
 class DeadlineFIFO(WholeCluster):
     """First in, first out, on every GPU of the cluster (paper 003's FIFO baseline)."""
 
     name = "deadline-fifo"
-
-    def key(self, job: Job):
-        return job.arrival_s
+    key_policy = _ArrivalKey
