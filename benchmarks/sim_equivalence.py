@@ -201,7 +201,7 @@ def run_asrpt_tiny(policy: str, *, n: int, seed: int, cluster: tuple[int, int] =
     run = _legacy("optsched.sim.asrpt", "run_asrpt" if policy == "a-srpt" else "run_policy")
     if run is not None:
         r = run(jobs, cluster) if policy == "a-srpt" else run(policy, jobs, cluster)
-        return canonical(r.result.jobs), "legacy"
+        return canonical((r.result if hasattr(r, "result") else r).jobs), "legacy"  # PolicyRun, or the door's
     # the door: the workload run_policy builds today (alpha~min per job from the cluster's network)
     from optsched.perf.mixed import MixedPerf
     from optsched.problems.workload import Workload, WorkloadJob

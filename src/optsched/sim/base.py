@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import InstanceError, ScheduleError
-from ..params import Params
+from ..params import Params, plain
 from .state import QUEUED, RUNNING, Job, Placement, SimView
 
 # Blox's anti-starvation guard: a job that has not run for this long gets job_priority 1 (digest 002, [R])
@@ -620,6 +620,9 @@ class Composed(SchedulerPlacer):
 
     # -- engine hooks --------------------------------------------------------------------------------------
     def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        hook = getattr(self.scheduling, "on_admit", None)  # a key that learns about jobs at admission (predictions)
+        if hook is not None:
+            hook(jobs, view)
         if not self._rebuild_needed:
             for j in jobs:
                 self._insert(self._q, self._queued_entry(j, view.now))
@@ -717,7 +720,9 @@ class Composed(SchedulerPlacer):
         return not changed and view.now < self.idle_until(view)
 
     def describe(self) -> dict:
-        return {"name": self.name, "scheduling": self.scheduling.describe(), "placement": self.placement.describe()}
+        own = {k: plain(v) for k, v in self.get_params().items() if k not in ("scheduling", "placement")}
+        return {"name": self.name, **own, "scheduling": self.scheduling.describe(),
+                "placement": self.placement.describe()}
 
 
 class LaunchMechanism(Params):

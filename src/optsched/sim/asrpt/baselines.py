@@ -1,5 +1,7 @@
 """The baselines of paper 001's evaluation (section V-A-1-d) as online policies: one non-preemptive priority
-order with Heavy-Edge mapping on SelectMost servers [R11], strict (SPJF, SPWF) or work-conserving (WCS-*).
+order with Heavy-Edge mapping on SelectMost servers [R11], strict (SPJF, SPWF) or work-conserving (WCS-*). Each is
+the simulator's composition (:class:`~optsched.sim.base.Composed`): a fixed key from the predictions and a
+placement (SelectMost + Heavy-Edge), non-preemptive, without (strict) or with (work-conserving) backfilling.
 
 ==================  ==========================================================================================
 ``spjf``            shortest predicted job (n~_i alpha~_i^min) first, strict order (MLaaS)
@@ -19,75 +21,95 @@ order with Heavy-Edge mapping on SelectMost servers [R11], strict (SPJF, SPWF) o
 
 from __future__ import annotations
 
-import heapq
+import math
 from typing import Any
 
-from ..base import Decision, DecisionBuilder
-from ..state import Job, SimView
-from .predicting import PredictingPolicy, select_servers
+import numpy as np
 
-__all__ = ["OrderedPolicy", "SPJF", "SPWF", "WCSDuration", "WCSSubTime", "WCSWorkload"]
+from ..base import Composed, PlacementPolicy, SchedulingPolicy
+from ..state import Job, Placement, SimView
+from .predicting import Predictions, select_servers
+
+__all__ = ["OrderedPolicy", "PredictedOrder", "SPJF", "SPWF", "SelectMostHeavyEdge", "WCSDuration", "WCSSubTime",
+           "WCSWorkload"]
+
+#: the order's key of a job, by name
+KEYS = ("duration", "workload", "subtime")
 
 
-class OrderedPolicy(PredictingPolicy):
-    """A non-preemptive priority order with Heavy-Edge mapping on SelectMost servers [R11].
+class PredictedOrder(Predictions, SchedulingPolicy):
+    """A fixed key from the predictions (made once, at admission): ``duration`` n~_i alpha~_i^min, ``workload``
+    that times g_i, or ``subtime`` the arrival; no anti-starvation bump (paper 001's baselines have none)."""
 
-    ``strict=True``: start jobs in order while the head fits, then stop (SPJF, SPWF: "if the shortest job does
-    not fit, it will not schedule longer jobs", paper l. 282). ``strict=False``: work-conserving, start every
+    name = "predicted-order"
+    time_invariant = True
+    waiting_keys_constant = True
+
+    def __init__(self, by: str = "duration", predictor: Any = "workload", seed: int | None = 0,
+                 nic_gbps: float | None = None, intra_gbs: float | None = None):
+        super().__init__(starvation_s=math.inf)
+        if by not in KEYS:
+            raise ValueError(f"by must be one of {KEYS}, got {by!r}")  # pragma: no cover - set by the classes
+        self.by = by
+        self._init_predictions(predictor, seed, nic_gbps, intra_gbs)
+
+    def key(self, job: Job, now: float) -> float:
+        if self.by == "subtime":
+            return job.arrival_s
+        d = self.predicted_duration_s(job)
+        return d * job.gpus if self.by == "workload" else d
+
+
+class SelectMostHeavyEdge(PlacementPolicy):
+    """SelectMost servers and Heavy-Edge mapping [R11], with the mapper and notes of ``order`` (its predictions)."""
+
+    name = "select-most-heavy-edge"
+    fit_by_size = True  # SelectMost finds GPUs for a job exactly when enough are free
+
+    def __init__(self, order: PredictedOrder, preemptive: bool = False, backfill: bool = False):
+        super().__init__(preemptive, backfill)
+        self.order = order
+
+    def find(self, job: Job, free: np.ndarray, view: SimView) -> Placement | None:
+        o = self.order
+        pl, a = o.mapper.place(job, select_servers(free, job.gpus, True))
+        # a non-preemptive walk asks only for the job it launches next: note its mapping there
+        o._note(job, alpha_s=a)
+        o.start_order.append(job.id)
+        return pl
+
+
+class OrderedPolicy(Composed):
+    """A non-preemptive priority order with Heavy-Edge mapping on SelectMost servers [R11]: the composition of
+    :class:`PredictedOrder` (key ``by``) and :class:`SelectMostHeavyEdge`.
+
+    ``strict = True``: start jobs in order while the head fits, then stop (SPJF, SPWF: "if the shortest job does
+    not fit, it will not schedule longer jobs", paper l. 282). ``strict = False``: work-conserving, start every
     job that fits, in order (WCS, l. 265). Ties: arrival time, then workload position.
     """
 
     name = "ordered"
+    family = "a-srpt"
     strict = True
+    by = "duration"
 
     def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
                  intra_gbs: float | None = None):
-        super().__init__(predictor, seed, nic_gbps, intra_gbs)
-        self._heaps: dict[int, list] = {}
+        order = PredictedOrder(self.by, predictor, seed, nic_gbps, intra_gbs)
+        super().__init__(order, SelectMostHeavyEdge(order, preemptive=False, backfill=not self.strict))
+        self.name = type(self).name
+        self.predictor, self.seed, self.nic_gbps, self.intra_gbs = predictor, order.seed, nic_gbps, intra_gbs
 
-    def key(self, job: Job) -> float:
-        raise NotImplementedError
+    @property
+    def records(self) -> dict[str, dict[str, Any]]:
+        """What the order noted per job (predictions, mapped alpha), columns of the run's per-job table."""
+        assert isinstance(self.scheduling, PredictedOrder)
+        return self.scheduling.records
 
-    def on_admit(self, jobs, view) -> None:
-        super().on_admit(jobs, view)
-        for j in jobs:
-            h = self._heaps.setdefault(0 if self.strict else j.gpus, [])
-            heapq.heappush(h, (self.key(j), j.arrival_s, j.index, j))
-
-    def _forget(self, ids: set[str]) -> None:
-        for g, h in self._heaps.items():
-            if any(e[3].id in ids for e in h):
-                self._heaps[g] = [e for e in h if e[3].id not in ids]
-                heapq.heapify(self._heaps[g])
-
-    def _requeue(self, job: Job) -> None:
-        heapq.heappush(self._heaps.setdefault(0 if self.strict else job.gpus, []),
-                       (self.key(job), job.arrival_s, job.index, job))
-
-    def decide(self, view: SimView) -> Decision:
-        self._setup(view)
-        b = DecisionBuilder(view)
-        free = b.free  # the builder's: every launch below updates it
-        total_free = b.free_total
-        heaps = self._heaps
-        while True:
-            if self.strict:
-                h = heaps.get(0)
-                if not h or h[0][3].gpus > total_free:
-                    break
-            else:  # the best head among the demand classes that fit
-                best = None
-                for g, hh in heaps.items():
-                    if hh and g <= total_free and (best is None or hh[0][:3] < heaps[best][0][:3]):
-                        best = g
-                if best is None:
-                    break
-                h = heaps[best]
-            job = heapq.heappop(h)[3]
-            pl, a = self.mapper.place(job, select_servers(free, job.gpus, True))
-            self._launch(b, job, pl, a)
-            total_free -= job.gpus
-        return b.build()
+    @property
+    def start_order(self) -> list[str]:
+        assert isinstance(self.scheduling, PredictedOrder)
+        return self.scheduling.start_order
 
 
 class SPJF(OrderedPolicy):
@@ -95,9 +117,7 @@ class SPJF(OrderedPolicy):
 
     name = "spjf"
     strict = True
-
-    def key(self, job):
-        return self.predicted_duration_s(job)
+    by = "duration"
 
 
 class SPWF(OrderedPolicy):
@@ -105,9 +125,7 @@ class SPWF(OrderedPolicy):
 
     name = "spwf"
     strict = True
-
-    def key(self, job):
-        return self.predicted_duration_s(job) * job.gpus
+    by = "workload"
 
 
 class WCSDuration(OrderedPolicy):
@@ -115,9 +133,7 @@ class WCSDuration(OrderedPolicy):
 
     name = "wcs-duration"
     strict = False
-
-    def key(self, job):
-        return self.predicted_duration_s(job)
+    by = "duration"
 
 
 class WCSWorkload(OrderedPolicy):
@@ -125,9 +141,7 @@ class WCSWorkload(OrderedPolicy):
 
     name = "wcs-workload"
     strict = False
-
-    def key(self, job):
-        return self.predicted_duration_s(job) * job.gpus
+    by = "workload"
 
 
 class WCSSubTime(OrderedPolicy):
@@ -135,8 +149,4 @@ class WCSSubTime(OrderedPolicy):
 
     name = "wcs-subtime"
     strict = False
-
-    def key(self, job):
-        return job.arrival_s
-
-
+    by = "subtime"

@@ -32,7 +32,7 @@ from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..fitting import fragments_first, most_free_first
 from ..state import Job, Placement, SimView
 
-__all__ = ["AlphaMinCache", "HeavyEdgeMapper", "PredictingPolicy", "select_servers"]
+__all__ = ["AlphaMinCache", "HeavyEdgeMapper", "PredictingPolicy", "Predictions", "select_servers"]
 
 
 # -- server selection and mapping ------------------------------------------------------------------------------
@@ -98,15 +98,15 @@ class HeavyEdgeMapper:
         return Placement.of(mapping, stages=stages), self.cache.alpha_ms(spec, cols) / 1000.0
 
 
-# -- the shared base policy ------------------------------------------------------------------------------------
-class PredictingPolicy(SchedulerPlacer):
-    """Predictions, alpha-tilde_min / alpha_max per job, Heavy-Edge mapping (shared by A-SRPT and baselines)."""
+# -- what A-SRPT and its baselines know of each job --------------------------------------------------------------
+class Predictions:
+    """Predictions n~_i, alpha~_i^min and alpha_i^max per job, the network (from
+    :class:`~optsched.perf.mixed.MixedPerf` when the run uses it) and the Heavy-Edge mapper: the state A-SRPT and
+    its baselines share, kept in the policy that owns it (:meth:`_init_predictions` in its ``__init__``;
+    :meth:`on_admit` on every admission; per-job notes in ``records``, columns of the run's per-job table)."""
 
-    name = "predicting"
-    family = "a-srpt"
-
-    def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
-                 intra_gbs: float | None = None):
+    def _init_predictions(self, predictor: Any, seed: int | None, nic_gbps: float | None,
+                          intra_gbs: float | None) -> None:
         if isinstance(predictor, str) and predictor not in ("workload", "perfect"):
             hint = (" (fit optsched.predict.make_predictor(...) on a history and pass the object)"
                     if predictor in ("random-forest", "mean", "median") else "")
@@ -129,24 +129,6 @@ class PredictingPolicy(SchedulerPlacer):
 
     def _note(self, job: Job, **fields: Any) -> None:
         self.records.setdefault(job.id, {}).update(fields)
-
-    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
-        """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
-        this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
-        if own:
-            return
-        launched = {j.id for j in decision.launch}
-        if launched:
-            self._forget(launched)
-        for j in decision.preempt:
-            if j not in decision.launch:
-                self._requeue(j)
-
-    def _forget(self, ids: set[str]) -> None:
-        """Drop the jobs ``ids`` (started by someone else) from the policy's queues."""
-
-    def _requeue(self, job: Job) -> None:
-        """Take back ``job`` (preempted by someone else) into the policy's queues."""
 
     # setup on first contact with a view: the network comes from the perf model when it is paper 001's
     def _setup(self, view: SimView) -> None:
@@ -205,6 +187,37 @@ class PredictingPolicy(SchedulerPlacer):
         self._setup(view)
         self._predict(jobs)
         self._profile(jobs)
+
+
+# -- A-SRPT's base policy ------------------------------------------------------------------------------------
+class PredictingPolicy(Predictions, SchedulerPlacer):
+    """A combined policy that owns its :class:`Predictions` (A-SRPT): it follows an outside driver's decisions
+    through :meth:`_forget` and :meth:`_requeue`."""
+
+    name = "predicting"
+    family = "a-srpt"
+
+    def __init__(self, predictor: Any = "workload", seed: int | None = 0, nic_gbps: float | None = None,
+                 intra_gbs: float | None = None):
+        self._init_predictions(predictor, seed, nic_gbps, intra_gbs)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
+        this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
+        if own:
+            return
+        launched = {j.id for j in decision.launch}
+        if launched:
+            self._forget(launched)
+        for j in decision.preempt:
+            if j not in decision.launch:
+                self._requeue(j)
+
+    def _forget(self, ids: set[str]) -> None:
+        """Drop the jobs ``ids`` (started by someone else) from the policy's queues."""
+
+    def _requeue(self, job: Job) -> None:
+        """Take back ``job`` (preempted by someone else) into the policy's queues."""
 
     def _launch(self, b: DecisionBuilder, job: Job, pl: Placement, alpha_s: float) -> None:
         b.launch(job, pl)
