@@ -88,7 +88,7 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
 )}
 
 __all__ = ["ADAPTDL_URL", "DATASETS", "ENV", "ENV_CACHE", "ENV_URL", "Dataset", "cache_dir", "checkout_root",
-           "data_path", "data_root", "fetch", "find_data_file", "find_data_root", "verify"]
+           "data_path", "data_root", "fetch", "find_data_file", "find_data_root", "packaged_folder", "verify"]
 
 
 def checkout_root() -> Path | None:
@@ -145,6 +145,24 @@ def cache_dir() -> Path:
     import platformdirs  # pooch's own dependency
 
     return Path(platformdirs.user_cache_dir("optsched"))
+
+
+#: the data sets shipped inside the package, by their folder below ``optsched/``
+PACKAGED = {"deepshare-contention": "perf/deepshare"}
+
+
+def packaged_folder(name: str) -> Path | None:
+    """The folder of a data set shipped with the package (None if it is not one, or a build left it out).
+
+    >>> packaged_folder("deepshare-contention").name, packaged_folder("philly")
+    ('deepshare', None)
+    """
+    from importlib.resources import files
+
+    if name not in PACKAGED:
+        return None
+    p = Path(str(files("optsched"))).joinpath(*PACKAGED[name].split("/"))
+    return p if all((p / f).is_file() for f, _, _ in DATASETS[name].files) else None
 
 
 def _fix(parts: tuple[str, ...]) -> str:
@@ -206,9 +224,7 @@ def fetch(name: str, *, base_url: str | None = None, cache: str | os.PathLike | 
     Returns the files' paths. A data set shipped with the package needs no download (its packaged files)."""
     ds = _dataset(name)
     if ds.packaged:
-        from .perf.measured import packaged_tables  # noqa: PLC0415 - the one packaged data set
-
-        folder = packaged_tables()
+        folder = packaged_folder(name)
         if folder is None:
             raise InstanceError(f"{name} should ship with the package but is missing: {_fix((name,))}", field="data")
         return [folder / f for f, _, _ in ds.files]
@@ -246,9 +262,7 @@ def verify(name: str, root: str | os.PathLike | None = None) -> list[tuple[str, 
     out = []
     for fname, _, sha in ds.files:
         if ds.packaged and root is None:
-            from .perf.measured import packaged_tables  # noqa: PLC0415
-
-            folder = packaged_tables()
+            folder = packaged_folder(name)
             p: Path | None = folder / fname if folder is not None else None
         else:
             try:

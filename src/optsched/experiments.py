@@ -9,9 +9,9 @@
   what they need: an instance file travels as its parsed JSON (read once, by the caller), a ``bundled:`` name
   as the name (resolved by the worker's own installation); a trace too large to send (Philly) is read once per
   worker from the worker's data folder (:mod:`optsched.data`: ``OPTSCHED_DATA`` on the worker, or its cache
-  filled by ``optsched data fetch``). Any other executor works: :class:`SerialExecutor` (this process), a ``ProcessPoolExecutor`` of your own,
-  or Dask's ``Client.get_executor()``, which :func:`executor` builds from ``"local"`` (a ``LocalCluster``) or a
-  scheduler address (``"tcp://host:8786"``).
+  filled by ``optsched data fetch``). Any other executor works: :class:`SerialExecutor` (this process), a
+  ``ProcessPoolExecutor`` of your own, or Dask's ``Client.get_executor()``, which :func:`executor` builds from
+  ``"local"`` (a ``LocalCluster``) or a scheduler address (``"tcp://host:8786"``).
 * A task that fails becomes a row (``status`` ``"error"``, or ``"inapplicable"`` for an algorithm that refuses an
   instance of that size, and its one-line ``error``, naming the worker): the grid always finishes and returns
   every row; the caller decides whether a failure matters (the command line's ``--strict``).
@@ -66,9 +66,9 @@ from .sim.metrics import SimResult
 from .sim.policies import build_admission, build_placement, build_policy
 from .sim.traces import load_philly, resolve_workload
 
-__all__ = ["METRICS", "SerialExecutor", "SweepResult", "TaskStats", "available_cores", "executor", "expand_grid", "find_instances",
-           "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many",
-           "summarise", "sweep", "task_threads", "write_sweep"]
+__all__ = ["METRICS", "SerialExecutor", "SweepResult", "TaskStats", "available_cores", "executor", "expand_grid",
+           "find_instances", "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text",
+           "solve_many", "summarise", "sweep", "task_threads", "worker_name", "write_sweep"]
 
 
 # -- one run ---------------------------------------------------------------------------------------------------

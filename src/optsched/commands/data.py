@@ -46,7 +46,6 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..data import DATASETS, fetch, find_data_file, verify
-
     from ..errors import InstanceError
 
     names = list(dict.fromkeys(args.names)) or list(DATASETS)

@@ -51,7 +51,7 @@ import functools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data import data_path
+from ..data import data_path, packaged_folder
 from ..errors import InstanceError
 from ..io import read_text
 from ..problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
@@ -69,10 +69,7 @@ def _key(text: str) -> Key:
 
 def packaged_tables() -> Path | None:
     """The folder of DeepShare's tables shipped with the package (None if a build left them out)."""
-    from importlib.resources import files
-
-    p = Path(str(files("optsched.perf") / "deepshare"))
-    return p if (p / "isolated_thp.csv").is_file() else None
+    return packaged_folder("deepshare-contention")
 
 
 @functools.lru_cache(maxsize=8)
