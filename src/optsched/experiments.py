@@ -556,6 +556,8 @@ class SweepResult:
     @property
     def failed(self) -> pd.DataFrame:
         """The rows of the runs that failed (``status`` not ``ok``)."""
+        if "status" not in self.runs:
+            return self.runs.iloc[:0].assign(status=[], error=[])
         return self.runs[self.runs["status"] != "ok"]
 
     def summary(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
