@@ -89,7 +89,7 @@ def test_instances_travel_as_data_so_a_worker_needs_no_files(tmp_path, monkeypat
 
     t = solve_many(names, ["ff"], executor=Recording(), progress=False)
     assert list(t["status"]) == ["feasible", "feasible"]
-    assert isinstance(sent[0], dict) and sent[1] == "bundled:rar/rar-paper-j3-s2-seed0.json"
+    assert isinstance(sent[0], optsched.RarInstance) and sent[1] == "bundled:rar/rar-paper-j3-s2-seed0.json"
 
 
 def test_line_progress_prints_the_fraction_done():

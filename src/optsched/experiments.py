@@ -6,7 +6,7 @@
   objects) once per seed. Both return one row per run, in grid order, whatever executor ran them.
 * Executors: ``executor=None`` is a local process pool started with ``forkserver`` (``spawn`` where there is no
   forkserver), never ``fork``: a fork after threads have started (OR-Tools, BLAS) can deadlock. Tasks carry
-  what they need: an instance file travels as its parsed JSON (read once, by the caller), a ``bundled:`` name
+  what they need: an instance file travels parsed (read and checked once, by the caller), a ``bundled:`` name
   as the name (resolved by the worker's own installation); a trace too large to send (Philly) is read once per
   worker from the worker's data folder (:mod:`optsched.data`: ``OPTSCHED_DATA`` on the worker, or its cache
   filled by ``optsched data fetch``). Any other executor works: :class:`SerialExecutor` (this process), a
@@ -659,8 +659,8 @@ _INSTANCES: dict[str, Any] = {}  # bundled instances read by this worker, by nam
 
 
 def _instance_of(task: dict) -> Any:
-    """The task's instance: sent as parsed JSON (a file the caller read), named (``bundled:``, resolved by this
-    worker's installation) or an instance object."""
+    """The task's instance: sent parsed (a file the caller read), as a JSON mapping, or as a ``bundled:`` name
+    (resolved by this worker's own installation)."""
     from .api import from_dict, load_instance
 
     src = task["instance"]
@@ -754,13 +754,20 @@ def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
 
 
 def _payload(src: Any) -> Any:
-    """What a task carries for an instance source: a file's parsed JSON (read here, once), a ``bundled:`` name
-    as is (the worker resolves it), an instance object as is."""
-    from .io import BUNDLED_PREFIX, read_json
+    """What a task carries for an instance source: a file's parsed instance (read and checked here, once, so a bad
+    file stops the batch before any work and no worker needs the file), a ``bundled:`` name as is (the worker
+    resolves it in its own installation), an instance object as is."""
+    from .api import load_instance
+    from .io import BUNDLED_PREFIX
 
     if isinstance(src, (str, os.PathLike)):
         text = os.fspath(src)
-        return text if text.startswith(BUNDLED_PREFIX) else read_json(text)
+        if text.startswith(BUNDLED_PREFIX):
+            return text
+        try:
+            return load_instance(text)
+        except InstanceError as exc:
+            raise InstanceError(f"{text}: {exc}", field="instances") from None
     return src
 
 
@@ -787,8 +794,8 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
     """Solve every instance with every algorithm of its problem once per seed; one row per run (instance, problem,
     algorithm, kind, seed, jobs, status, objective, lower_bound, gap, runtime_s, threads), in input order.
 
-    * ``instances``: a folder, a glob, ``bundled:rar``, a list of paths (read here once; each task carries its
-      instance's JSON, so workers need no access to the files), or instance objects (a list, or a
+    * ``instances``: a folder, a glob, ``bundled:rar``, a list of paths (read and checked here once; each task
+      carries its parsed instance, so workers need no access to the files), or instance objects (a list, or a
       ``{name: instance}`` mapping);
     * ``algorithms``: names (default: every registered algorithm of each instance's problem); each runs on the
       instances of its own problem only;
