@@ -145,4 +145,14 @@ def test_a_worker_without_the_trace_fails_its_rows_with_one_line_naming_it(in_cl
     assert len(res.runs) == 4 and (res.runs["status"] == "error").all()
     for err in res.runs["error"]:
         assert err.startswith(f"worker {names['nodata']}, task workload=philly")
-        assert "optsched data fetch philly" in err and "OPTSCHED_DATA" in err and "\n" not in err
+        assert "optsched data fetch philly" in err and "OPTSCHED_DATA" in err and "--send-trace" in err
+        assert "\n" not in err
+
+
+def test_a_trace_sent_from_the_client_reaches_a_worker_without_data(in_client_folder):
+    client, names = in_client_folder
+    ex = client.get_executor(workers=[names["nodata"]], allow_other_workers=False)
+    serial = sweep(PHILLY_GRID, seeds=[0], executor=SerialExecutor(), progress=False)
+    sent = sweep(PHILLY_GRID, seeds=[0], executor=ex, progress=False, send_trace=True)
+    pd.testing.assert_frame_equal(serial.runs[SWEEP_KEY], sent.runs[SWEEP_KEY])
+    assert set(sent.stats.tasks_by_worker) == {names["nodata"]}

@@ -9,7 +9,8 @@
   what they need: an instance file travels parsed (read and checked once, by the caller), a ``bundled:`` name
   as the name (resolved by the worker's own installation); a trace too large to send (Philly) is read once per
   worker from the worker's data folder (:mod:`optsched.data`: ``OPTSCHED_DATA`` on the worker, or its cache
-  filled by ``optsched data fetch``). Any other executor works: :class:`SerialExecutor` (this process), a
+  filled by ``optsched data fetch``), or, with ``sweep(send_trace=True)``, read by the caller and scattered once
+  to each Dask worker. Any other executor works: :class:`SerialExecutor` (this process), a
   ``ProcessPoolExecutor`` of your own, or Dask's ``Client.get_executor()``, which :func:`executor` builds from
   ``"local"`` (a ``LocalCluster``) or a scheduler address (``"tcp://host:8786"``).
 * A task that fails becomes a row (``status`` ``"error"``, or ``"inapplicable"`` for an algorithm that refuses an
@@ -500,8 +501,15 @@ def _sweep_task(task: dict) -> dict:
     kw = dict(task["point"])
     spec = kw.pop("workload")
     if spec == "philly":
-        # the trace is not sent with the task: each worker reads it once from its own data folder
-        kw["philly_frame"] = _philly_frame(kw.get("philly_order", "file"))
+        # sent with the task (sweep(send_trace=True)), else read once per worker from its own data folder
+        sent = task.get("philly_frame")
+        try:
+            kw["philly_frame"] = sent if sent is not None else _philly_frame(kw.get("philly_order", "file"))
+        except InstanceError as exc:
+            if exc.field != "data":
+                raise
+            raise InstanceError(f"{exc.reason}; or send the trace from the client (sweep(send_trace=True), "
+                                "optsched simulate --sweep --send-trace)", field="data") from None
     res = run_one(spec, seed=task["seed"], **kw)
     s = res.summary
     row: dict[str, Any] = {}
@@ -514,6 +522,20 @@ def _sweep_task(task: dict) -> dict:
         row[key] = summary.get(key)
     jct, _ = res.jct_cdf()
     return {"row": row, "jct": np.asarray(jct, dtype=float)}
+
+
+def _attach_trace(tasks: list[dict[str, Any]], ex: Executor | None) -> None:
+    """Give every Philly task the trace read here: one copy scattered to each Dask worker, or the frame itself."""
+    client = getattr(ex, "_client", None)
+    frames: dict[str, Any] = {}
+    for t in tasks:
+        if t["point"].get("workload") != "philly":
+            continue
+        order = t["point"].get("philly_order", "file")
+        if order not in frames:
+            frame = load_philly(order=order)
+            frames[order] = client.scatter(frame, broadcast=True) if client is not None else frame
+        t["philly_frame"] = frames[order]
 
 
 def _seeds(seeds: int | Iterable[int]) -> list[int]:
@@ -608,12 +630,14 @@ def _describe(ex: Executor | None, workers: int | None) -> str:
 
 def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | Iterable[int] = (0,),
           executor: Executor | None = None, *, workers: int | None = None, progress: bool = True,
-          chunk: int | None = None) -> SweepResult:
+          chunk: int | None = None, send_trace: bool = False) -> SweepResult:
     """Simulate every point of ``grid`` (:func:`expand_grid`; keys: ``workload`` and :func:`run_one`'s
     parameters) once per seed on ``executor`` (default: a local process pool of ``workers`` processes).
     Policy names are checked before any run starts; rows come back in grid order, then seed order. A run that
     fails is a row with ``status="error"`` and its ``error``; the others still run (:attr:`SweepResult.failed`).
-    ``chunk``: simulations per task (default: guided chunks, :func:`_chunks`).
+    ``chunk``: simulations per task (default: guided chunks, :func:`_chunks`). ``send_trace``: read the Philly
+    trace here and send it to the workers (scattered once to every Dask worker; with a pool, once per chunk), for
+    workers without a data folder of their own; by default each worker reads it from its own.
 
     The seed drives the workload generator (arrivals, models, durations) and the policies, so seeds are
     independent replications of each point; the same seed gives common random numbers across the points.
@@ -633,6 +657,8 @@ def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | It
         build_admission(a)
     require_memory(len(points) * len(seed_list), SIMULATION_BYTES, "simulations in the grid", field="grid")
     tasks: list[dict[str, Any]] = [{"point": pt, "seed": s} for pt in points for s in seed_list]
+    if send_trace:
+        _attach_trace(tasks, executor)
     # longest first (high load, preemptive policies) for a better spread over the workers
     order = sorted(range(len(tasks)), key=lambda i: (-float(tasks[i]["point"].get("load") or 0.0),
                                                      tasks[i]["point"].get("scheduler") == "fifo", i))

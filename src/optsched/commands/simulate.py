@@ -170,6 +170,8 @@ def register(sub) -> None:
     sw.add_argument("--dask", type=dask_address("--dask"), default=None, metavar="local|tcp://HOST:PORT",
                     help="run the grid on Dask: 'local' starts a LocalCluster, an address joins a running "
                          "scheduler (pip install 'optsched[dask]')")
+    sw.add_argument("--send-trace", action="store_true", help="read the Philly trace here and send it to the "
+                                                              "workers (for workers without a data folder)")
     sw.add_argument("--strict", action="store_true", help="exit 4 if a run of the grid failed (without it, a "
                                                           "failed run is a row with its error; the rest is written)")
     p.set_defaults(func=run)
@@ -291,7 +293,7 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None or args.dask else min(n_tasks, available_cores())
     t0 = time.perf_counter()
     with executor(args.dask, workers, dashboard=sys.stderr if progress else None) as ex:
-        result = sweep(grid, seeds=seeds, executor=ex, progress=progress)
+        result = sweep(grid, seeds=seeds, executor=ex, progress=progress, send_trace=args.send_trace)
     wall = time.perf_counter() - t0
     failed = result.failed
     seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seed_text(seeds)}), mean and " \
