@@ -3,7 +3,9 @@
 
 Grid (200 simulations): synthetic workload (300 jobs, Poisson arrivals, the default GPU mix without 16-GPU jobs)
 on 4 servers x 4 GPUs, schedulers FIFO, LAS, SRTF, Tiresias x loads 1..5 jobs/hour x 10 seeds, event-driven.
-Every executor must return the same rows as the serial run (checked; the run fails otherwise).
+Every executor must return the same rows as the serial run (checked; the run fails otherwise). The pool and Dask
+get the sweep's guided chunks (large first, single simulations last); the table reports, per executor, how many
+simulations each worker ran and the workers' time outside the simulations (``SweepResult.stats``).
 
 Run: ``.venv/bin/python benchmarks/sweep_scaling.py [--quick] [--repeats 3] [--workers 2]``. Writes
 ``docs/results/sweep_scaling.md`` (``_quick`` with ``--quick``: 2 schedulers x 2 loads x 5 seeds, 1 repeat). All
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     n = len(g["scheduler"]) * len(g["load"]) * len(seeds)
     walls: dict[str, list[float]] = {"serial": [], "pool": [], "dask": [], "dask_start": [], "capacity": []}
     reference = None
+    stats: dict[str, str] = {}
     for r in range(repeats):
         walls["capacity"].append(capacity(args.workers))
         t0 = time.perf_counter()
@@ -88,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             res = sweep(g, seeds=seeds, executor=ex, progress=False)
         walls["pool"].append(time.perf_counter() - t0)
         assert res.runs[KEY].equals(reference), "the process pool's rows differ from the serial run's"
+        stats["pool"] = res.stats.text() if res.stats is not None else "-"
 
         t0 = time.perf_counter()
         with executor("local", args.workers) as ex:
@@ -97,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         walls["dask"].append(t2 - t1)
         walls["dask_start"].append(time.perf_counter() - t0 - (t2 - t1))
         assert res.runs[KEY].equals(reference), "the Dask rows differ from the serial run's"
+        stats["dask"] = res.stats.text() if res.stats is not None else "-"
         print(f"repeat {r + 1}/{repeats}: {args.workers} workers could reach {walls['capacity'][-1]:.2f}x; "
               f"serial {walls['serial'][-1]:.1f} s, pool {walls['pool'][-1]:.1f} s, "
               f"dask {walls['dask'][-1]:.1f} s (+{walls['dask_start'][-1]:.1f} s cluster start/stop)", flush=True)
@@ -125,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{med['dask'] + med['dask_start']:.1f} | - | {med['serial'] / (med['dask'] + med['dask_start']):.2f} |",
         f"| calibration: {args.workers} CPU loops in {args.workers} processes vs one after the other here | - | - | "
         f"{med['capacity']:.2f} (the best ratio the machine allowed) |",
+        "", f"Tasks of the last repeat: pool: {stats['pool']}; Dask: {stats['dask']}.",
         "", "Every repeat (s): " + "; ".join(
             f"calibration {e:.2f}x, serial {a:.1f}, pool {b:.1f}, dask {c:.1f} (+{d:.1f})"
             for a, b, c, d, e in zip(walls["serial"], walls["pool"], walls["dask"], walls["dask_start"],

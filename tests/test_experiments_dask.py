@@ -4,6 +4,9 @@ installs it)."""
 
 from __future__ import annotations
 
+import importlib.util
+import io
+
 import pandas as pd
 import pytest
 
@@ -16,10 +19,21 @@ GRID = {"workload": "synthetic", "n_jobs": 8, "servers": 2, "scheduler": ["fifo"
 KEY = ["scheduler", "load", "seed", "avg_jct_s", "avg_responsiveness_s", "finished_tracked", "preemptions", "events"]
 
 
+DASHBOARD = io.StringIO()
+
+
 @pytest.fixture(scope="module")
 def dask_executor():
-    with executor("local", 2) as ex:
+    with executor("local", 2, dashboard=DASHBOARD) as ex:
         yield ex
+
+
+def test_local_cluster_says_where_its_dashboard_is(dask_executor):
+    # the dashboard needs bokeh: with it, its address; without it, how to get one (never a promise left unkept)
+    if importlib.util.find_spec("bokeh") is not None:
+        assert DASHBOARD.getvalue().startswith("Dask dashboard: http://")
+    else:
+        assert DASHBOARD.getvalue() == "Dask: no dashboard (pip install bokeh for one)\n"
 
 
 def test_grid_on_a_local_dask_cluster_matches_the_serial_run(dask_executor):

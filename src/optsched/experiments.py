@@ -5,11 +5,20 @@
   a call of :func:`run_one`) once per seed; :func:`solve_many` runs every algorithm on every instance (files or
   objects) once per seed. Both return one row per run, in grid order, whatever executor ran them.
 * Executors: ``executor=None`` is a local process pool started with ``forkserver`` (``spawn`` where there is no
-  forkserver), never ``fork``: a fork after threads have started (OR-Tools, BLAS) can deadlock. Files and traces
-  are read in each worker (tasks carry paths and names, not data); a worker keeps what it read for its next
-  tasks. Any other executor works: :class:`SerialExecutor` (this process), a ``ProcessPoolExecutor`` of your own,
-  or Dask's ``Client.get_executor()``, which :func:`executor` builds from ``"local"`` (a ``LocalCluster``) or a
-  scheduler address (``"tcp://host:8786"``).
+  forkserver), never ``fork``: a fork after threads have started (OR-Tools, BLAS) can deadlock. Tasks carry
+  what they need: an instance file travels parsed (read and checked once, by the caller), a ``bundled:`` name
+  as the name (resolved by the worker's own installation); a trace too large to send (Philly) is read once per
+  worker from the worker's data folder (:mod:`optsched.data`: ``OPTSCHED_DATA`` on the worker, or its cache
+  filled by ``optsched data fetch``), or, with ``sweep(send_trace=True)``, read by the caller and scattered once
+  to each Dask worker. Any other executor works: :class:`SerialExecutor` (this process), a
+  ``ProcessPoolExecutor`` of your own, or Dask's ``Client.get_executor()``, which :func:`executor` builds from
+  ``"local"`` (a ``LocalCluster``) or a scheduler address (``"tcp://host:8786"``).
+* A task that fails becomes a row (``status`` ``"error"``, or ``"inapplicable"`` for an algorithm that refuses an
+  instance of that size, and its one-line ``error``, naming the worker): the grid always finishes and returns
+  every row; the caller decides whether a failure matters (the command line's ``--strict``).
+* Small tasks travel in chunks (:func:`sweep`: guided chunks, large first, shrinking to one task, so that the
+  per-task overhead of a pool or of Dask stays small); :class:`TaskStats` says how many tasks each worker ran
+  and how much of the workers' time went outside the tasks.
 * The same seeds give the same rows on every executor: a task's result depends on its parameters and seed only.
   CP-SAT's threads per task (``num_workers``) are the cores of the worker's machine divided by the tasks that run
   there at once (``threads=`` fixes them; give a fixed number for runs that must match across machines).
@@ -35,11 +44,12 @@ import logging
 import math
 import multiprocessing as mp
 import os
+import socket
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
@@ -57,9 +67,9 @@ from .sim import simulate
 from .sim.metrics import SimResult
 from .sim.registry import build_admission, build_placement, build_policy
 
-__all__ = ["METRICS", "SerialExecutor", "SweepResult", "available_cores", "executor", "expand_grid", "find_instances",
-           "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text", "solve_many",
-           "summarise", "sweep", "task_threads", "write_sweep"]
+__all__ = ["METRICS", "SerialExecutor", "SweepResult", "TaskStats", "available_cores", "executor", "expand_grid",
+           "find_instances", "frame_markdown", "local_pool", "map_tasks", "markdown_table", "run_one", "seed_text",
+           "solve_many", "summarise", "sweep", "task_threads", "worker_name", "write_sweep"]
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
@@ -198,16 +208,25 @@ def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_local_worker, initargs=(n,))
 
 
-DASK_HINT = "Dask is not installed: pip install 'optsched[dask]'"
+DASK_HINT = "Dask is not installed: pip install 'dask[distributed]' (or the project's [dask] extra)"
+
+
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
 
 
 @contextlib.contextmanager
-def executor(dask: str | None = None, workers: int | None = None) -> Iterator[Executor]:
+def executor(dask: str | None = None, workers: int | None = None, *,
+             dashboard: IO[str] | None = None) -> Iterator[Executor]:
     """The executor the command line's ``--dask`` and ``--workers`` ask for, closed on exit:
 
     * ``dask=None``: :class:`SerialExecutor` for ``workers=1``, else a local process pool (:func:`local_pool`);
     * ``dask="local"``: a Dask ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each;
     * ``dask="tcp://HOST:PORT"`` (or any scheduler address): a client of a running Dask scheduler.
+
+    ``dashboard``: a stream to print the local cluster's dashboard address on (when bokeh is installed).
 
     >>> with executor(workers=1) as ex:
     ...     ex.submit(len, "abc").result()
@@ -226,11 +245,17 @@ def executor(dask: str | None = None, workers: int | None = None) -> Iterator[Ex
         raise InstanceError(DASK_HINT, field="--dask") from None
     with contextlib.ExitStack() as stack:
         if dask == "local":
-            # logs of the cluster's own start and stop stay quiet; a task's error still reaches the caller
+            # logs of the cluster's own start and stop stay quiet; a task's error still reaches the caller. The
+            # dashboard (a free port) needs bokeh; without it the cluster runs the same, with no dashboard
             cluster = stack.enter_context(LocalCluster(n_workers=workers or available_cores(),
-                                                       threads_per_worker=1, processes=True, dashboard_address=None,
+                                                       threads_per_worker=1, processes=True,
+                                                       dashboard_address=":0" if _has_bokeh() else None,
                                                        silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
+            if dashboard is not None:
+                link = client.dashboard_link if _has_bokeh() else None
+                print(f"Dask dashboard: {link}" if link else
+                      "Dask: no dashboard (pip install bokeh for one)", file=dashboard, flush=True)
         else:
             try:
                 client = stack.enter_context(Client(dask, timeout="10s"))
@@ -255,37 +280,148 @@ def map_tasks(fn: Callable[[dict], Any], tasks: Sequence[Mapping[str, Any]], exe
               workers: int | None = None, progress: bool = True, desc: str = "tasks") -> list[Any]:
     """``[fn(task) for task in tasks]`` on ``executor`` (default: a local process pool of ``workers``), results in
     the tasks' order, with a progress bar: what :func:`sweep` and :func:`solve_many` do, for any other
-    experiment (``fn`` must be importable by the workers: a module-level function, not a lambda).
+    experiment (``fn`` must be importable by the workers: a module-level function, not a lambda). A task's
+    exception is raised here (the other tasks are cancelled).
 
     >>> map_tasks(len, [{"a": 1}, {"a": 1, "b": 2}], SerialExecutor(), progress=False)
     [1, 2]
     """
-    return _run_tasks(fn, [dict(t) for t in tasks], executor, workers, progress, desc, "task")
+    out, _ = _run_tasks(fn, [dict(t) for t in tasks], executor, workers, progress, desc, "task", catch=False)
+    return [v for _, v in out]
+
+
+def worker_name() -> str:
+    """The Dask worker's address inside a Dask worker, else ``host:pid`` (which process ran a task)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError, AttributeError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, InstanceError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
+
+
+def _task_text(t: Mapping[str, Any]) -> str:
+    """A task in a few words, for its error line."""
+    if "point" in t:
+        pt = t["point"]
+        return " ".join(f"{k}={_label(v)}" for k, v in pt.items() if k not in ("slots_by_host",)) + f" seed={t['seed']}"
+    if "algorithm" in t:
+        return f"{t.get('name')} {t['algorithm']} seed={t.get('seed')}"
+    return ""
+
+
+def _run_chunk(fn: Callable[[dict], Any], tasks: list[dict], catch: bool) -> dict[str, Any]:
+    """Run a chunk of tasks in a worker: ``("ok", value)`` or, with ``catch``, ``("error", one line naming the
+    worker and the task)`` per task, the worker's name and the seconds spent in the tasks."""
+    t0 = time.perf_counter()
+    who = worker_name()
+    out: list[tuple[str, Any]] = []
+    for t in tasks:
+        if not catch:
+            out.append(("ok", fn(t)))
+            continue
+        try:
+            out.append(("ok", fn(t)))
+        except Exception as exc:  # noqa: BLE001 - any failure of one task becomes its row
+            out.append(("error", f"worker {who}, task {_task_text(t)}: {_one_line(exc)}"))
+    return {"worker": who, "out": out, "busy_s": time.perf_counter() - t0}
+
+
+@dataclass
+class TaskStats:
+    """How a batch of tasks went through an executor: tasks per worker, chunks, task slots (tasks that could run
+    at once), the wall time and the seconds the workers spent inside the tasks; ``outside_s`` (slots x wall -
+    busy) is the time spent outside them: sending, scheduling, starting, and slots left idle."""
+
+    tasks_by_worker: dict[str, int]
+    chunks: int
+    slots: int
+    wall_s: float
+    busy_s: float
+
+    @property
+    def outside_s(self) -> float:
+        return max(0.0, self.slots * self.wall_s - self.busy_s)
+
+    def text(self) -> str:
+        """One line, e.g. ``200 tasks in 14 chunks on 2 workers (a: 100, b: 100); outside tasks: ...``."""
+        n = sum(self.tasks_by_worker.values())
+        per = ", ".join(f"{w}: {k}" for w, k in sorted(self.tasks_by_worker.items()))
+        cap = self.slots * self.wall_s
+        share = f" ({self.outside_s / cap:.0%})" if cap > 0 else ""
+        return (f"{n} tasks in {self.chunks} chunks on {len(self.tasks_by_worker)} workers ({per}); time outside "
+                f"tasks {self.outside_s:.2f} s of {self.slots} slots x {self.wall_s:.2f} s{share}")
+
+
+def _slots(ex: Executor, slots_by_host: Mapping[str, int]) -> int:
+    if slots_by_host:
+        return max(1, sum(slots_by_host.values()))
+    return max(1, int(getattr(ex, "_max_workers", 1) or 1))
+
+
+def _chunks(seq: Sequence[int], slots: int, chunk: int | None) -> list[list[int]]:
+    """Tasks in chunks: ``chunk`` each, or guided (``chunk=None``): each chunk half of what remains per slot, so the
+    first are large (little overhead) and the last single tasks (an even finish).
+
+    >>> [len(c) for c in _chunks(range(20), 2, None)]
+    [5, 4, 3, 2, 2, 1, 1, 1, 1]
+    """
+    seq = list(seq)
+    out, i = [], 0
+    while i < len(seq):
+        k = chunk if chunk else max(1, math.ceil((len(seq) - i) / (2 * slots)))
+        out.append(seq[i:i + k])
+        i += k
+    return out
 
 
 def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None, workers: int | None,
-               progress: bool, desc: str, unit: str, order: Sequence[int] | None = None) -> list[Any]:
-    """Run ``fn(task)`` for every task on ``ex`` (or a local pool), results in the tasks' order."""
+               progress: bool, desc: str, unit: str, order: Sequence[int] | None = None, *, chunk: int | None = 1,
+               catch: bool = True) -> tuple[list[tuple[str, Any]], TaskStats]:
+    """Run ``fn(task)`` for every task on ``ex`` (or a local pool) in chunks (:func:`_chunks`); one
+    ``(state, value)`` per task in the tasks' order (state ``ok`` or, with ``catch``, ``error`` and its line)."""
     if not tasks:
-        return []
+        return [], TaskStats({}, 0, 1, 0.0, 0.0)
     if ex is None:
         n = min(workers or available_cores(), len(tasks))
         with executor(None, n) as own:
-            return _run_tasks(fn, tasks, own, n, progress, desc, unit, order)
-    slots = _slots_by_host(ex)
-    if slots:
+            return _run_tasks(fn, tasks, own, n, progress, desc, unit, order, chunk=chunk, catch=catch)
+    slots_by_host = _slots_by_host(ex)
+    if slots_by_host:
         for t in tasks:
-            t["slots_by_host"] = slots
+            t["slots_by_host"] = slots_by_host
+    slots = _slots(ex, slots_by_host)
+    groups = _chunks(order if order is not None else range(len(tasks)),
+                     slots, 1 if isinstance(ex, SerialExecutor) else chunk)
     bar = progress_bar(len(tasks), desc, unit) if progress else None
-    results: dict[int, Any] = {}
-    futures: dict[Future, int] = {}
+    results: dict[int, tuple[str, Any]] = {}
+    by_worker: dict[str, int] = {}
+    busy = 0.0
+    futures: dict[Future, list[int]] = {}
+    t0 = time.perf_counter()
     try:
-        for i in (order if order is not None else range(len(tasks))):
-            futures[ex.submit(fn, tasks[i])] = i
+        for g in groups:
+            futures[ex.submit(_run_chunk, fn, [tasks[i] for i in g], catch)] = g
         for f in as_completed(futures):
-            results[futures[f]] = f.result()
+            g = futures[f]
+            try:
+                done = f.result()
+            except Exception as exc:  # the executor lost the chunk (a worker died, a task would not pickle)
+                if not catch:
+                    raise
+                done = {"worker": "?", "busy_s": 0.0,
+                        "out": [("error", f"task {_task_text(tasks[i])}: {_one_line(exc)}") for i in g]}
+            for i, r in zip(g, done["out"]):
+                results[i] = r
+            by_worker[done["worker"]] = by_worker.get(done["worker"], 0) + len(g)
+            busy += done["busy_s"]
             if bar is not None:
-                bar.update(1)
+                bar.update(len(g))
     except BaseException:
         for f in futures:
             f.cancel()
@@ -293,7 +429,8 @@ def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None
     finally:
         if bar is not None:
             bar.close()
-    return [results[i] for i in range(len(tasks))]
+    stats = TaskStats(by_worker, len(groups), slots, time.perf_counter() - t0, busy)
+    return [results[i] for i in range(len(tasks))], stats
 
 
 # -- statistics ------------------------------------------------------------------------------------------------
@@ -396,7 +533,15 @@ def _sweep_task(task: dict) -> dict:
     kw = dict(task["point"])
     spec = kw.pop("workload")
     if spec == "philly":
-        kw["philly_frame"] = _philly_frame(kw.get("philly_order", "file"))
+        # sent with the task (sweep(send_trace=True)), else read once per worker from its own data folder
+        sent = task.get("philly_frame")
+        try:
+            kw["philly_frame"] = sent if sent is not None else _philly_frame(kw.get("philly_order", "file"))
+        except InstanceError as exc:
+            if exc.field != "data":
+                raise
+            raise InstanceError(f"{exc.reason}; or send the trace from the client (sweep(send_trace=True), "
+                                "optsched simulate --sweep --send-trace)", field="data") from None
     res = run_one(spec, seed=task["seed"], **kw)
     s = res.summary
     row: dict[str, Any] = {}
@@ -409,6 +554,20 @@ def _sweep_task(task: dict) -> dict:
         row[key] = summary.get(key)
     jct, _ = res.jct_cdf()
     return {"row": row, "jct": np.asarray(jct, dtype=float)}
+
+
+def _attach_trace(tasks: list[dict[str, Any]], ex: Executor | None) -> None:
+    """Give every Philly task the trace read here: one copy scattered to each Dask worker, or the frame itself."""
+    client = getattr(ex, "_client", None)
+    frames: dict[str, Any] = {}
+    for t in tasks:
+        if t["point"].get("workload") != "philly":
+            continue
+        order = t["point"].get("philly_order", "file")
+        if order not in frames:
+            frame = load_philly(order=order)
+            frames[order] = client.scatter(frame, broadcast=True) if client is not None else frame
+        t["philly_frame"] = frames[order]
 
 
 def _seeds(seeds: int | Iterable[int]) -> list[int]:
@@ -436,14 +595,24 @@ def _label(v: Any) -> Any:
 @dataclass
 class SweepResult:
     """What :func:`sweep` returns. ``runs``: one row per (point, seed), the grid's axes then ``seed`` then the
-    :data:`METRICS`; ``axes``: the columns that vary; ``cdfs``: ``{(axis values..., seed): sorted tracked JCTs}``;
-    ``wall_s``: the sweep's wall time; ``executor``: what ran it."""
+    :data:`METRICS`, then ``status`` (``ok`` or ``error``) and ``error`` (the failure's one line, naming the worker
+    and the task); ``axes``: the columns that vary; ``cdfs``: ``{(axis values..., seed): sorted tracked JCTs}``
+    (empty for a failed run); ``wall_s``: the sweep's wall time; ``executor``: what ran it; ``stats``: tasks per
+    worker and the time spent outside tasks (:class:`TaskStats`)."""
 
     runs: pd.DataFrame
     axes: list[str]
     cdfs: dict[tuple, np.ndarray] = field(repr=False)
     wall_s: float = 0.0
     executor: str = ""
+    stats: TaskStats | None = field(default=None, repr=False)
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        """The rows of the runs that failed (``status`` not ``ok``)."""
+        if "status" not in self.runs:
+            return self.runs.iloc[:0].assign(status=[], error=[])
+        return self.runs[self.runs["status"] != "ok"]
 
     def summary(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
                                                 "finished_tracked")) -> pd.DataFrame:
@@ -472,8 +641,11 @@ class SweepResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: axes, seeds, wall time, executor and the per-point means and intervals."""
         w = self.wide().replace({np.nan: None})
+        failed = self.failed
         return {"axes": self.axes, "seeds": sorted({int(s) for s in self.runs["seed"]}), "runs": len(self.runs),
-                "wall_s": self.wall_s, "executor": self.executor, "points": w.to_dict(orient="records")}
+                "wall_s": self.wall_s, "executor": self.executor, "points": w.to_dict(orient="records"),
+                "failed": len(failed), "errors": [str(e) for e in failed["error"]],
+                "tasks": None if self.stats is None else self.stats.text()}
 
 
 def _describe(ex: Executor | None, workers: int | None) -> str:
@@ -489,10 +661,15 @@ def _describe(ex: Executor | None, workers: int | None) -> str:
 
 
 def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | Iterable[int] = (0,),
-          executor: Executor | None = None, *, workers: int | None = None, progress: bool = True) -> SweepResult:
+          executor: Executor | None = None, *, workers: int | None = None, progress: bool = True,
+          chunk: int | None = None, send_trace: bool = False) -> SweepResult:
     """Simulate every point of ``grid`` (:func:`expand_grid`; keys: ``workload`` and :func:`run_one`'s
     parameters) once per seed on ``executor`` (default: a local process pool of ``workers`` processes).
-    Policy names are checked before any run starts; rows come back in grid order, then seed order.
+    Policy names are checked before any run starts; rows come back in grid order, then seed order. A run that
+    fails is a row with ``status="error"`` and its ``error``; the others still run (:attr:`SweepResult.failed`).
+    ``chunk``: simulations per task (default: guided chunks, :func:`_chunks`). ``send_trace``: read the Philly
+    trace here and send it to the workers (scattered once to every Dask worker; with a pool, once per chunk), for
+    workers without a data folder of their own; by default each worker reads it from its own.
 
     The seed drives the workload generator (arrivals, models, durations) and the policies, so seeds are
     independent replications of each point; the same seed gives common random numbers across the points.
@@ -512,29 +689,41 @@ def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | It
         build_admission(a)
     require_memory(len(points) * len(seed_list), SIMULATION_BYTES, "simulations in the grid", field="grid")
     tasks: list[dict[str, Any]] = [{"point": pt, "seed": s} for pt in points for s in seed_list]
+    if send_trace:
+        _attach_trace(tasks, executor)
     # longest first (high load, preemptive policies) for a better spread over the workers
     order = sorted(range(len(tasks)), key=lambda i: (-float(tasks[i]["point"].get("load") or 0.0),
                                                      tasks[i]["point"].get("scheduler") == "fifo", i))
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+        raise InstanceError(f"must be a whole number of simulations >= 1, got {chunk!r}", field="chunk")
     t0 = time.perf_counter()
-    out = _run_tasks(_sweep_task, tasks, executor, workers, progress, "sweep", "run", order)
+    out, stats = _run_tasks(_sweep_task, tasks, executor, workers, progress, "sweep", "run", order, chunk=chunk)
     wall = time.perf_counter() - t0
     rows, cdfs = [], {}
-    for t, r in zip(tasks, out):
+    for t, (state, r) in zip(tasks, out):
         key = tuple(_label(t["point"].get(a)) for a in axes)
-        rows.append({**dict(zip(axes, key)), "seed": t["seed"], **r["row"]})
-        cdfs[(*key, t["seed"])] = r["jct"]
-    runs = pd.DataFrame(rows, columns=[*axes, "seed", *METRICS])
-    return SweepResult(runs, axes, cdfs, wall, _describe(executor, workers))
+        if state == "ok":
+            rows.append({**dict(zip(axes, key)), "seed": t["seed"], **r["row"], "status": "ok", "error": None})
+            cdfs[(*key, t["seed"])] = r["jct"]
+        else:
+            rows.append({**dict(zip(axes, key)), "seed": t["seed"], "status": "error", "error": r})
+            cdfs[(*key, t["seed"])] = np.empty(0)
+    runs = pd.DataFrame(rows, columns=[*axes, "seed", *METRICS, "status", "error"])
+    return SweepResult(runs, axes, cdfs, wall, _describe(executor, workers), stats)
 
 
 # -- batch solving ---------------------------------------------------------------------------------------------
-_INSTANCES: dict[str, Any] = {}  # files read by this worker, by path (a worker solves many algorithms per file)
+_INSTANCES: dict[str, Any] = {}  # bundled instances read by this worker, by name (a worker solves many per file)
 
 
 def _instance_of(task: dict) -> Any:
-    from .api import load_instance
+    """The task's instance: sent parsed (a file the caller read), as a JSON mapping, or as a ``bundled:`` name
+    (resolved by this worker's own installation)."""
+    from .api import from_dict, load_instance
 
     src = task["instance"]
+    if isinstance(src, Mapping):
+        return from_dict(src, task["name"])
     if not isinstance(src, str):
         return src
     if src not in _INSTANCES:
@@ -545,17 +734,21 @@ def _instance_of(task: dict) -> Any:
 
 
 def _solve_task(task: dict) -> dict:
-    """One (instance, algorithm, seed) in a worker: the row of figures (and the result when asked)."""
+    """One (instance, algorithm, seed) in a worker: the row of figures (and the result when asked). An
+    :class:`InstanceError` of the algorithm itself (brute force on more than 3 jobs, a model for another size)
+    makes the row ``inapplicable`` with its reason; any other failure is left to :func:`_run_chunk` (``error``)."""
     import inspect
 
     from .api import solve
     from .registry import get_algorithm
 
+    inst = _instance_of(task)
+    alg = get_algorithm(task["algorithm"])
+    options = dict(task["options"])
+    threads = None
+    row = {"instance": task["name"], "problem": alg.problem.name, "algorithm": alg.name, "kind": alg.kind,
+           "seed": task["seed"], "jobs": len(getattr(inst, "jobs", ()) or ())}
     try:
-        inst = _instance_of(task)
-        alg = get_algorithm(task["algorithm"])
-        options = dict(task["options"])
-        threads = None
         if alg.exact:
             params = inspect.signature(alg.func).parameters
             if "num_workers" in params and "num_workers" not in options:
@@ -567,19 +760,24 @@ def _solve_task(task: dict) -> dict:
         else:
             res = solve(inst, alg.name, seed=task["seed"], **options)
     except InstanceError as exc:
-        raise InstanceError(f"{task['name']}, {task['algorithm']}: {exc}", field="instances") from None
-    row = {"instance": task["name"], "problem": alg.problem.name, "algorithm": alg.name, "kind": alg.kind,
-           "seed": task["seed"], "jobs": len(getattr(inst, "jobs", ()) or ()), "status": res.status.value,
-           "objective": res.objective, "lower_bound": res.lower_bound, "gap": res.gap, "runtime_s": res.runtime_s,
-           "threads": threads}
+        return {"row": {**row, "status": "inapplicable", "threads": threads, "error": _one_line(exc)},
+                "result": None}
+    row.update({"status": res.status.value, "objective": res.objective, "lower_bound": res.lower_bound,
+                "gap": res.gap, "runtime_s": res.runtime_s, "threads": threads, "error": None})
     return {"row": row, "result": res if task["keep"] else None}
 
 
-def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
-    """The instance files a folder (its ``*.json``), a glob pattern or a list of paths names, sorted, each once.
+SOLVE_COLUMNS = ("instance", "problem", "algorithm", "kind", "seed", "jobs", "status", "objective", "lower_bound",
+                 "gap", "runtime_s", "threads", "error")
 
-    >>> len(find_instances("bundled:rar")) >= 30
-    True
+
+def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """The instance files a folder (its ``*.json``), a glob pattern or a list of paths names, sorted, each once;
+    the instances shipped with the package keep their ``bundled:`` names (each worker resolves them).
+
+    >>> names = find_instances("bundled:rar")
+    >>> len(names) >= 30, names[0].startswith("bundled:rar/")
+    (True, True)
     """
     from .io import BUNDLED_PREFIX, bundled_path
 
@@ -587,8 +785,19 @@ def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
         return list(dict.fromkeys(p for s in spec for p in find_instances(s)))
     text = os.fspath(spec)
     if text.startswith(BUNDLED_PREFIX):
-        folder = bundled_path("index.json").parent / text[len(BUNDLED_PREFIX):]
-        text = str(folder)
+        rel = text[len(BUNDLED_PREFIX):].strip("/")
+        if rel.endswith(".json") and not glob.has_magic(rel):
+            bundled_path(text)  # an unknown name stops here
+            return [text]
+        base = bundled_path("index.json").parent
+        files = base.glob(rel) if glob.has_magic(rel) else (base / rel).rglob("*.json") if (base / rel).is_dir() \
+            else iter(())
+        found = sorted(f"{BUNDLED_PREFIX}{q.relative_to(base).as_posix()}" for q in files
+                       if q.is_file() and q.name != "index.json")
+        if not found:
+            raise InstanceError(f"no bundled instance in {text!r} (optsched list instances shows them)",
+                                field="instances")
+        return found
     p = Path(text)
     if p.is_dir():
         found = sorted(str(q) for q in p.rglob("*.json") if q.name != "index.json")
@@ -602,13 +811,37 @@ def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     return found
 
 
+def _payload(src: Any) -> Any:
+    """What a task carries for an instance source: a file's parsed instance (read and checked here, once, so a bad
+    file stops the batch before any work and no worker needs the file), a ``bundled:`` name as is (the worker
+    resolves it in its own installation), an instance object as is."""
+    from .api import load_instance
+    from .io import BUNDLED_PREFIX
+
+    if isinstance(src, (str, os.PathLike)):
+        text = os.fspath(src)
+        if text.startswith(BUNDLED_PREFIX):
+            return text
+        try:
+            return load_instance(text)
+        except InstanceError as exc:
+            raise InstanceError(f"{text}: {exc}", field="instances") from None
+    return src
+
+
 def _problem_of_source(src: Any) -> str:
-    from .io import check_format, read_json
+    from .io import bundled_path, check_format, read_json
     from .registry import problem_for_format, problem_of
 
     if isinstance(src, str):
-        return problem_for_format(check_format(read_json(src))).name  # the tag only: the worker parses the file
-    return problem_of(src).name
+        prob = problem_for_format(check_format(read_json(bundled_path(src))))
+    elif isinstance(src, Mapping):
+        prob = problem_for_format(check_format(src))
+    else:
+        prob = problem_of(src)
+    if prob.evaluator is None:
+        raise InstanceError(f"a {prob.name} file is not an offline instance to solve", field="instances")
+    return prob.name
 
 
 def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_limit: float | None = None,
@@ -619,8 +852,9 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
     """Solve every instance with every algorithm of its problem once per seed; one row per run (instance, problem,
     algorithm, kind, seed, jobs, status, objective, lower_bound, gap, runtime_s, threads), in input order.
 
-    * ``instances``: a folder, a glob, ``bundled:rar``, a list of paths (each worker reads its files), or
-      instance objects (a list, or a ``{name: instance}`` mapping);
+    * ``instances``: a folder, a glob, ``bundled:rar``, a list of paths (read and checked here once; each task
+      carries its parsed instance, so workers need no access to the files), or instance objects (a list, or a
+      ``{name: instance}`` mapping);
     * ``algorithms``: names (default: every registered algorithm of each instance's problem); each runs on the
       instances of its own problem only;
     * ``time_limit``: seconds for the exact models (heuristics take none); ``deterministic_limit``: CP-SAT's
@@ -628,6 +862,10 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
       load; the others keep ``time_limit``); ``threads``: CP-SAT threads per task (default :func:`task_threads`);
       ``options``: ``{algorithm: {option: value}}``;
     * ``keep_results``: a ``result`` column with each :class:`~optsched.result.Result` (schedules included).
+
+    A run the algorithm refuses (brute force on more than 3 jobs) is a row with ``status="inapplicable"`` and the
+    reason in ``error``; a run that fails otherwise, ``status="error"`` and its one line (naming the worker).
+    ``table.attrs["tasks"]``: the :class:`TaskStats` of the run.
 
     :func:`optsched.plot.gap_table` turns the rows into gaps to the optimum or the best bound.
 
@@ -655,6 +893,7 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
         if v is not None and not (v > 0 and math.isfinite(v)):
             raise InstanceError(f"must be a positive number of seconds, got {v!r}", field=name)
     seed_list = _seeds(seeds)
+    named = [(n, _payload(v)) for n, v in named]
     problems = [_problem_of_source(v) for _, v in named]
     if algorithms is None:
         by_problem = {p: list(list_algorithms(p)) for p in set(problems)}
@@ -666,17 +905,26 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
             raise InstanceError(f"{', '.join(unused)} solve(s) none of the instances given (their problems: "
                                 f"{', '.join(sorted(set(problems)))})", field="algorithms")
     opts = {k: dict(v) for k, v in (options or {}).items()}
-    tasks = [{"instance": os.fspath(v) if isinstance(v, os.PathLike) else v, "name": n, "algorithm": a, "seed": s,
+    tasks = [{"instance": v, "name": n, "algorithm": a, "seed": s,
               "time_limit": time_limit, "deterministic_limit": deterministic_limit, "threads": threads,
               "options": opts.get(a, {}), "keep": keep_results}
              for (n, v), prob in zip(named, problems) for a in by_problem[prob] for s in seed_list]
     if not tasks:
         raise InstanceError("no algorithm applies to these instances", field="algorithms")
     require_memory(len(tasks), SOLVE_BYTES, "solves", field="instances")
-    out = _run_tasks(_solve_task, tasks, executor, workers, progress, "solve", "run")
-    table = pd.DataFrame([r["row"] for r in out])
+    out, stats = _run_tasks(_solve_task, tasks, executor, workers, progress, "solve", "run")
+    rows = []
+    for t, (state, r) in zip(tasks, out):
+        if state == "ok":
+            rows.append(r["row"])
+        else:
+            alg = get_algorithm(t["algorithm"])
+            rows.append({"instance": t["name"], "problem": alg.problem.name, "algorithm": alg.name, "kind": alg.kind,
+                         "seed": t["seed"], "status": "error", "error": r})
+    table = pd.DataFrame(rows, columns=list(SOLVE_COLUMNS))
     if keep_results:
-        table["result"] = [r["result"] for r in out]
+        table["result"] = [r["result"] if state == "ok" else None for state, r in out]
+    table.attrs["tasks"] = stats
     return table
 
 

@@ -38,10 +38,11 @@ class LineProgress:
 
     def update(self, k: int = 1) -> None:
         self.n += k
-        while self.n / self.total >= self._next and self._next < 1.0:
-            print(f"{self.desc}: {self._next:.0%} ({self.n:,}/{self.total:,} {self.unit})", file=self.stream,
-                  flush=True)
-            self._next += 0.25
+        frac = self.n / self.total
+        if self._next <= frac < 1.0:  # one line with the fraction done, however many quarters passed
+            print(f"{self.desc}: {frac:.0%} ({self.n:,}/{self.total:,} {self.unit})", file=self.stream, flush=True)
+            while self._next <= frac:
+                self._next += 0.25
 
     def close(self) -> None:
         print(f"{self.desc}: 100% ({self.n:,}/{self.total:,} {self.unit})", file=self.stream, flush=True)

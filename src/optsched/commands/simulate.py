@@ -182,6 +182,10 @@ def register(sub) -> None:
     sw.add_argument("--dask", type=dask_address("--dask"), default=None, metavar="local|tcp://HOST:PORT",
                     help="run the grid on Dask: 'local' starts a LocalCluster, an address joins a running "
                          "scheduler (pip install 'optsched[dask]')")
+    sw.add_argument("--send-trace", action="store_true", help="read the Philly trace here and send it to the "
+                                                              "workers (for workers without a data folder)")
+    sw.add_argument("--strict", action="store_true", help="exit 4 if a run of the grid failed (without it, a "
+                                                          "failed run is a row with its error; the rest is written)")
     p.set_defaults(func=run)
 
 
@@ -305,9 +309,10 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     n_tasks = len(scheds) * len(places) * len(adms) * len(loads) * len(seeds)
     workers = args.workers if args.workers is not None or args.dask else min(n_tasks, available_cores())
     t0 = time.perf_counter()
-    with executor(args.dask, workers) as ex:
-        result = sweep(grid, seeds=seeds, executor=ex, progress=progress)
+    with executor(args.dask, workers, dashboard=sys.stderr if progress else None) as ex:
+        result = sweep(grid, seeds=seeds, executor=ex, progress=progress, send_trace=args.send_trace)
     wall = time.perf_counter() - t0
+    failed = result.failed
     seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seed_text(seeds)}), mean and " \
                                                            "95% interval over seeds in brackets"
     servers = 32 if args.servers is None else args.servers
@@ -324,5 +329,10 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(markdown_table(result))
         print("written: " + ", ".join(str(p) for p in paths))
-    return 0
+    if args.dask is not None and not args.quiet and result.stats is not None:
+        print(f"Dask: {result.stats.text()}", file=sys.stderr)
+    if len(failed):
+        print(f"{len(failed)} of {len(result.runs)} runs failed (status and error in {args.name}.csv); first: "
+              f"{failed['error'].iloc[0]}", file=sys.stderr)
+    return 4 if args.strict and len(failed) else 0
 

@@ -35,7 +35,9 @@ def register(sub) -> None:
                                    "folder, a quoted glob or several files, solve them all (in parallel; --dask "
                                    "for a Dask cluster) and print every run and each algorithm's gap to the "
                                    "optimum or best bound. Exit code 0 when every run found a schedule, 3 when "
-                                   "an exact model stopped (time limit) without one.",
+                                   "an exact model stopped (time limit) without one; a run that fails or an "
+                                   "algorithm that refuses an instance (brute force on more than 3 jobs) is a row "
+                                   "with its reason, and only --strict makes it fail the batch (exit 4).",
                        epilog="Examples: optsched solve tiny.json; optsched solve tiny.json -a exact "
                               "--time-limit 30 -o tiny.schedule.json; optsched solve instances/ -a ff,sjf-bco,exact "
                               "--time-limit 10 --json; optsched solve --list")
@@ -73,10 +75,15 @@ def register(sub) -> None:
     b.add_argument("--threads", type=positive_int("--threads", 1024), default=None,
                    help="CP-SAT threads per run (default: the worker's cores / runs at once on it)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--strict", action="store_true",
+                   help=f"exit {FAILED} if a run failed, or an algorithm named with -a refused an instance "
+                        "(without it, failed and inapplicable runs are rows with their reason, and the exit code "
+                        "says only whether every run that applied found a schedule)")
     p.set_defaults(func=run)
 
 
 NO_SCHEDULE = 3  # exit code: an exact model stopped before finding any schedule
+FAILED = 4  # exit code of a batch with --strict: a run failed, or an algorithm named with -a refused an instance
 
 
 def print_algorithms(problem: str | None = None) -> None:
@@ -114,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     if is_batch(args.instance):
         return run_batch(args)
     for flag, value in (("--seeds", args.seeds), ("--out-dir", args.out_dir), ("--table", args.table),
-                        ("--workers", args.workers), ("--dask", args.dask), ("--threads", args.threads)):
+                        ("--workers", args.workers), ("--dask", args.dask), ("--threads", args.threads),
+                        ("--strict", args.strict or None)):
         if value is not None:
             raise InstanceError("applies to a batch (a folder, a glob or several files), not to one instance",
                                 field=flag)
@@ -192,19 +200,23 @@ def run_batch(args: argparse.Namespace) -> int:
     algs = None if args.algorithm == "all" else (
         [a.strip() for a in args.algorithm.split(",") if a.strip()] if args.algorithm else "default")
     if algs == "default":
-        from ..io import check_format, read_json
+        from ..io import BUNDLED_PREFIX, bundled_path, check_format, read_json
         from ..registry import problem_for_format
 
-        algs = sorted({problem_for_format(check_format(read_json(f))).default_algorithm or "" for f in files} - {""})
+        algs = sorted({problem_for_format(check_format(read_json(bundled_path(f) if f.startswith(BUNDLED_PREFIX)
+                                                                 else f))).default_algorithm or ""
+                       for f in files} - {""})
     if not algs and algs is not None:
         raise InstanceError("give at least one algorithm", field="--algorithm")
     seeds = args.seeds if args.seeds is not None else [args.seed]
     progress = not args.no_progress and not args.json
     workers = args.workers if args.workers is not None or args.dask else min(len(files), available_cores())
-    with executor(args.dask, workers) as ex:
+    with executor(args.dask, workers, dashboard=sys.stderr if progress else None) as ex:
         runs = solve_many(files, algs, args.time_limit, ex, seeds=seeds, threads=args.threads,
                           deterministic_limit=args.deterministic_limit, keep_results=args.out_dir is not None,
                           progress=progress)
+    if args.dask is not None and not args.json:
+        print(f"Dask: {runs.attrs['tasks'].text()}", file=sys.stderr)
     gaps = gap_table(runs)
     summary = gap_summary(gaps)
     written = []
@@ -243,5 +255,14 @@ def run_batch(args: argparse.Namespace) -> int:
             print(f"{len(written)} schedules written to {args.out_dir}", file=out)
         if args.table and args.table != "-":
             print(f"table written to {args.table}", file=out)
-    return 0 if runs["objective"].notna().all() else NO_SCHEDULE
+    failed = runs[runs["status"] == "error"]
+    refused = runs[runs["status"] == "inapplicable"]
+    for kind, rows in (("failed", failed), ("did not apply", refused)):
+        if len(rows):
+            print(f"{len(rows)} of {len(runs)} runs {kind}; first: {rows['instance'].iloc[0]} "
+                  f"{rows['algorithm'].iloc[0]}: {rows['error'].iloc[0]}", file=sys.stderr)
+    if args.strict and (len(failed) or (algs is not None and len(refused))):
+        return FAILED
+    applied = runs[~runs["status"].isin(["error", "inapplicable"])]
+    return 0 if applied["objective"].notna().all() else NO_SCHEDULE
 

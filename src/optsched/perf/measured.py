@@ -1,4 +1,4 @@
-"""DeepShare's measured contention table (paper 004), read in place from ``deepshare-contention/``.
+"""DeepShare's measured contention table (paper 004), shipped with the package (Apache-2.0, ``perf/deepshare/``).
 
 A job's ``model`` is one of the six profiled models (MobileNetV3, GraphSage, FSDP, Transformer-XL, DLRM, MoE)
 and its ``gpus`` one of 2, 4, 8; its ``iterations`` count *samples* (``total_samples_trained.csv`` gives one
@@ -25,8 +25,10 @@ Two options serve the repository's round semantics (``docs/algorithms/rl-content
 observations read it); :meth:`MeasuredPerf.fresh_ratios` the ratios of any configuration (policies predict
 with it, the exact model of :mod:`optsched.exact.contention` uses it).
 
-The tables are read from ``folder`` (default: ``deepshare-contention/`` in the data folder of
-:mod:`optsched.data`). A toy pair of tables in the same layout:
+The tables are read from ``folder``; by default from the copy shipped inside the package
+(``optsched/perf/deepshare/``, Apache-2.0, its license beside it), so an installed wheel needs no data folder,
+else from ``deepshare-contention/`` in the data folder of :mod:`optsched.data`. A toy pair of tables in the same
+layout:
 
 >>> import os, tempfile
 >>> from types import SimpleNamespace as NS
@@ -49,14 +51,11 @@ import functools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data import data_path
+from ..data import data_path, packaged_folder
 from ..errors import InstanceError
 from ..io import read_text
 from ..problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
 from .base import ColocationLike, JobLike, PerfModel, PlacementLike, RunningJobLike, held_gpus
-
-# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
-__doctest_requires__ = {"hour_samples": "deepshare-contention"}
 
 RATIO_FLOOR = 0.35
 
@@ -68,9 +67,15 @@ def _key(text: str) -> Key:
     return model.strip(), int(g), int(n)
 
 
+def packaged_tables() -> Path | None:
+    """The folder of DeepShare's tables shipped with the package (None if a build left them out)."""
+    return packaged_folder("deepshare-contention")
+
+
 @functools.lru_cache(maxsize=8)
 def _tables(folder: str | None) -> tuple[dict, dict, dict]:
-    base = Path(folder) if folder is not None else data_path("deepshare-contention")
+    base = Path(folder) if folder is not None else (packaged_tables() or data_path("deepshare-contention",
+                                                                                   "isolated_thp.csv").parent)
     rows = list(csv.reader(read_text(base / "isolated_thp.csv", encoding="utf-8-sig").splitlines()))
     isolated = {_key(r[0]): float(r[1]) for r in rows[1:] if r}
     rows = list(csv.reader(read_text(base / "shared_thp_ratio.csv", encoding="utf-8-sig").splitlines()))
@@ -227,4 +232,4 @@ class MeasuredPerf(PerfModel):
 
 
 __all__ = ["DEMANDS", "LEGAL_SPLITS", "MODELS", "MULTI_SPLITS", "RATIO_FLOOR", "MeasuredPerf", "hour_samples",
-           "load_tables"]
+           "load_tables", "packaged_tables"]
