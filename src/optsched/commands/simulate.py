@@ -240,7 +240,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.sweep:
         return run_sweep_cli(args)
-    for flag, value in (("--seeds", args.seeds), ("--dask", args.dask), ("--workers", args.workers)):
+    for flag, value in (("--seeds", args.seeds), ("--dask", args.dask), ("--workers", args.workers),
+                        ("--send-trace", args.send_trace or None), ("--strict", args.strict or None)):
         if value is not None:
             raise InstanceError("applies to --sweep only (one run is one process)", field=flag)
     if args.workload is None:
