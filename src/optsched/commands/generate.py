@@ -26,7 +26,8 @@ from . import _generate_deadline
 from ._args import add_seed_and_output, positive_float, positive_int
 from ._generate_contention import summary as _summary_contention
 
-MAX_TOTAL_JCT_JOBS = 10_000
+MAX_TOTAL_JCT_JOBS = 10_000  # optsched.generators.total_jct.MAX_JOBS (not imported: it loads numpy)
+
 
 
 def _register_rar(kinds) -> None:

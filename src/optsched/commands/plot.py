@@ -10,6 +10,7 @@ writes its status and lower bound), else, for RAR-DDLS, from the certified lower
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ._args import non_negative_float, output_file, positive_float
@@ -43,7 +44,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..api import load_instance
     from ..errors import InstanceError
-    from ..io import read_json, schedule_from_dict
+    from ..io import check_output, read_json, schedule_from_dict
     from ..plot import gantt, save_axes, schedule_segments, write_chrome_trace
     from ..registry import problem_of
 
@@ -51,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         raise InstanceError("give -o FILE.png and/or --trace FILE.json", field="-o")
     if args.output == "-" and args.trace == "-":
         raise InstanceError("-o - and --trace - both write to standard output", field="--trace")
+    for flag, path in (("-o", args.output), ("--trace", args.trace)):
+        if path is not None:
+            check_output(path, flag, inputs=[args.instance, args.schedule])
+    if args.output is not None and args.trace is not None and args.output != "-" and \
+            os.path.realpath(args.output) == os.path.realpath(args.trace):
+        raise InstanceError("is the same file as -o", field="--trace")
     inst = load_instance(args.instance)
     data = read_json(args.schedule)
     sched = schedule_from_dict(data)
