@@ -1,11 +1,15 @@
 """The bad-input suite of the CLI (issue 15) run as a new user runs it: each case in a fresh process, against any
 source tree, classified by outcome. Prints the count per outcome (and lists the cases that are not clean).
 
-Run: ``.venv/bin/python benchmarks/bad_inputs.py [--src OTHER/src] [--timeout 60]``. The cases live in
-``tests/bad_inputs.py``; ``tests/test_bad_inputs.py`` asserts the same expectations in process.
+Run: ``.venv/bin/python benchmarks/bad_inputs.py [--src OTHER/src] [--timeout 60] [--only SUBSTRING]``. The cases
+live in ``tests/bad_inputs.py``; ``tests/test_bad_inputs.py`` asserts the same expectations in process. Standard
+output is read through a pipe, so ``-o /dev/stdout`` cases are the pipe cases; the signal cases send SIGINT or
+SIGTERM to an exact solve and wait at most 5 s for it to end.
 
-Outcomes: ``clean`` (the expected exit code, one line on stderr, no traceback, nothing left behind), ``traceback``,
-``accepted`` (exit 0 for a bad input), ``wrong code``, ``several lines``, ``file left behind``, ``timeout``.
+Outcomes: ``clean`` (the expected exit code, one line on stderr, no traceback, nothing left behind, every input as it
+was), ``traceback``, ``hang`` (no exit within the timeout, or 5 s after the signal), ``accepted`` (exit 0 for a bad
+input), ``wrong exit code``, ``destroyed`` (an input file, a link or an existing output was replaced),
+``several lines``, ``file left behind``.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,54 +30,76 @@ sys.path.insert(0, str(ROOT / "tests"))
 import bad_inputs  # noqa: E402
 
 
-def classify(code: int | None, err: str, expected: int, left: set[str]) -> str:
+def classify(code: int | None, err: str, expected: int, left: set[str], destroyed: bool = False,
+             lines_expected: bool = False) -> str:
     if code is None:
-        return "timeout"
+        return "hang"
     if "Traceback" in err:
         return "traceback"
+    if destroyed:
+        return "destroyed"
     if expected != 0 and code == 0:
         return "accepted"
     if code != expected:
-        return "wrong code"
-    if expected != 0 and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
+        return "wrong exit code"
+    if expected != 0 and not lines_expected and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
         return "several lines"
     if expected != 0 and left:
         return "file left behind"
     return "clean"
 
 
-def run_case(src: str, argv: list[str], expected: int, timeout: float) -> tuple[str, str]:
+def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures: Path,
+             sig: str | None = None, delay: float = 0.0) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
-        paths = bad_inputs.make_fixtures(Path(tmp) / "fixtures")
+        paths = bad_inputs.make_fixtures(fixtures)
+        inputs = bad_inputs.snapshot(paths)
         work.mkdir()
         out = str(work / "out")
         before = bad_inputs.files_under(work)
         env = {**os.environ, "PYTHONPATH": src}
+        cmd = [sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)]
+        p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL)
         try:
-            p = subprocess.run([sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)], cwd=work,
-                               env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-            code, err = p.returncode, p.stderr
+            if sig is not None:
+                time.sleep(delay)
+                p.send_signal(getattr(signal, sig))
+                timeout = 5.0
+            _, err = p.communicate(timeout=timeout)
+            code: int | None = p.returncode
         except subprocess.TimeoutExpired:
-            code, err = None, ""
+            p.kill()
+            _, err = p.communicate()
+            code = None
+        destroyed = bad_inputs.snapshot(paths) != inputs
         left = bad_inputs.files_under(work) - before
-        return classify(code, err, expected, left), (err.strip().splitlines() or [""])[-1][:160]
+        if sig is not None:  # a summary and the schedule written are expected: the exit code decides
+            left = set()
+        return classify(code, err, expected, left, destroyed, lines_expected=sig is not None), (err.strip().splitlines() or [""])[-1][:160]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", default=str(ROOT / "src"), help="source tree to test (default: this checkout's)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     args = ap.parse_args(argv)
     counts: collections.Counter[str] = collections.Counter()
     bad = []
-    for name, av, expected in bad_inputs.CASES:
-        outcome, last = run_case(args.src, av, expected, args.timeout)
-        counts[outcome] += 1
-        if outcome != "clean":
-            bad.append((name, outcome, last))
-        print(f"{outcome:>16}  {name}", flush=True)
-    print(f"\n{len(bad_inputs.CASES)} cases against {args.src}:")
+    cases = [(n, av, e, None, 0.0) for n, av, e in bad_inputs.CASES] + list(bad_inputs.SIGNAL_CASES)
+    cases = [c for c in cases if args.only in c[0]]
+    with tempfile.TemporaryDirectory() as fx:
+        for name, av, expected, sig, delay in cases:
+            # fixtures are rewritten before each case (make_fixtures), so a destroyed input never leaks into the next
+            fixtures = Path(fx) / "fixtures"
+            outcome, last = run_case(args.src, av, expected, args.timeout, fixtures, sig, delay)
+            counts[outcome] += 1
+            if outcome != "clean":
+                bad.append((name, outcome, last))
+            print(f"{outcome:>16}  {name}", flush=True)
+    print(f"\n{len(cases)} cases against {args.src}:")
     for outcome, n in counts.most_common():
         print(f"  {outcome:>16}: {n}")
     for name, outcome, last in bad:

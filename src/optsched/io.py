@@ -109,6 +109,8 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InstanceError(f"malformed JSON in {p} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InstanceError(f"JSON in {p} is nested too deeply to be an optsched file") from None
+    except ValueError as exc:  # Python's limit on integer digits (4,300 by default): no optsched field needs more
+        raise InstanceError(f"JSON in {p} holds a number too long to read ({exc})") from None
 
 
 _UMASK: int | None = None
