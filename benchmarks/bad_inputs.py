@@ -77,7 +77,8 @@ def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures:
         left = bad_inputs.files_under(work) - before
         if sig is not None:  # a summary and the schedule written are expected: the exit code decides
             left = set()
-        return classify(code, err, expected, left, destroyed, lines_expected=sig is not None), (err.strip().splitlines() or [""])[-1][:160]
+        last = (err.strip().splitlines() or [""])[-1][:160]
+        return classify(code, err, expected, left, destroyed, lines_expected=sig is not None), last
 
 
 def main(argv: list[str] | None = None) -> int:

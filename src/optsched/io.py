@@ -291,6 +291,26 @@ def check_output(path: str | os.PathLike, name: str = "-o", *,
     os.unlink(probe)
 
 
+def writes_to_stdout(path: str | os.PathLike | None) -> bool:
+    """Whether writing ``path`` writes this process's standard output: ``"-"``, or a name of the same file
+    (``/dev/stdout``, ``/proc/self/fd/1``, the terminal or pipe itself): a command then prints its messages on
+    standard error, so that the output stays alone on the pipe.
+
+    >>> writes_to_stdout("-"), writes_to_stdout(None), writes_to_stdout("out.json")
+    (True, False, False)
+    """
+    if path is None:
+        return False
+    text = os.fspath(path)
+    if text == "-":
+        return True
+    try:
+        st, out = os.stat(text), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, _io.UnsupportedOperation):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)

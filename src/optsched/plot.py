@@ -161,12 +161,10 @@ def gantt(instance: Any, schedule: Schedule, ax: Axes | None = None, *, optimum:
     ``bound`` (a lower bound on it) as dashed lines when given."""
     seg = assign_lanes(schedule_segments(instance, schedule), _capacity(instance))
     cap = _capacity(instance)
-    for s, g in seg.groupby("server", sort=False):  # the evaluator's verdict, checked again on what is drawn
-        over = [ls for ls in g["lanes"] if ls and max(ls) >= cap[s]]
-        if over:
-            job = str(g.loc[g["lanes"].map(lambda ls: bool(ls) and max(ls) >= cap[s]), "job"].iloc[0])
-            raise InstanceError(f"the schedule uses more than the {cap[s]} GPUs of server {s!r}",
-                                field="placement", job=job)
+    for _, r in seg.iterrows():  # the evaluator's verdict, checked again on what is drawn
+        if r["lanes"] and max(r["lanes"]) >= cap[r["server"]]:
+            raise InstanceError(f"the schedule uses more than the {cap[r['server']]} GPUs of server "
+                                f"{r['server']!r}", field="placement", job=str(r["job"]))
     ax = _new_axes(ax, (8, max(3.0, 0.25 * sum(cap.values()) + 1.5)))
     colours = _job_colours(list(dict.fromkeys(seg["job"])))
     base, y = {}, 0.0

@@ -67,3 +67,14 @@ def summary(inst) -> str:
     when = "all at t = 0" if all(j.arrival_s == 0 for j in inst.jobs) else "Poisson arrivals"
     return (f"{inst.name}: {inst.n_jobs} jobs (mix {inst.meta.get('mix', '?')}, {inst.meta.get('variant', '?')} "
             f"ratios; {mix}), {when}, {inst.nodes} x {inst.gpus_per_node} GPUs, {inst.round_s:g} s rounds")
+
+
+def summary_workload(wl) -> str:
+    """One line for a workload file (``--workload``): jobs, their GPUs, the arrival span."""
+    sizes: dict[int, int] = {}
+    for j in wl.jobs:
+        sizes[j.gpus] = sizes.get(j.gpus, 0) + 1
+    mix = ", ".join(f"{g} GPUs x{c}" for g, c in sorted(sizes.items()))
+    last = max((j.arrival_s for j in wl.jobs), default=0.0)
+    when = "all at t = 0" if last == 0 else f"arrivals over {last / 3600:.3g} h"
+    return f"{getattr(wl, 'name', '') or 'workload'}: {len(wl.jobs)} jobs ({mix}), {when}"

@@ -25,6 +25,7 @@ from typing import Callable
 from . import _generate_deadline
 from ._args import add_seed_and_output, positive_float, positive_int
 from ._generate_contention import summary as _summary_contention
+from ._generate_contention import summary_workload as _summary_workload
 
 MAX_TOTAL_JCT_JOBS = 10_000  # optsched.generators.total_jct.MAX_JOBS (not imported: it loads numpy)
 
@@ -171,7 +172,8 @@ KINDS: dict[str, Callable | str] = {
 # problem name -> one-line summary (problems without one print the class name)
 SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
                                   "placement": _summary_placement,
-                                  "deadline": _generate_deadline.summary, "contention": _summary_contention}
+                                  "deadline": _generate_deadline.summary, "contention": _summary_contention,
+                                  "workload": _summary_workload}
 
 
 def register(sub) -> None:

@@ -181,7 +181,6 @@ def _policy(spec: str):
     if spec.endswith(".zip"):
         _need_rl()
         from ..rl.export import numpy_policy
-        from ..rl.train import load_model
 
         if not Path(spec).exists():
             raise InstanceError(f"no such file {spec!r}", field="--policy")

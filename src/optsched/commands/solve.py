@@ -35,7 +35,9 @@ def register(sub) -> None:
                                    "folder, a quoted glob or several files, solve them all (in parallel; --dask "
                                    "for a Dask cluster) and print every run and each algorithm's gap to the "
                                    "optimum or best bound. Exit code 0 when every run found a schedule, 3 when "
-                                   "an exact model stopped (time limit) without one.",
+                                   "an exact model stopped (time limit) without one; Ctrl-C (130) or SIGTERM (143) "
+                                   "stops an exact model at once, and its best schedule so far is printed and "
+                                   "written with status 'interrupted'.",
                        epilog="Examples: optsched solve tiny.json; optsched solve tiny.json -a exact "
                               "--time-limit 30 -o tiny.schedule.json; optsched solve instances/ -a ff,sjf-bco,exact "
                               "--time-limit 10 --json; optsched solve --list")
@@ -125,11 +127,12 @@ def run_one(args: argparse.Namespace) -> int:
     from ..api import evaluate, load_instance, solve
     from ..errors import InstanceError
     from ..exact._cpsat import heartbeat
-    from ..io import check_output, save_schedule
+    from ..io import check_output, save_schedule, writes_to_stdout
     from ..registry import get_algorithm, problem_of
     from ..result import SolveStatus
 
-    if args.json and args.output == "-":
+    to_stdout = writes_to_stdout(args.output)
+    if args.json and to_stdout:
         raise InstanceError("--json and -o - both write to standard output: give -o a file", field="--json")
     if args.output is not None:
         check_output(args.output, "-o", inputs=args.instance)
@@ -153,7 +156,7 @@ def run_one(args: argparse.Namespace) -> int:
                 raise
             raise InstanceError(f"{name} is not a CP-SAT model", field="--deterministic-limit") from None
     # the summary goes to stdout unless the schedule itself does, or --json takes stdout
-    out = sys.stderr if (args.output == "-" or args.json) else sys.stdout
+    out = sys.stderr if (to_stdout or args.json) else sys.stdout
     limit = res.info.get("limit")
     # which limit applied says something only when a limit stopped the run (not on a proven optimum)
     stopped = res.status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN)
@@ -176,7 +179,7 @@ def run_one(args: argparse.Namespace) -> int:
         makespan = getattr(ev, "makespan", None)
         save_schedule(res.schedule, args.output, makespan=makespan, status=str(res.status),
                       lower_bound=res.lower_bound, runtime_s=round(res.runtime_s, 6), seed=res.seed, **extra)
-        if args.output != "-":
+        if not to_stdout:
             print(f"schedule written to {args.output}"
                   + (" (status 'interrupted': the best schedule found before the signal)" if signal_exit else ""),
                   file=out)

@@ -288,11 +288,12 @@ def _run_stoppable(sol: cp_model.CpSolver, model: cp_model.CpModel, callback: An
 
 
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None,
-          on_solution: Callable[[Any], None] | None = None) -> Run:
+          on_solution: Callable[[Any], None] | None = None, scale: float = 1.0) -> Run:
     """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
     ``log_callback`` attached, or one another thread may stop (the parameters are written into it);
     ``on_solution`` (optional) is called with CP-SAT's solution callback (``objective_value``, ``value(...)``)
-    at every improving solution.
+    at every improving solution. ``scale``: the model's objective is the problem's times ``scale`` (an integer
+    model of a real objective); the heartbeat prints the problem's figures (the run keeps the model's).
 
     Ctrl-C or SIGTERM (under the CLI) stops the search within a fraction of a second: the run then has status
     ``interrupted`` with the best solution found. A run stopped by its limit whose solution meets its proven
@@ -306,7 +307,7 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     callback = _improvements(best if beat is not None else None, on_solution) \
         if beat is not None or on_solution is not None else None
     if beat is not None:
-        threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best), daemon=True).start()
+        threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best, scale), daemon=True).start()
     try:
         try:
             code, signal_name = _run_stoppable(sol, model, callback)
@@ -332,7 +333,7 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     elif status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN) and signal_name is not None:
         status = SolveStatus.INTERRUPTED
     if beat is not None:
-        _beat(beat[1], t0, [objective, bound], final=status.value)
+        _beat(beat[1], t0, _scaled([objective, bound], scale), final=status.value)
     return Run(status, code.name, objective, bound, sol.wall_time, params, sol, dropped_hint,
                signal_name if status == SolveStatus.INTERRUPTED else None)
 
@@ -346,10 +347,15 @@ def meets(objective: float, bound: float) -> bool:
     return abs(objective - bound) <= 1e-9 * max(1.0, abs(objective), abs(bound))
 
 
-def _heartbeat_loop(stop: threading.Event, beat: tuple[float, TextIO], t0: float, best: list[float | None]) -> None:
+def _heartbeat_loop(stop: threading.Event, beat: tuple[float, TextIO], t0: float, best: list[float | None],
+                    scale: float = 1.0) -> None:
     every, stream = beat
     while not stop.wait(every):
-        _beat(stream, t0, best)
+        _beat(stream, t0, _scaled(best, scale))
+
+
+def _scaled(figures: list[float | None], scale: float) -> list[float | None]:
+    return [None if v is None else v / scale for v in figures]
 
 
 def _improvements_class() -> type:
