@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import bad_inputs  # noqa: E402
+from optsched.data import find_data_root  # noqa: E402
+
+DATA = find_data_root()
 
 
 def classify(code: int | None, err: str, expected: int, left: set[str], destroyed: bool = False,
@@ -59,6 +62,8 @@ def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures:
         out = str(work / "out")
         before = bad_inputs.files_under(work)
         env = {**os.environ, "PYTHONPATH": src}
+        if DATA is not None:  # the shared data as this checkout finds it (the cases run in a temporary folder)
+            env.setdefault("OPTSCHED_DATA", str(DATA))
         cmd = [sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)]
         p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              stdin=subprocess.DEVNULL)
@@ -89,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     counts: collections.Counter[str] = collections.Counter()
     bad = []
-    cases = [(n, av, e, None, 0.0) for n, av, e in bad_inputs.CASES] + list(bad_inputs.SIGNAL_CASES)
+    cases = [(n, av, e, None, 0.0) for n, av, e in bad_inputs.CASES] + \
+        [(n, av, e, sig, delay) for n, av, sig, delay, e in bad_inputs.SIGNAL_CASES]
     cases = [c for c in cases if args.only in c[0]]
     with tempfile.TemporaryDirectory() as fx:
         for name, av, expected, sig, delay in cases:

@@ -102,6 +102,7 @@ def make_fixtures(root: Path) -> dict[str, str]:
         "rar_nan": _patched(_rar(), "cluster.intra_bandwidth", "NaN"),
         "rar_servers_obj": _patched(_rar(), "cluster.servers", {"s0": 4}),
         "rar_dup_server": _patched(_rar(), "cluster.servers.1.id", "s0"),
+        "rar_server_1e9": _patched(_rar(), "cluster.servers.0.gpus", 10**9),
         "rar_slow": _patched(_rar(), "jobs.0.backward_time", 5.0),
         "rar_bool": _patched(_rar(), "horizon", True),
         "tjct_neg": _patched(_tjct(), "jobs.0.modes.0.duration", -2),
@@ -395,6 +396,9 @@ case("plot-out-dev-full", "plot {rar} {sched} --trace /dev/full")
 case("simulate-out-is-the-workload", f"simulate {{wl}} {SIM} --servers 1 -o {{wl}}")
 case("simulate-trace-is-the-workload", f"simulate {{ok_csv}} {SIM} --servers 1 --trace {{ok_csv}}")
 case("solve-bigint-in-instance", "solve {rar_bigint} -a ff")
+case("solve-server-of-1e9-gpus", "solve {rar_server_1e9} -a ff")
+case("evaluate-server-of-1e9-gpus", "evaluate {rar_server_1e9} {sched}")
+case("plot-server-of-1e9-gpus", "plot {rar_server_1e9} {sched} -o {out}.png")
 case("evaluate-bigint-in-instance", "evaluate {rar_bigint} {sched}")
 case("generate-deadline-lam-huge", "generate deadline --lam 1e9 -o {out}")
 case("generate-deadline-window-huge", "generate deadline --window-h 1e12 -o {out}")

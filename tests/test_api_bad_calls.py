@@ -65,6 +65,18 @@ def _place(*a: Any, **k: Any):
     return place(*a, **k)
 
 
+def _workload():
+    from optsched.generators.contention import random_contention_instance, to_workload
+
+    return to_workload(random_contention_instance(jobs=2, seed=0))
+
+
+def _huge_cluster():
+    data = optsched.to_dict(_rar())
+    data["cluster"]["servers"][0]["gpus"] = 10**9
+    return optsched.from_dict(data)
+
+
 def _sched(*jobs: tuple[str, float, dict]) -> Schedule:
     return Schedule(tuple(ScheduledJob(j, s, p) for j, s, p in jobs))
 
@@ -145,8 +157,10 @@ case("solve-det-limit-nan", "deterministic_limit",
      lambda: optsched.solve(_rar(), "exact", deterministic_limit=NAN))
 case("solve-det-limit-heuristic", "deterministic_limit",
      lambda: optsched.solve(_rar(), "ff", deterministic_limit=1))
-case("solve-workload", "instance", lambda: optsched.solve(optsched.load("bundled:rar/rar-paper-j3-s2-seed0.json")
-                                                          and optsched.generate("contention", jobs=2)))
+case("solve-workload", "instance", lambda: optsched.solve(_workload()))
+case("evaluate-workload", "", lambda: optsched.evaluate(_workload(), _rar_sched()))
+
+case("solve-server-of-1e9-gpus", "gpus", lambda: optsched.solve(_huge_cluster(), "ff"))
 
 # -- evaluate ----------------------------------------------------------------------------------------------------
 case("evaluate-none-schedule", "schedule", lambda: optsched.evaluate(_rar(), None))
@@ -156,6 +170,7 @@ case("evaluate-result", "schedule", lambda: optsched.evaluate(_rar(), optsched.s
 case("evaluate-none-instance", "instance", lambda: optsched.evaluate(None, _rar_sched()))
 case("evaluate-path-instance", "instance", lambda: optsched.evaluate("x.json", _rar_sched()))
 case("evaluate-rar-sched-on-tjct", "job", lambda: optsched.evaluate(_tjct(), _rar_sched()))
+case("evaluate-server-of-1e9-gpus", "gpus", lambda: optsched.evaluate(_huge_cluster(), _rar_sched()))
 case("evaluate-empty-schedule", "job", lambda: optsched.evaluate(_rar(), Schedule(())))
 case("evaluate-unknown-server", "s9", lambda: optsched.evaluate(_rar(), _sched(*[
     (j.id, 0, {"s9": j.gpus}) for j in _rar().jobs])))

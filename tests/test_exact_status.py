@@ -77,3 +77,15 @@ def test_a_signal_stops_an_exact_solve_and_labels_it_interrupted(tmp_path, sig, 
         doc = json.loads(out.read_text())
         assert doc["status"] == "interrupted", doc["status"]
         assert "status=interrupted" in stdout
+
+
+def test_solve_many_passes_the_deterministic_limit_to_the_cpsat_models():
+    from optsched.experiments import SerialExecutor, solve_many
+
+    insts = {"a": optsched.generate("rar", jobs=4, servers=2, seed=3),
+             "d": optsched.generate("deadline", lam=0.5, window_h=2, seed=1)}
+    runs = solve_many(insts, ["exact", "deadline-cpsat"], deterministic_limit=5, threads=1,
+                      executor=SerialExecutor(), keep_results=True, progress=False)
+    for res in runs["result"]:
+        assert res.info["limit"] == "deterministic", res.info  # dropped, the 60-s wall-clock default applied
+        assert res.info["time_limit_s"] is None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overlo
 
 from .errors import InstanceError, SolverError
 from .io import BUNDLED_PREFIX, bundled_path, check_format, check_output, read_json, write_json
+from .limits import require_memory
 from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
 
@@ -178,16 +179,25 @@ def generate(problem: str, **params: Any) -> ProblemData:
         raise InstanceError(f"bad parameters for the {problem!r} generator: {exc}", field="generate") from None
 
 
+# what the algorithms keep per GPU of the cluster (per-GPU availability, loads and placements: an estimate); a
+# file naming a server of 10^9 GPUs is refused here rather than after minutes of allocation (issue 28)
+GPU_BYTES = 1_000
+
+
+def _fits_in_memory(instance: Any) -> None:
+    cluster = getattr(instance, "cluster", None)
+    total = getattr(cluster, "total_gpus", None)
+    if isinstance(total, int):
+        require_memory(total, GPU_BYTES, "GPUs", field="cluster.servers")
+
+
 def _instance_problem(instance: Any) -> Any:
     """The problem of an instance given to :func:`solve` or :func:`evaluate`, or :class:`InstanceError` naming
-    ``instance`` (a path, ``None`` or a workload are not instances to solve)."""
+    ``instance`` (a path or ``None`` is not an instance)."""
     if isinstance(instance, (str, os.PathLike)):
         raise InstanceError(f"must be an instance object; load the file first: optsched.load({instance!r:.60})",
                             field="instance")
-    prob = problem_of(instance)
-    if prob.evaluator is None:
-        raise InstanceError(f"a {prob.name} is not an offline instance to solve or evaluate", field="instance")
-    return prob
+    return problem_of(instance)
 
 
 def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
@@ -196,6 +206,7 @@ def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
     if not isinstance(schedule, Schedule):
         raise InstanceError(f"must be a Schedule, got {type(schedule).__name__}", field="schedule")
     evaluator = _instance_problem(instance).resolve_evaluator()
+    _fits_in_memory(instance)
     result: Evaluation = evaluator(instance, schedule)
     return result
 
@@ -216,8 +227,8 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
     _seed(seed)
     name = algorithm or prob.default_algorithm
     if name is None:
-        raise InstanceError(f"problem {prob.name!r} has no algorithms (it is simulated, not solved)",
-                            field="algorithm")
+        raise InstanceError(f"a {prob.name} has no algorithms: it is simulated, not solved (optsched.sim.simulate)",
+                            field="instance")
     spec = get_algorithm(name)
     if spec.problem is not prob:
         raise InstanceError(f"algorithm {name!r} solves {spec.problem.name}, not {prob.name} "
@@ -228,6 +239,7 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
             raise InstanceError(f"must be a positive number of seconds, got {time_limit!r:.60}", field="time_limit")
         if not spec.exact:
             raise InstanceError(f"applies to exact models only; {name} is a heuristic", field="time_limit")
+    _fits_in_memory(instance)
     t0 = time.perf_counter()
     try:
         out = spec.func(instance, seed=seed, time_limit=time_limit, **options)

@@ -74,6 +74,9 @@ def save_axes(ax: Axes, path: str | os.PathLike, dpi: int = 110) -> None:
 
 
 # -- offline schedules ---------------------------------------------------------------------------------------
+MAX_GANTT_GPUS = 10_000  # rows of a Gantt chart (its height grows with them): beyond, a picture nobody can read
+
+
 def _capacity(instance: Any) -> dict[str, int]:
     cluster = getattr(instance, "cluster", None)
     if cluster is not None:
@@ -159,8 +162,11 @@ def gantt(instance: Any, schedule: Schedule, ax: Axes | None = None, *, optimum:
     """A Gantt chart of an offline schedule: one row per GPU, grouped by server (server names on the left), each
     job a bar on the GPUs it holds; the makespan as a solid line, ``optimum`` (a proven optimal makespan) and
     ``bound`` (a lower bound on it) as dashed lines when given."""
-    seg = assign_lanes(schedule_segments(instance, schedule), _capacity(instance))
     cap = _capacity(instance)
+    if sum(cap.values()) > MAX_GANTT_GPUS:
+        raise InstanceError(f"a Gantt chart draws one row per GPU: {sum(cap.values()):,} GPUs are more than "
+                            f"{MAX_GANTT_GPUS:,} (use --trace, or chrome_trace, for large clusters)", field="instance")
+    seg = assign_lanes(schedule_segments(instance, schedule), cap)
     for _, r in seg.iterrows():  # the evaluator's verdict, checked again on what is drawn
         if r["lanes"] and max(r["lanes"]) >= cap[r["server"]]:
             raise InstanceError(f"the schedule uses more than the {cap[r['server']]} GPUs of server "
