@@ -91,11 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", default=str(ROOT / "src"), help="source tree to test (default: this checkout's)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument("--since", default="", help="run only the cases from this one on (in the suite's order)")
     args = ap.parse_args(argv)
     counts: collections.Counter[str] = collections.Counter()
     bad = []
     cases = [(n, av, e, None, 0.0) for n, av, e in bad_inputs.CASES] + \
         [(n, av, e, sig, delay) for n, av, sig, delay, e in bad_inputs.SIGNAL_CASES]
+    if args.since:
+        cases = cases[[c[0] for c in cases].index(args.since):]
     cases = [c for c in cases if args.only in c[0]]
     with tempfile.TemporaryDirectory() as fx:
         for name, av, expected, sig, delay in cases:

@@ -103,12 +103,13 @@ def equal_share_throughput(T, z, N, share: str = "cluster") -> np.ndarray:
       the cluster's G GPUs' time (at most all the time);
     * ``"gavel-code"`` (Gavel's published code: the proportional allocation ``N_k / M`` scaled to a row sum of at
       most 1, and the job's ratio multiplied by its scale factor): ``min(1, G / M) / z[m]``. The two agree
-      unless ``G / M > z[m]``, where the code's reference is smaller (``docs/algorithms/gavel.md``, section 3).
+      when ``G <= M`` (no more GPUs than jobs); with more GPUs than jobs the code's reference is ``1 / z[m]`` of
+      the time, smaller than the paper's for every job with ``z[m] > 1`` (``docs/algorithms/gavel.md``, section 3).
 
     >>> equal_share_throughput([[2.0, 1.0]], [1], [3, 1]).tolist()
     [1.75]
-    >>> equal_share_throughput([[2.0, 1.0]], [2], [3, 1], "gavel-code").tolist()
-    [0.875]
+    >>> equal_share_throughput([[2.0, 1.0]], [2], [3, 1], "gavel-code").tolist()  # 1/2 of the time, type 0 only
+    [0.75]
     """
     T, z, N = _check(T, z, N)
     if share not in EQUAL_SHARES:
