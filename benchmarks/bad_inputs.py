@@ -52,6 +52,19 @@ def classify(code: int | None, err: str, expected: int, left: set[str], destroye
     return "clean"
 
 
+def _as_a_foreground_job() -> None:
+    """Ctrl-C's default in the child, as a shell gives a command it runs in the foreground (a shell's background
+    job, such as this benchmark started with '&', has SIGINT ignored, and its children would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _threads(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
 def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures: Path,
              sig: str | None = None, delay: float = 0.0) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,19 +78,26 @@ def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures:
         if DATA is not None:  # the shared data as this checkout finds it (the cases run in a temporary folder)
             env.setdefault("OPTSCHED_DATA", str(DATA))
         cmd = [sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)]
-        p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL,  # bytes: a case may write a PNG to standard output
+                             preexec_fn=_as_a_foreground_job)
         try:
             if sig is not None:
+                # the signal must reach the solve itself: wait for CP-SAT's threads (a loaded machine may take long
+                # to import and build the model), then the case's delay
+                deadline = time.monotonic() + 300
+                while _threads(p.pid) < 4 and p.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 time.sleep(delay)
                 p.send_signal(getattr(signal, sig))
                 timeout = 5.0
-            _, err = p.communicate(timeout=timeout)
+            _, raw = p.communicate(timeout=timeout)
             code: int | None = p.returncode
         except subprocess.TimeoutExpired:
             p.kill()
-            _, err = p.communicate()
+            _, raw = p.communicate()
             code = None
+        err = raw.decode("utf-8", errors="replace")
         destroyed = bad_inputs.snapshot(paths) != inputs
         left = bad_inputs.files_under(work) - before
         if sig is not None:  # a summary and the schedule written are expected: the exit code decides

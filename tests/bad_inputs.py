@@ -417,13 +417,13 @@ case("simulate-ok-dev-stdout", f"simulate {{ok_csv}} {SIM} --servers 1 -o /dev/s
 # cases that write to this process's own standard output by path (/dev/...) or to /dev/full run in a subprocess only
 SUBPROCESS_ONLY = {name for name, argv, _ in CASES if any(a.startswith(("/dev/", "/proc/")) for a in argv)}
 
-# (name, argv, signal, seconds before it, expected exit code): an exact solve stopped by a signal ends within a
-# second with the best schedule labelled "interrupted" (benchmarks/bad_inputs.py runs them)
+# (name, argv, signal, seconds before it once CP-SAT's threads run, expected exit code): an exact solve stopped by
+# a signal ends within a second with the best schedule labelled "interrupted" (benchmarks/bad_inputs.py runs them)
 SIGNAL_CASES: list[tuple[str, list[str], str, float, int]] = [
-    ("solve-exact-sigint", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGINT", 4.0, 130),
-    ("solve-exact-sigterm", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGTERM", 4.0, 143),
+    ("solve-exact-sigint", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGINT", 1.0, 130),
+    ("solve-exact-sigterm", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGTERM", 1.0, 143),
     ("solve-exact-sigint-deterministic", "solve {big} -a exact --deterministic-limit 100 -o {out}.json".split(),
-     "SIGINT", 4.0, 130),
+     "SIGINT", 1.0, 130),
 ]
 
 # -- the top level -------------------------------------------------------------------------------------------------
