@@ -1,11 +1,15 @@
 """The bad-input suite of the CLI (issue 15) run as a new user runs it: each case in a fresh process, against any
 source tree, classified by outcome. Prints the count per outcome (and lists the cases that are not clean).
 
-Run: ``.venv/bin/python benchmarks/bad_inputs.py [--src OTHER/src] [--timeout 60]``. The cases live in
-``tests/bad_inputs.py``; ``tests/test_bad_inputs.py`` asserts the same expectations in process.
+Run: ``.venv/bin/python benchmarks/bad_inputs.py [--src OTHER/src] [--timeout 60] [--only SUBSTRING]``. The cases
+live in ``tests/bad_inputs.py``; ``tests/test_bad_inputs.py`` asserts the same expectations in process. Standard
+output is read through a pipe, so ``-o /dev/stdout`` cases are the pipe cases; the signal cases send SIGINT or
+SIGTERM to an exact solve and wait at most 5 s for it to end.
 
-Outcomes: ``clean`` (the expected exit code, one line on stderr, no traceback, nothing left behind), ``traceback``,
-``accepted`` (exit 0 for a bad input), ``wrong code``, ``several lines``, ``file left behind``, ``timeout``.
+Outcomes: ``clean`` (the expected exit code, one line on stderr, no traceback, nothing left behind, every input as it
+was), ``traceback``, ``hang`` (no exit within the timeout, or 5 s after the signal), ``accepted`` (exit 0 for a bad
+input), ``wrong exit code``, ``destroyed`` (an input file, a link or an existing output was replaced),
+``several lines``, ``file left behind``.
 """
 
 from __future__ import annotations
@@ -13,65 +17,119 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import bad_inputs  # noqa: E402
+from optsched.data import find_data_root  # noqa: E402
+
+DATA = find_data_root()
 
 
-def classify(code: int | None, err: str, expected: int, left: set[str]) -> str:
+def classify(code: int | None, err: str, expected: int, left: set[str], destroyed: bool = False,
+             lines_expected: bool = False) -> str:
     if code is None:
-        return "timeout"
+        return "hang"
     if "Traceback" in err:
         return "traceback"
+    if destroyed:
+        return "destroyed"
     if expected != 0 and code == 0:
         return "accepted"
     if code != expected:
-        return "wrong code"
-    if expected != 0 and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
+        return "wrong exit code"
+    if expected != 0 and not lines_expected and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
         return "several lines"
     if expected != 0 and left:
         return "file left behind"
     return "clean"
 
 
-def run_case(src: str, argv: list[str], expected: int, timeout: float) -> tuple[str, str]:
+def _as_a_foreground_job() -> None:
+    """Ctrl-C's default in the child, as a shell gives a command it runs in the foreground (a shell's background
+    job, such as this benchmark started with '&', has SIGINT ignored, and its children would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _threads(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
+def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures: Path,
+             sig: str | None = None, delay: float = 0.0) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
-        paths = bad_inputs.make_fixtures(Path(tmp) / "fixtures")
+        paths = bad_inputs.make_fixtures(fixtures)
+        inputs = bad_inputs.snapshot(paths)
         work.mkdir()
         out = str(work / "out")
         before = bad_inputs.files_under(work)
         env = {**os.environ, "PYTHONPATH": src}
+        if DATA is not None:  # the shared data as this checkout finds it (the cases run in a temporary folder)
+            env.setdefault("OPTSCHED_DATA", str(DATA))
+        cmd = [sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)]
+        p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL,  # bytes: a case may write a PNG to standard output
+                             preexec_fn=_as_a_foreground_job)
         try:
-            p = subprocess.run([sys.executable, "-m", "optsched", *bad_inputs.expand(argv, paths, out)], cwd=work,
-                               env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-            code, err = p.returncode, p.stderr
+            if sig is not None:
+                # the signal must reach the solve itself: wait for CP-SAT's threads (a loaded machine may take long
+                # to import and build the model), then the case's delay
+                deadline = time.monotonic() + 300
+                while _threads(p.pid) < 4 and p.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(delay)
+                p.send_signal(getattr(signal, sig))
+                timeout = 5.0
+            _, raw = p.communicate(timeout=timeout)
+            code: int | None = p.returncode
         except subprocess.TimeoutExpired:
-            code, err = None, ""
+            p.kill()
+            _, raw = p.communicate()
+            code = None
+        err = raw.decode("utf-8", errors="replace")
+        destroyed = bad_inputs.snapshot(paths) != inputs
         left = bad_inputs.files_under(work) - before
-        return classify(code, err, expected, left), (err.strip().splitlines() or [""])[-1][:160]
+        if sig is not None:  # a summary and the schedule written are expected: the exit code decides
+            left = set()
+        last = (err.strip().splitlines() or [""])[-1][:160]
+        return classify(code, err, expected, left, destroyed, lines_expected=sig is not None), last
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", default=str(ROOT / "src"), help="source tree to test (default: this checkout's)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument("--since", default="", help="run only the cases from this one on (in the suite's order)")
     args = ap.parse_args(argv)
     counts: collections.Counter[str] = collections.Counter()
     bad = []
-    for name, av, expected in bad_inputs.CASES:
-        outcome, last = run_case(args.src, av, expected, args.timeout)
-        counts[outcome] += 1
-        if outcome != "clean":
-            bad.append((name, outcome, last))
-        print(f"{outcome:>16}  {name}", flush=True)
-    print(f"\n{len(bad_inputs.CASES)} cases against {args.src}:")
+    cases = [(n, av, e, None, 0.0) for n, av, e in bad_inputs.CASES] + \
+        [(n, av, e, sig, delay) for n, av, sig, delay, e in bad_inputs.SIGNAL_CASES]
+    if args.since:
+        cases = cases[[c[0] for c in cases].index(args.since):]
+    cases = [c for c in cases if args.only in c[0]]
+    with tempfile.TemporaryDirectory() as fx:
+        for name, av, expected, sig, delay in cases:
+            # fixtures are rewritten before each case (make_fixtures), so a destroyed input never leaks into the next
+            fixtures = Path(fx) / "fixtures"
+            outcome, last = run_case(args.src, av, expected, args.timeout, fixtures, sig, delay)
+            counts[outcome] += 1
+            if outcome != "clean":
+                bad.append((name, outcome, last))
+            print(f"{outcome:>16}  {name}", flush=True)
+    print(f"\n{len(cases)} cases against {args.src}:")
     for outcome, n in counts.most_common():
         print(f"  {outcome:>16}: {n}")
     for name, outcome, last in bad:

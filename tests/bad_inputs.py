@@ -73,6 +73,16 @@ def _patched(base: dict, path: str, value) -> dict:
     return data
 
 
+def _zip_without_model() -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("readme.txt", "no model in here")
+    return buf.getvalue()
+
+
 def make_fixtures(root: Path) -> dict[str, str]:
     """Write every fixture file under ``root``; returns name -> path."""
     root.mkdir(parents=True, exist_ok=True)
@@ -92,6 +102,7 @@ def make_fixtures(root: Path) -> dict[str, str]:
         "rar_nan": _patched(_rar(), "cluster.intra_bandwidth", "NaN"),
         "rar_servers_obj": _patched(_rar(), "cluster.servers", {"s0": 4}),
         "rar_dup_server": _patched(_rar(), "cluster.servers.1.id", "s0"),
+        "rar_server_1e9": _patched(_rar(), "cluster.servers.0.gpus", 10**9),
         "rar_slow": _patched(_rar(), "jobs.0.backward_time", 5.0),
         "rar_bool": _patched(_rar(), "horizon", True),
         "tjct_neg": _patched(_tjct(), "jobs.0.modes.0.duration", -2),
@@ -133,6 +144,10 @@ def make_fixtures(root: Path) -> dict[str, str]:
         "sched_no_jobs": {"format": "optsched/schedule@1"},
         "sched_typo": _sched(jobz=[]),
         "sched_fmt": _sched(format="optsched/rar-ddls@1"),
+        "sched_nan_start": _sched(jobs=[{"id": "j0", "start": float("nan"), "placement": {"s0": 4}},
+                                        {"id": "j1", "start": 0, "placement": {"s1": 2}}]),
+        "sched_over_done": _sched(jobs=[{"id": "j0", "start": 0, "completion": 50, "placement": {"s0": 4}},
+                                        {"id": "j1", "start": 0, "completion": 40, "placement": {"s0": 2}}]),
         "nofmt": {"a": 1}, "unkfmt": {"format": "optsched/nope@1"}, "fmt_int": {"format": 3},
         "arr": [], "null": None, "str": "hello",
     }
@@ -151,12 +166,30 @@ def make_fixtures(root: Path) -> dict[str, str]:
            "pollux_like": b"name,time,application,num_replicas,batch_size\nj,0,cifar10,2,64\n",
            "pollux_bad_app": b"name,time,application,num_replicas,batch_size\nj,0,minecraft,2,64\n",
            "philly_bad_row": b"timestamp,duration,num_gpus\n2017-10-03 10:00:00,-5,1\n",
-           "exist_file": b"keep me\n"}
+           "exist_file": b"keep me\n",
+           "exist_png": b"\x89PNG\r\n\x1a\n an existing picture that a failed plot must not replace",
+           "rar_bigint": json.dumps(_rar()).replace('"horizon": 60', '"horizon": 1' + "0" * 5000).encode(),
+           "not_policy_npz": b"this is not a numpy archive",
+           "nomodel_zip": _zip_without_model()}
     for name, data in raw.items():
-        suffix = ".csv" if name.endswith("csv") or name.startswith(("pollux_", "philly_")) else ".json"
+        suffix = ".csv" if name.endswith("csv") or name.startswith(("pollux_", "philly_")) else \
+            "." + name.rsplit("_", 1)[1] if name.endswith(("_png", "_npz", "_zip")) else ".json"
         p = root / f"{name}{suffix}"
         p.write_bytes(data)
         paths[name] = str(p)
+    for link, target in (("rar_link", "rar"), ("png_link", "exist_png")):  # links to inputs and to outputs
+        lp = root / f"{link}{Path(paths[target]).suffix}"
+        if not lp.is_symlink():
+            if lp.exists():
+                lp.unlink()  # a command replaced the link by a file
+            lp.symlink_to(paths[target])
+        paths[link] = str(lp)
+    big = root / "big.json"  # a RAR-DDLS instance whose exact solve takes far longer than the signal cases wait
+    if not big.exists():
+        import optsched
+
+        optsched.save(optsched.generate("rar", jobs=12, servers=3, seed=1), big)
+    paths["big"] = str(big)
     d = root / "a_dir"
     d.mkdir(exist_ok=True)
     paths["dir"] = str(d)
@@ -342,6 +375,57 @@ case("plot-too-few-args", "plot {rar}")
 case("list-json", "list --json", 0)
 case("list-exact", "list exact", 0)
 
+# -- issue 28: outputs that alias inputs, failed plots, pipes, /dev/full, caps, tracebacks ---------------------------
+case("solve-out-is-the-instance", "solve {rar} -a ff -o {rar}")
+case("solve-out-is-a-link-to-the-instance", "solve {rar_link} -a ff -o {rar}")
+case("solve-out-links-to-the-instance", "solve {rar} -a ff -o {rar_link}")
+case("solve-out-dev-full", "solve {rar} -a ff -o /dev/full")
+case("plot-out-is-the-schedule", "plot {rar} {sched} -o {sched}")
+case("plot-out-is-the-instance", "plot {rar} {sched} -o {rar}")
+case("plot-trace-is-the-schedule", "plot {rar} {sched} --trace {sched}")
+case("plot-out-and-trace-same-file", "plot {rar} {sched} -o {out}.x --trace {out}.x")
+case("plot-over-capacity-keeps-png", "plot {rar} {sched_over} -o {exist_png}")
+case("plot-over-capacity-keeps-link", "plot {rar} {sched_over} -o {png_link}")
+case("plot-over-capacity-with-completions", "plot {rar} {sched_over_done} -o {out}.png")
+case("plot-unknown-server", "plot {rar} {sched_unknown_server} -o {out}.png")
+case("plot-unknown-server-trace", "plot {rar} {sched_unknown_server} --trace {out}.json")
+case("plot-schedule-of-total-jct-on-rar", "plot {rar} {tjct_sched} -o {out}.png")
+case("plot-nan-start", "plot {rar} {sched_nan_start} -o {out}.png")
+case("plot-nan-start-trace", "plot {rar} {sched_nan_start} --trace {out}.json")
+case("plot-out-dev-full", "plot {rar} {sched} --trace /dev/full")
+case("simulate-out-is-the-workload", f"simulate {{wl}} {SIM} --servers 1 -o {{wl}}")
+case("simulate-trace-is-the-workload", f"simulate {{ok_csv}} {SIM} --servers 1 --trace {{ok_csv}}")
+case("solve-bigint-in-instance", "solve {rar_bigint} -a ff")
+case("solve-server-of-1e9-gpus", "solve {rar_server_1e9} -a ff")
+case("evaluate-server-of-1e9-gpus", "evaluate {rar_server_1e9} {sched}")
+case("plot-server-of-1e9-gpus", "plot {rar_server_1e9} {sched} -o {out}.png")
+case("evaluate-bigint-in-instance", "evaluate {rar_bigint} {sched}")
+case("generate-deadline-lam-huge", "generate deadline --lam 1e9 -o {out}")
+case("generate-deadline-window-huge", "generate deadline --window-h 1e12 -o {out}")
+case("generate-total-jct-jobs-huge", "generate total-jct --jobs 10000000 -o {out}")
+case("rl-evaluate-hours-huge", "rl evaluate --hours 1e6 --sets 1 --jobs 8 --baselines contention-srtf")
+case("rl-evaluate-not-a-policy", "rl evaluate --policy {not_policy_npz} --sets 1 --jobs 8")
+case("rl-evaluate-out-is-the-policy", "rl evaluate --policy {not_policy_npz} --sets 1 --jobs 8 -o {not_policy_npz}")
+case("rl-export-zip-without-model", "rl export {nomodel_zip} -o {out}.npz")
+case("rl-train-out-in-proc", "rl train --timesteps 64 --sets 1 --jobs 8 -o /proc/x.zip")
+# standard output as a path, read through a pipe (the suite's runner reads stdout from a pipe): valid
+case("solve-ok-dev-stdout", "solve {rar} -a ff -o /dev/stdout", 0)
+case("plot-ok-dev-stdout", "plot {rar} {sched} -o /dev/stdout", 0)
+case("plot-ok-trace-dev-stdout", "plot {rar} {sched} --trace /dev/stdout", 0)
+case("simulate-ok-dev-stdout", f"simulate {{ok_csv}} {SIM} --servers 1 -o /dev/stdout", 0)
+
+# cases that write to this process's own standard output by path (/dev/...) or to /dev/full run in a subprocess only
+SUBPROCESS_ONLY = {name for name, argv, _ in CASES if any(a.startswith(("/dev/", "/proc/")) for a in argv)}
+
+# (name, argv, signal, seconds before it once CP-SAT's threads run, expected exit code): an exact solve stopped by
+# a signal ends within a second with the best schedule labelled "interrupted" (benchmarks/bad_inputs.py runs them)
+SIGNAL_CASES: list[tuple[str, list[str], str, float, int]] = [
+    ("solve-exact-sigint", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGINT", 1.0, 130),
+    ("solve-exact-sigterm", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGTERM", 1.0, 143),
+    ("solve-exact-sigint-deterministic", "solve {big} -a exact --deterministic-limit 100 -o {out}.json".split(),
+     "SIGINT", 1.0, 130),
+]
+
 # -- the top level -------------------------------------------------------------------------------------------------
 case("no-command", "")
 case("unknown-command", "frobnicate")
@@ -356,3 +440,15 @@ def expand(argv: list[str], paths: dict[str, str], out: str) -> list[str]:
 def files_under(root: Path) -> set[str]:
     return {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs} | \
            {os.path.relpath(d, root) for d, _, _ in os.walk(root)}
+
+
+def snapshot(paths: dict[str, str]) -> dict[str, object]:
+    """What every fixture holds (bytes, or the target of a link): a command that replaced an input changes it."""
+    out: dict[str, object] = {}
+    for name, p in paths.items():
+        path = Path(p)
+        if path.is_symlink():
+            out[name] = ("link", os.readlink(path), path.resolve().read_bytes() if path.resolve().is_file() else None)
+        elif path.is_file():
+            out[name] = path.read_bytes()
+    return out

@@ -51,12 +51,13 @@ def test_solve_to_standard_output_and_the_limit_it_used(tmp_path, capsys):
     cap = capsys.readouterr()
     sched = json.loads(cap.out)  # standard output holds the schedule file alone
     assert sched["format"] == "optsched/schedule@1" and len(sched["jobs"]) == 4
-    assert "limit=deterministic" in cap.err and "algorithm=exact" in cap.err
+    assert "algorithm=exact status=optimal" in cap.err
+    assert "limit=" not in cap.err  # issue 28: which limit applied is said only when a limit stopped the run
 
 
 def test_the_heartbeat_of_an_exact_solve(tmp_path, capsys):
     inst = tmp_path / "t.json"
-    optsched.save(optsched.generate("total-jct", n=4, seed=3), inst)
+    optsched.save(optsched.generate("total-jct", jobs=4, seed=3), inst)
     assert exit_code(["solve", str(inst), "--progress", "--time-limit", "20"]) == 0   # the branch and bound
     err = capsys.readouterr().err.splitlines()
     assert any(line.startswith("branch and bound: done in") and "best" in line for line in err), err

@@ -12,13 +12,17 @@ Each goes through :mod:`optsched.registry`: the problem is found from the instan
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overload
 
-from .errors import InstanceError
-from .io import BUNDLED_PREFIX, bundled_path, check_format, read_json, write_json
+from .errors import InstanceError, SolverError
+from .io import BUNDLED_PREFIX, bundled_path, check_format, check_output, read_json, write_json
+from .limits import require_memory
 from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
 
@@ -39,6 +43,7 @@ if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import
 __all__ = ["evaluate", "from_dict", "generate", "load", "load_instance", "save", "solve", "to_dict"]
 
 T = TypeVar("T")
+_MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32; one rule for every door (the CLI's too)
 
 
 def from_dict(data: Mapping[str, Any], name: str = "") -> ProblemData:
@@ -75,8 +80,11 @@ def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
     ...
     optsched.errors.InstanceError: format: expected a total-jct file, got optsched/rar-ddls@1
     """
-    if os.fspath(path).startswith(BUNDLED_PREFIX):
-        path = bundled_path(os.fspath(path))
+    path = _path(path, "path")
+    if path.startswith(BUNDLED_PREFIX):
+        path = os.fspath(bundled_path(path))
+    if expect is not None and not isinstance(expect, type):
+        raise InstanceError(f"must be a data class such as optsched.RarInstance, got {expect!r}", field="expect")
     data = read_json(path)
     if expect is not None:
         want = problem_of(expect)
@@ -103,22 +111,93 @@ def load_instance(path: str | os.PathLike[str]) -> Instance:
 
 
 def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
-    """Write any registered problem's data to ``path`` (atomically; ``"-"`` is standard output)."""
-    write_json(path, to_dict(obj))
+    """Write any registered problem's data to ``path`` (atomically; ``"-"`` is standard output); an error names
+    ``path`` (never a temporary file beside it)."""
+    path = _path(path, "path")
+    data = to_dict(obj)
+    check_output(path, "path")
+    write_json(path, data)
+
+
+def _path(path: Any, name: str) -> str:
+    """A file path given to a door: a ``str`` or ``os.PathLike`` naming something, else :class:`InstanceError`."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise InstanceError(f"must be a file path (str or os.PathLike), got {type(path).__name__} {path!r:.60}",
+                            field=name)
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text or "\0" in text:
+        raise InstanceError(f"must be a non-empty file path, got {text!r:.60}", field=name)
+    return text
+
+
+def _seed(seed: Any, name: str = "seed") -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED):
+        raise InstanceError(f"must be None or an integer in 0..{_MAX_SEED}, got {seed!r:.60}", field=name)
+
+
+def _unexpected(exc: TypeError) -> str | None:
+    """The keyword a call refused (Python's "got an unexpected keyword argument 'x'"), else ``None``."""
+    m = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
+    return m.group(1) if m else None
+
+
+def _accepted(func: Any) -> list[str]:
+    """The keyword options ``func`` names in its signature (beside the instance, ``seed`` and ``time_limit``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin
+        return []
+    named = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        named.append("and those of its model (see its docstring)")
+    return named
 
 
 def generate(problem: str, **params: Any) -> ProblemData:
     """A random instance of ``problem`` (a name such as ``"rar"``, ``"total-jct"``, ``"placement"``) from its
     registered generator; ``params`` are the generator's (``optsched list problems`` shows each generator).
 
-    >>> generate("total-jct", n=3, seed=0).n_jobs
+    >>> generate("total-jct", jobs=3, seed=0).n_jobs
     3
     """
+    if not isinstance(problem, str):
+        raise InstanceError(f"must be a problem name such as 'rar', got {problem!r:.60}", field="problem")
     gen = get_problem(problem).resolve_generator()
+    _seed(params.get("seed", None))
     try:
         return gen(**params)
     except TypeError as exc:
+        bad = _unexpected(exc)
+        if bad is not None:
+            raise InstanceError(f"the {problem!r} generator takes no parameter {bad!r} (it takes: "
+                                f"{', '.join(_accepted(gen)) or 'none'})", field=bad) from None
+        missing = re.search(r"missing \d+ required (?:keyword-only |positional )?arguments?: '([^']+)'", str(exc))
+        if missing:
+            raise InstanceError(f"the {problem!r} generator needs this parameter", field=missing.group(1)) from None
         raise InstanceError(f"bad parameters for the {problem!r} generator: {exc}", field="generate") from None
+
+
+# what the algorithms keep per GPU of the cluster (per-GPU availability, loads and placements: an estimate); a
+# file naming a server of 10^9 GPUs is refused here rather than after minutes of allocation (issue 28)
+GPU_BYTES = 1_000
+
+
+def _fits_in_memory(instance: Any) -> None:
+    cluster = getattr(instance, "cluster", None)
+    total = getattr(cluster, "total_gpus", None)
+    if isinstance(total, int):
+        require_memory(total, GPU_BYTES, "GPUs", field="cluster.servers")
+
+
+def _instance_problem(instance: Any) -> Any:
+    """The problem of an instance given to :func:`solve` or :func:`evaluate`, or :class:`InstanceError` naming
+    ``instance`` (a path or ``None`` is not an instance)."""
+    if isinstance(instance, (str, os.PathLike)):
+        raise InstanceError(f"must be an instance object; load the file first: optsched.load({instance!r:.60})",
+                            field="instance")
+    return problem_of(instance)
 
 
 def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
@@ -126,7 +205,8 @@ def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
     raises :class:`~optsched.errors.ScheduleError` naming the field and the job."""
     if not isinstance(schedule, Schedule):
         raise InstanceError(f"must be a Schedule, got {type(schedule).__name__}", field="schedule")
-    evaluator = problem_of(instance).resolve_evaluator()
+    evaluator = _instance_problem(instance).resolve_evaluator()
+    _fits_in_memory(instance)
     result: Evaluation = evaluator(instance, schedule)
     return result
 
@@ -141,25 +221,46 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
     >>> r.status.value, r.objective == r.schedule.makespan
     ('feasible', True)
     """
-    prob = problem_of(instance)
+    prob = _instance_problem(instance)
+    if algorithm is not None and not isinstance(algorithm, str):
+        raise InstanceError(f"must be an algorithm name such as 'ff', got {algorithm!r:.60}", field="algorithm")
+    _seed(seed)
     name = algorithm or prob.default_algorithm
     if name is None:
-        raise InstanceError(f"problem {prob.name!r} has no algorithms (it is simulated, not solved)",
-                            field="algorithm")
+        raise InstanceError(f"a {prob.name} has no algorithms: it is simulated, not solved (optsched.sim.simulate)",
+                            field="instance")
     spec = get_algorithm(name)
     if spec.problem is not prob:
         raise InstanceError(f"algorithm {name!r} solves {spec.problem.name}, not {prob.name} "
                             f"(its algorithms: {', '.join(sorted(prob.algorithms))})", field="algorithm")
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or \
+                not (math.isfinite(time_limit) and time_limit > 0):
+            raise InstanceError(f"must be a positive number of seconds, got {time_limit!r:.60}", field="time_limit")
+        if not spec.exact:
+            raise InstanceError(f"applies to exact models only; {name} is a heuristic", field="time_limit")
+    _fits_in_memory(instance)
     t0 = time.perf_counter()
-    out = spec.func(instance, seed=seed, time_limit=time_limit, **options)
+    try:
+        out = spec.func(instance, seed=seed, time_limit=time_limit, **options)
+    except TypeError as exc:
+        bad = _unexpected(exc)
+        if bad is None or bad not in options:
+            raise
+        known = [o for o in _accepted(spec.func) if o not in ("seed", "time_limit")]
+        raise InstanceError(f"{name} takes no option {bad!r} (its options: {', '.join(known) or 'none'})",
+                            field=bad) from None
     runtime = time.perf_counter() - t0
     if isinstance(out, Result):
+        signal = out.info.get("interrupted")
+        if signal and out.status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN, SolveStatus.FEASIBLE):
+            out = dataclasses.replace(out, status=SolveStatus.INTERRUPTED)
         return out
     info: dict[str, Any] = {}
     if isinstance(out, tuple):
         out, info = out
     if not isinstance(out, Schedule):
-        raise TypeError(f"algorithm {name!r} returned {type(out).__name__}")
+        raise SolverError(f"algorithm {name!r} returned {type(out).__name__}, not a Schedule (a bug)")
     scored = evaluate(instance, out)
     sched = Schedule(scored.schedule.jobs, algorithm=name, instance=getattr(instance, "name", ""))
     return Result(objective=scored.objective, status=SolveStatus.FEASIBLE, runtime_s=runtime, schedule=sched,

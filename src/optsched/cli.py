@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import pkgutil
 import signal
 import sys
 import threading
+from typing import Callable
 
 from .errors import InstanceError, OptschedError
 
@@ -58,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; input errors are one line on stderr and exit code 2, never a traceback.
 
     Exit codes: 0 done; 1 a solver or run failed; 2 bad input (files, flags, output paths); 3 ``solve``: an exact
-    model stopped by its limit before finding a schedule; 130 interrupted; 141 the output pipe closed; 143 SIGTERM.
+    model stopped by its limit before finding a schedule; 130 interrupted (Ctrl-C); 141 the output pipe closed; 143
+    SIGTERM. A signal during an exact solve stops CP-SAT within a fraction of a second: ``solve`` then prints the best
+    schedule found and writes it (``-o``) with status ``interrupted``, never as a finished run, and exits 130 or 143.
     """
     if argv is None:
         argv = sys.argv[1:]
@@ -67,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+    undo_logging = _log_to_stderr(args.command)
     try:
         return int(args.func(args) or 0)
     except InstanceError as exc:
@@ -91,8 +96,49 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        undo_logging()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
+
+
+def _log_to_stderr(command: str) -> Callable[[], None]:
+    """While a command runs, the package's messages that are not its output (the ``optsched`` logger hierarchy,
+    and warnings, which :func:`logging.captureWarnings` routes to ``py.warnings``) are one line each on stderr:
+    ``optsched COMMAND: warning: ...``. Returns what undoes it (``main`` may run many times in one process).
+    A program that configured the ``optsched`` logger itself keeps its handlers."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine(f"optsched {command}: %(levelname)s: %(message)s"))
+    loggers = [logging.getLogger("optsched"), logging.getLogger("py.warnings")]
+    added = [lg for lg in loggers if not lg.handlers]
+    for lg in added:
+        lg.addHandler(handler)
+        lg.propagate = False
+    root = logging.getLogger("optsched")
+    level = root.level
+    if level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+
+    def undo() -> None:
+        logging.captureWarnings(False)
+        root.setLevel(level)
+        for lg in added:
+            lg.removeHandler(handler)
+            lg.propagate = True
+    return undo
+
+
+class _OneLine(logging.Formatter):
+    """A record on one line, its level in lower case (warnings: their category and text, not the source line)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        if record.name == "py.warnings":  # "FILE:LINE: Category: text\n  source line" -> "Category: text"
+            text = record.getMessage()
+            head = text.strip().splitlines()[0] if text.strip() else text
+            parts = head.split(": ", 1)
+            record.msg, record.args = (parts[1] if len(parts) == 2 and ":" in parts[0] else head), None
+        return " ".join(super().format(record).split("\n"))
 
 
 def _error(command: str, message: str) -> None:

@@ -22,7 +22,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, Any, Iterable, Iterator, Mapping
 
 from .errors import InstanceError
 from .result import Schedule, ScheduledJob
@@ -110,6 +110,8 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InstanceError(f"malformed JSON in {p} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InstanceError(f"JSON in {p} is nested too deeply to be an optsched file") from None
+    except ValueError as exc:  # Python's limit on integer digits (4,300 by default): no optsched field needs more
+        raise InstanceError(f"JSON in {p} holds a number too long to read ({exc})") from None
 
 
 _UMASK: int | None = None
@@ -195,17 +197,22 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
     if os.fspath(path) == "-":
         yield sys.stdout.buffer if "b" in mode else sys.stdout
         return
-    target = Path(os.path.realpath(path))
     try:
-        st = os.stat(target)
+        # stat what the path opens (following links): /dev/stdout on a pipe resolves to /proc/PID/fd/pipe:[N],
+        # which realpath cannot name but open() can
+        st = os.stat(path)
     except FileNotFoundError:
         st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        with open(target, mode, **kwargs) as fh:
-            yield fh
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(path, mode, **kwargs) as fh:
+                yield fh
+            return
+        target = Path(os.path.realpath(path))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _file_mode())
         with os.fdopen(fd, mode, **kwargs) as fh:
@@ -217,10 +224,99 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
             os.unlink(tmp)
         else:
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise _naming(exc, path) from None
         raise
+
+
+def _naming(exc: OSError, path: str | os.PathLike) -> OSError:
+    """``exc`` naming the user's ``path`` (not a temporary file beside it, nor no path at all: a write to
+    /dev/full fails with ENOSPC and no file name)."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, os.fspath(path))
+
+
+def check_output(path: str | os.PathLike, name: str = "-o", *,
+                 inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """Refuse, before any work, an output path that cannot be written or that would replace an input.
+
+    The one check of every command's output files (the CLI's ``-o``, ``--trace``, ``--table``; the simulator's
+    too): ``"-"`` (standard output) always passes; a folder, a path whose nearest existing folder cannot take a
+    new file (a read-only or virtual file system such as /proc: probed by creating and removing a file there),
+    and a path that is the same file as one of ``inputs`` (through links, ``..`` or hard links) raise
+    :class:`InstanceError` naming ``name``. An existing FIFO or device (``/dev/stdout``, ``/dev/null``) passes:
+    it is written straight into.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); src = os.path.join(d, "in.json"); _ = open(src, "w").write("{}")
+    >>> check_output(os.path.join(d, "out.json"), inputs=[src])
+    >>> check_output(os.path.join(d, ".", "in.json"), "-o", inputs=[src])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: -o: is the input file ... it would be replaced
+    """
+    text = os.fspath(path)
+    if text == "-":
+        return
+    if not text:
+        raise InstanceError("must be a file path, got ''", field=name)
+    for other in inputs:
+        if other is None or os.fspath(other) in ("", "-"):
+            continue
+        if _same_file(text, os.fspath(other)):
+            raise InstanceError(f"is the input file {os.fspath(other)}: it would be replaced", field=name)
+    try:
+        st = os.stat(text)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InstanceError(f"cannot write {text}: {exc.strerror or exc}", field=name) from None
+    if st is not None and stat.S_ISDIR(st.st_mode) or text.endswith(os.sep):
+        raise InstanceError(f"{text} is a folder, give a file path", field=name)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return
+    parent = Path(os.path.realpath(text)).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InstanceError(f"{parent} is not a folder, so {text} cannot be written", field=name)
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".optsched-probe.", suffix=".tmp")
+    except OSError as exc:
+        raise InstanceError(f"cannot write in {parent}: {exc.strerror or exc}", field=name) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def writes_to_stdout(path: str | os.PathLike | None) -> bool:
+    """Whether writing ``path`` writes this process's standard output: ``"-"``, or a name of the same file
+    (``/dev/stdout``, ``/proc/self/fd/1``, the terminal or pipe itself): a command then prints its messages on
+    standard error, so that the output stays alone on the pipe.
+
+    >>> writes_to_stdout("-"), writes_to_stdout(None), writes_to_stdout("out.json")
+    (True, False, False)
+    """
+    if path is None:
+        return False
+    text = os.fspath(path)
+    if text == "-":
+        return True
+    try:
+        st, out = os.stat(text), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, _io.UnsupportedOperation):
+        return False
+    return (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def save_figure(fig: Any, path: str | os.PathLike, dpi: int = 110, **kwargs: Any) -> None:

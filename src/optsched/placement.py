@@ -140,6 +140,15 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
     10), ``deterministic_limit`` (CP-SAT only) and ``num_workers`` the exact models; ``form`` exact-time's
     model. Options that do not apply to the algorithm are refused, not ignored.
     """
+    if not isinstance(job, PipelineJob):
+        raise InstanceError(f"must be a PipelineJob (optsched.models.catalogue_job('VGG19:dp4'), or optsched.load of "
+                            f"a pipeline-job file), got {type(job).__name__}", field="job")
+    if not isinstance(free, Mapping):
+        raise InstanceError(f"must map server ids to free GPUs, e.g. {{'s0': 8}}, got {type(free).__name__}",
+                            field="free", job=job.id)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1):
+        raise InstanceError(f"must be None or an integer in 0..{2**31 - 1}, got {seed!r:.60}", field="seed",
+                            job=job.id)
     if algorithm not in ALGORITHMS:
         raise InstanceError(f"unknown placement algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",
                             field="algorithm", job=job.id)

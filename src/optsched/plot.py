@@ -74,6 +74,9 @@ def save_axes(ax: Axes, path: str | os.PathLike, dpi: int = 110) -> None:
 
 
 # -- offline schedules ---------------------------------------------------------------------------------------
+MAX_GANTT_GPUS = 10_000  # rows of a Gantt chart (its height grows with them): beyond, a picture nobody can read
+
+
 def _capacity(instance: Any) -> dict[str, int]:
     cluster = getattr(instance, "cluster", None)
     if cluster is not None:
@@ -84,11 +87,34 @@ def _capacity(instance: Any) -> dict[str, int]:
     raise InstanceError(f"{type(instance).__name__} has no servers to draw", field="instance")
 
 
+def _check_schedule(instance: Any, schedule: Any) -> None:
+    """What a drawing needs beyond the evaluator's verdict: a Schedule, finite starts, known servers."""
+    from .result import Schedule as _Schedule
+
+    if not isinstance(schedule, _Schedule):
+        raise InstanceError(f"must be a Schedule, got {type(schedule).__name__}", field="schedule")
+    cap = _capacity(instance)
+    for j in schedule.jobs:
+        if isinstance(j.start, bool) or not isinstance(j.start, (int, float)) or not math.isfinite(j.start):
+            raise InstanceError(f"must be a finite number, got {j.start!r}", field="start", job=j.id)
+        if j.completion is not None and not math.isfinite(j.completion):
+            raise InstanceError(f"must be a finite number, got {j.completion!r}", field="completion", job=j.id)
+        unknown = sorted(set(j.placement) - set(cap))
+        if unknown:
+            raise InstanceError(f"names server(s) {unknown} that the instance lacks (its servers: "
+                                f"{', '.join(list(cap)[:8])}{', ...' if len(cap) > 8 else ''})", field="placement",
+                                job=j.id)
+
+
 def schedule_segments(instance: Any, schedule: Schedule) -> pd.DataFrame:
-    """One row per (job, server) of a schedule: ``job, server, gpus, start, end``; completions missing from the
-    schedule are filled in by the problem's evaluator (which also refuses an infeasible schedule)."""
+    """One row per (job, server) of a schedule: ``job, server, gpus, start, end``. The schedule is checked by the
+    problem's evaluator first (an infeasible schedule, a server the instance lacks, a start that is not a finite
+    number, a schedule of another problem raise :class:`~optsched.errors.InstanceError` naming the job), and
+    completions missing from it are the evaluator's."""
+    _check_schedule(instance, schedule)
+    evaluated = evaluate(instance, schedule).schedule
     if any(j.completion is None for j in schedule.jobs):
-        schedule = evaluate(instance, schedule).schedule
+        schedule = evaluated
     rows = [(j.id, s, int(n), float(j.start), float(j.completion if j.completion is not None else j.start))
             for j in schedule.jobs for s, n in j.placement.items()]
     return pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
@@ -136,8 +162,15 @@ def gantt(instance: Any, schedule: Schedule, ax: Axes | None = None, *, optimum:
     """A Gantt chart of an offline schedule: one row per GPU, grouped by server (server names on the left), each
     job a bar on the GPUs it holds; the makespan as a solid line, ``optimum`` (a proven optimal makespan) and
     ``bound`` (a lower bound on it) as dashed lines when given."""
-    seg = assign_lanes(schedule_segments(instance, schedule), _capacity(instance))
     cap = _capacity(instance)
+    if sum(cap.values()) > MAX_GANTT_GPUS:
+        raise InstanceError(f"a Gantt chart draws one row per GPU: {sum(cap.values()):,} GPUs are more than "
+                            f"{MAX_GANTT_GPUS:,} (use --trace, or chrome_trace, for large clusters)", field="instance")
+    seg = assign_lanes(schedule_segments(instance, schedule), cap)
+    for _, r in seg.iterrows():  # the evaluator's verdict, checked again on what is drawn
+        if r["lanes"] and max(r["lanes"]) >= cap[r["server"]]:
+            raise InstanceError(f"the schedule uses more than the {cap[r['server']]} GPUs of server "
+                                f"{r['server']!r}", field="placement", job=str(r["job"]))
     ax = _new_axes(ax, (8, max(3.0, 0.25 * sum(cap.values()) + 1.5)))
     colours = _job_colours(list(dict.fromkeys(seg["job"])))
     base, y = {}, 0.0

@@ -62,6 +62,7 @@ class SolveStatus(str, enum.Enum):
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time limit"  # stopped by the time limit; a best schedule is attached when one was found
     UNKNOWN = "unknown"
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM; the best schedule found so far, when one was
 
     def __str__(self) -> str:  # so f-strings print "optimal", not "SolveStatus.OPTIMAL"
         return self.value
@@ -173,7 +174,12 @@ class Result:
 
     ``objective`` is the schedule's value as scored by the evaluator (makespan for RAR-DDLS, total completion
     time for total-JCT problems); ``lower_bound`` a proven bound on the optimum where one is known.
-    ``info`` holds algorithm-specific figures (e.g. SJF-BCO's final theta and kappa).
+    ``info`` holds algorithm-specific figures (e.g. SJF-BCO's final theta and kappa). A result whose objective
+    meets its lower bound is ``optimal`` whatever status it was built with (a limit or a signal may stop a
+    search after its last solution was already proved optimal).
+
+    >>> Result(279, SolveStatus.TIME_LIMIT, 6.0, None, "exact", lower_bound=279).status.value
+    'optimal'
     """
 
     objective: float | None
@@ -188,7 +194,12 @@ class Result:
     evaluation: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "status", SolveStatus(self.status))
+        status = SolveStatus(self.status)
+        if status in (SolveStatus.TIME_LIMIT, SolveStatus.INTERRUPTED, SolveStatus.FEASIBLE) and \
+                self.objective is not None and self.lower_bound is not None and \
+                self.objective <= self.lower_bound + 1e-9 * max(1.0, abs(self.lower_bound)):
+            status = SolveStatus.OPTIMAL  # the proven bound is met: optimal, whatever stopped the search
+        object.__setattr__(self, "status", status)
         object.__setattr__(self, "info", freeze(self.info))
 
     def __repr__(self) -> str:

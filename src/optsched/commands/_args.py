@@ -96,16 +96,16 @@ def _writable_ancestor(path: Path, name: str) -> None:
 
 def output_file(name: str) -> Callable[[str], str]:
     """A file to write: ``-`` (standard output), an existing file, link, FIFO or device, or a new path whose
-    folder exists or can be created; never a folder."""
+    folder exists or can be created and takes a new file; never a folder (:func:`optsched.io.check_output`;
+    a command checks its outputs against its inputs with the same function once its arguments are parsed)."""
     def conv(text: str) -> str:
-        if text == "-":
-            return text
-        if not text:
-            raise argparse.ArgumentTypeError(f"{name} must be a file path, got ''")
-        p = Path(text)
-        if text.endswith(os.sep) or p.is_dir():
-            raise argparse.ArgumentTypeError(f"{name}: {text} is a folder, give a file path")
-        _writable_ancestor(Path(os.path.realpath(p)), name)
+        from ..errors import InstanceError
+        from ..io import check_output
+
+        try:
+            check_output(text, name)
+        except InstanceError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
         return text
     return conv
 

@@ -31,7 +31,13 @@ def _build(args: argparse.Namespace):
 
 
 def summary(wl) -> str:
-    gpus = sorted({j.gpus for j in wl.jobs})
+    """One line for a workload file (``generate workload``, ``generate contention --workload``): jobs, their
+    GPUs, the arrival span."""
+    sizes: dict[int, int] = {}
+    for j in wl.jobs:
+        sizes[j.gpus] = sizes.get(j.gpus, 0) + 1
+    mix = ", ".join(f"{g} GPUs x{c}" for g, c in sorted(sizes.items()))
     last = max((j.arrival_s for j in wl.jobs), default=0.0)
-    return (f"{wl.name or 'workload'}: {len(wl)} jobs ({', '.join(map(str, gpus))} GPUs), arrivals over "
-            f"{last / 3600:.1f} h")
+    when = "all at t = 0" if last == 0 else f"arrivals over {last / 3600:.3g} h"
+    return f"{getattr(wl, 'name', '') or 'workload'}: {len(wl.jobs)} jobs ({mix}), {when}"
+

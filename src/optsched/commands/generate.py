@@ -27,7 +27,8 @@ from ._args import add_seed_and_output, positive_float, positive_int
 from ._generate_contention import summary as _summary_contention
 from ._generate_workload import summary as _summary_workload
 
-MAX_TOTAL_JCT_JOBS = 10_000
+MAX_TOTAL_JCT_JOBS = 10_000  # optsched.generators.total_jct.MAX_JOBS (not imported: it loads numpy)
+
 
 
 def _register_rar(kinds) -> None:

@@ -10,6 +10,7 @@ writes its status and lower bound), else, for RAR-DDLS, from the certified lower
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ._args import non_negative_float, output_file, positive_float
@@ -43,14 +44,20 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..api import load_instance
     from ..errors import InstanceError
-    from ..io import read_json, schedule_from_dict
+    from ..io import check_output, read_json, schedule_from_dict, writes_to_stdout
     from ..plot import gantt, save_axes, schedule_segments, write_chrome_trace
     from ..registry import problem_of
 
     if args.output is None and args.trace is None:
         raise InstanceError("give -o FILE.png and/or --trace FILE.json", field="-o")
-    if args.output == "-" and args.trace == "-":
-        raise InstanceError("-o - and --trace - both write to standard output", field="--trace")
+    if writes_to_stdout(args.output) and writes_to_stdout(args.trace):
+        raise InstanceError("-o and --trace both write to standard output", field="--trace")
+    for flag, path in (("-o", args.output), ("--trace", args.trace)):
+        if path is not None:
+            check_output(path, flag, inputs=[args.instance, args.schedule])
+    if args.output is not None and args.trace is not None and not writes_to_stdout(args.output) and \
+            os.path.realpath(args.output) == os.path.realpath(args.trace):
+        raise InstanceError("is the same file as -o", field="--trace")
     inst = load_instance(args.instance)
     data = read_json(args.schedule)
     sched = schedule_from_dict(data)
@@ -66,17 +73,17 @@ def run(args: argparse.Namespace) -> int:
 
         bound = float(lower_bound(inst))  # type: ignore[arg-type]  # a RarInstance: its problem is rar-ddls
     seg = schedule_segments(inst, sched)  # checks the schedule against the instance before anything is written
-    out = sys.stderr if "-" in (args.output, args.trace) else sys.stdout
+    out = sys.stderr if writes_to_stdout(args.output) or writes_to_stdout(args.trace) else sys.stdout
     if args.output:
         ax = gantt(inst, sched, optimum=optimum, bound=bound, title=args.title)
         save_axes(ax, args.output)
-        if args.output != "-":
+        if not writes_to_stdout(args.output):
             print(f"Gantt chart written to {args.output} (makespan {seg['end'].max():g}"
                   + (f", optimum {optimum:g}" if optimum is not None else "")
                   + (f", lower bound {bound:g}" if bound is not None else "") + ")", file=out)
     if args.trace:
         unit = args.time_unit or float(getattr(inst, "time_unit_s", 1.0) or 1.0)
         write_chrome_trace(seg, args.trace, instance=inst, time_unit_s=unit, name=f"optsched {sched.algorithm}")
-        if args.trace != "-":
+        if not writes_to_stdout(args.trace):
             print(f"Chrome trace written to {args.trace} (open it in ui.perfetto.dev)", file=out)
     return 0

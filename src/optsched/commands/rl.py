@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InstanceError, SolverError
+from ..io import check_output
 from ._args import non_negative_int, output_file, positive_float, positive_int, seed
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -42,6 +43,9 @@ MAX_IMITATION = 100
 # the shipped agents: the paper's (rl/data/normal.npz, run as rl-base / rl-hybrid) and issue 24's
 # (rl/data/normal-wc.npz, work-conserving actions and the richer observation, run as rl-agent)
 SHIPPED = {"shipped": "normal", "shipped-wc": "normal-wc"}
+# isolated job-hours simulated in 5-minute rounds: the paper's evaluation is 5 sets x 256 jobs x ~1 h (1,280); a
+# million (12 million job-rounds) is far beyond any study, and what '--hours 1e6' (a typo's zeros) would ask for
+MAX_JOB_HOURS = 10**6
 
 
 def _unit_float(name: str):
@@ -179,6 +183,12 @@ def register(sub) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     _need_rl()
+    # the numpy export is written beside the zip: both are checked before the training starts
+    check_output(str(Path(args.output).with_suffix(".npz")), "-o")
+    max_hours = MAX_JOB_HOURS / args.jobs / args.sets
+    if args.hours > max_hours:
+        raise InstanceError(f"{args.sets} sets x {args.jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
+                            f"job-hours per pass over the sets (at most {max_hours:g} h here)", field="--hours")
     from ..rl.train import train
 
     hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
@@ -204,18 +214,43 @@ def _policy(spec: str):
     if spec.endswith(".zip"):
         _need_rl()
         from ..rl.export import numpy_policy
-        from ..rl.train import load_model
 
         if not Path(spec).exists():
             raise InstanceError(f"no such file {spec!r}", field="--policy")
-        return numpy_policy(load_model(spec))
+        return numpy_policy(_load_model(spec, "--policy"))
     return load_policy(spec)
+
+
+def _load_model(path: str, flag: str):
+    """The SB3 model in ``path``; a zip that holds none (or not a MaskablePPO) is an input error naming the file."""
+    import zipfile
+
+    from ..rl.train import load_model
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InstanceError(f"{path} is not a model zip written by 'optsched rl train' ({exc})", field=flag) from None
+    if not {"data", "policy.pth"} <= names:
+        raise InstanceError(f"{path} holds no Stable-Baselines3 model (no 'data' and 'policy.pth' inside; it has: "
+                            f"{', '.join(sorted(names)[:5]) or 'nothing'})", field=flag)
+    try:
+        return load_model(path)
+    except Exception as exc:  # SB3 raises AssertionError, KeyError, ValueError, RuntimeError on foreign zips
+        raise InstanceError(f"cannot load the model in {path}: {type(exc).__name__}: {exc}", field=flag) from None
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..generators.contention import random_contention_instance
     from ..rl.evaluation import compare, evaluation_table
 
+    if args.output is not None:
+        check_output(args.output, "-o", inputs=[] if args.policy == "shipped" else [args.policy])
+    max_hours = MAX_JOB_HOURS / args.jobs / args.sets
+    if args.hours > max_hours:
+        raise InstanceError(f"{args.sets} sets x {args.jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
+                            f"job-hours to simulate (at most {max_hours:g} h here)", field="--hours")
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
     if agent.meta.get("observation", "paper") != "paper" or agent.meta.get("work_conserving"):
@@ -247,10 +282,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     _need_rl()
     from ..rl.export import export_numpy
-    from ..rl.train import load_model
 
     if not Path(args.model).exists():
         raise InstanceError(f"no such file {args.model!r}", field="model")
-    p = export_numpy(load_model(args.model), args.output, {"name": Path(args.model).stem})
+    check_output(args.output, "-o", inputs=[args.model])
+    p = export_numpy(_load_model(args.model, "model"), args.output, {"name": Path(args.model).stem})
     print(f"wrote {args.output}: {p.n_parameters} parameters, {p.n_actions} actions")
     return 0

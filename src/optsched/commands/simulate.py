@@ -248,6 +248,11 @@ def run(args: argparse.Namespace) -> int:
         raise InstanceError("give a WORKLOAD (philly, pollux:N, synthetic or a file) or --sweep", field="workload")
     if args.json and args.output == "-":
         raise InstanceError("--json and -o - both write to standard output: give -o a file", field="--json")
+    from ..io import check_output
+
+    for flag, path in (("-o", args.output), ("--trace", args.trace)):  # never over the workload file
+        if path is not None:
+            check_output(path, flag, inputs=[args.workload])
     res = run_one(args.workload, scheduler=args.scheduler, placement=args.placement, admission=args.admission,
                   load=args.load, seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args),
                   n_jobs=args.jobs, servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,

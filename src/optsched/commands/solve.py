@@ -37,7 +37,9 @@ def register(sub) -> None:
                                    "optimum or best bound. Exit code 0 when every run found a schedule, 3 when "
                                    "an exact model stopped (time limit) without one; a run that fails or an "
                                    "algorithm that refuses an instance (brute force on more than 3 jobs) is a row "
-                                   "with its reason, and only --strict makes it fail the batch (exit 4).",
+                                   "with its reason, and only --strict makes it fail the batch (exit 4); Ctrl-C "
+                                   "(130) or SIGTERM (143) stops an exact model at once, and its best schedule so far "
+                                   "is printed and written with status 'interrupted'.",
                        epilog="Examples: optsched solve tiny.json; optsched solve tiny.json -a exact "
                               "--time-limit 30 -o tiny.schedule.json; optsched solve instances/ -a ff,sjf-bco,exact "
                               "--time-limit 10 --json; optsched solve --list")
@@ -133,11 +135,15 @@ def run_one(args: argparse.Namespace) -> int:
     from ..api import evaluate, load_instance, solve
     from ..errors import InstanceError
     from ..exact._cpsat import heartbeat
-    from ..io import save_schedule
+    from ..io import check_output, save_schedule, writes_to_stdout
     from ..registry import get_algorithm, problem_of
+    from ..result import SolveStatus
 
-    if args.json and args.output == "-":
+    to_stdout = writes_to_stdout(args.output)
+    if args.json and to_stdout:
         raise InstanceError("--json and -o - both write to standard output: give -o a file", field="--json")
+    if args.output is not None:
+        check_output(args.output, "-o", inputs=args.instance)
     inst = load_instance(args.instance[0])
     name = args.algorithm or problem_of(inst).default_algorithm
     if name is None:
@@ -158,9 +164,12 @@ def run_one(args: argparse.Namespace) -> int:
                 raise
             raise InstanceError(f"{name} is not a CP-SAT model", field="--deterministic-limit") from None
     # the summary goes to stdout unless the schedule itself does, or --json takes stdout
-    out = sys.stderr if (args.output == "-" or args.json) else sys.stdout
+    out = sys.stderr if (to_stdout or args.json) else sys.stdout
     limit = res.info.get("limit")
-    print(res.summary() + (f" limit={limit}" if limit and alg.exact else ""), file=out)
+    # which limit applied says something only when a limit stopped the run (not on a proven optimum)
+    stopped = res.status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN)
+    print(res.summary() + (f" limit={limit}" if limit and alg.exact and stopped else ""), file=out)
+    signal_exit = _signal_exit(res)
     ev = None
     if res.schedule is not None:
         ev = res.evaluation if res.evaluation is not None else evaluate(inst, res.schedule)
@@ -171,16 +180,29 @@ def run_one(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1, default=str))
     if ev is None:
         print(f"no schedule found ({res.status}); nothing written", file=out)
-        return NO_SCHEDULE
+        return signal_exit or NO_SCHEDULE
     print(ev.summary(), file=out)
     if args.output and res.schedule is not None:
         extra = {"objective": res.objective}
         makespan = getattr(ev, "makespan", None)
         save_schedule(res.schedule, args.output, makespan=makespan, status=str(res.status),
                       lower_bound=res.lower_bound, runtime_s=round(res.runtime_s, 6), seed=res.seed, **extra)
-        if args.output != "-":
-            print(f"schedule written to {args.output}", file=out)
-    return 0
+        if not to_stdout:
+            print(f"schedule written to {args.output}"
+                  + (" (status 'interrupted': the best schedule found before the signal)" if signal_exit else ""),
+                  file=out)
+    return signal_exit
+
+
+def _signal_exit(res: Any) -> int:
+    """130 (Ctrl-C) or 143 (SIGTERM) when a signal stopped the exact model, else 0. The best schedule found so far
+    is still printed and written, with status ``interrupted`` in the file, so an interrupted run never passes for
+    a finished one."""
+    from ..result import SolveStatus
+
+    if res.status != SolveStatus.INTERRUPTED:
+        return 0
+    return {"SIGINT": 130, "SIGTERM": 143}.get(res.info.get("interrupted"), 130)
 
 
 def run_batch(args: argparse.Namespace) -> int:

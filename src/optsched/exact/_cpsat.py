@@ -46,7 +46,7 @@ from ..result import SolveStatus
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
 
-__all__ = ["Params", "Run", "beat", "heartbeat", "new_solver", "solve", "status_of"]
+__all__ = ["Params", "Run", "beat", "heartbeat", "meets", "new_solver", "solve", "status_of"]
 
 # (seconds between lines, stream) while a heartbeat() block is active; None: quiet (the library default)
 _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.ContextVar("heartbeat", default=None)
@@ -163,6 +163,9 @@ class Params:
         """Write these parameters into ``solver.parameters``; return ``solver``."""
         prm = solver.parameters
         prm.num_workers = self.num_workers
+        # CP-SAT's own SIGINT handler calls an empty std::function once the solve is over (the process aborts with
+        # "terminate ... bad_function_call"); optsched stops the search itself (solve's _run_stoppable)
+        prm.catch_sigint_signal = False
         if self.deterministic_limit is not None:
             prm.max_deterministic_time = self.deterministic_limit
             if self.interleave:
@@ -227,6 +230,7 @@ class Run:
     params: Params
     solver: cp_model.CpSolver
     dropped_hint: bool = False  # the hint was dropped after OR-Tools crashed on it (google/or-tools#5288)
+    interrupted: str | None = None  # the signal that stopped the search ("SIGINT", "SIGTERM"), if one did
 
     @property
     def found(self) -> bool:
@@ -243,17 +247,57 @@ class Run:
         """What a result's ``info`` records of this run: its parameters, status, times and branches."""
         out = {**self.params.info(), "cpsat_status": self.cpsat_status, "cpsat_wall_s": self.wall_s,
                "cpsat_deterministic_time": self.solver.deterministic_time, "branches": self.solver.num_branches}
+        if self.interrupted is not None:
+            out["interrupted"] = self.interrupted  # optsched.solve labels the result "interrupted" from this
         if self.dropped_hint:
             out["hint_dropped"] = "OR-Tools crashed on the hint (google/or-tools#5288); solved without it"
         return out
 
 
+def _run_stoppable(sol: cp_model.CpSolver, model: cp_model.CpModel, callback: Any) -> tuple[Any, str | None]:
+    """``sol.solve(model, callback)``, stopped within a fraction of a second by Ctrl-C (KeyboardInterrupt) or the
+    CLI's SIGTERM (SystemExit): CP-SAT runs in a helper thread while this (main) thread waits in Python, where
+    signal handlers run, and calls ``stop_search`` when one arrives. Returns CP-SAT's status code and the signal's
+    name (``"SIGINT"``, ``"SIGTERM"``) or ``None``. Off the main thread (no signal reaches it) it simply solves."""
+    if threading.current_thread() is not threading.main_thread():
+        return sol.solve(model, callback), None
+    box: dict[str, Any] = {}
+    signal_name: str | None = None
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["code"] = sol.solve(model, callback)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="cp-sat", daemon=True).start()
+    while True:
+        try:
+            while not done.wait(0.05):
+                pass
+            break
+        except (KeyboardInterrupt, SystemExit) as exc:
+            signal_name = signal_name or ("SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM")
+            sol.stop_search()
+    if "error" in box:
+        raise box["error"]
+    return box["code"], signal_name
+
+
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None,
-          on_solution: Callable[[Any], None] | None = None) -> Run:
+          on_solution: Callable[[Any], None] | None = None, scale: float = 1.0) -> Run:
     """Solve ``model`` with ``params``; ``solver`` (optional) is a ``CpSolver`` to use, e.g. one with a
     ``log_callback`` attached, or one another thread may stop (the parameters are written into it);
     ``on_solution`` (optional) is called with CP-SAT's solution callback (``objective_value``, ``value(...)``)
-    at every improving solution."""
+    at every improving solution. ``scale``: the model's objective is the problem's times ``scale`` (an integer
+    model of a real objective); the heartbeat prints the problem's figures (the run keeps the model's).
+
+    Ctrl-C or SIGTERM (under the CLI) stops the search within a fraction of a second: the run then has status
+    ``interrupted`` with the best solution found. A run stopped by its limit whose solution meets its proven
+    bound is ``optimal`` (what stopped it does not matter)."""
     sol = params.apply(solver) if solver is not None else new_solver(params)
     dropped_hint = False
     beat = _HEARTBEAT.get()
@@ -263,10 +307,10 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     callback = _improvements(best if beat is not None else None, on_solution) \
         if beat is not None or on_solution is not None else None
     if beat is not None:
-        threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best), daemon=True).start()
+        threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best, scale), daemon=True).start()
     try:
         try:
-            code = sol.solve(model, callback)
+            code, signal_name = _run_stoppable(sol, model, callback)
         except IndexError as exc:
             # OR-Tools 9.15's presolve can crash on a valid, feasible solution hint ("absl::btree_map::at" in
             # SolutionCrush, google/or-tools#5288): solve again without the hint, which only helps speed.
@@ -274,7 +318,7 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
                 raise
             model.clear_hints()
             dropped_hint = True
-            code = sol.solve(model, callback)
+            code, signal_name = _run_stoppable(sol, model, callback)
     finally:
         stop.set()
     status = status_of(code, model)
@@ -283,15 +327,35 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     if status != SolveStatus.INFEASIBLE and model.has_objective():
         b = sol.best_objective_bound
         bound = float(b) if math.isfinite(b) else None
+    if status == SolveStatus.TIME_LIMIT and objective is not None and bound is not None and \
+            meets(objective, bound):
+        status = SolveStatus.OPTIMAL  # the bound proves it, whatever stopped the search
+    elif status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN) and signal_name is not None:
+        status = SolveStatus.INTERRUPTED
     if beat is not None:
-        _beat(beat[1], t0, [objective, bound], final=status.value)
-    return Run(status, code.name, objective, bound, sol.wall_time, params, sol, dropped_hint)
+        _beat(beat[1], t0, _scaled([objective, bound], scale), final=status.value)
+    return Run(status, code.name, objective, bound, sol.wall_time, params, sol, dropped_hint,
+               signal_name if status == SolveStatus.INTERRUPTED else None)
 
 
-def _heartbeat_loop(stop: threading.Event, beat: tuple[float, TextIO], t0: float, best: list[float | None]) -> None:
+def meets(objective: float, bound: float) -> bool:
+    """Whether ``objective`` equals the proven ``bound`` up to rounding (then it is optimal).
+
+    >>> meets(279, 279.0), meets(104.6, 104.6000000001), meets(280, 279)
+    (True, True, False)
+    """
+    return abs(objective - bound) <= 1e-9 * max(1.0, abs(objective), abs(bound))
+
+
+def _heartbeat_loop(stop: threading.Event, beat: tuple[float, TextIO], t0: float, best: list[float | None],
+                    scale: float = 1.0) -> None:
     every, stream = beat
     while not stop.wait(every):
-        _beat(stream, t0, best)
+        _beat(stream, t0, _scaled(best, scale))
+
+
+def _scaled(figures: list[float | None], scale: float) -> list[float | None]:
+    return [None if v is None else v / scale for v in figures]
 
 
 def _improvements_class() -> type:

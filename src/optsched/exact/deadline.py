@@ -210,8 +210,10 @@ def solve_deadline_cpsat(inst: DeadlineWorkload, *, time_unit_s: float | None = 
 @algorithm("deadline-cpsat", DeadlineWorkload, exact=True,
            description="exact most deadlines met, GPU counts and nodes chosen, non-preemptive (CP-SAT)")
 def _registered_cpsat(inst: DeadlineWorkload, *, seed: int | None = None, time_limit: float | None = None,
-                      **options) -> Result:
-    return solve_deadline_cpsat(inst, seed=seed, time_limit=30.0 if time_limit is None else time_limit, **options)
+                      deterministic_limit: float | None = None, **options) -> Result:
+    # deterministic_limit named so that solve_many, which reads the signature, passes it (issue 28)
+    return solve_deadline_cpsat(inst, seed=seed, time_limit=30.0 if time_limit is None else time_limit,
+                                deterministic_limit=deterministic_limit, **options)
 
 
 # -- brute force ---------------------------------------------------------------------------------------------

@@ -253,7 +253,7 @@ def _min_time_cpsat(job: PipelineJob, m: ColumnModel, params: _cpsat.Params
         md.add(nv[i] >= 1).only_enforce_if(yv[i])
         md.add(a >= cost_i[i]).only_enforce_if(yv[i])
     md.minimize(a)
-    run = _cpsat.solve(md, params)
+    run = _cpsat.solve(md, params, scale=_SCALE)
     if run.objective is None:
         return None, run.status, None, run.info()
     return [run.value(v) for v in nv], run.status, None if run.bound is None else run.bound / _SCALE, run.info()
@@ -449,7 +449,7 @@ def _min_cut_cpsat(V: list[Replica], E: list[tuple[int, int, float]], items: lis
             md.add_implication(same, a[v][m]).only_enforce_if(a[u][m])
         terms.append(w_int[e] * same)
     md.maximize(sum(terms))
-    run = _cpsat.solve(md, params)
+    run = _cpsat.solve(md, params, scale=_SCALE)
     if run.objective is None:
         return None, run.status, None, run.info()
     part = [next(m for m in range(M) if run.value(a[v][m])) for v in range(nV)]

@@ -535,7 +535,9 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
 @algorithm("exact", RarInstance, exact=True,
           description="CP-SAT model of RAR-DDLS with per-slot contention (makespan, proven optimum or bound)")
 def exact(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
-          num_workers: int = 2, **options: Any) -> Result:
+          num_workers: int = 2, deterministic_limit: float | None = None, **options: Any) -> Result:
     """CP-SAT model of RAR-DDLS with per-slot contention (makespan, proven optimum or bound)."""
+    # deterministic_limit is named here so that callers that read the signature (solve_many) pass it: hidden in
+    # **options it was dropped, and the 60-s wall-clock default stopped runs on loaded machines (issue 28)
     return solve_rar_cpsat(inst, time_limit=60.0 if time_limit is None else time_limit,
-                           num_workers=num_workers, seed=seed, **options)
+                           num_workers=num_workers, seed=seed, deterministic_limit=deterministic_limit, **options)

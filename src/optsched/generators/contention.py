@@ -25,9 +25,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..perf.measured import hour_samples
 from ..problems.contention import ALL_DEMANDS, DEMANDS, ContentionInstance, ContentionJob
 from ..problems.workload import Workload, WorkloadJob
@@ -65,6 +68,9 @@ def _exact_counts(n: int, probs: list[float]) -> list[int]:
     return counts
 
 
+MAX_JOB_HOURS = 10**6  # as optsched rl's: the paper's job sets hold 256 jobs of about an hour
+
+
 def random_contention_instance(jobs: int = 256, mix: str = "normal", seed: int = 0, *, variant: str = "paper",
                                draw: str = "exact", max_gpus: int = 8, hours: float = 1.0, arrival: str = "zero",
                                rate_per_h: float | None = None, load: float = 0.8, nodes: int = 4,
@@ -80,8 +86,12 @@ def random_contention_instance(jobs: int = 256, mix: str = "normal", seed: int =
     if max_gpus not in (8, 32):
         raise InstanceError(f"must be 8 (the repository's demands) or 32 (the paper's), got {max_gpus!r}",
                             field="max_gpus")
-    if not isinstance(hours, (int, float)) or isinstance(hours, bool) or not hours > 0:
+    if not isinstance(hours, (int, float)) or isinstance(hours, bool) or not (hours > 0 and math.isfinite(hours)):
         raise InstanceError(f"must be a positive number, got {hours!r}", field="hours")
+    if jobs * hours > MAX_JOB_HOURS:
+        # each job runs hours x 12 rounds of 5 minutes in the simulator: refused before a run that would not end
+        raise InstanceError(f"{jobs} jobs x {hours:g} h is more than {MAX_JOB_HOURS:,} job-hours", field="hours")
+    require_memory(jobs, 1_000, "jobs", field="jobs")
     if arrival not in ("zero", "poisson"):
         raise InstanceError(f"must be 'zero' or 'poisson', got {arrival!r}", field="arrival")
     probs = mix_weights(mix, variant)

@@ -30,12 +30,19 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..problems.deadline import ALPHAS, HEAVY_MODELS, MODELS, DeadlineJob, DeadlineWorkload, paper_cluster
 
 __all__ = ["DEFAULT_ALPHA_SHARES", "DEFAULT_HEAVY_SHARE", "deadline_workload", "tiny_deadline_workload"]
 
 DEFAULT_ALPHA_SHARES = (0.1, 0.3, 0.6)
 DEFAULT_HEAVY_SHARE = 0.2
+
+
+# a workload of a million deadline jobs is 40x the paper's largest trace; beyond it a typo ('--lam 1e9') would run
+# for minutes or hours before failing
+MAX_EXPECTED_JOBS = 1_000_000
+JOB_BYTES = 400  # measured: about 330 bytes per DeadlineJob (tracemalloc, 2,366 jobs)
 
 
 def _share(v: float, name: str) -> float:
@@ -75,6 +82,13 @@ def deadline_workload(lam: float = 4.0, window_h: float = 24.0, *, nodes: int = 
     """
     lam, window_h = _positive(lam, "lam"), _positive(window_h, "window_h")
     nodes, gpus_per_node = _count(nodes, "nodes"), _count(gpus_per_node, "gpus_per_node")
+    expected = lam * window_h
+    if expected > MAX_EXPECTED_JOBS:
+        # checked before the draw: lam=1e9 would loop over billions of arrivals before any memory error
+        raise InstanceError(f"lam x window_h = {expected:.3g} expected jobs, more than {MAX_EXPECTED_JOBS:,} "
+                            "(lower lam or window_h)", field="lam" if lam >= window_h else "window_h")
+    require_memory(round(expected), JOB_BYTES, "jobs", field="lam")
+    require_memory(nodes * gpus_per_node, 64, "GPUs", field="nodes")
     heavy_share = _share(heavy_share, "heavy_share")
     shares = [_share(s, "alpha_shares") for s in alpha_shares]
     if len(shares) != len(ALPHAS) or abs(sum(shares) - 1) > 1e-9:

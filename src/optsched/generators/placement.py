@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..models import CATALOGUE, catalogue_job
 from ..problems.pipeline import Network
 from ..problems.placement import PlacementInstance
@@ -25,8 +27,13 @@ def random_placement_instance(seed: int = 0, *, servers: int = 4, gpus_per_serve
     """A catalogue job (``job``, e.g. ``"VGG19:hybrid16"``, or drawn from ``configs`` among those that fit) on
     ``servers`` servers whose free GPUs are drawn so that they hold the job plus about ``slack`` of it more.
     """
-    if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-        raise InstanceError(f"must be a positive integer, got {servers!r}", field="servers")
+    for name, v, low in (("servers", servers, 1), ("gpus_per_server", gpus_per_server, 1), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise InstanceError(f"must be an integer >= {low}, got {v!r:.60}", field=name)
+    require_memory(servers * gpus_per_server, 64, "GPUs", field="servers")
+    if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not (math.isfinite(slack) and slack >= 0):
+        raise InstanceError(f"must be a finite number >= 0 (the free GPUs beyond the job's, as a share of it), "
+                            f"got {slack!r:.60}", field="slack")
     rng = np.random.default_rng([seed, servers, gpus_per_server])
     capacity = servers * gpus_per_server
     if job is None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..cluster import Cluster, Server
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..problems.rar import RarInstance, RarJob, contention_k, f_degradation, max_contention, tau_bounds
 
 
@@ -35,6 +36,37 @@ MOBIHOC22_SERVER_GPUS: tuple[int, ...] = (4, 8, 16, 32)
 
 # Cluster constants of the generated RAR instances (data units per slot); only ratios matter.
 _INTRA_BW, _INTER_BW, _REDUCE_SPEED, _ALPHA = 100.0, 10.0, 1000.0, 0.2
+
+
+JOB_BYTES = 2_000  # a job in the instance, its file and the heuristics' per-job arrays (estimate)
+SERVER_BYTES = 400  # as optsched.cluster's
+
+
+def _int_at_least(v: object, name: str, low: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise InstanceError(f"must be an integer >= {low}, got {v!r:.60}", field=name)
+    return int(v)
+
+
+def _check_sizes(jobs: object, servers: object, seed: object, iterations: object, tau_range: object,
+                 horizon: object) -> tuple[int, int]:
+    """The parameters both generators share, checked before anything is drawn (sizes against memory)."""
+    jobs, servers = _int_at_least(jobs, "jobs"), _int_at_least(servers, "servers")
+    _int_at_least(seed, "seed", 0)
+    _int_at_least(horizon, "horizon")
+    require_memory(jobs, JOB_BYTES, "jobs", field="jobs")
+    require_memory(servers, SERVER_BYTES, "servers", field="servers")
+    if not isinstance(iterations, (tuple, list)) or len(iterations) != 2 or \
+            not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in iterations) or \
+            not 1 <= iterations[0] <= iterations[1]:
+        raise InstanceError(f"must be a pair (low, high) of integers with 1 <= low <= high, got {iterations!r:.60}",
+                            field="iterations")
+    if not isinstance(tau_range, (tuple, list)) or len(tau_range) != 2 or \
+            not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in tau_range) \
+            or not 0 < tau_range[0] <= tau_range[1]:
+        raise InstanceError(f"must be a pair (low, high) of seconds with 0 < low <= high, got {tau_range!r:.60}",
+                            field="tau_range")
+    return jobs, servers
 
 
 def _sig(x: float, digits: int = 8) -> float:
@@ -78,8 +110,9 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
     >>> inst.n_jobs, len(inst.cluster.servers), inst.horizon
     (12, 3, 1200)
     """
-    if jobs < 1 or servers < 1:
-        raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
+    jobs, servers = _check_sizes(jobs, servers, seed, iterations, tau_range, horizon)
+    if not (isinstance(extra, (int, float)) and 0 < extra < 1):
+        raise InstanceError(f"must be a number in (0, 1), got {extra!r:.60}", field="extra")
     rng = np.random.default_rng(seed)
     if cluster is None:
         cluster = Cluster(tuple(Server(f"s{i}", int(rng.choice(server_gpus))) for i in range(servers)),
@@ -172,10 +205,10 @@ def contended_rar_instance(jobs: int, servers: int, seed: int, *, load: float = 
     >>> sum(j.gpus for j in inst.jobs) >= 1.5 * inst.cluster.total_gpus, inst.contention_xi
     (True, 1.0)
     """
-    if jobs < 1 or servers < 1:
-        raise InstanceError("jobs and servers must be positive", field="jobs" if jobs < 1 else "servers")
-    if not load > 0:
-        raise InstanceError(f"must be a positive number, got {load!r}", field="load")
+    jobs, servers = _check_sizes(jobs, servers, seed, iterations, tau_range, horizon)
+    if isinstance(load, bool) or not isinstance(load, (int, float)) or not (load > 0 and math.isfinite(load)):
+        raise InstanceError(f"must be a positive number, got {load!r:.60}", field="load")
+    max_gpus = _int_at_least(max_gpus, "max_gpus")
     rng = np.random.default_rng([seed, 16])
     mix = [(g, c) for g, c in MOBIHOC22_JOB_MIX if g <= max(1, max_gpus)]
     weights = np.array([c for _, c in mix], dtype=float)

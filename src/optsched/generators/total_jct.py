@@ -10,6 +10,7 @@ is the generator the registry names.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..algorithms.heavy_edge import alpha_tilde_min, heavy_edge
 from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
+from ..limits import require_memory
 from ..models import catalogue_job
 from ..perf.pipeline import Network, alpha_max, min_alpha_enumerate
 from ..perf.pipeline import alpha as alpha_of
@@ -95,6 +97,10 @@ TINY_SPECS = ("VGG19:1gpu", "VGG19:dp4", "VGG19:pp4", "ResNet152:1gpu", "Incepti
               "Inception-V3:pp2x2", "BERT-large:1gpu", "BERT-large:dp4", "T5:pp3", "GPT-6.7B:pp3")
 
 
+# the exact modes of every job take about a millisecond each; the exact models prove optima for tens of jobs
+MAX_JOBS = 10_000
+
+
 def random_pipeline_jobs(n: int, seed: int, specs: Sequence[str] = TINY_SPECS) -> list[tuple]:
     """``n`` jobs ``(id, release_s, PipelineJob, iterations, predicted)`` drawn with ``default_rng([seed, n])``:
     a catalogue entry from ``specs``, 20-400 iterations, release uniform in [0, 5] s (so that jobs contend),
@@ -116,16 +122,33 @@ def random_pipeline_jobs(n: int, seed: int, specs: Sequence[str] = TINY_SPECS) -
     return jobs
 
 
-def random_total_jct_instance(n: int, seed: int, servers: int = 2, gpus_per_server: int = 4, *,
-                              time_unit_s: float = 0.01, nic_gbps: float = 10.0, intra_gbs: float = 300.0
-                              ) -> TotalJctInstance:
+def random_total_jct_instance(jobs: int | None = None, seed: int = 0, servers: int = 2, gpus_per_server: int = 4,
+                              *, time_unit_s: float = 0.01, nic_gbps: float = 10.0, intra_gbs: float = 300.0,
+                              n: int | None = None) -> TotalJctInstance:
     """Problem A of paper 001 on :func:`random_pipeline_jobs` (exact alpha per shape, durations rounded up);
-    the instances of ``benchmarks/total_jct.py`` with the defaults (2 x 4 GPUs, 10 ms units).
+    the instances of ``benchmarks/total_jct.py`` with the defaults (2 x 4 GPUs, 10 ms units). ``jobs`` (at most
+    :data:`MAX_JOBS`) is the number of jobs, as in every generator; ``n`` is its former name (deprecated).
 
     >>> inst = random_total_jct_instance(3, 0)
     >>> inst.n_jobs, inst.cluster.total_gpus, inst.name
     (3, 8, 'total-jct-j3-s2x4-seed0')
     """
-    return from_pipeline_jobs(random_pipeline_jobs(n, seed), (servers, gpus_per_server), nic_gbps=nic_gbps,
+    if n is not None:
+        if jobs is not None:
+            raise InstanceError("give jobs= only (n= is its former name)", field="n")
+        warnings.warn("random_total_jct_instance(n=...) is deprecated: use jobs=", DeprecationWarning, stacklevel=2)
+        jobs = n
+    if jobs is None:
+        raise InstanceError("the number of jobs is required", field="jobs")
+    if not _is_int(jobs) or jobs < 1:
+        raise InstanceError(f"must be a positive integer, got {jobs!r:.60}", field="jobs")
+    if jobs > MAX_JOBS:
+        raise InstanceError(f"must be at most {MAX_JOBS:,} (each job's modes are computed exactly), got {jobs:,}",
+                            field="jobs")
+    for name, v, low in (("seed", seed, 0), ("servers", servers, 1), ("gpus_per_server", gpus_per_server, 1)):
+        if not _is_int(v) or v < low:
+            raise InstanceError(f"must be an integer >= {low}, got {v!r:.60}", field=name)
+    require_memory(servers * gpus_per_server, 64, "GPUs", field="servers")
+    return from_pipeline_jobs(random_pipeline_jobs(jobs, seed), (servers, gpus_per_server), nic_gbps=nic_gbps,
                               intra_gbs=intra_gbs, time_unit_s=time_unit_s, seed=seed,
-                              name=f"total-jct-j{n}-s{servers}x{gpus_per_server}-seed{seed}")
+                              name=f"total-jct-j{jobs}-s{servers}x{gpus_per_server}-seed{seed}")

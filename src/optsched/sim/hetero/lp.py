@@ -92,18 +92,42 @@ def _check(T, z, N) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return T, z, N
 
 
-def equal_share_throughput(T, z, N) -> np.ndarray:
-    """``Teq[m]``: job m's throughput on its equal share of the cluster, ``min(1, sum N / (M z[m]))`` of the time
-    (its 1/M of all GPU time, at most all the time), spread over the types in proportion to their GPUs.
+EQUAL_SHARES = ("cluster", "gavel-code")
+
+
+def equal_share_throughput(T, z, N, share: str = "cluster") -> np.ndarray:
+    """``Teq[m]``: job m's throughput on its equal share of the cluster, spread over the types in proportion to
+    their GPUs, for a time share of
+
+    * ``"cluster"`` (default, Gavel's paper, section 4.1): ``min(1, G / (M z[m]))`` of the time, its 1/M of all
+      the cluster's G GPUs' time (at most all the time);
+    * ``"gavel-code"`` (Gavel's published code: the proportional allocation ``N_k / M`` scaled to a row sum of at
+      most 1, and the job's ratio multiplied by its scale factor): ``min(1, G / M) / z[m]``. The two agree
+      when ``G <= M`` (no more GPUs than jobs); with more GPUs than jobs the code's reference is ``1 / z[m]`` of
+      the time, smaller than the paper's for every job with ``z[m] > 1`` (``docs/algorithms/gavel.md``, section 3).
 
     >>> equal_share_throughput([[2.0, 1.0]], [1], [3, 1]).tolist()
     [1.75]
+    >>> equal_share_throughput([[2.0, 1.0]], [2], [3, 1], "gavel-code").tolist()  # 1/2 of the time, type 0 only
+    [0.75]
     """
     T, z, N = _check(T, z, N)
+    if share not in EQUAL_SHARES:
+        raise InstanceError(f"must be one of {', '.join(EQUAL_SHARES)}, got {share!r}", field="share")
     M, total = T.shape[0], N.sum()
     if M == 0 or total <= 0:
         return np.zeros(M)
-    return np.minimum(1.0, total / (M * z)) * (T @ (N / total))
+    time_share = np.minimum(1.0, total / (M * z)) if share == "cluster" else min(1.0, total / M) / z
+    return time_share * (T @ (N / total))
+
+
+def _unrunnable(T: np.ndarray, needed: np.ndarray, what: str) -> None:
+    """Refuse jobs that can run on no type (all their throughputs 0 once ``z > N`` is masked) but ``needed``: an
+    LP would give them nothing, or be unbounded, and say nothing (issue 28)."""
+    bad = np.flatnonzero((T.max(axis=1, initial=0.0) <= 0) & needed)
+    if len(bad):
+        raise InstanceError(f"job(s) at row(s) {bad[:10].tolist()}{' ...' if len(bad) > 10 else ''} can run on no "
+                            f"GPU type (throughput 0 everywhere, or more GPUs than any type has): {what}", field="T")
 
 
 def _sparse_lp(T: np.ndarray, z: np.ndarray, N: np.ndarray, c: np.ndarray, n: np.ndarray):
@@ -202,6 +226,14 @@ def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate:
     if len(live) == 0 or N.sum() <= 0:
         return Allocation(x, 0.0 if len(live) == 0 else math.inf, objective)
     Tl, zl, cl = T[live], z[live], c[live]
+    # scale the objective rows so that the optimum is about 1 whatever the units (remaining iterations of 1e5-1e6
+    # over throughputs of 10-50/s make u* ~ 1e-5, where HiGHS' 13-digit text output and phase 2's 1e-9 of slack
+    # disagree): the equal share is feasible with ratio min(Teq/c), so the scaled optimum is >= 1
+    teq = equal_share_throughput(Tl, zl, N)
+    ok = teq > 0
+    scale = float(np.min(teq[ok] / cl[ok])) if ok.any() else 1.0
+    scale = scale if math.isfinite(scale) and scale > 0 else 1.0
+    cl = cl * scale
     if aggregate:
         key = np.column_stack([Tl, zl, cl])
         uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
@@ -214,15 +246,25 @@ def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate:
     xa, s_star, build, solve_s, lps = run(Ta, za, N, ca, na, efficiency)
     xa = np.clip(xa, 0.0, 1.0)
     x[live] = xa[inverse]
-    return Allocation(x, s_star, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
-                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency})
+    return Allocation(x, s_star * scale, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
+                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency, "scale": scale})
 
 
-def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, aggregate: bool = True) -> Allocation:
+def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, aggregate: bool = True,
+                     share: str = "cluster") -> Allocation:
     """Gavel's heterogeneity-aware max-min fairness (LAS) LP (module docstring); ``value`` is t*, the smallest
-    ratio of a job's throughput to its equal-share throughput (>= 1)."""
+    ratio of a job's throughput to its equal-share throughput (>= 1); ``share`` chooses the equal share
+    (:func:`equal_share_throughput`: the paper's, or Gavel's code's). A job that can run on no type raises
+    :class:`InstanceError` (its equal share is 0: the LP would ignore it).
+
+    >>> max_min_fairness([[1.0], [0.0]], [1, 1], [2])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: T: job(s) at row(s) [1] can run on no GPU type ...
+    """
     T, z, N = _check(T, z, N)
-    return _solve(T, z, N, equal_share_throughput(T, z, N), "max-min", solver, efficiency, aggregate)
+    _unrunnable(T, np.ones(T.shape[0], dtype=bool), "max-min would give them nothing")
+    return _solve(T, z, N, equal_share_throughput(T, z, N, share), "max-min", solver, efficiency, aggregate)
 
 
 def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool = True) -> Allocation:
@@ -237,8 +279,9 @@ def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool =
     R = np.asarray(remaining, dtype=float)
     if R.shape != (T.shape[0],) or not np.all(R >= 0) or not np.all(np.isfinite(R)):
         raise InstanceError("remaining work must be one finite number >= 0 per job", field="remaining")
+    _unrunnable(T, R > 0, "their remaining work would never finish (the makespan is infinite)")
     c = np.where(T.max(axis=1, initial=0.0) > 0, R, 0.0)
     return _solve(T, z, N, c, "makespan", solver, efficiency, aggregate=False)
 
 
-__all__ = ["SOLVERS", "Allocation", "equal_share_throughput", "max_min_fairness", "min_makespan"]
+__all__ = ["EQUAL_SHARES", "SOLVERS", "Allocation", "equal_share_throughput", "max_min_fairness", "min_makespan"]
