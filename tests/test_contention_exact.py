@@ -112,3 +112,17 @@ def test_releases_and_the_doors():
     assert res.schedule["b"].start >= 900  # released at the first round boundary after its arrival
     with pytest.raises(InstanceError, match="at most"):
         brute_force_contention(random_contention_instance(jobs=6, seed=0))
+
+
+def test_optsched_solve_solves_a_contention_file(tmp_path, capsys):
+    from optsched import save
+    from optsched.cli import main
+
+    inst = random_contention_instance(jobs=3, seed=0, hours=0.25)
+    path = tmp_path / "c.json"
+    save(inst, path)
+    assert main(["solve", str(path), "-o", str(tmp_path / "s.json")]) == 0   # the default: contention-dp
+    out = capsys.readouterr().out
+    assert "algorithm=contention-dp status=optimal" in out and (tmp_path / "s.json").is_file()
+    assert main(["evaluate", str(path), str(tmp_path / "s.json")]) == 2      # no independent evaluator: said so
+    assert "no independent evaluator" in capsys.readouterr().err

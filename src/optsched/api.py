@@ -99,10 +99,11 @@ def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:
     """:func:`load` for :func:`solve` and :func:`evaluate`: a file of a problem that is simulated rather than
-    solved (a workload, a pipeline job) is refused with a hint instead of failing later."""
+    solved (a workload, a pipeline job) is refused with a hint instead of failing later; a problem that has
+    solvers but no evaluator (the contention round model, whose exact methods score their own plans) is solved."""
     obj = load(path)
     prob = problem_of(obj)
-    if prob.evaluator is None:
+    if prob.evaluator is None and not prob.algorithms:
         hint = {"pipeline-job": " (place it with 'optsched place', or wrap it in an optsched/placement@1 file)",
                 "workload": " (run it with 'optsched simulate')"}.get(prob.name, "")
         raise InstanceError(f"a {prob.name} file is not an offline instance to solve or evaluate{hint}",

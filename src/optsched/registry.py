@@ -68,8 +68,8 @@ class Problem:
 
     def resolve_evaluator(self) -> Callable[..., Any]:
         if self.evaluator is None:
-            raise InstanceError(f"problem {self.name!r} has no evaluator (it is simulated, not solved)",
-                                field="problem")
+            raise InstanceError(f"problem {self.name!r} has no independent evaluator (simulate it, or solve it: "
+                                "its exact methods score their own schedules)", field="problem")
         return _resolve(self.evaluator)
 
     def resolve_generator(self) -> Callable[..., Any]:

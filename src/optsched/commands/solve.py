@@ -171,19 +171,22 @@ def run_one(args: argparse.Namespace) -> int:
     print(res.summary() + (f" limit={limit}" if limit and alg.exact and stopped else ""), file=out)
     signal_exit = _signal_exit(res)
     ev = None
-    if res.schedule is not None:
+    # a problem without an evaluator (the contention round model) is scored by its exact methods themselves
+    scored = problem_of(inst).evaluator is not None or res.evaluation is not None
+    if res.schedule is not None and scored:
         ev = res.evaluation if res.evaluation is not None else evaluate(inst, res.schedule)
     if args.json:
         doc: dict[str, Any] = {"instance": args.instance[0], **res.to_dict(schedule=False)}
         if ev is not None:
             doc["evaluation"] = evaluation_dict(ev)
         print(json.dumps(doc, indent=1, default=str))
-    if ev is None:
+    if res.schedule is None:
         print(f"no schedule found ({res.status}); nothing written", file=out)
         return signal_exit or NO_SCHEDULE
-    print(ev.summary(), file=out)
+    if ev is not None:
+        print(ev.summary(), file=out)
     if args.output and res.schedule is not None:
-        extra = {"objective": res.objective}
+        extra: dict[str, Any] = {"objective": res.objective}
         makespan = getattr(ev, "makespan", None)
         save_schedule(res.schedule, args.output, makespan=makespan, status=str(res.status),
                       lower_bound=res.lower_bound, runtime_s=round(res.runtime_s, 6), seed=res.seed, **extra)
