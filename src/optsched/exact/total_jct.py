@@ -148,8 +148,10 @@ def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, 
 @algorithm("total-jct-cpsat", TotalJctInstance, exact=True,
           description="exact total (weighted) completion time with placement choice (CP-SAT)")
 def _registered_cpsat(inst: TotalJctInstance, *, seed: int | None = None, time_limit: float | None = None,
-                      **options) -> Result:
-    return solve_total_jct(inst, seed=seed, time_limit=30.0 if time_limit is None else time_limit, **options)
+                      deterministic_limit: float | None = None, **options) -> Result:
+    # deterministic_limit named so that callers reading the signature (solve_many) pass it (as exact's, issue 28)
+    return solve_total_jct(inst, seed=seed, time_limit=30.0 if time_limit is None else time_limit,
+                           deterministic_limit=deterministic_limit, **options)
 
 
 # -- brute force ---------------------------------------------------------------------------------------------
