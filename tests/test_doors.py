@@ -215,3 +215,22 @@ def test_schedule_files_refuse_unknown_keys_and_bad_stage_counts(tmp_path):
     with pytest.raises(optsched.InstanceError) as err:
         schedule_from_dict(bad)
     assert err.value.field == "jobs[0].stage_placement.s0" and err.value.job == "a"
+
+
+def test_generate_builds_its_kinds_from_the_registry():
+    """``optsched generate KIND`` has one sub-command per registered problem that names one (no table of its own),
+    and prints that problem's one-line summary."""
+    import argparse
+
+    from optsched.commands import generate
+    from optsched.registry import problems
+
+    parser = argparse.ArgumentParser()
+    generate.register(parser.add_subparsers())
+    sub = next(a for a in parser._subparsers._group_actions[0].choices["generate"]._actions
+               if isinstance(a, argparse._SubParsersAction))
+    named = {p.name for p in problems().values() if p.generate_cli}
+    assert named == {"rar-ddls", "total-jct", "placement", "deadline", "contention", "workload"}
+    assert len(sub.choices) == len(named) and {"rar", "workload", "contention"} <= set(sub.choices)
+    inst = optsched.generate("rar", jobs=2, servers=2, seed=0)
+    assert problems()["rar-ddls"].describe_instance(inst).startswith(inst.name)

@@ -58,6 +58,10 @@ class Problem:
     default_algorithm: str | None = None
     algorithms: Mapping[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    # the command line's parts ("module:function", in the CLI layer): the function adding the problem's
+    # ``optsched generate KIND`` sub-parser, and the one-line summary printed of a generated instance
+    generate_cli: str | None = None
+    summary: str | None = None
 
     @property
     def cls(self) -> type:
@@ -71,6 +75,10 @@ class Problem:
             raise InstanceError(f"problem {self.name!r} has no independent evaluator (simulate it, or solve it: "
                                 "its exact methods score their own schedules)", field="problem")
         return _resolve(self.evaluator)
+
+    def describe_instance(self, obj: Any) -> str:
+        """The problem's one-line summary of an instance (its class name when it has none)."""
+        return str(_resolve(self.summary)(obj)) if self.summary else type(obj).__name__
 
     def resolve_generator(self) -> Callable[..., Any]:
         if self.generator is None:

@@ -1,8 +1,9 @@
 """``optsched generate KIND ...``: write a generated instance file (atomically) and print a summary.
 
-Each kind is a registered problem (:mod:`optsched.registry`) with a sub-command here: :data:`KINDS` maps the
-problem's name to a function ``register(kinds_subparsers)`` (or a ``"module:function"`` string) that adds its
-parser and sets ``build=`` to ``build(args) -> instance``; the instance is written with :func:`optsched.save`.
+Each kind is a registered problem (:mod:`optsched.registry`) whose entry names its sub-command: ``generate_cli``
+(``"module:function"``, a function ``register(kinds_subparsers)`` that adds its parser and sets ``build=`` to
+``build(args) -> instance``) and ``summary`` (the one line printed); the instance is written with
+:func:`optsched.save`.
 
 Kinds:
 
@@ -20,18 +21,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Callable
 
-from . import _generate_deadline
+from ..registry import problems
 from ._args import add_seed_and_output, positive_float, positive_int
-from ._generate_contention import summary as _summary_contention
-from ._generate_workload import summary as _summary_workload
 
 MAX_TOTAL_JCT_JOBS = 10_000  # optsched.generators.total_jct.MAX_JOBS (not imported: it loads numpy)
 
 
 
-def _register_rar(kinds) -> None:
+def register_rar(kinds) -> None:
     p = kinds.add_parser("rar", help="RAR-DDLS instance (paper 000)",
                          description="A random RAR-DDLS instance where jobs queue and contention binds "
                                      "(optsched.generators.rar.contended_rar_instance: --load, --contention), "
@@ -81,7 +79,7 @@ def _build_rar(args: argparse.Namespace):
 JOB_BYTES = 2_000  # a job in the instance, its file and the heuristics' per-job arrays (estimate)
 
 
-def _summary_rar(inst) -> str:
+def summary_rar(inst) -> str:
     sizes: dict[int, int] = {}
     for j in inst.jobs:
         sizes[j.gpus] = sizes.get(j.gpus, 0) + 1
@@ -90,7 +88,7 @@ def _summary_rar(inst) -> str:
             f"{inst.cluster.total_gpus} GPUs, horizon {inst.horizon}")
 
 
-def _register_total_jct(kinds) -> None:
+def register_total_jct(kinds) -> None:
     p = kinds.add_parser("total-jct", help="total-JCT instance with placement choice (paper 001, tiny)",
                          description="Paper 001's problem A for the exact models: N jobs drawn from the Table I "
                                      "catalogue (estimated profiles, at most 4 GPUs each), releases in [0, 5] s, "
@@ -122,13 +120,13 @@ def _build_total_jct(args: argparse.Namespace):
                                      time_unit_s=args.time_unit, nic_gbps=args.nic_gbps)
 
 
-def _summary_total_jct(inst) -> str:
+def summary_total_jct(inst) -> str:
     modes = sum(len(j.modes) for j in inst.jobs)
     return (f"{inst.name}: {inst.n_jobs} jobs ({modes} placement shapes), {len(inst.cluster.servers)} servers, "
             f"{inst.cluster.total_gpus} GPUs, time unit {inst.time_unit_s} s")
 
 
-def _register_placement(kinds) -> None:
+def register_placement(kinds) -> None:
     p = kinds.add_parser("placement", help="one pipeline job on random free GPUs (paper 001, placement)",
                          description="A Table I catalogue job (estimated profile) on servers with random free "
                                      "GPUs that hold it with some room to spare "
@@ -155,26 +153,10 @@ def _build_placement(args: argparse.Namespace):
                                      nic_gbps=args.nic_gbps, intra_gbs=args.intra_gbs, job=args.job)
 
 
-def _summary_placement(inst) -> str:
+def summary_placement(inst) -> str:
     free = ",".join(f"{s}={n}" for s, n in inst.free.items())
     return (f"{inst.name}: job {inst.job.id} ({inst.job.gpus} GPUs, {inst.job.n_stages} stages) on free GPUs "
             f"{free}")
-
-
-# problem name -> function registering its sub-parser, or "module:function" imported when the CLI is built
-KINDS: dict[str, Callable | str] = {
-    "rar": _register_rar,
-    "total-jct": _register_total_jct,
-    "placement": _register_placement,
-    "deadline": _generate_deadline.register,
-    "contention": "optsched.commands._generate_contention:register",
-    "workload": "optsched.commands._generate_workload:register",
-}
-# problem name -> one-line summary (problems without one print the class name)
-SUMMARIES: dict[str, Callable] = {"rar-ddls": _summary_rar, "total-jct": _summary_total_jct,
-                                  "placement": _summary_placement,
-                                  "deadline": _generate_deadline.summary, "contention": _summary_contention,
-                                  "workload": _summary_workload}
 
 
 def register(sub) -> None:
@@ -184,11 +166,11 @@ def register(sub) -> None:
                                    "options.")
     kinds = p.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
-    for reg in KINDS.values():
-        if isinstance(reg, str):
-            module, func = reg.split(":")
-            reg = getattr(importlib.import_module(module), func)
-        reg(kinds)
+    # every registered problem with a generator brings its sub-parser (optsched.registry: Problem.generate_cli)
+    for prob in problems().values():
+        if prob.generate_cli:
+            module, func = prob.generate_cli.split(":")
+            getattr(importlib.import_module(module), func)(kinds)
     p.set_defaults(func=run)
 
 
@@ -198,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
 
     instance = args.build(args)
     save(instance, args.output)
-    summary = SUMMARIES.get(problem_of(instance).name, lambda x: type(x).__name__)(instance)
+    summary = problem_of(instance).describe_instance(instance)
     if args.output == "-":
         print(summary, file=sys.stderr)
     else:

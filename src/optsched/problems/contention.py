@@ -188,6 +188,8 @@ PROBLEM = register_problem(Problem(
     title="paper 004: DeepShare job sets under measured network contention, in 300 s rounds (min total JCT)",
     classes=(ContentionInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     generator="optsched.generators.contention:random_contention_instance",
+    generate_cli="optsched.commands._generate_contention:register",
+    summary="optsched.commands._generate_contention:summary",
     default_algorithm="contention-dp",
     algorithms={"contention-dp": "optsched.exact.contention", "contention-brute": "optsched.exact.contention"},
 ))

@@ -613,6 +613,8 @@ PROBLEM = register_problem(Problem(
     classes=(DeadlineWorkload,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.deadline:evaluate",
     generator="optsched.generators.deadline:deadline_workload",
+    generate_cli="optsched.commands._generate_deadline:register",
+    summary="optsched.commands._generate_deadline:summary",
     default_algorithm="deadline-cpsat",
     algorithms={"deadline-cpsat": "optsched.exact.deadline", "deadline-brute": "optsched.exact.deadline"},
 ))

@@ -113,6 +113,8 @@ PROBLEM = register_problem(Problem(
     classes=(PlacementInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.placement:evaluate",
     generator="optsched.generators.placement:random_placement_instance",
+    generate_cli="optsched.commands.generate:register_placement",
+    summary="optsched.commands.generate:summary_placement",
     default_algorithm="heavy-edge",
     algorithms={"heavy-edge": "optsched.placement", "exact-time": "optsched.placement",
                 "exact-cut": "optsched.placement"},

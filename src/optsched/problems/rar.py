@@ -274,6 +274,8 @@ PROBLEM = register_problem(Problem(
     classes=(RarInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.rar:evaluate",
     generator="optsched.generators.rar:contended_rar_instance",
+    generate_cli="optsched.commands.generate:register_rar",
+    summary="optsched.commands.generate:summary_rar",
     default_algorithm="sjf-bco",
     algorithms={
         "sjf-bco": "optsched.algorithms.sjf_bco",

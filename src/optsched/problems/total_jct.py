@@ -461,6 +461,8 @@ PROBLEM = register_problem(Problem(
     classes=(TotalJctInstance,), format=FORMAT, reader=from_dict, writer=to_dict,
     evaluator="optsched.evaluators.total_jct:evaluate",
     generator="optsched.generators.total_jct:random_total_jct_instance",
+    generate_cli="optsched.commands.generate:register_total_jct",
+    summary="optsched.commands.generate:summary_total_jct",
     default_algorithm="total-jct-bnb",
     algorithms={
         "total-jct-greedy": "optsched.algorithms.total_jct",

@@ -423,4 +423,6 @@ PROBLEM = register_problem(Problem(
     title="online workloads of the simulator (paper 002): jobs arriving over time, run by a policy",
     classes=(Workload,), format=FORMAT, reader=workload_from_dict, writer=workload_to_dict,
     generator="optsched.generators.workload:generate_workload",
+    generate_cli="optsched.commands._generate_workload:register",
+    summary="optsched.commands._generate_workload:summary",
 ))
