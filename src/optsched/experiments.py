@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import inspect
 import itertools
 import logging
 import math
@@ -476,8 +477,10 @@ def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
 
 
 # -- sweep -----------------------------------------------------------------------------------------------------
-_RUN_ONE_KEYS = ("scheduler", "placement", "admission", "load", "round_s", "event", "window", "n_jobs", "servers",
-                 "gpus_per_server", "perf", "restore_s", "philly_filter", "philly_order", "drain_h")
+# a grid point's parameters: run_one's own (read from its signature, so the two never drift apart), but for what the
+# sweep sets itself (the seed, the progress bar, the label, the trace it hands each worker)
+_RUN_ONE_KEYS = tuple(n for n in inspect.signature(run_one).parameters
+                      if n not in ("spec", "seed", "progress", "label", "philly_frame"))
 _FRAME: tuple[str, pd.DataFrame] | None = None   # the Philly trace, read once per worker process
 
 
