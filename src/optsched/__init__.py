@@ -2,6 +2,7 @@
 
 One door per task, the same for every problem (RAR-DDLS, total JCT, pipeline placement, ...):
 
+```pycon
 >>> import optsched
 >>> inst = optsched.generate("rar", jobs=6, servers=2, seed=1)      # or optsched.load("file.json")
 >>> res = optsched.solve(inst, algorithm="sjf-bco")                 # default: the problem's own algorithm
@@ -9,6 +10,8 @@ One door per task, the same for every problem (RAR-DDLS, total JCT, pipeline pla
 True
 >>> sorted(optsched.list_algorithms("rar"))
 ['brute-force', 'exact', 'exact-interval', 'ff', 'ls', 'rand', 'sjf-bco']
+
+```
 
 Online policies run in the simulator: ``optsched.simulate(workload, scheduler="las", ...)``. Heavy modules
 (solvers, the simulator, pandas) are imported on first use; ``optsched.algorithms``, ``optsched.exact`` and

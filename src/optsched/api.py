@@ -1,13 +1,16 @@
 """The doors: ``load``, ``save``, ``solve``, ``evaluate``, ``generate``, the same for every problem.
 
-Each goes through :mod:`optsched.registry`: the problem is found from the instance's class (or the file's
+Each goes through [`optsched.registry`][]: the problem is found from the instance's class (or the file's
 ``"format"`` tag), and the problem's reader, writer, evaluator, generator and algorithms do the work.
 
+```pycon
 >>> import optsched
 >>> inst = optsched.generate("rar", jobs=6, servers=2, seed=1)
 >>> res = optsched.solve(inst)                       # the problem's default algorithm: SJF-BCO
 >>> res.algorithm, optsched.evaluate(inst, res.schedule).objective == res.objective
 ('sjf-bco', True)
+
+```
 """
 
 from __future__ import annotations
@@ -66,10 +69,11 @@ def load(path: str | os.PathLike[str], expect: type[T]) -> T: ...
 
 def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
     """Read and validate a file of any registered format (RAR-DDLS, total JCT, placement, pipeline jobs,
-    workloads); a bad file raises :class:`~optsched.errors.InstanceError` naming the field and the job.
+    workloads); a bad file raises [`InstanceError`][optsched.errors.InstanceError] naming the field and the job.
     ``"bundled:rar/mobihoc22-seed0.json"`` names an instance shipped with the package. With ``expect`` (a data
     class), a file of another problem is refused and the result is typed as that class.
 
+    ```pycon
     >>> import tempfile, os, optsched
     >>> p = os.path.join(tempfile.mkdtemp(), "x.json")
     >>> optsched.save(optsched.generate("rar", jobs=2, servers=2, seed=0), p)
@@ -79,6 +83,8 @@ def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: format: expected a total-jct file, got optsched/rar-ddls@1
+
+    ```
     """
     path = _path(path, "path")
     if path.startswith(BUNDLED_PREFIX):
@@ -98,7 +104,8 @@ def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
 
 
 def load_instance(path: str | os.PathLike[str]) -> Instance:
-    """:func:`load` for :func:`solve` and :func:`evaluate`: a file of a problem that is simulated rather than
+    """[`load`][optsched.api.load] for [`solve`][optsched.api.solve] and [`evaluate`][optsched.api.evaluate]: a file of
+    a problem that is simulated rather than
     solved (a workload, a pipeline job) is refused with a hint instead of failing later; a problem that has
     solvers but no evaluator (the contention round model, whose exact methods score their own plans) is solved."""
     obj = load(path)
@@ -121,7 +128,8 @@ def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
 
 
 def _path(path: Any, name: str) -> str:
-    """A file path given to a door: a ``str`` or ``os.PathLike`` naming something, else :class:`InstanceError`."""
+    """A file path given to a door: a ``str`` or ``os.PathLike`` naming something, else
+    [`InstanceError`][optsched.errors.InstanceError]."""
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise InstanceError(f"must be a file path (str or os.PathLike), got {type(path).__name__} {path!r:.60}",
                             field=name)
@@ -160,8 +168,11 @@ def generate(problem: str, **params: Any) -> ProblemData:
     """A random instance of ``problem`` (a name such as ``"rar"``, ``"total-jct"``, ``"placement"``) from its
     registered generator; ``params`` are the generator's (``optsched list problems`` shows each generator).
 
+    ```pycon
     >>> generate("total-jct", jobs=3, seed=0).n_jobs
     3
+
+    ```
     """
     if not isinstance(problem, str):
         raise InstanceError(f"must be a problem name such as 'rar', got {problem!r:.60}", field="problem")
@@ -193,7 +204,8 @@ def _fits_in_memory(instance: Any) -> None:
 
 
 def _instance_problem(instance: Any) -> Any:
-    """The problem of an instance given to :func:`solve` or :func:`evaluate`, or :class:`InstanceError` naming
+    """The problem of an instance given to [`solve`][optsched.api.solve] or [`evaluate`][optsched.api.evaluate], or
+    [`InstanceError`][optsched.errors.InstanceError] naming
     ``instance`` (a path or ``None`` is not an instance)."""
     if isinstance(instance, (str, os.PathLike)):
         raise InstanceError(f"must be an instance object; load the file first: optsched.load({instance!r:.60})",
@@ -203,7 +215,7 @@ def _instance_problem(instance: Any) -> Any:
 
 def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
     """Score ``schedule`` on ``instance`` with the problem's independent evaluator; an infeasible schedule
-    raises :class:`~optsched.errors.ScheduleError` naming the field and the job."""
+    raises [`ScheduleError`][optsched.errors.ScheduleError] naming the field and the job."""
     if not isinstance(schedule, Schedule):
         raise InstanceError(f"must be a Schedule, got {type(schedule).__name__}", field="schedule")
     evaluator = _instance_problem(instance).resolve_evaluator()
@@ -215,12 +227,15 @@ def evaluate(instance: Instance, schedule: Schedule) -> Evaluation:
 def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None = None,
           time_limit: float | None = None, **options: Any) -> Result:
     """Run ``algorithm`` (default: the problem's own, e.g. ``sjf-bco`` for RAR-DDLS, ``total-jct-bnb`` for
-    total JCT) on ``instance`` and return a :class:`~optsched.result.Result`, scored by the problem's evaluator.
+    total JCT) on ``instance`` and return a [`Result`][optsched.result.Result], scored by the problem's evaluator.
 
+    ```pycon
     >>> from optsched.generators.rar import tiny_rar_example
     >>> r = solve(tiny_rar_example(), "ff")
     >>> r.status.value, r.objective == r.schedule.makespan
     ('feasible', True)
+
+    ```
     """
     prob = _instance_problem(instance)
     if algorithm is not None and not isinstance(algorithm, str):

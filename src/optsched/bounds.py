@@ -1,6 +1,6 @@
 """Paper 000's guarantees as functions of the instance, and certified lower bounds on the optimal makespan.
 
-Everything here is computed from the same per-iteration model the evaluator uses (:mod:`optsched.perf.rar`),
+Everything here is computed from the same per-iteration model the evaluator uses ([`optsched.perf.rar`][]),
 so a bound and a score never disagree on a rounding. How each quantity is computed, and which of the paper's
 statements hold for the model as written, is documented in ``docs/algorithms/sjf-bco.md`` (section
 "Guarantees verified"); the makespan lower bound is proved in ``docs/formulations/rar-feasibility-milp.md``.
@@ -10,8 +10,9 @@ Placement classes and contention levels
     through the contention p (eq. 6). A job can use n = 1 server iff some server has G_j GPUs, and
     n in [max(2, fewest servers holding G_j GPUs), min(G_j, |S|)] servers otherwise; a split job (n >= 2)
     meets p in 1 .. ``max_contention(inst)`` (it counts itself), a single-server job has p = 0.
-    :func:`phi_table` tabulates floor(1/tau) over these (n, p) pairs.
+    [`phi_table`][optsched.bounds.phi_table] tabulates floor(1/tau) over these (n, p) pairs.
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> inst = tiny_rar_example()
 >>> placement_classes(inst, inst.jobs[0])
@@ -20,6 +21,8 @@ Placement classes and contention levels
 (5, 7)
 >>> n_g(inst), makespan_lower_bound(inst) <= 6
 (4, True)
+
+```
 """
 
 from __future__ import annotations
@@ -101,10 +104,13 @@ def fastest_slots(inst: RarInstance, job: RarJob) -> dict[int, int]:
     the maximum is Phi_j(n, 1) (phi is non-increasing in p, and p = 0 equals p = 1 in the table), i.e. the
     job's exact duration when it meets no contention.
 
+    ```pycon
     >>> from optsched.generators.rar import tiny_rar_example
     >>> inst = tiny_rar_example()
     >>> fastest_slots(inst, inst.jobs[0])
     {1: 5, 2: 7}
+
+    ```
     """
     return {n: -(-job.iterations // max(row)) for n, row in phi_table(inst, job).items()}
 
@@ -156,10 +162,13 @@ def lp_closed_form(gpus: Sequence[int], weights: Sequence[float], n_gpus: int) -
     term, over pairs with G_j + G_k > N, is found in O(n log n): for each j, the partners are the jobs with
     G_k > N - G_j, a prefix of the jobs by decreasing G, of which the two heaviest are kept.
 
+    ```pycon
     >>> lp_closed_form([3, 3, 1], [5.0, 4.0, 9.0], 4)
     9.0
     >>> lp_closed_form([3, 3, 1], [5.0, 4.0, 2.0], 4)
     9.0
+
+    ```
     """
     v = max(sum(g * w for g, w in zip(gpus, weights)) / n_gpus, max(weights))
     order = sorted(range(len(gpus)), key=lambda i: -gpus[i])
@@ -190,8 +199,10 @@ def lp_closed_form(gpus: Sequence[int], weights: Sequence[float], n_gpus: int) -
 def lower_bound(inst: RarInstance) -> int:
     """The best certified lower bound on the optimal makespan we can compute cheaply.
 
-    The closed-form bound of :func:`makespan_lower_bound`, raised by the LP relaxation of the min max-load
-    problem with the certified weights d_min_j, whose value :func:`lp_closed_form` gives without a solver
+    The closed-form bound of [`makespan_lower_bound`][optsched.bounds.makespan_lower_bound], raised by the LP relaxation
+    of the min max-load
+    problem with the certified weights d_min_j, whose value [`lp_closed_form`][optsched.bounds.lp_closed_form] gives
+    without a solver
     (``optsched.exact.rar_milp.lp_lower_bound`` solves the same LP with HiGHS; a test checks they agree).
     Valid for every instance; used by the ``exact`` solver as ``Result.lower_bound``.
     """
@@ -211,7 +222,8 @@ class Estimates:
 
 
 def estimates(inst: RarInstance) -> Estimates:
-    """SJF-BCO's estimates (``optsched.algorithms.sjf_bco.estimates``), normalised to :class:`Estimates`."""
+    """SJF-BCO's estimates (``optsched.algorithms.sjf_bco.estimates``), normalised to
+    [`Estimates`][optsched.bounds.Estimates]."""
     raw = sjf_bco.estimates(inst)
     if isinstance(raw, tuple):
         rho, u, l = raw  # noqa: E741
@@ -226,7 +238,8 @@ def estimates(inst: RarInstance) -> Estimates:
 def phi_ratio(inst: RarInstance) -> float:
     """phi = max_j max_{k1,k2} rho_j(y^k1) / rho_j(y^k2) (Lemma 4), with rho in slots.
 
-    A job's execution time under any schedule lies in [d_min_j, d_max_j] (:func:`duration_range`): it makes
+    A job's execution time under any schedule lies in [d_min_j, d_max_j]
+    ([`duration_range`][optsched.bounds.duration_range]): it makes
     between phi_min and phi_max iterations in every slot. Both ends are the times of a run at one constant
     (placement class, contention level): d_min alone on its fastest class, d_max on its slowest class at the
     largest contention level ``max_contention(inst)``. So phi = max_j d_max_j / d_min_j, computed exactly over
@@ -290,13 +303,16 @@ def asrpt_preconditions(p: AsrptParameters) -> list[str]:
       head of the queue is blocked).
     * ``alpha_min <= alpha_tilde_min <= alpha_max`` for every job: Lemma 1 uses alpha~_i^min <= rho alpha_i^min,
       Lemma 3's last step alpha~_i^min <= alpha^max. In the pipeline model this holds when
-      B_intra >= B_inter / g (:func:`optsched.perf.pipeline.bandwidth_precondition`, digest 001 point 10).
+      B_intra >= B_inter / g ([`optsched.perf.pipeline.bandwidth_precondition`][], digest 001 point 10).
     * ``alpha_placed_max <= alpha_max`` (when given): Lemma 2 bounds every run by n_i alpha_i^max.
     * ``iterations >= 1``: the lower bound alpha^min I(I+1)/(2G) of Theorem 1's proof.
 
+    ```pycon
     >>> p = AsrptParameters(8, (2, 8), (3, 1), (3, 1), (1, 1), (1, 2), (2, 2))
     >>> asrpt_preconditions(p)
     ['G > g_max: G = 8, g_max = 8']
+
+    ```
     """
     bad = []
     if not p.total_gpus > p.g_max:
@@ -321,9 +337,12 @@ def asrpt_lower_bound(p: AsrptParameters):
     """alpha^min I(I+1) / (2G) (paper l. 225): a lower bound on OPT_{A1} and on OPT_A (and on any schedule of A,
     by the work argument: the k-th completion is at least k alpha^min / G). ``None`` unless every n_i >= 1.
 
+    ```pycon
     >>> from fractions import Fraction
     >>> asrpt_lower_bound(AsrptParameters(4, (1, 1), (1, 1), (1, 1), (3, 3), (3, 3), (3, 3)))
     Fraction(9, 4)
+
+    ```
     """
     if any(n < 1 for n in p.iterations):
         return None
@@ -379,11 +398,14 @@ def asrpt_theorem1_ratio(p: AsrptParameters):
         Gamma_A / OPT_A < (2 + tau + rho G/(G - g^max)) rho
                           + 2 rho g^max rho-bar (1 + tau + (1 + rho) G/(G - g^max)) eps-bar
 
-    ``None`` when a precondition of :func:`asrpt_preconditions` fails.
+    ``None`` when a precondition of [`asrpt_preconditions`][optsched.bounds.asrpt_preconditions] fails.
 
+    ```pycon
     >>> p = AsrptParameters(8, (2, 4), (3, 1), (3, 1), (1, 1), (1, 2), (2, 2))
     >>> asrpt_theorem1_ratio(p)       # rho = 2, eps = 0: (2 + 0 + 2*8/4) * 2
     Fraction(12, 1)
+
+    ```
     """
     if asrpt_preconditions(p):
         return None

@@ -1,6 +1,6 @@
 """The ``optsched`` command: ``optsched generate | solve | evaluate | place | simulate | bench``.
 
-Each subcommand lives in its own module in :mod:`optsched.commands` with ``register(subparsers)``; this
+Each subcommand lives in its own module in [`optsched.commands`][] with ``register(subparsers)``; this
 module only assembles them and turns input errors into one line on stderr and exit code 2.
 """
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log_to_stderr(command: str) -> Callable[[], None]:
     """While a command runs, the package's messages that are not its output (the ``optsched`` logger hierarchy,
-    and warnings, which :func:`logging.captureWarnings` routes to ``py.warnings``) are one line each on stderr:
+    and warnings, which `logging.captureWarnings` routes to ``py.warnings``) are one line each on stderr:
     ``optsched COMMAND: warning: ...``. Returns what undoes it (``main`` may run many times in one process).
     A program that configured the ``optsched`` logger itself keeps its handlers."""
     handler = logging.StreamHandler(sys.stderr)

@@ -3,13 +3,18 @@
 Units are those of the problem that uses the cluster (paper 000: data units per time slot; paper 001:
 GB and GB/s); each problem module documents its own.
 
-Every server has a GPU type (``Server.gpu_type``, default :data:`DEFAULT_GPU_TYPE`, ``"GPU"``: one untyped kind,
+Every server has a GPU type (``Server.gpu_type``, default [`DEFAULT_GPU_TYPE`][optsched.cluster.DEFAULT_GPU_TYPE],
+``"GPU"``: one untyped kind,
 which keeps every existing cluster homogeneous); heterogeneous clusters (Gavel's V100 / P100 / K80) give servers
-different types, e.g. with :meth:`Cluster.typed` or :func:`parse_cluster`:
+different types, e.g. with [`Cluster.typed`][optsched.cluster.Cluster.typed] or
+[`parse_cluster`][optsched.cluster.parse_cluster]:
 
+```pycon
 >>> c = parse_cluster("V100:2x4,K80:1x8")
 >>> c.gpu_types, c.gpus_by_type, c.server_ids
 (('V100', 'K80'), {'V100': 8, 'K80': 8}, ('v100-0', 'v100-1', 'k80-0'))
+
+```
 """
 
 from __future__ import annotations
@@ -30,8 +35,11 @@ DEFAULT_GPU_TYPE = "GPU"  # the one GPU type of a cluster that names none (every
 class Server:
     """One server with ``gpus`` identical GPUs of type ``gpu_type`` (any non-empty name, e.g. ``"V100"``).
 
+    ```pycon
     >>> Server("s0", 4).gpu_type, Server("s1", 8, "K80").gpu_type
     ('GPU', 'K80')
+
+    ```
     """
 
     id: str
@@ -46,9 +54,12 @@ class Cluster:
     ``intra_bandwidth`` is the bandwidth between GPUs of one server (NVLink / PCIe), ``inter_bandwidth``
     the NIC bandwidth between servers.
 
+    ```pycon
     >>> c = Cluster.homogeneous(2, 4, intra_bandwidth=300.0, inter_bandwidth=1.25)
     >>> c.total_gpus, c.server_ids
     (8, ('s0', 's1'))
+
+    ```
     """
 
     servers: tuple[Server, ...]
@@ -90,8 +101,11 @@ class Cluster:
         """A heterogeneous cluster from ``{gpu_type: (servers, gpus_per_server)}``, in the mapping's order;
         server ids are ``<type in lower case>-<i>``.
 
+        ```pycon
         >>> Cluster.typed({"V100": (1, 4), "P100": (2, 2)}).capacity
         {'v100-0': 4, 'p100-0': 2, 'p100-1': 2}
+
+        ```
         """
         if not isinstance(spec, Mapping) or not spec:
             raise InstanceError(f"must map GPU types to (servers, gpus_per_server), got {spec!r}", field="cluster")
@@ -160,13 +174,17 @@ class Cluster:
 
 def check_placement_in(cap: Mapping[str, int], placement: Mapping[str, int], *, field: str, job: str | None = None,
                        error: type[InstanceError] = InstanceError) -> None:
-    """:meth:`Cluster.check_placement` against a server id -> GPUs mapping built once (a schedule checker calls
-    it per job), raising ``error`` (e.g. :class:`~optsched.errors.ScheduleError`).
+    """[`Cluster.check_placement`][optsched.cluster.Cluster.check_placement] against a server id -> GPUs mapping built
+    once (a schedule checker calls
+    it per job), raising ``error`` (e.g. [`ScheduleError`][optsched.errors.ScheduleError]).
 
+    ```pycon
     >>> check_placement_in({"s0": 2}, {"s0": 3}, field="placement", job="a")
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: placement (job 'a'): 3 GPUs on 's0', which has 2
+
+    ```
     """
     for sid, n in placement.items():
         if sid not in cap:
@@ -190,12 +208,15 @@ def parse_cluster(text: str, **bandwidths: float) -> Cluster:
     """A cluster from ``"TYPE:SERVERSxGPUS,..."`` (e.g. ``"V100:8x4,P100:8x4,K80:8x4"``, Gavel's three types) or
     plain ``"SERVERSxGPUS"`` (one untyped kind).
 
+    ```pycon
     >>> parse_cluster("2x4").total_gpus, parse_cluster("V100:1x4,K80:2x2").gpus_by_type
     (8, {'V100': 4, 'K80': 4})
     >>> parse_cluster("V100:4")
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: cluster: part 'V100:4' must be [TYPE:]SERVERSxGPUS, e.g. V100:8x4
+
+    ```
     """
     if not isinstance(text, str) or not text.strip():
         raise InstanceError(f"must be [TYPE:]SERVERSxGPUS[,...], got {text!r}", field="cluster")
@@ -222,15 +243,19 @@ def parse_cluster(text: str, **bandwidths: float) -> Cluster:
 
 
 def as_cluster(spec: Cluster | tuple[int, int] | list[int] | str, *, homogeneous: str | None = None) -> Cluster:
-    """A :class:`Cluster` given as itself, as ``(servers, gpus_per_server)`` or as a :func:`parse_cluster` string;
+    """A [`Cluster`][optsched.cluster.Cluster] given as itself, as ``(servers, gpus_per_server)`` or as a
+    [`parse_cluster`][optsched.cluster.parse_cluster] string;
     with ``homogeneous`` (the reason, e.g. "paper 001's model"), every server must have the same number of GPUs.
 
+    ```pycon
     >>> as_cluster((2, 4)).total_gpus
     8
     >>> as_cluster(Cluster((Server("a", 4), Server("b", 2))), homogeneous="paper 001's model")
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: cluster: paper 001's model needs servers of one size, got [2, 4]
+
+    ```
     """
     if isinstance(spec, Cluster):
         cluster = spec

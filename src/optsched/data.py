@@ -2,7 +2,7 @@
 an installed user gets it (``optsched data list|fetch|verify``).
 
 The repository never carries a copy of the traces. DeepShare's three small measured tables ship inside the package
-(:func:`optsched.perf.measured.packaged_tables`, Apache-2.0, the license beside them); the Philly trace and the
+([`optsched.perf.measured.packaged_tables`][], Apache-2.0, the license beside them); the Philly trace and the
 Pollux workloads are read at run time from a *data folder* holding ``philly/`` and ``pollux-workloads/`` (and,
 optionally, ``deepshare-contention/``). A file is looked for, in this order:
 
@@ -11,13 +11,17 @@ optionally, ``deepshare-contention/``). A file is looked for, in this order:
 3. in a ``shared/data`` folder beside the checkout: ``P/shared/data`` for the folder ``P`` holding the repository,
    or any folder above it (``<repo>/../shared/data`` in the usual layout);
 4. in a ``shared/data`` folder in the current directory or any folder above it;
-5. in the user cache that :func:`fetch` (``optsched data fetch``) fills: ``OPTSCHED_CACHE``, else the platform's
+5. in the user cache that [`fetch`][optsched.data.fetch] (``optsched data fetch``) fills: ``OPTSCHED_CACHE``, else the
+platform's
    cache folder (``~/.cache/optsched`` on Linux), with the same layout.
 
-Otherwise :func:`data_path` raises one :class:`~optsched.errors.InstanceError` naming the command that fixes it.
-:func:`fetch` downloads a data set from its public source (:data:`DATASETS`; base URL ``OPTSCHED_DATA_URL`` or
+Otherwise [`data_path`][optsched.data.data_path] raises one [`InstanceError`][optsched.errors.InstanceError] naming the
+command that fixes it.
+[`fetch`][optsched.data.fetch] downloads a data set from its public source ([`DATASETS`][optsched.data.DATASETS]; base
+URL ``OPTSCHED_DATA_URL`` or
 ``base_url=``) and checks each file against its pinned SHA-256 (pooch); no machine-specific path is built in.
 
+```pycon
 >>> import os, tempfile
 >>> d = tempfile.mkdtemp(); os.mkdir(os.path.join(d, "philly"))
 >>> data_root(d) == Path(d), data_path("philly", root=d).name
@@ -27,6 +31,8 @@ Otherwise :func:`data_path` raises one :class:`~optsched.errors.InstanceError` n
 ... except InstanceError as e:
 ...     print(e.field, "optsched data fetch philly" in str(e))
 data True
+
+```
 """
 
 from __future__ import annotations
@@ -124,7 +130,8 @@ def find_data_root(folder: str | os.PathLike | None = None) -> Path | None:
 
 
 def data_root(folder: str | os.PathLike | None = None) -> Path:
-    """The data folder (see the module docstring); a clear :class:`InstanceError` if there is none."""
+    """The data folder (see the module docstring); a clear [`InstanceError`][optsched.errors.InstanceError] if there is
+    none."""
     p = find_data_root(folder)
     if p is not None:
         return p
@@ -138,7 +145,8 @@ def data_root(folder: str | os.PathLike | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    """The user cache :func:`fetch` fills: ``OPTSCHED_CACHE``, else the platform's cache folder for optsched."""
+    """The user cache [`fetch`][optsched.data.fetch] fills: ``OPTSCHED_CACHE``, else the platform's cache folder for
+    optsched."""
     env = os.environ.get(ENV_CACHE)
     if env:
         return Path(env)
@@ -154,8 +162,11 @@ PACKAGED = {"deepshare-contention": "perf/deepshare"}
 def packaged_folder(name: str) -> Path | None:
     """The folder of a data set shipped with the package (None if it is not one, or a build left it out).
 
+    ```pycon
     >>> packaged_folder("deepshare-contention").name, packaged_folder("philly")
     ('deepshare', None)
+
+    ```
     """
     from importlib.resources import files
 
@@ -187,7 +198,8 @@ def find_data_file(*parts: str) -> Path | None:
 
 
 def data_path(*parts: str, root: str | os.PathLike | None = None) -> Path:
-    """Path of a file or folder inside the data folder (or the user cache); a clear :class:`InstanceError`
+    """Path of a file or folder inside the data folder (or the user cache); a clear
+    [`InstanceError`][optsched.errors.InstanceError]
     naming the command that fixes it if it is absent."""
     if root is not None or os.environ.get(ENV):
         p = data_root(root).joinpath(*parts)
@@ -218,8 +230,10 @@ def _dataset(name: str) -> Dataset:
 
 def fetch(name: str, *, base_url: str | None = None, cache: str | os.PathLike | None = None,
           progress: bool = False) -> list[Path]:
-    """Download the data set ``name`` (a key of :data:`DATASETS`) into the user cache (``cache``, default
-    :func:`cache_dir`) from ``base_url`` (default ``OPTSCHED_DATA_URL``, else the data set's public source), each
+    """Download the data set ``name`` (a key of [`DATASETS`][optsched.data.DATASETS]) into the user cache (``cache``,
+    default
+    [`cache_dir`][optsched.data.cache_dir]) from ``base_url`` (default ``OPTSCHED_DATA_URL``, else the data set's public
+    source), each
     file checked against its pinned SHA-256; files already there with the right sum are not downloaded again.
     Returns the files' paths. A data set shipped with the package needs no download (its packaged files)."""
     ds = _dataset(name)
@@ -253,10 +267,14 @@ def fetch(name: str, *, base_url: str | None = None, cache: str | os.PathLike | 
 
 def verify(name: str, root: str | os.PathLike | None = None) -> list[tuple[str, str, str]]:
     """``(file, state, path)`` for each file of the data set ``name`` where the data would be read from
-    (:func:`data_path`; the packaged copy for a packaged set): state ``ok``, ``missing`` or ``checksum mismatch``.
+    ([`data_path`][optsched.data.data_path]; the packaged copy for a packaged set): state ``ok``, ``missing`` or
+    ``checksum mismatch``.
 
+    ```pycon
     >>> [s for _, s, _ in verify("deepshare-contention")]
     ['ok', 'ok', 'ok']
+
+    ```
     """
     ds = _dataset(name)
     out = []

@@ -3,7 +3,7 @@ bundled tiny instances, DRS and its baselines on a deadline trace (paper 003), t
 the Philly trace (read in place from the shared data): Blox's classic policies and A-SRPT against its baselines;
 last, paper 004's shipped RL agent against LAS and SRTF.
 
-Run as ``python -m optsched.demo [--quick]``. Everything goes through :func:`optsched.solve`, the same door the
+Run as ``python -m optsched.demo [--quick]``. Everything goes through [`optsched.solve`][], the same door the
 CLI and the benchmarks use; every objective is the independent evaluator's.
 """
 
@@ -129,8 +129,11 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     simulator with the repository's round semantics (seconds); random valid actions and contention-greedy beside
     them, because on these sets the agent is no better than either (docs/results/rl.md).
 
+    ```pycon
     >>> "rl-hybrid vs SRTF" in rl_section(jobs=8)
     True
+
+    ```
     """
     from .generators.contention import random_contention_instance
     from .rl.evaluation import compare, evaluation_table

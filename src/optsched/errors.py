@@ -1,6 +1,7 @@
 """Errors raised by optsched.
 
-Every problem with user input raises :class:`InstanceError` (a ``ValueError``) whose message names the
+Every problem with user input raises [`InstanceError`][optsched.errors.InstanceError] (a ``ValueError``) whose message
+names the
 offending field and, where there is one, the job. The CLI prints the message on one line and exits 2.
 """
 
@@ -14,8 +15,11 @@ class OptschedError(Exception):
 class InstanceError(OptschedError, ValueError):
     """Invalid input data: an instance, schedule or workload file, or arguments built in code.
 
+    ```pycon
     >>> str(InstanceError("must be a positive integer", field="jobs[2].gpus", job="j2"))
     "jobs[2].gpus (job 'j2'): must be a positive integer"
+
+    ```
     """
 
     def __init__(self, message: str, *, field: str | None = None, job: str | None = None):

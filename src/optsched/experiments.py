@@ -1,29 +1,38 @@
-"""Experiments at scale: simulation grids (:func:`sweep`) and batch solving (:func:`solve_many`) on any
-:class:`concurrent.futures.Executor`, summarised as tidy pandas tables with the mean and a 95 % interval over seeds.
+"""Experiments at scale: simulation grids ([`sweep`][optsched.experiments.sweep]) and batch solving
+([`solve_many`][optsched.experiments.solve_many]) on any
+`concurrent.futures.Executor`, summarised as tidy pandas tables with the mean and a 95 % interval over seeds.
 
-* :func:`sweep` runs every point of a grid (workload x scheduler x placement x admission x load x ..., each point
-  a call of :func:`run_one`) once per seed; :func:`solve_many` runs every algorithm on every instance (files or
+* [`sweep`][optsched.experiments.sweep] runs every point of a grid (workload x scheduler x placement x admission x load
+  x ..., each point
+  a call of [`run_one`][optsched.experiments.run_one]) once per seed; [`solve_many`][optsched.experiments.solve_many]
+  runs every algorithm on every instance (files or
   objects) once per seed. Both return one row per run, in grid order, whatever executor ran them.
 * Executors: ``executor=None`` is a local process pool started with ``forkserver`` (``spawn`` where there is no
   forkserver), never ``fork``: a fork after threads have started (OR-Tools, BLAS) can deadlock. Tasks carry
   what they need: an instance file travels parsed (read and checked once, by the caller), a ``bundled:`` name
   as the name (resolved by the worker's own installation); a trace too large to send (Philly) is read once per
-  worker from the worker's data folder (:mod:`optsched.data`: ``OPTSCHED_DATA`` on the worker, or its cache
+  worker from the worker's data folder ([`optsched.data`][]: ``OPTSCHED_DATA`` on the worker, or its cache
   filled by ``optsched data fetch``), or, with ``sweep(send_trace=True)``, read by the caller and scattered once
-  to each Dask worker. Any other executor works: :class:`SerialExecutor` (this process), a
-  ``ProcessPoolExecutor`` of your own, or Dask's ``Client.get_executor()``, which :func:`executor` builds from
+  to each Dask worker. Any other executor works: [`SerialExecutor`][optsched.experiments.SerialExecutor] (this process),
+  a
+  ``ProcessPoolExecutor`` of your own, or Dask's ``Client.get_executor()``, which
+  [`executor`][optsched.experiments.executor] builds from
   ``"local"`` (a ``LocalCluster``) or a scheduler address (``"tcp://host:8786"``).
 * A task that fails becomes a row (``status`` ``"error"``, or ``"inapplicable"`` for an algorithm that refuses an
   instance of that size, and its one-line ``error``, naming the worker): the grid always finishes and returns
   every row; the caller decides whether a failure matters (the command line's ``--strict``).
-* Small tasks travel in chunks (:func:`sweep`: guided chunks, large first, shrinking to one task, so that the
-  per-task overhead of a pool or of Dask stays small); :class:`TaskStats` says how many tasks each worker ran
+* Small tasks travel in chunks ([`sweep`][optsched.experiments.sweep]: guided chunks, large first, shrinking to one
+  task, so that the
+  per-task overhead of a pool or of Dask stays small); [`TaskStats`][optsched.experiments.TaskStats] says how many tasks
+  each worker ran
   and how much of the workers' time went outside the tasks.
 * The same seeds give the same rows on every executor: a task's result depends on its parameters and seed only.
   CP-SAT's threads per task (``num_workers``) are the cores of the worker's machine divided by the tasks that run
   there at once (``threads=`` fixes them; give a fixed number for runs that must match across machines).
-* :func:`summarise`: mean, standard deviation and the Student-t 95 % interval of each metric over seeds.
+* [`summarise`][optsched.experiments.summarise]: mean, standard deviation and the Student-t 95 % interval of each metric
+  over seeds.
 
+```pycon
 >>> res = sweep({"workload": "synthetic", "scheduler": ["fifo", "srtf"], "load": 4.0, "n_jobs": 6, "servers": 2},
 ...             seeds=[0, 1], executor=SerialExecutor(), progress=False)
 >>> res.runs[["scheduler", "seed", "finished_tracked"]].values.tolist()
@@ -33,6 +42,8 @@
 [['fifo', 'avg_jct_s', 2], ['srtf', 'avg_jct_s', 2]]
 >>> bool((t["ci_low"] <= t["mean"]).all() and (t["mean"] <= t["ci_high"]).all())
 True
+
+```
 """
 
 from __future__ import annotations
@@ -80,19 +91,22 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
             gpus_per_server: int | None = None, perf: Any = None, restore_s: float = 0.0, philly_filter: str = "blox",
             philly_order: str = "file", progress: bool = False, label: str | None = None, philly_frame=None,
             drain_h: float | None = None) -> SimResult:
-    """Build the workload ``spec`` and simulate it; returns the :class:`~optsched.sim.metrics.SimResult`.
+    """Build the workload ``spec`` and simulate it; returns the [`SimResult`][optsched.sim.metrics.SimResult].
     Jobs too large for the cluster are dropped from generated traces (``max_gpus``); the run stops once every
     tracked job has finished (the later jobs only provide load, as in Blox), or, with ``drain_h``, at the
     horizon ``drain_h`` hours after the last tracked arrival (tracked jobs still running are then unfinished:
     ``summary['finished_tracked']`` says how many finished).
 
     A deadline-workload or contention file runs with its kind's defaults (its cluster, model and mode, e.g.
-    ``drs`` / ``contention-greedy`` unless ``scheduler`` is given: :func:`optsched.sim.simulate`); the options
+    ``drs`` / ``contention-greedy`` unless ``scheduler`` is given: [`optsched.sim.simulate`][]); the options
     that only shape generated traces (``load``, ``window``, ``n_jobs``, the Philly ones, ``drain_h``) and a
     cluster size do not apply to them.
 
+    ```pycon
     >>> run_one("synthetic", scheduler="srtf", load=4.0, n_jobs=5, servers=2).summary["finished_tracked"]
     5
+
+    ```
     """
     own = _own_kind_file(spec)
     if own is not None:
@@ -154,8 +168,11 @@ class SerialExecutor(Executor):
     """Runs each task when it is submitted, in this process: the reference every other executor must match,
     and the cheapest choice for a handful of tiny tasks.
 
+    ```pycon
     >>> SerialExecutor().submit(pow, 2, 5).result()
     32
+
+    ```
     """
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
@@ -181,8 +198,11 @@ def task_threads(slots_by_host: Mapping[str, int] | None = None) -> int:
     """CP-SAT threads for one task: the cores this process may use divided by the tasks running at once on this
     machine (from the local pool's workers, or from Dask's view of the workers on this host); at least 1.
 
+    ```pycon
     >>> task_threads() >= 1
     True
+
+    ```
     """
     slots = None
     try:
@@ -223,15 +243,19 @@ def executor(dask: str | None = None, workers: int | None = None, *,
              dashboard: IO[str] | None = None) -> Iterator[Executor]:
     """The executor the command line's ``--dask`` and ``--workers`` ask for, closed on exit:
 
-    * ``dask=None``: :class:`SerialExecutor` for ``workers=1``, else a local process pool (:func:`local_pool`);
+    * ``dask=None``: [`SerialExecutor`][optsched.experiments.SerialExecutor] for ``workers=1``, else a local process
+      pool ([`local_pool`][optsched.experiments.local_pool]);
     * ``dask="local"``: a Dask ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each;
     * ``dask="tcp://HOST:PORT"`` (or any scheduler address): a client of a running Dask scheduler.
 
     ``dashboard``: a stream to print the local cluster's dashboard address on (when bokeh is installed).
 
+    ```pycon
     >>> with executor(workers=1) as ex:
     ...     ex.submit(len, "abc").result()
     3
+
+    ```
     """
     if dask is None:
         if workers == 1:
@@ -280,12 +304,16 @@ def _slots_by_host(ex: Executor) -> dict[str, int]:
 def map_tasks(fn: Callable[[dict], Any], tasks: Sequence[Mapping[str, Any]], executor: Executor | None = None, *,
               workers: int | None = None, progress: bool = True, desc: str = "tasks") -> list[Any]:
     """``[fn(task) for task in tasks]`` on ``executor`` (default: a local process pool of ``workers``), results in
-    the tasks' order, with a progress bar: what :func:`sweep` and :func:`solve_many` do, for any other
+    the tasks' order, with a progress bar: what [`sweep`][optsched.experiments.sweep] and
+    [`solve_many`][optsched.experiments.solve_many] do, for any other
     experiment (``fn`` must be importable by the workers: a module-level function, not a lambda). A task's
     exception is raised here (the other tasks are cancelled).
 
+    ```pycon
     >>> map_tasks(len, [{"a": 1}, {"a": 1, "b": 2}], SerialExecutor(), progress=False)
     [1, 2]
+
+    ```
     """
     out, _ = _run_tasks(fn, [dict(t) for t in tasks], executor, workers, progress, desc, "task", catch=False)
     return [v for _, v in out]
@@ -369,8 +397,11 @@ def _chunks(seq: Sequence[int], slots: int, chunk: int | None) -> list[list[int]
     """Tasks in chunks: ``chunk`` each, or guided (``chunk=None``): each chunk half of what remains per slot, so the
     first are large (little overhead) and the last single tasks (an even finish).
 
+    ```pycon
     >>> [len(c) for c in _chunks(range(20), 2, None)]
     [5, 4, 3, 2, 2, 1, 1, 1, 1]
+
+    ```
     """
     seq = list(seq)
     out, i = [], 0
@@ -384,7 +415,8 @@ def _chunks(seq: Sequence[int], slots: int, chunk: int | None) -> list[list[int]
 def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None, workers: int | None,
                progress: bool, desc: str, unit: str, order: Sequence[int] | None = None, *, chunk: int | None = 1,
                catch: bool = True) -> tuple[list[tuple[str, Any]], TaskStats]:
-    """Run ``fn(task)`` for every task on ``ex`` (or a local pool) in chunks (:func:`_chunks`); one
+    """Run ``fn(task)`` for every task on ``ex`` (or a local pool) in chunks
+    ([`_chunks`][optsched.experiments._chunks]); one
     ``(state, value)`` per task in the tasks' order (state ``ok`` or, with ``catch``, ``error`` and its line)."""
     if not tasks:
         return [], TaskStats({}, 0, 1, 0.0, 0.0)
@@ -445,12 +477,15 @@ def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
     """A tidy table: one row per group of ``by`` and metric, with ``n`` (runs with a value), ``mean``, ``std``
     and the Student-t 95 % interval ``ci_low``, ``ci_high`` of the mean (NaN with fewer than two values).
 
+    ```pycon
     >>> runs = pd.DataFrame({"alg": ["a", "a", "a", "b"], "x": [1.0, 2.0, 3.0, 5.0]})
     >>> t = summarise(runs, ["alg"], ["x"])
     >>> t[["alg", "n", "mean"]].values.tolist()
     [['a', 3, 2.0], ['b', 1, 5.0]]
     >>> round(float(t["ci_high"].iloc[0]), 3), bool(t["ci_low"].isna().iloc[1])
     (4.484, True)
+
+    ```
     """
     by = list(by)
     missing = [c for c in [*by, *metrics] if c not in runs.columns]
@@ -496,9 +531,12 @@ def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> tuple[
     mapping's order); other values (numbers, strings, tuples such as ``window``) are fixed. A sequence of
     mappings is taken as the points themselves (its axes: the keys whose values differ).
 
+    ```pycon
     >>> pts, axes = expand_grid({"workload": "synthetic", "scheduler": ["fifo", "las"], "load": [1.0, 2.0]})
     >>> axes, len(pts), pts[1]
     (['scheduler', 'load'], 4, {'workload': 'synthetic', 'scheduler': 'fifo', 'load': 2.0})
+
+    ```
     """
     if isinstance(grid, Mapping):
         axes = [k for k, v in grid.items() if isinstance(v, list)]
@@ -597,11 +635,13 @@ def _label(v: Any) -> Any:
 
 @dataclass
 class SweepResult:
-    """What :func:`sweep` returns. ``runs``: one row per (point, seed), the grid's axes then ``seed`` then the
-    :data:`METRICS`, then ``status`` (``ok`` or ``error``) and ``error`` (the failure's one line, naming the worker
+    """What [`sweep`][optsched.experiments.sweep] returns. ``runs``: one row per (point, seed), the grid's axes then
+    ``seed`` then the
+    [`METRICS`][optsched.experiments.METRICS], then ``status`` (``ok`` or ``error``) and ``error`` (the failure's one
+    line, naming the worker
     and the task); ``axes``: the columns that vary; ``cdfs``: ``{(axis values..., seed): sorted tracked JCTs}``
     (empty for a failed run); ``wall_s``: the sweep's wall time; ``executor``: what ran it; ``stats``: tasks per
-    worker and the time spent outside tasks (:class:`TaskStats`)."""
+    worker and the time spent outside tasks ([`TaskStats`][optsched.experiments.TaskStats])."""
 
     runs: pd.DataFrame
     axes: list[str]
@@ -619,7 +659,8 @@ class SweepResult:
 
     def summary(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
                                                 "finished_tracked")) -> pd.DataFrame:
-        """Mean and 95 % interval over seeds of each metric, per grid point (:func:`summarise`)."""
+        """Mean and 95 % interval over seeds of each metric, per grid point
+        ([`summarise`][optsched.experiments.summarise])."""
         return summarise(self.runs, self.axes, metrics)
 
     def wide(self, metrics: Sequence[str] = ("avg_jct_s", "avg_responsiveness_s", "mean_utilisation",
@@ -666,11 +707,14 @@ def _describe(ex: Executor | None, workers: int | None) -> str:
 def sweep(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], seeds: int | Iterable[int] = (0,),
           executor: Executor | None = None, *, workers: int | None = None, progress: bool = True,
           chunk: int | None = None, send_trace: bool = False) -> SweepResult:
-    """Simulate every point of ``grid`` (:func:`expand_grid`; keys: ``workload`` and :func:`run_one`'s
+    """Simulate every point of ``grid`` ([`expand_grid`][optsched.experiments.expand_grid]; keys: ``workload`` and
+    [`run_one`][optsched.experiments.run_one]'s
     parameters) once per seed on ``executor`` (default: a local process pool of ``workers`` processes).
     Policy names are checked before any run starts; rows come back in grid order, then seed order. A run that
-    fails is a row with ``status="error"`` and its ``error``; the others still run (:attr:`SweepResult.failed`).
-    ``chunk``: simulations per task (default: guided chunks, :func:`_chunks`). ``send_trace``: read the Philly
+    fails is a row with ``status="error"`` and its ``error``; the others still run
+    ([`SweepResult.failed`][optsched.experiments.SweepResult.failed]).
+    ``chunk``: simulations per task (default: guided chunks, [`_chunks`][optsched.experiments._chunks]). ``send_trace``:
+    read the Philly
     trace here and send it to the workers (scattered once to every Dask worker; with a pool, once per chunk), for
     workers without a data folder of their own; by default each worker reads it from its own.
 
@@ -738,8 +782,10 @@ def _instance_of(task: dict) -> Any:
 
 def _solve_task(task: dict) -> dict:
     """One (instance, algorithm, seed) in a worker: the row of figures (and the result when asked). An
-    :class:`InstanceError` of the algorithm itself (brute force on more than 3 jobs, a model for another size)
-    makes the row ``inapplicable`` with its reason; any other failure is left to :func:`_run_chunk` (``error``)."""
+    [`InstanceError`][optsched.errors.InstanceError] of the algorithm itself (brute force on more than 3 jobs, a model
+    for another size)
+    makes the row ``inapplicable`` with its reason; any other failure is left to
+    [`_run_chunk`][optsched.experiments._run_chunk] (``error``)."""
     import inspect
 
     from .api import solve
@@ -778,9 +824,12 @@ def find_instances(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> lis
     """The instance files a folder (its ``*.json``), a glob pattern or a list of paths names, sorted, each once;
     the instances shipped with the package keep their ``bundled:`` names (each worker resolves them).
 
+    ```pycon
     >>> names = find_instances("bundled:rar")
     >>> len(names) >= 30, names[0].startswith("bundled:rar/")
     (True, True)
+
+    ```
     """
     from .io import BUNDLED_PREFIX, bundled_path
 
@@ -862,21 +911,25 @@ def solve_many(instances: Any, algorithms: Sequence[str] | None = None, time_lim
       instances of its own problem only;
     * ``time_limit``: seconds for the exact models (heuristics take none); ``deterministic_limit``: CP-SAT's
       deterministic time instead, for the CP-SAT models (a run stopped by it is reproducible on any machine and
-      load; the others keep ``time_limit``); ``threads``: CP-SAT threads per task (default :func:`task_threads`);
+      load; the others keep ``time_limit``); ``threads``: CP-SAT threads per task (default
+      [`task_threads`][optsched.experiments.task_threads]);
       ``options``: ``{algorithm: {option: value}}``;
-    * ``keep_results``: a ``result`` column with each :class:`~optsched.result.Result` (schedules included).
+    * ``keep_results``: a ``result`` column with each [`Result`][optsched.result.Result] (schedules included).
 
     A run the algorithm refuses (brute force on more than 3 jobs) is a row with ``status="inapplicable"`` and the
     reason in ``error``; a run that fails otherwise, ``status="error"`` and its one line (naming the worker).
-    ``table.attrs["tasks"]``: the :class:`TaskStats` of the run.
+    ``table.attrs["tasks"]``: the [`TaskStats`][optsched.experiments.TaskStats] of the run.
 
-    :func:`optsched.plot.gap_table` turns the rows into gaps to the optimum or the best bound.
+    [`optsched.plot.gap_table`][] turns the rows into gaps to the optimum or the best bound.
 
+    ```pycon
     >>> import optsched
     >>> insts = {f"r{k}": optsched.generate("rar", jobs=3, servers=2, seed=k) for k in range(2)}
     >>> t = solve_many(insts, ["ff", "sjf-bco"], executor=SerialExecutor(), progress=False)
     >>> t[["instance", "algorithm", "status"]].values.tolist()
     [['r0', 'ff', 'feasible'], ['r0', 'sjf-bco', 'feasible'], ['r1', 'ff', 'feasible'], ['r1', 'sjf-bco', 'feasible']]
+
+    ```
     """
     from .registry import get_algorithm, list_algorithms
 
@@ -957,11 +1010,14 @@ def frame_markdown(df: pd.DataFrame, digits: int = 3) -> str:
     """A markdown table of any frame (pandas' ``to_markdown`` needs tabulate, which we do not depend on): floats
     with ``digits`` decimals, trailing zeros dropped.
 
+    ```pycon
     >>> print(frame_markdown(pd.DataFrame({"policy": ["fifo", "las"], "avg JCT (h)": [1.5, 1.25]})))
     | policy | avg JCT (h) |
     |---|---|
     | fifo | 1.5 |
     | las | 1.25 |
+
+    ```
     """
     def cell(v: Any) -> str:
         return f"{v:.{digits}f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
@@ -1051,8 +1107,11 @@ def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sw
 def seed_text(seeds: Sequence[int]) -> str:
     """``0-4`` for a run of consecutive seeds, else ``0,3,7``.
 
+    ```pycon
     >>> seed_text([0, 1, 2]), seed_text([1, 5])
     ('0-2', '1,5')
+
+    ```
     """
     if len(seeds) > 2 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
         return f"{seeds[0]}-{seeds[-1]}"

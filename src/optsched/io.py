@@ -1,10 +1,11 @@
 """Files: reading text and JSON with clear errors, typed access to JSON fields, atomic writes, schedule files.
 
 This module is the bottom of the package (it knows no problem): every problem module reads its own format
-with :class:`Fields` (errors name the field path and the job), and :mod:`optsched.api` dispatches
-``load``/``save`` on the ``"format"`` tag through :mod:`optsched.registry`.
+with [`Fields`][optsched.io.Fields] (errors name the field path and the job), and [`optsched.api`][] dispatches
+``load``/``save`` on the ``"format"`` tag through [`optsched.registry`][].
 
-Writes go through :func:`atomic_open`: a regular file is written beside its target and renamed into place
+Writes go through [`atomic_open`][optsched.io.atomic_open]: a regular file is written beside its target and renamed into
+place
 (a failed run never leaves a half-written output); a symlink keeps being a link (its target gets the new
 content), a hard link stays shared, and a FIFO or a device is written straight into, never replaced.
 """
@@ -51,12 +52,15 @@ class LineProgress:
 def progress(total: int, desc: str, unit: str = "it", stream: IO[str] | None = None) -> Any:
     """A progress bar on a terminal (tqdm), plain quarter lines otherwise; ``update(k)`` and ``close()``.
 
+    ```pycon
     >>> import io as _io
     >>> out = _io.StringIO(); bar = progress(4, "demo", "jobs", out)
     >>> for _ in range(4):
     ...     bar.update()
     >>> bar.close(); out.getvalue().splitlines()[-1]
     'demo: 100% (4/4 jobs)'
+
+    ```
     """
     stream = sys.stderr if stream is None else stream
     if getattr(stream, "isatty", lambda: False)():
@@ -71,10 +75,13 @@ BUNDLED_PREFIX = "bundled:"
 
 def bundled_path(name: str) -> Path:
     """The path of an instance file shipped with the package (``src/optsched/instances``), e.g.
-    ``bundled_path("rar/mobihoc22-seed0.json")``; :func:`optsched.load` also takes ``"bundled:rar/..."``.
+    ``bundled_path("rar/mobihoc22-seed0.json")``; [`optsched.load`][] also takes ``"bundled:rar/..."``.
 
+    ```pycon
     >>> bundled_path("index.json").name
     'index.json'
+
+    ```
     """
     from importlib.resources import files
 
@@ -88,7 +95,7 @@ def bundled_path(name: str) -> Path:
 
 # -- generic helpers ---------------------------------------------------------------------------------------
 def read_text(path: str | os.PathLike, encoding: str = "utf-8") -> str:
-    """A text file's contents; a missing or unreadable file raises :class:`InstanceError`."""
+    """A text file's contents; a missing or unreadable file raises [`InstanceError`][optsched.errors.InstanceError]."""
     p = Path(path)
     try:
         return p.read_text(encoding=encoding)
@@ -101,7 +108,7 @@ def read_text(path: str | os.PathLike, encoding: str = "utf-8") -> str:
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    """Parse a JSON file; a missing file or malformed JSON raises :class:`InstanceError`."""
+    """Parse a JSON file; a missing file or malformed JSON raises [`InstanceError`][optsched.errors.InstanceError]."""
     p = Path(path)
     text = read_text(p)
     try:
@@ -120,8 +127,11 @@ _UMASK: int | None = None
 def is_finite_number(v: Any) -> bool:
     """A finite int or float, not a bool (the test every job field of a file passes before its range is checked).
 
+    ```pycon
     >>> [is_finite_number(v) for v in (3, 2.5, True, float("nan"), "4")]
     [True, True, False, False, False]
+
+    ```
     """
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -132,12 +142,15 @@ def csv_jobs(text: str, columns: tuple[str, ...],
     row returned as ``(where, job id, {column: stripped cell})``; an empty optional cell is left out (its
     default applies), an empty required cell is an error naming the field and the job.
 
+    ```pycon
     >>> csv_jobs("id,gpus,model\\na,2,\\n\\nb,4,bert\\n", ("id", "gpus", "model"), ("id", "gpus"))
     [('jobs[0]', 'a', {'id': 'a', 'gpus': '2'}), ('jobs[1]', 'b', {'id': 'b', 'gpus': '4', 'model': 'bert'})]
     >>> csv_jobs("id,gpus\\na,\\n", ("id", "gpus"), ("id", "gpus"))
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].gpus (job 'a'): missing value
+
+    ```
     """
     rows = [r for r in csv.reader(_io.StringIO(text)) if any(c.strip() for c in r)]
     if not rows:
@@ -187,12 +200,15 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iter
       a file with several hard links is rewritten in place from the finished temporary file, so the links
       keep sharing it.
 
+    ```pycon
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp(); p = os.path.join(d, "out.txt")
     >>> with atomic_open(p) as fh:
     ...     _ = fh.write("hello")
     >>> open(p).read(), sorted(os.listdir(d))
     ('hello', ['out.txt'])
+
+    ```
     """
     if os.fspath(path) == "-":
         yield sys.stdout.buffer if "b" in mode else sys.stdout
@@ -248,9 +264,11 @@ def check_output(path: str | os.PathLike, name: str = "-o", *,
     too): ``"-"`` (standard output) always passes; a folder, a path whose nearest existing folder cannot take a
     new file (a read-only or virtual file system such as /proc: probed by creating and removing a file there),
     and a path that is the same file as one of ``inputs`` (through links, ``..`` or hard links) raise
-    :class:`InstanceError` naming ``name``. An existing FIFO or device (``/dev/stdout``, ``/dev/null``) passes:
+    [`InstanceError`][optsched.errors.InstanceError] naming ``name``. An existing FIFO or device (``/dev/stdout``,
+    ``/dev/null``) passes:
     it is written straight into.
 
+    ```pycon
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp(); src = os.path.join(d, "in.json"); _ = open(src, "w").write("{}")
     >>> check_output(os.path.join(d, "out.json"), inputs=[src])
@@ -258,6 +276,8 @@ def check_output(path: str | os.PathLike, name: str = "-o", *,
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: -o: is the input file ... it would be replaced
+
+    ```
     """
     text = os.fspath(path)
     if text == "-":
@@ -297,8 +317,11 @@ def writes_to_stdout(path: str | os.PathLike | None) -> bool:
     (``/dev/stdout``, ``/proc/self/fd/1``, the terminal or pipe itself): a command then prints its messages on
     standard error, so that the output stays alone on the pipe.
 
+    ```pycon
     >>> writes_to_stdout("-"), writes_to_stdout(None), writes_to_stdout("out.json")
     (True, False, False)
+
+    ```
     """
     if path is None:
         return False
@@ -336,7 +359,8 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
 
 
 class Fields:
-    """Typed access to one JSON object, raising :class:`InstanceError` with the field path and job id."""
+    """Typed access to one JSON object, raising [`InstanceError`][optsched.errors.InstanceError] with the field path and
+    job id."""
 
     def __init__(self, data: Any, where: str, job: str | None = None):
         if not isinstance(data, Mapping):
@@ -386,10 +410,13 @@ class Fields:
         """Refuse keys outside ``known`` (one rule for every format: a misspelt optional field such as
         ``"lamda"`` is an error, never silently replaced by its default); returns ``self``.
 
+        ```pycon
         >>> Fields({"id": "a", "lamda": 2}, "jobs[0]", "a").only("id", "lambda")
         Traceback (most recent call last):
         ...
         optsched.errors.InstanceError: jobs[0] (job 'a'): unknown field(s) ['lamda'] (known: id, lambda)
+
+        ```
         """
         unknown = sorted(str(k) for k in self.data if k not in known)
         if unknown:
@@ -477,8 +504,11 @@ def schema(format_tag: str) -> dict[str, Any]:
     (``"rar-ddls"``). A schema checks a file's shape (fields, types, ranges, unknown keys); the readers check the
     rest (unique ids, capacities, consistency) with messages naming the field and the job.
 
+    ```pycon
     >>> schema("optsched/schedule@1")["title"]
     'Schedule'
+
+    ```
     """
     from importlib.resources import files
 

@@ -1,10 +1,13 @@
 """Sizes that cannot fit: refuse them up front, with the estimate, instead of hanging or running out of memory.
 
+```pycon
 >>> require_memory(10, 1_000, "jobs", field="--jobs")          # 10 kB: fine
 >>> require_memory(10**12, 1_000, "jobs", field="--jobs")      # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 optsched.errors.InstanceError: --jobs: 1,000,000,000,000 jobs need about 1.0 PB of memory, more than this machine's ...
+
+```
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ def human_bytes(n: float) -> str:
 
 
 def require_memory(count: int, bytes_each: float, what: str, *, field: str, job: str | None = None) -> None:
-    """Raise :class:`InstanceError` when ``count`` items of about ``bytes_each`` bytes cannot fit in memory."""
+    """Raise [`InstanceError`][optsched.errors.InstanceError] when ``count`` items of about ``bytes_each`` bytes cannot
+    fit in memory."""
     need = float(count) * float(bytes_each)
     have = physical_memory_bytes()
     if need > have:

@@ -17,11 +17,14 @@ module is an ESTIMATE made by one reproducible rule (``docs/algorithms/pipeline-
 * a single-GPU configuration exists iff the (profiled) model's training state, 16 bytes per parameter
   (fp32 weights, gradients, two Adam moments), fits one 32 GB V100.
 
+```pycon
 >>> job = catalogue_job("VGG19:1gpu")
 >>> job.gpus, job.kind, round(job.stages[0].params_mb)
 (1, 'single-gpu', 575)
 >>> sorted(CATALOGUE) == sorted(MODEL_NAMES)
 True
+
+```
 """
 
 from __future__ import annotations
@@ -181,7 +184,8 @@ CATALOGUE: dict[str, ModelSpec] = _build()
 
 
 def catalogue_job(spec: str, job_id: str | None = None) -> PipelineJob:
-    """``"NAME:CONFIG"`` (or ``"NAME"`` for its first configuration) -> the estimated :class:`PipelineJob`."""
+    """``"NAME:CONFIG"`` (or ``"NAME"`` for its first configuration) -> the estimated
+    [`PipelineJob`][optsched.problems.pipeline.PipelineJob]."""
     name, _, cfg = spec.partition(":")
     lookup = {k.lower(): v for k, v in CATALOGUE.items()}
     if name.lower() not in lookup:

@@ -2,11 +2,14 @@
 mechanisms and predictors take their parameters in ``__init__`` and keep each under its own name; everything else
 derives from that.
 
-* :meth:`Params.get_params`: the parameters, read back from the attributes of the same names;
-* :meth:`Params.describe`: ``{"name": ..., **parameters}`` as plain JSON values (an object by its ``name``, a
+* [`Params.get_params`][optsched.params.Params.get_params]: the parameters, read back from the attributes of the same
+  names;
+* [`Params.describe`][optsched.params.Params.describe]: ``{"name": ..., **parameters}`` as plain JSON values (an object
+  by its ``name``, a
   function by its ``__name__``), what a run records in its configuration;
-* :meth:`Params.clone`: a fresh, unused copy (nested parameter objects cloned too);
-* :meth:`Params.reset`: forget every run, in place (the object keeps its identity, so a caller holding it can read
+* [`Params.clone`][optsched.params.Params.clone]: a fresh, unused copy (nested parameter objects cloned too);
+* [`Params.reset`][optsched.params.Params.reset]: forget every run, in place (the object keeps its identity, so a caller
+  holding it can read
   its records after the next run): nested parameter objects are reset (but for inputs such as a fitted predictor,
   ``reset_with_owner = False``), then ``__init__`` runs again with the same parameters. So all of an object's
   state is created in ``__init__``, and no class writes ``reset`` by hand.
@@ -14,6 +17,7 @@ derives from that.
 A parameter given as ``**options`` is kept as a dict attribute of that name (or handed on to the parent class's
 ``__init__``, whose parameters are then collected too).
 
+```pycon
 >>> class Step(Params):
 ...     name = "step"
 ...     def __init__(self, size: float = 1.0, label: str = "x"):
@@ -24,6 +28,8 @@ A parameter given as ``**options`` is kept as a dict attribute of that name (or 
 ([], {'name': 'step', 'size': 2.0, 'label': 'x'})
 >>> c = s.clone(); c is s, c.get_params() == s.get_params()
 (False, True)
+
+```
 """
 
 from __future__ import annotations
@@ -64,11 +70,15 @@ def _signature(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def plain(value: Any) -> Any:
     """A parameter value as a plain JSON value: numbers, strings, booleans and None as they are, sequences and
-    mappings element by element, a parameter object by its :meth:`Params.describe`, any other object by its
+    mappings element by element, a parameter object by its [`Params.describe`][optsched.params.Params.describe], any
+    other object by its
     ``name`` (or a function's ``__name__``), else its class name.
 
+    ```pycon
     >>> plain((1, 2.5)), plain(float("inf")), plain(len)
     ([1, 2.5], inf, 'len')
+
+    ```
     """
     if value is None or isinstance(value, (bool, int, str)):
         return value

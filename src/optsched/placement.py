@@ -1,24 +1,29 @@
 """Placing one mixed-parallelism job (paper 001): Heavy-Edge or an exact model.
 
-``place(job, free, algorithm=...)`` takes the free GPUs per server and returns a :class:`Placement`: the
+``place(job, free, algorithm=...)`` takes the free GPUs per server and returns a
+[`Placement`][optsched.placement.Placement]: the
 count matrix x (GPUs per server per stage), alpha (eq. 7, ms), the cut weight of the replica graph (MB),
 the status and the runtime. The same three algorithms are registered for the placement problem
-(:class:`~optsched.problems.placement.PlacementInstance`), so ``optsched.solve(instance, "exact-time")`` gives a
-:class:`~optsched.result.Result` whose objective is alpha (ms) and whose lower bound is proven.
+([`PlacementInstance`][optsched.problems.placement.PlacementInstance]), so ``optsched.solve(instance, "exact-time")``
+gives a
+[`Result`][optsched.result.Result] whose objective is alpha (ms) and whose lower bound is proven.
 
-* ``"heavy-edge"``: Heavy-Edge (:mod:`optsched.algorithms.heavy_edge`). When the free GPUs exceed g_i, the
+* ``"heavy-edge"``: Heavy-Edge ([`optsched.algorithms.heavy_edge`][]). When the free GPUs exceed g_i, the
   servers are first chosen by A-SRPT's SelectMost (``select="most"``, default) or SelectLeast.
-* ``"exact-time"``: min alpha (:mod:`optsched.exact.placement`), in the selection form (any free GPUs) by
+* ``"exact-time"``: min alpha ([`optsched.exact.placement`][]), in the selection form (any free GPUs) by
   default, or in the mapping form (``form="mapping"``: on the servers the selection rule gives, as
   Heavy-Edge receives them).
 * ``"exact-cut"``: min cut weight on the servers the selection rule gives (Heavy-Edge's own objective).
 
+```pycon
 >>> from optsched.algorithms.heavy_edge import fig2_job
 >>> p = place(fig2_job(), {"a": 4, "b": 1, "c": 1})
 >>> dict(p.x), round(p.alpha, 2), p.cut_weight
 ({'a': (2, 2, 0), 'b': (0, 0, 1), 'c': (0, 0, 1)}, 22.2, 4.0)
 >>> place(fig2_job(), {"a": 4, "b": 1, "c": 1, "d": 8}, algorithm="exact-time").x
 {'d': (2, 2, 2)}
+
+```
 """
 
 from __future__ import annotations
@@ -80,8 +85,11 @@ def _check_free(job: PipelineJob, free: Mapping[str, int]) -> dict[str, int]:
 def select_most(free: Mapping[str, int], gpus: int) -> dict[str, int]:
     """A-SRPT's SelectMost: servers by free GPUs descending (ties: the given order), take min(free, left).
 
+    ```pycon
     >>> select_most({"a": 2, "b": 8, "c": 5}, 10)
     {'b': 8, 'c': 2}
+
+    ```
     """
     return _select(free, gpus, descending=True)
 
@@ -89,8 +97,11 @@ def select_most(free: Mapping[str, int], gpus: int) -> dict[str, int]:
 def select_least(free: Mapping[str, int], gpus: int) -> dict[str, int]:
     """A-SRPT's SelectLeast: the same over servers with free GPUs, ascending.
 
+    ```pycon
     >>> select_least({"a": 2, "b": 8, "c": 5, "d": 0}, 4)
     {'a': 2, 'c': 2}
+
+    ```
     """
     return _select(free, gpus, descending=False)
 
@@ -111,7 +122,8 @@ def _select(free: Mapping[str, int], gpus: int, descending: bool) -> dict[str, i
 
 
 def network_for(network: Network | None = None, cluster: Cluster | None = None, **overrides: Any) -> Network:
-    """The :class:`Network` to use: given, or from a cluster (bandwidths read as GB/s), or the paper's
+    """The [`Network`][optsched.perf.pipeline.Network] to use: given, or from a cluster (bandwidths read as GB/s), or
+    the paper's
     simulation (8 GPUs, 10 Gbps NIC, 300 GB/s) with keyword overrides."""
     if network is not None:
         return network
@@ -135,7 +147,8 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
           deterministic_limit: float | None = None) -> Placement:
     """Place ``job`` on the free GPUs ``free`` = {server: free GPUs}; see the module docstring.
 
-    A job needing more GPUs than are free raises :class:`InstanceError`. ``seed`` drives Heavy-Edge's random
+    A job needing more GPUs than are free raises [`InstanceError`][optsched.errors.InstanceError]. ``seed`` drives
+    Heavy-Edge's random
     picks and CP-SAT's search; ``solver`` ("cpsat" by default, "cbc", "highs"), ``time_limit`` (seconds, default
     10), ``deterministic_limit`` (CP-SAT only) and ``num_workers`` the exact models; ``form`` exact-time's
     model. Options that do not apply to the algorithm are refused, not ignored.
@@ -200,16 +213,20 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
 # -- the placement problem's registered algorithms -------------------------------------------------------------
 def solve_placement(inst: PlacementInstance, algorithm: str = "heavy-edge", *, seed: int | None = None,
                     time_limit: float | None = None, **options: Any) -> Result:
-    """:func:`place` on a :class:`PlacementInstance`, as a :class:`~optsched.result.Result`: objective alpha
+    """[`place`][optsched.placement.place] on a [`PlacementInstance`][optsched.problems.placement.PlacementInstance], as
+    a [`Result`][optsched.result.Result]: objective alpha
     (ms), lower bound alpha itself when exact-time proves optimality, else the compute bound max_s (p^f_s +
     p^b_s) (no placement is faster, digest P6). ``exact-cut`` is optimal for the cut weight, not for alpha, so
     its status is ``feasible``.
 
+    ```pycon
     >>> from optsched.generators.placement import random_placement_instance
     >>> inst = random_placement_instance(seed=1)
     >>> he, ex = solve_placement(inst, "heavy-edge"), solve_placement(inst, "exact-time")
     >>> ex.status.value, ex.objective <= he.objective + 1e-9, he.lower_bound <= ex.objective
     ('optimal', True, True)
+
+    ```
     """
     p = place(inst.job, dict(inst.free), algorithm, network=inst.network, seed=0 if seed is None else seed,
               time_limit=time_limit, **options)

@@ -1,21 +1,29 @@
 """Pictures and tables of schedules and runs. Every plot function takes an optional matplotlib ``Axes`` (``ax=``),
-draws on it (a new figure when none is given) and returns it, so plots compose in a notebook; :func:`save_axes`
+draws on it (a new figure when none is given) and returns it, so plots compose in a notebook;
+[`save_axes`][optsched.plot.save_axes]
 writes one atomically.
 
-* Offline schedules: :func:`schedule_segments` (one row per job and server), :func:`gantt` (one row per GPU,
+* Offline schedules: [`schedule_segments`][optsched.plot.schedule_segments] (one row per job and server),
+  [`gantt`][optsched.plot.gantt] (one row per GPU,
   grouped by server, jobs as bars, the makespan and the optimum or bound marked).
-* Simulations: :func:`sim_segments` (the engine's recorded segments as a DataFrame, one row per job, segment and
-  server), :func:`occupancy` (busy GPUs per server over time, the tracked window marked), :func:`utilisation`,
-  :func:`queue`, :func:`plot_cdfs` (JCT CDFs) and :func:`plot_vs_load` (a metric against load, with the 95 %
+* Simulations: [`sim_segments`][optsched.plot.sim_segments] (the engine's recorded segments as a DataFrame, one row per
+  job, segment and
+  server), [`occupancy`][optsched.plot.occupancy] (busy GPUs per server over time, the tracked window marked),
+  [`utilisation`][optsched.plot.utilisation],
+  [`queue`][optsched.plot.queue], [`plot_cdfs`][optsched.plot.plot_cdfs] (JCT CDFs) and
+  [`plot_vs_load`][optsched.plot.plot_vs_load] (a metric against load, with the 95 %
   interval over seeds as a band).
-* :func:`chrome_trace`: segments (of a simulation or a schedule) as Chrome-trace JSON, which Perfetto
+* [`chrome_trace`][optsched.plot.chrome_trace]: segments (of a simulation or a schedule) as Chrome-trace JSON, which
+  Perfetto
   (ui.perfetto.dev) and ``chrome://tracing`` open: one process per server, one thread per GPU.
-* Gaps to the optimum: :func:`gap_table` (each run against the best proven optimum or bound of its instance),
-  :func:`gap_summary` (per algorithm: mean with a 95 % interval, worst, runs at the optimum) and
-  :func:`plot_gaps`.
+* Gaps to the optimum: [`gap_table`][optsched.plot.gap_table] (each run against the best proven optimum or bound of its
+  instance),
+  [`gap_summary`][optsched.plot.gap_summary] (per algorithm: mean with a 95 % interval, worst, runs at the optimum) and
+  [`plot_gaps`][optsched.plot.plot_gaps].
 
-Titles say what was run: workload, load and seed for simulations (:func:`sim_title`).
+Titles say what was run: workload, load and seed for simulations ([`sim_title`][optsched.plot.sim_title]).
 
+```pycon
 >>> import optsched
 >>> inst = optsched.generate("rar", jobs=4, servers=2, seed=1)
 >>> res = optsched.solve(inst, "sjf-bco")
@@ -25,6 +33,8 @@ Titles say what was run: workload, load and seed for simulations (:func:`sim_tit
 >>> ax = gantt(inst, res.schedule, bound=3)
 >>> ax.get_xlabel()
 'time (slots)'
+
+```
 """
 
 from __future__ import annotations
@@ -65,10 +75,13 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7, 4)) -> Axes:
 def save_axes(ax: Axes, path: str | os.PathLike, dpi: int = 110) -> None:
     """Write the figure holding ``ax`` as PNG, atomically, and close it.
 
+    ```pycon
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x.png")
     >>> save_axes(plot_cdfs({"a": [1.0, 2.0]}), p); os.path.getsize(p) > 0
     True
+
+    ```
     """
     save_figure(ax.figure, path, dpi=dpi, bbox_inches="tight")
 
@@ -109,7 +122,7 @@ def _check_schedule(instance: Any, schedule: Any) -> None:
 def schedule_segments(instance: Any, schedule: Schedule) -> pd.DataFrame:
     """One row per (job, server) of a schedule: ``job, server, gpus, start, end``. The schedule is checked by the
     problem's evaluator first (an infeasible schedule, a server the instance lacks, a start that is not a finite
-    number, a schedule of another problem raise :class:`~optsched.errors.InstanceError` naming the job), and
+    number, a schedule of another problem raise [`InstanceError`][optsched.errors.InstanceError] naming the job), and
     completions missing from it are the evaluator's."""
     _check_schedule(instance, schedule)
     evaluated = evaluate(instance, schedule).schedule
@@ -125,10 +138,13 @@ def assign_lanes(segments: pd.DataFrame, capacity: Mapping[Any, int] | None = No
     start, earliest start first. On a schedule that respects each server's capacity every row gets its GPUs
     (intervals are half-open: a GPU freed at t is free for a job starting at t).
 
+    ```pycon
     >>> seg = pd.DataFrame({"job": ["a", "b", "c"], "server": ["s0"] * 3, "gpus": [2, 1, 2],
     ...                     "start": [0, 0, 5], "end": [5, 9, 7]})
     >>> assign_lanes(seg, {"s0": 3})["lanes"].tolist()
     [(0, 1), (2,), (0, 1)]
+
+    ```
     """
     out = segments.copy()
     lanes: list[tuple[int, ...]] = [()] * len(out)
@@ -215,11 +231,14 @@ def sim_segments(result: SimResult) -> pd.DataFrame:
     ``segment`` (the job's launch number), ``tracked`` and ``model``. A job still running when the run stopped
     has an open last segment, closed here at the run's end.
 
+    ```pycon
     >>> from optsched.sim import simulate, Workload, WorkloadJob
     >>> r = simulate(Workload((WorkloadJob("a", 0, 2, 10, 1.0),)), servers=2, gpus_per_server=1, mode="event",
     ...              placement="scattered")
     >>> sim_segments(r)[["job", "server", "gpus", "start", "end"]].values.tolist()   # across servers: x1.25
     [['a', 0, 1, 0.0, 12.5], ['a', 1, 1, 0.0, 12.5]]
+
+    ```
     """
     end_s = float(result.summary.get("end_s") or 0.0)
     rows = []
@@ -352,7 +371,7 @@ def plot_cdfs(curves: Mapping[str, Sequence[float] | np.ndarray], ax: Axes | Non
 def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | None = None, by: str = "scheduler",
                  title: str | None = None, hours: bool = True) -> Axes:
     """A metric against load, one line per ``by`` value. ``table`` is either a tidy summary
-    (:func:`optsched.experiments.summarise`: ``load, metric, mean, ci_low, ci_high``; the 95 % interval over
+    ([`optsched.experiments.summarise`][]: ``load, metric, mean, ci_low, ci_high``; the 95 % interval over
     seeds is drawn as a band) or one row per run with the ``metric`` column (seconds, shown in hours)."""
     ax = _new_axes(ax, (6, 4))
     scale = 3600.0 if hours else 1.0
@@ -385,13 +404,17 @@ def chrome_trace(segments: pd.DataFrame | SimResult, *, instance: Any = None, ti
     """Segments as a Chrome-trace document (``{"traceEvents": [...]}``, JSON Object Format): a complete event
     (``"ph": "X"``) per job segment and GPU, one process per server and one thread per GPU, times in
     microseconds (``time_unit_s`` seconds per unit of ``start``/``end``: 1 for a simulation, the instance's
-    slot or time unit for a schedule). Give a :class:`~optsched.sim.metrics.SimResult`, :func:`sim_segments`
-    or :func:`schedule_segments` output (with ``instance`` for the servers' GPU counts).
+    slot or time unit for a schedule). Give a [`SimResult`][optsched.sim.metrics.SimResult],
+    [`sim_segments`][optsched.plot.sim_segments]
+    or [`schedule_segments`][optsched.plot.schedule_segments] output (with ``instance`` for the servers' GPU counts).
 
+    ```pycon
     >>> seg = pd.DataFrame({"job": ["a"], "server": ["s0"], "gpus": [2], "start": [0.0], "end": [3.0]})
     >>> ev = chrome_trace(seg)["traceEvents"]
     >>> {e["tid"]: e["dur"] for e in ev if e["ph"] == "X"}      # one complete event per GPU, 3 s in microseconds
     {0: 3000000.0, 1: 3000000.0}
+
+    ```
     """
     if not isinstance(segments, pd.DataFrame):
         segments = sim_segments(segments)
@@ -413,23 +436,27 @@ def chrome_trace(segments: pd.DataFrame | SimResult, *, instance: Any = None, ti
 
 
 def write_chrome_trace(source: pd.DataFrame | SimResult, path: str | os.PathLike, **kwargs: Any) -> None:
-    """Write :func:`chrome_trace` to ``path`` atomically (open it in ui.perfetto.dev or ``chrome://tracing``)."""
+    """Write [`chrome_trace`][optsched.plot.chrome_trace] to ``path`` atomically (open it in ui.perfetto.dev or
+    ``chrome://tracing``)."""
     write_json(path, chrome_trace(source, **kwargs))
 
 
 # -- gaps to the optimum -----------------------------------------------------------------------------------------
 def gap_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Each run of :func:`optsched.experiments.solve_many` against the best reference of its instance: the
+    """Each run of [`optsched.experiments.solve_many`][] against the best reference of its instance: the
     proven optimum when an exact model proved one (``reference_kind="optimum"``), else the largest lower bound
     any run proved (``"bound"``: the gap is then an upper bound on the true gap), else the best objective found
     (``"best found"``). Adds ``reference``, ``reference_kind`` and ``gap`` = (objective - reference) / reference
     (NaN without a schedule). Every objective is minimised.
 
+    ```pycon
     >>> runs = pd.DataFrame({"instance": ["i", "i"], "algorithm": ["h", "x"], "kind": ["heuristic", "exact"],
     ...                      "status": ["feasible", "optimal"], "objective": [12.0, 10.0],
     ...                      "lower_bound": [None, 10.0]})
     >>> gap_table(runs)[["algorithm", "reference_kind", "gap"]].values.tolist()
     [['h', 'optimum', 0.2], ['x', 'optimum', 0.0]]
+
+    ```
     """
     need = {"instance", "algorithm", "status", "objective"}
     if not need <= set(runs.columns):
@@ -461,11 +488,14 @@ def gap_summary(gaps: pd.DataFrame, by: Sequence[str] = ("algorithm",)) -> pd.Da
     """Per algorithm (or ``by``): runs, runs with a schedule, mean gap with its Student-t 95 % interval over
     instances, worst gap, and runs at the reference (``at_reference``: the optimum where one was proven).
 
+    ```pycon
     >>> g = gap_table(pd.DataFrame({"instance": ["i", "i", "j", "j"], "algorithm": ["h", "x", "h", "x"],
     ...                             "status": ["feasible", "optimal"] * 2, "objective": [12.0, 10.0, 5.0, 5.0],
     ...                             "lower_bound": [None, 10.0, None, 5.0]}))
     >>> gap_summary(g)[["algorithm", "runs", "mean_gap", "max_gap", "at_reference"]].values.tolist()
     [['h', 2, 0.1, 0.2, 1], ['x', 2, 0.0, 0.0, 2]]
+
+    ```
     """
     from scipy import stats
 
@@ -512,20 +542,23 @@ def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorith
 # -- figures written as PNG files (what the command line and the benchmarks save) --------------------------------
 def save_jct_cdf(results: Mapping[str, SimResult], path: str | os.PathLike,
                  title: str = "JCT CDF (our simulator)") -> None:
-    """One JCT CDF curve per labelled run (:func:`plot_cdfs`, log-scaled hours), written atomically as PNG."""
+    """One JCT CDF curve per labelled run ([`plot_cdfs`][optsched.plot.plot_cdfs], log-scaled hours), written atomically
+    as PNG."""
     save_cdf_curves({label: r.jct_cdf()[0] for label, r in results.items()}, path, title=title)
 
 
 def save_cdf_curves(curves: Mapping[str, Sequence[float] | np.ndarray], path: str | os.PathLike,
                     title: str = "JCT CDF (our simulator)", ylabel: str = "fraction of jobs",
                     fontsize: int = 8) -> None:
-    """One empirical CDF per label from raw JCTs in seconds (:func:`plot_cdfs`), PNG, atomically."""
+    """One empirical CDF per label from raw JCTs in seconds ([`plot_cdfs`][optsched.plot.plot_cdfs]), PNG,
+    atomically."""
     save_axes(plot_cdfs(curves, title=title, ylabel=ylabel, fontsize=fontsize), path)
 
 
 def save_timeline(result: SimResult, path: str | os.PathLike, title: str | None = None) -> None:
-    """Utilisation, queue and busy GPUs per server over time (:func:`utilisation`, :func:`queue`,
-    :func:`occupancy`), the tracked window shaded, as one PNG written atomically."""
+    """Utilisation, queue and busy GPUs per server over time ([`utilisation`][optsched.plot.utilisation],
+    [`queue`][optsched.plot.queue],
+    [`occupancy`][optsched.plot.occupancy]), the tracked window shaded, as one PNG written atomically."""
     import matplotlib.pyplot as plt
 
     fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
@@ -539,5 +572,6 @@ def save_timeline(result: SimResult, path: str | os.PathLike, title: str | None 
 
 def save_vs_load(table: pd.DataFrame, path: str | os.PathLike, metric: str = "avg_jct_s", by: str = "scheduler",
                  title: str | None = None) -> None:
-    """:func:`plot_vs_load` (one line per ``by`` value, hours on y) written atomically as PNG."""
+    """[`plot_vs_load`][optsched.plot.plot_vs_load] (one line per ``by`` value, hours on y) written atomically as
+    PNG."""
     save_axes(plot_vs_load(table, metric=metric, by=by, title=title), path)

@@ -12,15 +12,16 @@ Data in (a ``pandas.DataFrame`` or a sequence of mappings, one record per job):
 ``group_id``   recurrence group (any hashable: int or str); required by ``fit`` and ``predict``
 ``user_id``    submitting user (any hashable); required by ``fit`` and ``predict``
 ``iterations`` true number of training iterations (real, >= 0); required by ``fit``, by the perfect
-               predictor's ``predict`` and by :func:`evaluate_predictors`
+               predictor's ``predict`` and by [`evaluate_predictors`][optsched.predict.evaluate_predictors]
 ``job_id``     optional; names the job in error messages
-``submit_time`` optional; used by :func:`train_test_split_by_time`
+``submit_time`` optional; used by [`train_test_split_by_time`][optsched.predict.train_test_split_by_time]
 ============== =============================================================================================
 
 Every predictor has ``fit(history) -> self`` and ``predict(jobs) -> numpy.ndarray`` (float, one value per job,
 in input order). A job is *unseen* when its ``group_id`` does not occur in the history; every predictor except
 the perfect one returns 0 for it (paper: "We predict 0 iterations for unseen jobs").
 
+```pycon
 >>> history = [{"group_id": "g1", "user_id": "u1", "iterations": 100},
 ...            {"group_id": "g1", "user_id": "u1", "iterations": 300},
 ...            {"group_id": "g2", "user_id": "u2", "iterations": 50}]
@@ -30,6 +31,8 @@ the perfect one returns 0 for it (paper: "We predict 0 iterations for unseen job
 >>> rf = RandomForestPredictor(seed=0).fit(history)
 >>> p = rf.predict(jobs); bool(100 <= p[0] <= 300), float(p[1])
 (True, 0.0)
+
+```
 """
 
 from __future__ import annotations
@@ -66,13 +69,16 @@ def _job_name(frame: pd.DataFrame, pos: int) -> str:
 def as_job_frame(records: Any, *, require: Sequence[str] = (*KEY_COLUMNS, TARGET)) -> pd.DataFrame:
     """Validated copy of ``records`` as a DataFrame with a fresh 0..n-1 index.
 
-    Raises :class:`~optsched.errors.InstanceError` naming the field (and the job, by ``job_id`` or by position
+    Raises [`InstanceError`][optsched.errors.InstanceError] naming the field (and the job, by ``job_id`` or by position
     ``#k``) for a missing column, a missing id, or an iteration count that is not a finite number >= 0.
 
+    ```pycon
     >>> as_job_frame([{"group_id": 1, "user_id": 2}], require=("group_id", "user_id", "iterations"))
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: iterations: missing column (required: group_id, user_id, iterations)
+
+    ```
     """
     if isinstance(records, pd.DataFrame):
         frame = records.reset_index(drop=True).copy()
@@ -111,7 +117,7 @@ def as_job_frame(records: Any, *, require: Sequence[str] = (*KEY_COLUMNS, TARGET
 
 class IterationPredictor(Params):
     """Interface: ``fit(history)`` learns from finished jobs, ``predict(jobs)`` returns ``n~`` per job. Parameters
-    are declared once, in ``__init__`` (:class:`~optsched.params.Params`: ``describe()``, ``get_params()`` and
+    are declared once, in ``__init__`` ([`Params`][optsched.params.Params]: ``describe()``, ``get_params()`` and
     ``clone()``, an unfitted copy, derive from them)."""
 
     name = "predictor"
@@ -152,10 +158,13 @@ class _GroupStatPredictor(IterationPredictor):
 class MeanPredictor(_GroupStatPredictor):
     """Mean of the group's historical iterations (0 for an unseen group).
 
+    ```pycon
     >>> MeanPredictor().fit([{"group_id": 1, "user_id": 0, "iterations": 1},
     ...                      {"group_id": 1, "user_id": 0, "iterations": 4}]).predict(
     ...     [{"group_id": 1, "user_id": 9}]).tolist()
     [2.5]
+
+    ```
     """
 
     name = "mean"
@@ -166,9 +175,12 @@ class MedianPredictor(_GroupStatPredictor):
     """Median of the group's historical iterations (0 for an unseen group; the mean of the two middle values
     for an even count, as ``pandas``/``numpy`` define it).
 
+    ```pycon
     >>> MedianPredictor().fit([{"group_id": 1, "user_id": 0, "iterations": v} for v in (1, 2, 10)]).predict(
     ...     [{"group_id": 1, "user_id": 0}]).tolist()
     [2.0]
+
+    ```
     """
 
     name = "median"
@@ -184,9 +196,12 @@ class RandomForestPredictor(IterationPredictor):
     (in a seen group) gets code -1. ``seed`` is the forest's ``random_state``; other keyword arguments go to
     ``RandomForestRegressor``.
 
+    ```pycon
     >>> rf = RandomForestPredictor(seed=1).fit([{"group_id": g, "user_id": 0, "iterations": 7} for g in "abc"])
     >>> rf.predict([{"group_id": "b", "user_id": 0}, {"group_id": "z", "user_id": 0}]).tolist()
     [7.0, 0.0]
+
+    ```
     """
 
     name = "random-forest"
@@ -229,8 +244,11 @@ class RandomForestPredictor(IterationPredictor):
 class PerfectPredictor(IterationPredictor):
     """The true iterations (A-SRPT-Perfect): ``predict`` returns the jobs' own ``iterations`` column.
 
+    ```pycon
     >>> PerfectPredictor().fit([]).predict([{"group_id": 1, "user_id": 1, "iterations": 42}]).tolist()
     [42.0]
+
+    ```
     """
 
     name = "perfect"
@@ -252,8 +270,11 @@ PREDICTORS: dict[str, type[IterationPredictor]] = {
 def make_predictor(name: str, seed: int = 0) -> IterationPredictor:
     """A fresh predictor by name (``random-forest``, ``median``, ``mean``, ``perfect``).
 
+    ```pycon
     >>> make_predictor("median").name
     'median'
+
+    ```
     """
     if name not in PREDICTORS:
         raise InstanceError(f"unknown predictor {name!r} (known: {', '.join(PREDICTORS)})", field="predictor")
@@ -271,10 +292,13 @@ def train_test_split_by_time(records: Any, train_fraction: float = 0.8, *, time_
     "We use the first 80% jobs in the trace to train"). Jobs with equal submission times keep their input
     order (stable sort). Both parts keep the input's columns and get a fresh index.
 
+    ```pycon
     >>> recs = [{"group_id": 0, "user_id": 0, "iterations": i, "submit_time": t} for i, t in enumerate([5, 1, 3])]
     >>> train, test = train_test_split_by_time(recs, 0.67)
     >>> train["submit_time"].tolist(), test["submit_time"].tolist()
     ([1, 3], [5])
+
+    ```
     """
     if isinstance(train_fraction, bool) or not isinstance(train_fraction, (int, float)) \
             or not 0 <= train_fraction <= 1:
@@ -296,10 +320,13 @@ def evaluate_predictors(train: Any, test: Any, predictors: Iterable[str | Iterat
     ``median_abs_error``, ``exact_share`` (share of test jobs with round(n~_i) == n_i, our reading of
     Fig. 4's "predicted correctly") and ``unseen_share`` (share of test jobs whose group is not in ``train``).
 
+    ```pycon
     >>> train = [{"group_id": 1, "user_id": 1, "iterations": v} for v in (10, 20, 90)]
     >>> test = [{"group_id": 1, "user_id": 1, "iterations": 20}, {"group_id": 2, "user_id": 1, "iterations": 5}]
     >>> evaluate_predictors(train, test, ["mean", "median"])[["predictor", "mean_abs_error"]].values.tolist()
     [['mean', 12.5], ['median', 2.5]]
+
+    ```
     """
     train_frame = as_job_frame(train)
     test_frame = as_job_frame(test)
@@ -327,7 +354,7 @@ def evaluate_predictors(train: Any, test: Any, predictors: Iterable[str | Iterat
 # -- predictions over job frames (paper 001's workloads) ------------------------------------------------------
 def predict_frame(train: pd.DataFrame, test: pd.DataFrame, predictor: str = "random-forest",
                   seed: int = 0) -> np.ndarray:
-    """Fit ``predictor`` (a name of :mod:`optsched.predict`) on ``train`` and predict ``test``'s iterations in
+    """Fit ``predictor`` (a name of [`optsched.predict`][]) on ``train`` and predict ``test``'s iterations in
     one batch call. Unseen groups get 0 (paper l. 233)."""
     p = make_predictor(predictor, seed=seed)
     cols = ["group_id", "user_id", "iterations"]
@@ -342,11 +369,14 @@ def rolling_predictions(frame: pd.DataFrame, predictor: str = "random-forest", p
     predictor fitted on every job submitted before the period starts (the first period has no history: all 0,
     unseen). Used for the 75,000-job run, whose window is larger than any 20% test part.
 
+    ```pycon
     >>> from optsched.generators.recurring import map_models, synthetic_recurring_frame
     >>> fr = map_models(synthetic_recurring_frame(300, seed=4), seed=4)
     >>> p = rolling_predictions(fr, "median", period_s=10 * 86400.0)
     >>> len(p) == len(fr), bool((p[fr["submit_s"] < fr["submit_s"].iloc[0] + 10 * 86400.0] == 0).all())
     (True, True)
+
+    ```
     """
     if not period_s > 0:
         raise InstanceError(f"must be positive, got {period_s!r}", field="period_s")

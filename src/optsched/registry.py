@@ -1,20 +1,26 @@
 """The one registry: every problem the package knows, found by its data class, and every algorithm by name.
 
-A :class:`Problem` ties together what a newcomer looks for under one name: the data class(es), the file format
+A [`Problem`][optsched.registry.Problem] ties together what a newcomer looks for under one name: the data class(es), the
+file format
 (tag, reader, writer), the evaluator, the generator, the default algorithm and the algorithms that solve it
 (name -> module, imported on first use, so resolving ``sjf-bco`` never imports OR-Tools or pandas). Problem
-modules (:mod:`optsched.problems`) register their :class:`Problem` when imported; algorithm modules register
-their functions with :func:`algorithm`. ``optsched.load / save / solve / evaluate / generate``, the CLI and the
-benchmarks all go through here (:mod:`optsched.api` holds the doors).
+modules ([`optsched.problems`][]) register their [`Problem`][optsched.registry.Problem] when imported; algorithm modules
+register
+their functions with [`algorithm`][optsched.registry.algorithm]. ``optsched.load / save / solve / evaluate / generate``,
+the CLI and the
+benchmarks all go through here ([`optsched.api`][] holds the doors).
 
 Problem identity is the class: ``problem_of(inst)`` walks the instance's class hierarchy, never its name.
 
+```pycon
 >>> from optsched.problems.rar import RarInstance
 >>> p = problem_of(RarInstance)
 >>> p.name, p.format, p.default_algorithm
 ('rar-ddls', 'optsched/rar-ddls@1', 'sjf-bco')
 >>> get_algorithm("ff").problem is p
 True
+
+```
 """
 
 from __future__ import annotations
@@ -89,8 +95,8 @@ class Problem:
 @dataclass(frozen=True, eq=False)
 class Algorithm:
     """A registered algorithm: ``func(instance, *, seed=None, time_limit=None, **options)`` returns a
-    :class:`~optsched.result.Schedule` (optionally ``(schedule, info)``), scored by the problem's evaluator, or
-    a complete :class:`~optsched.result.Result` (exact models, which report their own status and bound)."""
+    [`Schedule`][optsched.result.Schedule] (optionally ``(schedule, info)``), scored by the problem's evaluator, or
+    a complete [`Result`][optsched.result.Result] (exact models, which report their own status and bound)."""
 
     name: str
     problem: Problem
@@ -118,7 +124,7 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 
 def register_problem(problem: Problem) -> Problem:
-    """Register ``problem`` (called once by its module in :mod:`optsched.problems`)."""
+    """Register ``problem`` (called once by its module in [`optsched.problems`][])."""
     for key in (problem.name, *problem.aliases):
         _PROBLEMS[key] = problem
     for cls in problem.classes:
@@ -138,8 +144,11 @@ def _load_all() -> None:
 def problems() -> dict[str, Problem]:
     """Every registered problem by its name (aliases left out).
 
+    ```pycon
     >>> sorted(problems())
     ['contention', 'deadline', 'pipeline-job', 'placement', 'rar-ddls', 'total-jct', 'workload']
+
+    ```
     """
     _load_all()
     return {p.name: p for p in sorted(set(_PROBLEMS.values()), key=lambda p: p.name)}
@@ -209,8 +218,11 @@ def list_algorithms(problem: str | type | None = None) -> dict[str, Algorithm]:
 
     Imports every algorithm module of the problems asked for.
 
+    ```pycon
     >>> sorted(list_algorithms("rar-ddls"))[:3]
     ['brute-force', 'exact', 'exact-interval']
+
+    ```
     """
     _load_all()
     if problem is None:

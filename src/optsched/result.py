@@ -1,10 +1,11 @@
-"""What every algorithm returns: a :class:`Schedule` inside a :class:`Result`.
+"""What every algorithm returns: a [`Schedule`][optsched.result.Schedule] inside a [`Result`][optsched.result.Result].
 
 A schedule says, per job, when it starts and how many GPUs it takes on which servers; it is the contract
-between algorithms and the evaluators (:mod:`optsched.evaluators`), which score it independently of who made
+between algorithms and the evaluators ([`optsched.evaluators`][]), which score it independently of who made
 it. Schedules and results are immutable, pickle and deep-copy with the standard library (so
 ``ProcessPoolExecutor.map(optsched.solve, ...)`` works), and turn into dicts and pandas frames.
 
+```pycon
 >>> import pickle
 >>> r = Result(12, SolveStatus.OPTIMAL, 0.5, Schedule([ScheduledJob("j0", 0, {"s0": 2}, completion=12)]),
 ...            "exact", lower_bound=12, info={"nodes": 3})
@@ -12,6 +13,8 @@ it. Schedules and results are immutable, pickle and deep-copy with the standard 
 Result(algorithm='exact', status=optimal, objective=12, bound=12, gap=0.00%, runtime=0.500s, jobs=1)
 >>> pickle.loads(pickle.dumps(r)) == r
 True
+
+```
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class FrozenDict(dict[Any, Any]):
     """A read-only dict that pickles and deep-copies (``types.MappingProxyType`` does neither).
 
+    ```pycon
     >>> d = FrozenDict({"s0": 2})
     >>> d["s0"], isinstance(d, dict)
     (2, True)
@@ -34,6 +38,8 @@ class FrozenDict(dict[Any, Any]):
     Traceback (most recent call last):
     ...
     TypeError: read-only mapping
+
+    ```
     """
 
     __slots__ = ()
@@ -48,7 +54,7 @@ class FrozenDict(dict[Any, Any]):
 
 
 def freeze(value: Any) -> Any:
-    """``value`` with every mapping inside it (recursively) made a :class:`FrozenDict`."""
+    """``value`` with every mapping inside it (recursively) made a [`FrozenDict`][optsched.result.FrozenDict]."""
     if isinstance(value, Mapping):
         return FrozenDict({k: freeze(v) for k, v in value.items()})
     return value
@@ -100,11 +106,14 @@ class ScheduledJob:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A complete schedule: one :class:`ScheduledJob` per job, in any order.
+    """A complete schedule: one [`ScheduledJob`][optsched.result.ScheduledJob] per job, in any order.
 
+    ```pycon
     >>> s = Schedule([ScheduledJob("j0", 0, {"s0": 2}, completion=5)])
     >>> s["j0"].gpus, s.makespan
     (2, 5)
+
+    ```
     """
 
     jobs: tuple[ScheduledJob, ...]
@@ -155,11 +164,14 @@ class Schedule:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """The schedule as a pandas DataFrame, one row per job (see :meth:`rows`).
+        """The schedule as a pandas DataFrame, one row per job (see [`rows`][optsched.result.Schedule.rows]).
 
+        ```pycon
         >>> Schedule([ScheduledJob("a", 0, {"s0": 2}, 5)]).to_frame()[["id", "start", "completion", "gpus"]]
           id  start  completion  gpus
         0  a      0           5     2
+
+        ```
         """
         import pandas as pd
 
@@ -178,8 +190,11 @@ class Result:
     meets its lower bound is ``optimal`` whatever status it was built with (a limit or a signal may stop a
     search after its last solution was already proved optimal).
 
+    ```pycon
     >>> Result(279, SolveStatus.TIME_LIMIT, 6.0, None, "exact", lower_bound=279).status.value
     'optimal'
+
+    ```
     """
 
     objective: float | None
@@ -242,8 +257,11 @@ class Result:
     def to_dict(self, schedule: bool = True) -> dict[str, Any]:
         """A JSON-ready dict: the figures, ``info``, and (with ``schedule``) one row per job.
 
+        ```pycon
         >>> Result(3, SolveStatus.FEASIBLE, 0.1, None, "ff").to_dict()["status"]
         'feasible'
+
+        ```
         """
         out: dict[str, Any] = {"algorithm": self.algorithm, "status": self.status.value,
                                "objective": self.objective, "lower_bound": self.lower_bound, "gap": self.gap,
@@ -253,7 +271,8 @@ class Result:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """The schedule as a DataFrame (:meth:`Schedule.to_frame`), the result's figures in ``.attrs``."""
+        """The schedule as a DataFrame ([`Schedule.to_frame`][optsched.result.Schedule.to_frame]), the result's figures
+        in ``.attrs``."""
         import pandas as pd
 
         frame = self.schedule.to_frame() if self.schedule is not None else pd.DataFrame()
@@ -262,7 +281,7 @@ class Result:
 
 
 class Evaluation(Protocol):
-    """What every problem's evaluator returns (:func:`optsched.evaluate`)."""
+    """What every problem's evaluator returns ([`optsched.evaluate`][])."""
 
     @property
     def objective(self) -> float: ...

@@ -1,6 +1,6 @@
 """Paper 000's baselines (section 7): First-Fit (FF), List-Scheduling (LS) and Random (RAND).
 
-All three run the same list-schedule packing as SJF-BCO (:class:`optsched.algorithms.sjf_bco.Packer`): jobs
+All three run the same list-schedule packing as SJF-BCO ([`optsched.algorithms.sjf_bco.Packer`][]): jobs
 in the instance's order (the trace's arrival order, not sorted by size), a monotone clock, a job placed on
 GPUs idle at the current slot whose estimated load U stays within the limit theta, waiting for a completion
 otherwise. They differ in the GPUs they pick and in theta (``docs/algorithms/sjf-bco.md``):
@@ -11,12 +11,15 @@ otherwise. They differ in the GPUs they pick and in theta (``docs/algorithms/sjf
 * RAND: G_j GPUs drawn uniformly without replacement among the eligible ones, theta^RAND = T ("to avoid the
   long running time"); if theta = T cannot pack every job, no limit at all.
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> from optsched.evaluators.rar import evaluate
 >>> inst = tiny_rar_example()
 >>> sched, info = first_fit(inst)
 >>> evaluate(inst, sched).makespan == info["makespan_packing"]
 True
+
+```
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Heavy-Edge GPU mapping (paper 001, section IV-B; digest section 2): greedy balanced graph partition.
 
-The job is a graph Omega (:func:`replica_graph`): one vertex per stage replica ``(s, r)`` (0-based; printed
+The job is a graph Omega ([`replica_graph`][optsched.algorithms.heavy_edge.replica_graph]): one vertex per stage replica
+``(s, r)`` (0-based; printed
 ``S{s+1}-R{r+1}`` as in Fig. 2), edges weighted by the data (MB) they carry per iteration:
 
 * inter-stage: the complete bipartite graph between stages s-1 and s, weight 2 d^out_{s-1} / k_s;
@@ -16,6 +17,7 @@ is seeded with the heaviest edge inside the unassigned set, then grows by the he
 node_set to an unassigned vertex, and takes a seeded random unassigned vertex when no edge connects.
 Ties are broken lexicographically by (stage, replica). See ``docs/algorithms/heavy-edge.md``.
 
+```pycon
 >>> from optsched.problems.pipeline import pipeline_job
 >>> job = fig2_job()
 >>> res = heavy_edge(job, {"a": 4, "b": 1, "c": 1})
@@ -23,6 +25,8 @@ Ties are broken lexicographically by (stage, replica). See ``docs/algorithms/hea
 ['S1-R1', 'S1-R2', 'S2-R1', 'S2-R2']
 >>> res.counts["a"], res.cut_weight_mb
 ((2, 2, 0), 4.0)
+
+```
 """
 
 from __future__ import annotations
@@ -51,8 +55,11 @@ def vertex_name(v: Vertex) -> str:
 def ring_edges(k: int) -> list[tuple[int, int]]:
     """Edges of the ring over ranks 0..k-1 (one edge for k = 2, none for k = 1).
 
+    ```pycon
     >>> ring_edges(1), ring_edges(2), ring_edges(4)
     ([], [(0, 1)], [(0, 1), (1, 2), (2, 3), (0, 3)])
+
+    ```
     """
     if k < 2:
         return []
@@ -79,10 +86,13 @@ def double_binary_tree_edges(k: int) -> list[tuple[tuple[int, int], int]]:
     r -> k-1-r (k odd) (Sanders et al. / NCCL, digest section 2). An edge present in both trees has
     multiplicity 2.
 
+    ```pycon
     >>> double_binary_tree_edges(2)
     [((0, 1), 2)]
     >>> sum(m for _, m in double_binary_tree_edges(8))   # two spanning trees of 8 vertices
     14
+
+    ```
     """
     if k < 2:
         return []
@@ -268,7 +278,7 @@ def counts_from_assignment(job: PipelineJob, assignment: Mapping[str, Sequence[V
 def cut_weight(job: PipelineJob, assignment: Mapping[str, Sequence[Vertex]]) -> float:
     """Total weight (MB) of the edges of Omega whose endpoints lie on different servers.
 
-    Every vertex must be assigned exactly once (raises :class:`InstanceError` otherwise).
+    Every vertex must be assigned exactly once (raises [`InstanceError`][optsched.errors.InstanceError] otherwise).
     """
     where: dict[Vertex, str] = {}
     for sid, vs in assignment.items():
@@ -318,10 +328,13 @@ def fig2_job() -> PipelineJob:
 def alpha_tilde_min(job: PipelineJob, net: Network, seed: int | None = 0) -> float:
     """alpha-tilde_i^min (section IV-B): Heavy-Edge on the fewest-servers layout, evaluated by eq. (7) (ms).
 
+    ```pycon
     >>> from optsched.perf.pipeline import alpha_max
     >>> net = Network.paper_simulation()
     >>> alpha_tilde_min(fig2_job(), net) <= alpha_max(fig2_job(), net)
     True
+
+    ```
     """
     free = {f"m{i}": c for i, c in enumerate(fewest_servers_layout(job, net.gpus_per_server))}
     res = heavy_edge(job, free, rng=seed)

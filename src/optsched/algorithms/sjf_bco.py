@@ -5,7 +5,8 @@ In short:
 
 * estimates (section 5): rho-hat_j = F_j * tau_min_j (the job alone on its fastest placement), u and l the
   tightest constants with l * rho_j <= rho-hat_j <= u * rho_j for every execution time rho_j the model allows
-  (see :func:`estimates`); a job adds rho-hat_j / u to the estimated load U of each GPU it uses;
+  (see [`estimates`][optsched.algorithms.sjf_bco.estimates]); a job adds rho-hat_j / u to the estimated load U of each
+  GPU it uses;
 * "wait for some job to exit" (Alg. 2 lines 9-10, Alg. 3 lines 13-14) runs in simulated time: the jobs are
   placed in order by a list schedule whose clock only moves forward; a job may use only GPUs idle at the
   current slot, and the clock jumps to the next completion when it cannot be placed. The simulation is the
@@ -19,6 +20,7 @@ In short:
   the maximum estimated GPU load W-hat_max of that packing (re-running the packing at this limit yields the
   same schedule; the integer found by the bisection is ``theta_bisection``).
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> inst = tiny_rar_example()
 >>> est = estimates(inst)
@@ -27,6 +29,8 @@ In short:
 >>> sched, info = sjf_bco(inst)
 >>> info["theta"] == info["max_estimated_load"] <= info["theta_bisection"]
 True
+
+```
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ class Estimates:
                     (the paper's "product of tau_j and F_j", section 7), independent of the placement;
     ``rho_min[j]``, ``rho_max[j]``  the fewest / most slots job j can take under ANY schedule:
                     ceil(F_j / floor(1/tau_min_j)) and ceil(F_j / floor(1/tau_max_j)), with
-                    (tau_min_j, tau_max_j) = :func:`optsched.perf.rar.tau_bounds` (every placement and every
+                    (tau_min_j, tau_max_j) = [`optsched.perf.rar.tau_bounds`][] (every placement and every
                     contention level), since every slot gives between floor(1/tau_max) and floor(1/tau_min)
                     iterations;
     ``u``, ``l``    the tightest constants with l * rho_j <= rho-hat_j <= u * rho_j for every achievable
@@ -65,10 +69,13 @@ class Estimates:
                     step theta*_u <= T* of Theorem 5);
     ``load[j]``     rho-hat_j / u: what job j adds to each of its GPUs' estimated load U (eq. 15).
 
+    ```pycon
     >>> from optsched.generators.rar import tiny_rar_example
     >>> e = estimates(tiny_rar_example())
     >>> all(e.l * e.rho_max[j] <= e.rho_hat[j] <= e.u * e.rho_min[j] for j in e.rho_hat)
     True
+
+    ```
     """
 
     rho_hat: Mapping[str, float]
@@ -82,14 +89,18 @@ class Estimates:
 
 
 def estimates(inst: RarInstance) -> Estimates:
-    """rho-hat per job, u and l for ``inst`` (section 5); see :class:`Estimates` for the definitions.
+    """rho-hat per job, u and l for ``inst`` (section 5); see [`Estimates`][optsched.algorithms.sjf_bco.Estimates] for
+    the definitions.
 
     Stable public API: ``optsched.bounds`` imports it to evaluate Lemmas 2-4 and Theorem 5.
 
+    ```pycon
     >>> from optsched.generators.rar import tiny_rar_example
     >>> e = estimates(tiny_rar_example())
     >>> round(e.rho_hat["j0"], 3), e.rho_min["j0"], e.rho_max["j0"]   # 120 * 0.039875 (one server)
     (4.785, 5, 7)
+
+    ```
     """
     rho_hat, rho_min, rho_max, t_lo, t_hi = {}, {}, {}, {}, {}
     for job in inst.jobs:
@@ -373,7 +384,7 @@ class PackState:
 class Rule:
     """A placement rule: ``choose(state, j)`` returns G_j idle GPUs passing the load limit (and takes them
     out of its structure), or None; ``enough(state, j)`` says whether G_j GPUs would pass with every GPU idle.
-    ``needs`` names the structures of :class:`PackState` it reads."""
+    ``needs`` names the structures of [`PackState`][optsched.algorithms.sjf_bco.PackState] it reads."""
 
     needs: frozenset[str] = frozenset()
     name = "rule"
@@ -534,7 +545,7 @@ class Packer:
         self.p_matters = contention_k(max_contention(inst), inst.contention_xi) > 1.0
 
     def phi_of(self, j: int, n_servers: int, p: int) -> int:
-        """phi of job j on ``n_servers`` servers at contention ``p``, from :mod:`optsched.perf.rar` (cached), so
+        """phi of job j on ``n_servers`` servers at contention ``p``, from [`optsched.perf.rar`][] (cached), so
         that it agrees exactly with the evaluator."""
         key = (j, n_servers, p)
         v = self._phi.get(key)
@@ -699,7 +710,7 @@ def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None =
 
 def pack(pk: Packer, order: Sequence[int], theta: float, rule_for: Callable[[int], Rule],
          cutoff: float = math.inf) -> Packing | None:
-    """One packing of ``order`` under limit ``theta`` (see :meth:`Packer.run`)."""
+    """One packing of ``order`` under limit ``theta`` (see [`Packer.run`][optsched.algorithms.sjf_bco.Packer.run])."""
     return pk.run(order, theta, rule_for, cutoff)
 
 

@@ -1,11 +1,14 @@
 """A greedy heuristic for total JCT with placement choice (paper 001's problem A) and the serial schedule
-generation it shares with the brute force of :mod:`optsched.exact.total_jct`.
+generation it shares with the brute force of [`optsched.exact.total_jct`][].
 
+```pycon
 >>> from optsched.generators.total_jct import random_total_jct_instance
 >>> inst = random_total_jct_instance(4, 0)
 >>> from optsched.evaluators.total_jct import evaluate
 >>> evaluate(inst, greedy_schedule(inst)).objective >= inst.trivial_lower_bound()
 True
+
+```
 """
 
 from __future__ import annotations
@@ -83,7 +86,8 @@ def greedy_total_jct(inst: TotalJctInstance) -> dict[str, tuple[int, tuple[int, 
 
 
 def greedy_schedule(inst: TotalJctInstance) -> Schedule:
-    """:func:`greedy_total_jct` as a :class:`~optsched.result.Schedule`."""
+    """[`greedy_total_jct`][optsched.algorithms.total_jct.greedy_total_jct] as a
+    [`Schedule`][optsched.result.Schedule]."""
     return schedule_from_choice(inst, greedy_total_jct(inst), "total-jct-greedy")
 
 

@@ -1,5 +1,5 @@
 """CLI subcommands, one module each, every one exposing ``register(subparsers)``.
 
 ``register`` adds a subparser and sets ``func`` to a function taking the parsed arguments and returning the
-exit code. Raise :class:`optsched.InstanceError` for bad input: the CLI prints it on one line, exits 2.
+exit code. Raise [`optsched.InstanceError`][] for bad input: the CLI prints it on one line, exits 2.
 """

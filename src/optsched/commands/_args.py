@@ -1,12 +1,15 @@
 """argparse ``type=`` converters shared by the subcommands: a bad value is an argparse error (one line, exit 2)
 that names the flag, raised before any work starts (output paths included).
 
+```pycon
 >>> positive_int("--jobs")("3"), non_negative_int("--seed")("0"), positive_float("--load")("2.5")
 (3, 0, 2.5)
 >>> positive_float("--time-limit")("nan")
 Traceback (most recent call last):
 ...
 argparse.ArgumentTypeError: --time-limit must be a positive number, got 'nan'
+
+```
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def _writable_ancestor(path: Path, name: str) -> None:
 
 def output_file(name: str) -> Callable[[str], str]:
     """A file to write: ``-`` (standard output), an existing file, link, FIFO or device, or a new path whose
-    folder exists or can be created and takes a new file; never a folder (:func:`optsched.io.check_output`;
+    folder exists or can be created and takes a new file; never a folder ([`optsched.io.check_output`][];
     a command checks its outputs against its inputs with the same function once its arguments are parsed)."""
     def conv(text: str) -> str:
         from ..errors import InstanceError
@@ -138,8 +141,11 @@ def seed_list(name: str = "--seeds") -> Callable[[str], list[int]]:
     """Seeds for replications: ``0-4`` (0, 1, 2, 3, 4) or ``0,3,7``; each in 0 .. 2**31-1, no duplicates, at most
     100,000.
 
+    ```pycon
     >>> seed_list()("0-2"), seed_list()("5,1")
     ([0, 1, 2], [5, 1])
+
+    ```
     """
     one = seed(name)
 
@@ -168,8 +174,11 @@ def dask_address(name: str = "--dask") -> Callable[[str], str]:
     """``local`` (start a Dask LocalCluster) or a scheduler address ``tcp://HOST:PORT`` (also ``tls://``,
     ``ucx://``, ``inproc://``); checked for its shape here, reached when the command runs.
 
+    ```pycon
     >>> dask_address()("local"), dask_address()("tcp://10.0.0.5:8786")
     ('local', 'tcp://10.0.0.5:8786')
+
+    ```
     """
     def conv(text: str) -> str:
         if text == "local":

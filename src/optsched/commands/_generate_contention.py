@@ -1,6 +1,7 @@
 """``optsched generate contention ...``: a DeepShare job set (paper 004) as an ``optsched/contention@1`` file, or
 with ``--workload`` as a simulator workload (``optsched/workload@1``, models and samples for ``--perf measured``).
 
+```pycon
 >>> from optsched.cli import main
 >>> import tempfile, os
 >>> out = os.path.join(tempfile.mkdtemp(), "set.json")
@@ -8,6 +9,8 @@ with ``--workload`` as a simulator workload (``optsched/workload@1``, models and
 deepshare-heavy-n12-seed1: 12 jobs (mix heavy, paper ratios; 2 GPUs x4, ...), all at t = 0, 4 x 8 GPUs, 300 s rounds
 written to ...
 0
+
+```
 """
 
 from __future__ import annotations

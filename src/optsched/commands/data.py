@@ -1,13 +1,16 @@
 """``optsched data list|fetch|verify [NAME ...]``: the public data sets the simulator reads (the Philly trace, the
 Pollux workloads) and DeepShare's tables (shipped with the package), where each is read from, downloading them into
-the user cache with their pinned SHA-256 (:mod:`optsched.data`).
+the user cache with their pinned SHA-256 ([`optsched.data`][]).
 
+```pycon
 >>> from optsched.cli import main
 >>> main(["data", "verify", "deepshare-contention"])      # doctest: +ELLIPSIS
 deepshare-contention isolated_thp.csv ok ...
 deepshare-contention shared_thp_ratio.csv ok ...
 deepshare-contention total_samples_trained.csv ok ...
 0
+
+```
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """``optsched generate KIND ...``: write a generated instance file (atomically) and print a summary.
 
-Each kind is a registered problem (:mod:`optsched.registry`) whose entry names its sub-command: ``generate_cli``
+Each kind is a registered problem ([`optsched.registry`][]) whose entry names its sub-command: ``generate_cli``
 (``"module:function"``, a function ``register(kinds_subparsers)`` that adds its parser and sets ``build=`` to
 ``build(args) -> instance``) and ``summary`` (the one line printed); the instance is written with
-:func:`optsched.save`.
+[`optsched.save`][].
 
 Kinds:
 

@@ -4,8 +4,11 @@ Sections: the problems, the algorithms (heuristics) and exact models of the offl
 simulator's schedulers, placements, admission policies and performance models. ``optsched solve --list`` and
 ``optsched simulate --list`` print the sections of their command.
 
+```pycon
 >>> first_sentence("Shortest predicted job first (MLaaS, paper l. 297). Orders jobs by prediction.")
 'Shortest predicted job first (MLaaS, paper l. 297).'
+
+```
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Chrome-trace JSON for ui.perfetto.dev.
 
 The optimum or bound comes from ``--optimum`` / ``--bound``, else from the schedule file (``optsched solve -o``
 writes its status and lower bound), else, for RAR-DDLS, from the certified lower bound of
-:func:`optsched.bounds.lower_bound`.
+[`optsched.bounds.lower_bound`][].
 """
 
 from __future__ import annotations

@@ -12,12 +12,15 @@
   (policy, job set) as CSV. An ``.npz`` or a shipped policy needs no extra.
 * ``optsched rl export policy.zip -o policy.npz``: the numpy weights of a trained policy.
 
+```pycon
 >>> from optsched.cli import main
 >>> main(["rl", "evaluate", "--sets", "1", "--jobs", "8", "--hours", "0.25", "--baselines", "contention-srtf"])
 ... # doctest: +ELLIPSIS
 |    policy | avg JCT (h) | ...
 ...
 0
+
+```
 """
 
 from __future__ import annotations
@@ -185,11 +188,15 @@ def run_train(args: argparse.Namespace) -> int:
     _need_rl()
     # the numpy export is written beside the zip: both are checked before the training starts
     check_output(str(Path(args.output).with_suffix(".npz")), "-o")
-    max_hours = MAX_JOB_HOURS / args.jobs / args.sets
+    from ..rl.train import RECIPES, train
+
+    recipe = RECIPES.get(args.recipe, {})  # an unknown recipe is train()'s error to report
+    jobs = args.jobs if args.jobs is not None else int(recipe.get("jobs", 256))
+    sets = args.sets if args.sets is not None else int(recipe.get("n_sets", 10))
+    max_hours = MAX_JOB_HOURS / jobs / sets
     if args.hours > max_hours:
-        raise InstanceError(f"{args.sets} sets x {args.jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
+        raise InstanceError(f"{sets} sets x {jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
                             f"job-hours per pass over the sets (at most {max_hours:g} h here)", field="--hours")
-    from ..rl.train import train
 
     hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
                                ("batch_size", args.batch_size)) if v is not None}

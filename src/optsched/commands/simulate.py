@@ -20,11 +20,14 @@ pool (``--workers``), a Dask ``LocalCluster`` (``--dask local``) or a running Da
 (``--dask tcp://HOST:8786``), and writes ``<name>.md`` (means and 95 % intervals over seeds), ``<name>.csv``
 (every run), ``<name>_summary.csv`` and plots to ``--out`` (default ``./sweep-results``), all atomically.
 
-This module only parses arguments and prints; the runs and the sweep are :mod:`optsched.experiments`.
+This module only parses arguments and prints; the runs and the sweep are [`optsched.experiments`][].
 
+```pycon
 >>> from optsched.cli import main
 >>> main(["simulate", "synthetic", "--jobs", "6", "--load", "4", "--servers", "2", "--no-progress", "--quiet"])
 0
+
+```
 """
 
 from __future__ import annotations
@@ -88,8 +91,11 @@ def parse_list(text: str | None) -> list[str]:
 def parse_loads(text: str) -> list[float]:
     """``"1-9"`` -> 1..9 (integers), ``"1,2.5,4"`` -> those values.
 
+    ```pycon
     >>> parse_loads("1-4"), parse_loads("2,8")
     ([1.0, 2.0, 3.0, 4.0], [2.0, 8.0])
+
+    ```
     """
     out: list[float] = []
     for part in parse_list(text):

@@ -3,15 +3,18 @@ on a local process pool or Dask) and ``optsched solve --list``.
 
 A batch is a folder of instance files, a quoted glob (``'runs/*.json'``), ``bundled:rar`` or several files; every
 algorithm of ``-a`` (a comma list; ``all``: every algorithm of each file's problem; default: each problem's own)
-runs on the files of its problem, once per seed of ``--seeds``, through :func:`optsched.experiments.solve_many`.
+runs on the files of its problem, once per seed of ``--seeds``, through [`optsched.experiments.solve_many`][].
 It prints one line per run and the gap of each algorithm to the optimum or the best proven bound
-(:func:`optsched.plot.gap_summary`); ``--json`` prints the same as JSON, ``--table`` writes every run as CSV,
+([`optsched.plot.gap_summary`][]); ``--json`` prints the same as JSON, ``--table`` writes every run as CSV,
 ``--out-dir`` every schedule.
 
+```pycon
 >>> from optsched.cli import main
 >>> main(["solve", "bundled:rar/rar-paper-j3-s2-seed0.json", "-a", "ff"])      # doctest: +ELLIPSIS
 algorithm=ff status=feasible objective=... runtime=...
 0
+
+```
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ that no node is over capacity at any instant (a job ending at t frees its GPUs f
 jobs may overlap by up to the package's tolerance ``DEADLINE_TOL_S``, 1 us, which absorbs floating-point
 noise). It works in continuous time: the exact models' time grid is theirs, not the evaluator's.
 
+```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.result import Schedule, ScheduledJob
 >>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 1.0, 1),
@@ -19,6 +20,8 @@ noise). It works in continuous time: the exact models' time grid is theirs, not 
 Traceback (most recent call last):
 ...
 optsched.errors.ScheduleError: placement: node n0 uses 3 GPUs > 2 at time 0
+
+```
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ __all__ = ["DeadlineEvaluation", "evaluate"]
 @dataclass(frozen=True)
 class DeadlineEvaluation:
     """``objective``: the weighted number of deadlines met (``weights``: ``count`` or ``urgency``, see
-    :data:`optsched.problems.deadline.WEIGHTS`); ``met`` / ``missed``: job ids (a job not run is missed);
+    [`optsched.problems.deadline.WEIGHTS`][]); ``met`` / ``missed``: job ids (a job not run is missed);
     ``schedule``: the schedule with every completion filled in."""
 
     objective: float
@@ -61,7 +64,7 @@ class DeadlineEvaluation:
 
 def evaluate(inst: DeadlineWorkload, schedule: Schedule, weights: str = "count") -> DeadlineEvaluation:
     """Check ``schedule`` against ``inst`` (module docstring) and count the deadlines met; an infeasible
-    schedule raises :class:`~optsched.errors.ScheduleError` naming the field and the job."""
+    schedule raises [`ScheduleError`][optsched.errors.ScheduleError] naming the field and the job."""
     known = {j.id: j for j in inst.jobs}
     node_ids = [s.id for s in inst.cluster.servers]
     cap = inst.cluster.capacity

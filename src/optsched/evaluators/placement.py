@@ -1,5 +1,6 @@
 """Independent scoring of a placement (paper 001, eq. 7): feasibility and the per-iteration time alpha (ms).
 
+```pycon
 >>> from optsched.algorithms.heavy_edge import fig2_job
 >>> from optsched.problems.placement import PlacementInstance
 >>> from optsched.result import Schedule, ScheduledJob
@@ -8,6 +9,8 @@
 >>> ev = evaluate(inst, Schedule([ScheduledJob("fig2", 0, {s: sum(c) for s, c in x.items()}, stage_placement=x)]))
 >>> round(ev.alpha_ms, 2), ev.servers
 (22.2, 3)
+
+```
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ slot t; job j completes at the first slot boundary C_j where its iterations reac
 slots: it holds its GPUs in slots a_j .. C_j - 1). Between two events (a start or a completion) the active
 set, and so every phi, is constant, so the replay jumps from event to event.
 
+```pycon
 >>> from optsched.cluster import Cluster, Server
 >>> from optsched.problems.rar import RarInstance, RarJob
 >>> from optsched.result import Schedule, ScheduledJob
@@ -13,6 +14,8 @@ set, and so every phi, is constant, so the replay jumps from event to event.
 ...                    jobs=(RarJob("j0", 1, 10, 0.0, 1, 0.0, 0.25),))
 >>> evaluate(inst, Schedule((ScheduledJob("j0", 3, {"s0": 1}),))).makespan   # 4 iterations/slot, 3 slots
 6
+
+```
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ class Evaluation:
 
 
 def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
-    """Raise :class:`ScheduleError` unless every job appears once with G_j GPUs on known servers at an
+    """Raise [`ScheduleError`][optsched.errors.ScheduleError] unless every job appears once with G_j GPUs on known
+    servers at an
     integer start >= 0. Capacity over time is checked during the replay."""
     by_id = {j.id: j for j in inst.jobs}
     cap = inst.cluster.capacity   # once: Cluster.check_placement rebuilds it per call
@@ -82,7 +86,8 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
 
 
 def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
-    """Score ``schedule`` on ``inst`` with per-slot contention; raise :class:`ScheduleError` if infeasible.
+    """Score ``schedule`` on ``inst`` with per-slot contention; raise [`ScheduleError`][optsched.errors.ScheduleError]
+    if infeasible.
 
     Event-driven: at each slot where something happens, the jobs completing then release their GPUs first,
     then the jobs starting then take theirs (half-open slots). A running job keeps (iterations left at slot

@@ -1,5 +1,6 @@
 """Independent scoring of a total-JCT schedule (paper 001's problem A): feasibility and sum_i w_i C_i.
 
+```pycon
 >>> from optsched.cluster import Cluster
 >>> from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
 >>> from optsched.result import Schedule, ScheduledJob
@@ -8,6 +9,8 @@
 >>> ev = evaluate(inst, Schedule((ScheduledJob("a", 0, {"s0": 2}), ScheduledJob("b", 3, {"s0": 1}))))
 >>> ev.objective, ev.makespan, ev.average_jct
 (8, 5, 3.5)
+
+```
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ class TotalJctEvaluation:
 def check_schedule(inst: TotalJctInstance, schedule: Schedule) -> int:
     """sum_i w_i C_i of ``schedule``, after checking it independently of any solver: one entry per job, integer
     start >= release, a placement whose shape is one of the job's modes, completion = start + that mode's
-    duration, and no server over capacity at any time. Raises :class:`ScheduleError` otherwise."""
+    duration, and no server over capacity at any time. Raises [`ScheduleError`][optsched.errors.ScheduleError]
+    otherwise."""
     cap = inst.cluster.capacity
     ids = [sj.id for sj in schedule]
     if sorted(ids) != sorted(j.id for j in inst.jobs):

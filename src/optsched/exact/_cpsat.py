@@ -1,8 +1,11 @@
-"""The CP-SAT back-end shared by every CP-SAT model in optsched, as :mod:`optsched.exact._pulp` is for PuLP.
+"""The CP-SAT back-end shared by every CP-SAT model in optsched, as [`optsched.exact._pulp`][] is for PuLP.
 
-The solver's parameters are written in one place (:class:`Params`), CP-SAT's status is mapped to
-:class:`~optsched.result.SolveStatus` in one place (:func:`status_of`), and :func:`solve` returns what every
-model reads back (:class:`Run`: status, objective, proven bound, wall time, the values of a solution).
+The solver's parameters are written in one place ([`Params`][optsched.exact._cpsat.Params]), CP-SAT's status is mapped
+to
+[`SolveStatus`][optsched.result.SolveStatus] in one place ([`status_of`][optsched.exact._cpsat.status_of]), and
+[`solve`][optsched.exact._cpsat.solve] returns what every
+model reads back ([`Run`][optsched.exact._cpsat.Run]: status, objective, proven bound, wall time, the values of a
+solution).
 
 Two limits, one at a time:
 
@@ -17,6 +20,7 @@ Two limits, one at a time:
 
 ``Run.info()`` says which limit was used; every exact model copies it into its result's ``info``.
 
+```pycon
 >>> from ortools.sat.python import cp_model
 >>> m = cp_model.CpModel()
 >>> x, y = m.new_int_var(0, 3, "x"), m.new_int_var(0, 3, "y")
@@ -27,6 +31,8 @@ Two limits, one at a time:
 ('optimal', 7.0, 7.0, 3)
 >>> run.info()["limit"], run.info()["cpsat_status"]
 ('time', 'OPTIMAL')
+
+```
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
     time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
     ``every_s=None`` leaves solves quiet (the CLI turns it on for terminals and ``--progress``).
 
+    ```pycon
     >>> import io
     >>> from ortools.sat.python import cp_model
     >>> m = cp_model.CpModel(); x = m.new_int_var(0, 5, "x"); m.minimize(x)
@@ -66,6 +73,8 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
     ...     _ = solve(m, Params(time_limit=5))
     >>> out.getvalue().startswith("cp-sat: done in")
     True
+
+    ```
     """
     token = _HEARTBEAT.set(None if every_s is None else (float(every_s), stream))
     try:
@@ -75,8 +84,9 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
 
 
 def beat() -> tuple[float, TextIO] | None:
-    """(seconds between lines, stream) when a :func:`heartbeat` block is active, else ``None``: for solvers
-    other than CP-SAT that report the same way (:func:`_beat`'s ``who``)."""
+    """(seconds between lines, stream) when a [`heartbeat`][optsched.exact._cpsat.heartbeat] block is active, else
+    ``None``: for solvers
+    other than CP-SAT that report the same way ([`_beat`][optsched.exact._cpsat._beat]'s ``who``)."""
     return _HEARTBEAT.get()
 
 
@@ -94,7 +104,8 @@ _MAX_SEED = 2**31 - 1
 
 @functools.cache
 def _status_table() -> dict[cp_model.CpSolverStatus, SolveStatus]:
-    """What each CP-SAT status proves (MODEL_INVALID is an error, not an outcome: see :func:`status_of`)."""
+    """What each CP-SAT status proves (MODEL_INVALID is an error, not an outcome: see
+    [`status_of`][optsched.exact._cpsat.status_of])."""
     from ortools.sat.python import cp_model
 
     return {
@@ -117,19 +128,23 @@ def _positive(value: float | None, name: str) -> float | None:
 
 @dataclass(frozen=True)
 class Params:
-    """CP-SAT's parameters as optsched sets them, checked when built (an :class:`InstanceError` names the
+    """CP-SAT's parameters as optsched sets them, checked when built (an
+    [`InstanceError`][optsched.errors.InstanceError] names the
     field).
 
     ``time_limit``: wall-clock seconds; ``deterministic_limit``: CP-SAT deterministic time (replaces the
     wall-clock limit, see the module docstring); ``num_workers``: search threads; ``seed``: CP-SAT's
     ``random_seed`` (``None`` leaves CP-SAT's default); ``log``: print CP-SAT's search log.
 
+    ```pycon
     >>> Params(time_limit=5, deterministic_limit=2.0).limit
     'deterministic'
     >>> Params(num_workers=0)
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: num_workers: must be a positive integer, got 0
+
+    ```
     """
 
     time_limit: float | None = None
@@ -197,13 +212,18 @@ def new_solver(params: Params) -> cp_model.CpSolver:
 
 
 def status_of(code: cp_model.CpSolverStatus, model: cp_model.CpModel | None = None) -> SolveStatus:
-    """CP-SAT's status as a :class:`SolveStatus`: OPTIMAL -> optimal, FEASIBLE -> time limit, INFEASIBLE ->
-    infeasible, UNKNOWN -> unknown. MODEL_INVALID raises :class:`SolverError` with CP-SAT's validation
+    """CP-SAT's status as a [`SolveStatus`][optsched.result.SolveStatus]: OPTIMAL -> optimal, FEASIBLE -> time limit,
+    INFEASIBLE ->
+    infeasible, UNKNOWN -> unknown. MODEL_INVALID raises [`SolverError`][optsched.errors.SolverError] with CP-SAT's
+    validation
     message for ``model`` (a model optsched builds is never invalid: that is a bug, not an outcome).
 
+    ```pycon
     >>> from ortools.sat.python import cp_model
     >>> status_of(cp_model.FEASIBLE).value
     'time limit'
+
+    ```
     """
     from ortools.sat.python import cp_model
 
@@ -341,8 +361,11 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
 def meets(objective: float, bound: float) -> bool:
     """Whether ``objective`` equals the proven ``bound`` up to rounding (then it is optimal).
 
+    ```pycon
     >>> meets(279, 279.0), meets(104.6, 104.6000000001), meets(280, 279)
     (True, True, False)
+
+    ```
     """
     return abs(objective - bound) <= 1e-9 * max(1.0, abs(objective), abs(bound))
 
@@ -379,7 +402,7 @@ def _improvements_class() -> type:
 
 
 def _improvements(best: list[float | None] | None, also: Callable[[Any], None] | None = None) -> Any:
-    """The solution callback of :func:`solve` (its OR-Tools class is built on first use)."""
+    """The solution callback of [`solve`][optsched.exact._cpsat.solve] (its OR-Tools class is built on first use)."""
     return _improvements_class_cached()(best, also)
 
 

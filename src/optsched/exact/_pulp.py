@@ -4,11 +4,14 @@ HiGHS comes from the ``highsbox`` wheel (a HiGHS binary) through PuLP's ``HiGHS_
 ``highspy`` bindings are deliberately not used: they and OR-Tools' bundled HiGHS export clashing symbols, so
 whichever loads second fails to import (seen with ortools 9.15 and highspy 1.15).
 
+```pycon
 >>> import pulp
 >>> p = pulp.LpProblem("t", pulp.LpMaximize); x = var(p, "x", 0, 3, cat="Integer")
 >>> p += x
 >>> solve(p, "highs"), solve(p, "cbc"), x.value()
 ('optimal', 'optimal', 3.0)
+
+```
 """
 
 from __future__ import annotations

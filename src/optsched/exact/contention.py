@@ -4,32 +4,38 @@
 each round a *configuration* runs: a set of released, unfinished jobs, each on one multi-node split of its
 demand (2 GPUs: 2 x 1; 4: 2 x 2 or 4 x 1; 8: 2 x 4 or 4 x 2) within every node's GPUs. Job j then trains
 ``thp(j, servers) x ratio_j x round_s`` samples, ``ratio_j`` the measured table's pairwise worst case over the
-multi-node jobs sharing a node with it, floored (:meth:`~optsched.perf.measured.MeasuredPerf.fresh_ratios`).
+multi-node jobs sharing a node with it, floored ([`fresh_ratios`][optsched.perf.measured.MeasuredPerf.fresh_ratios]).
 A job completes at the end of the round in which its samples are reached; the objective is the total JCT
 ``sum_j (completion_j - arrival_j)``. Configurations of consecutive rounds are independent: any job may be
 stopped, restarted or moved at a round boundary at no cost (the repository's LAS and SRTF re-place every job
 every round), so the threshold preemption and the sticky ratios of the repository's RL inference constrain no
-optimum: every policy of :mod:`optsched.sim.contention`, simulated with those rules, is at least this optimum
+optimum: every policy of [`optsched.sim.contention`][], simulated with those rules, is at least this optimum
 (each of its rounds is a configuration whose sticky ratios are at most the fresh ones, and more progress never
 delays anybody).
 
 **Methods.**
 
-* :func:`solve_contention_dp` (``contention-dp``, the default): dynamic programming over rounds. The state is
+* [`solve_contention_dp`][optsched.exact.contention.solve_contention_dp] (``contention-dp``, the default): dynamic
+  programming over rounds. The state is
   the round and the samples left per job; the choices of a round are the configurations of its active jobs,
   reduced to their *progress vectors* (equal vectors lead to equal futures; a vector dominated component-wise
   by another is never better, since more progress never delays anybody) and enumerated up to a relabelling of
   the nodes (all empty nodes are alike). Branch and bound with the lower bound "each job at its fastest split,
   alone, from now on" and a memo of exact states (time-shifted once every job has arrived).
-* :func:`brute_force_contention` (``contention-brute``, the second method, tiny instances): every configuration
+* [`brute_force_contention`][optsched.exact.contention.brute_force_contention] (``contention-brute``, the second method,
+  tiny instances): every configuration
   of every round by plain enumeration (no symmetry, no dominance), depth-first with only the same bound.
-* :func:`evaluate_plan`: the independent scorer both methods' plans, and the simulator's, are checked with.
+* [`evaluate_plan`][optsched.exact.contention.evaluate_plan]: the independent scorer both methods' plans, and the
+  simulator's, are checked with.
 
+```pycon
 >>> from optsched.generators.contention import random_contention_instance
 >>> inst = random_contention_instance(jobs=3, seed=0, hours=0.25)
 >>> dp, bf = solve_contention_dp(inst), brute_force_contention(inst)
 >>> dp.status.value, dp.objective == bf.objective, evaluate_plan(inst, dp.info["plan"]).total_jct_s == dp.objective
 ('optimal', True, True)
+
+```
 """
 
 from __future__ import annotations
@@ -154,7 +160,8 @@ def pareto_options(m: _Model, jobs: tuple[int, ...]) -> list[tuple[tuple[float, 
 def evaluate_plan(inst: ContentionInstance, plan: Sequence[Mapping[str, Sequence[int]]],
                   perf: MeasuredPerf | None = None, *, strict: bool = True) -> PlanEvaluation:
     """Score a plan (one ``{job id: node indices}`` per round from round 0) under the round model; a
-    :class:`~optsched.errors.ScheduleError` names the round and job of any violation (unknown job, illegal split,
+    [`ScheduleError`][optsched.errors.ScheduleError] names the round and job of any violation (unknown job, illegal
+    split,
     node capacity, a job before its arrival or after its completion, a job never completed). ``strict=False``
     drops a job from the rounds after its completion instead (a simulated policy's rounds, scored with fresh
     ratios, may finish a job earlier than the simulator did)."""
@@ -353,7 +360,8 @@ def solve_contention_dp(inst: ContentionInstance, *, time_limit: float | None = 
 def brute_force_contention(inst: ContentionInstance, *, max_jobs: int = 4, max_rounds: int = 40,
                            perf: MeasuredPerf | None = None) -> Result:
     """The optimum by plain enumeration of every configuration of every round (module docstring), depth-first
-    with the bound of :func:`solve_contention_dp` only; for a handful of jobs and short jobs."""
+    with the bound of [`solve_contention_dp`][optsched.exact.contention.solve_contention_dp] only; for a handful of jobs
+    and short jobs."""
     if inst.n_jobs > max_jobs:
         raise InstanceError(f"at most {max_jobs} jobs for the brute force, got {inst.n_jobs}", field="jobs")
     t0 = time.perf_counter()

@@ -7,26 +7,32 @@ default); jobs run without preemption, every node holds at most its GPUs at ever
 of deadlines met (``weights="count"``) or their sum weighted by 1/alpha (``"urgency"``). A job that cannot
 meet its deadline is left out (it would only take GPUs from others).
 
-* :func:`solve_deadline_cpsat`: CP-SAT, one optional fixed-size interval per (job, node vector) sharing the
+* [`solve_deadline_cpsat`][optsched.exact.deadline.solve_deadline_cpsat]: CP-SAT, one optional fixed-size interval per
+  (job, node vector) sharing the
   job's start, one cumulative per node. Registered as ``deadline-cpsat`` (the problem's default).
-* :func:`brute_force_deadline`: the independent check: depth-first over (job, node vector) in order of start
+* [`brute_force_deadline`][optsched.exact.deadline.brute_force_deadline]: the independent check: depth-first over (job,
+  node vector) in order of start
   time, each job at its earliest grid start beside those placed before it (serial schedule generation),
   branch and bound. Registered as ``deadline-brute`` (tiny instances).
-* :func:`deadline_upper_bound`: an upper bound for instances too large to solve, valid for *every* schedule,
+* [`deadline_upper_bound`][optsched.exact.deadline.deadline_upper_bound]: an upper bound for instances too large to
+  solve, valid for *every* schedule,
   preemptive, migrating and elastic ones included (an energy relaxation; proof in the formulation). The
   exact models are bounded by it, and so is every simulated policy.
 
 Grid rounding: a start k (time k x unit) is allowed from ceil(r_j / unit); a node vector of run time T lasts
 ceil(T / unit) units on its nodes (exact for starts on the grid: a job started later on the grid cannot use
 those GPUs before) and meets the deadline iff k <= floor((d_j + tol - T) / unit), ``tol`` the package's
-:data:`~optsched.problems.deadline.DEADLINE_TOL_S`. Simulations in round mode with ``round_s = unit`` start
+[`DEADLINE_TOL_S`][optsched.problems.deadline.DEADLINE_TOL_S]. Simulations in round mode with ``round_s = unit`` start
 jobs on that grid too, so non-preemptive policies can be compared with the grid optimum exactly.
 
+```pycon
 >>> from optsched.generators.deadline import tiny_deadline_workload
 >>> wl = tiny_deadline_workload(4, seed=5)
 >>> cp, bf = solve_deadline_cpsat(wl, time_limit=20), brute_force_deadline(wl)
 >>> cp.status.value, cp.objective == bf.objective, cp.objective <= deadline_upper_bound(wl).value
 ('optimal', True, True)
+
+```
 """
 
 from __future__ import annotations
@@ -90,10 +96,13 @@ def grid_modes(inst: DeadlineWorkload, job: DeadlineJob, unit: float, prune: boo
     fewer in total), lasts no more units and allows a start at least as late (swapping it in keeps any
     schedule feasible and on time).
 
+    ```pycon
     >>> from optsched.problems.deadline import paper_cluster
     >>> wl = DeadlineWorkload(paper_cluster(2, 2), (DeadlineJob("a", "AlexNet", 0, 1.5, 1),))
     >>> [m.vector for m in grid_modes(wl, wl.jobs[0], 60.0)]        # AlexNet never gains from a 2nd GPU
     [(0, 1), (1, 0)]
+
+    ```
     """
     caps = inst.capacities
     e = _earliest(job, unit)
@@ -143,7 +152,7 @@ def solve_deadline_cpsat(inst: DeadlineWorkload, *, time_unit_s: float | None = 
                          time_limit: float | None = 30.0, num_workers: int = 1, seed: int | None = None,
                          deterministic_limit: float | None = None, prune: bool = True, log: bool = False) -> Result:
     """The most (weighted) deadlines met on the grid (module docstring). ``objective`` is the evaluator's
-    weighted count of the schedule found (in :func:`~optsched.problems.deadline.job_weight` units);
+    weighted count of the schedule found (in [`job_weight`][optsched.problems.deadline.job_weight] units);
     ``info["upper_bound"]`` is CP-SAT's proven bound on the optimum (equal to the objective when ``optimal``).
     ``status`` is ``optimal``, ``time limit`` (a schedule, not proven) or ``unknown`` (no schedule: then
     ``objective`` and ``schedule`` are None)."""
@@ -310,11 +319,14 @@ def min_energy_gpu_s(inst: DeadlineWorkload, job: DeadlineJob) -> float:
     n fits a node); inf if the job cannot finish in its window at all. An optimal basic solution uses at most
     two counts, so every single count and every pair is tried.
 
+    ```pycon
     >>> from optsched.problems.deadline import paper_cluster
     >>> wl = DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "TSN", 0, 1.5, 1), DeadlineJob("b", "TSN", 0, 0.5, 1)))
     >>> a, b = (min_energy_gpu_s(wl, j) for j in wl.jobs)
     >>> round(a, 3) == round(wl.jobs[0].run_time_1gpu_s, 3), b > wl.jobs[1].run_time_1gpu_s
     (True, True)
+
+    ```
     """
     big = max(inst.capacities)
     window = job.deadline_s + DEADLINE_TOL_S - job.arrival_s
@@ -353,7 +365,8 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
                          seed: int | None = 0) -> DeadlineBound:
     """The energy relaxation (``docs/formulations/deadline.md``, "Upper bound"): choose jobs y_j in {0, 1} to
     maximise the weighted count subject to, for every window [a, b] with a an arrival and b a deadline,
-    sum over the jobs whose window lies inside [a, b] of E_j y_j <= G (b - a), E_j = :func:`min_energy_gpu_s`,
+    sum over the jobs whose window lies inside [a, b] of E_j y_j <= G (b - a), E_j =
+    [`min_energy_gpu_s`][optsched.exact.deadline.min_energy_gpu_s],
     and y_j = 0 for a job that cannot finish in its window at all. Every schedule's set of on-time jobs
     satisfies these constraints, so the optimum of this knapsack-like program (or CP-SAT's proven bound on it
     when the time limit stops the search) bounds every policy and every exact model. Coefficients are rounded

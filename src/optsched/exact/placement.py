@@ -1,7 +1,7 @@
 """Exact placement of one mixed-parallelism job: min per-iteration time and min cut (paper 001, Table II).
 
 **Min-time** (``docs/formulations/placement-min-time.md``). alpha(x) of eq. (7) is the max over the used servers
-of a *column cost* that depends on that server's column x^m alone (:func:`optsched.perf.pipeline.column_cost`).
+of a *column cost* that depends on that server's column x^m alone ([`optsched.perf.pipeline.column_cost`][]).
 So a placement is a multiset of columns, and servers with equal free GPUs are interchangeable: the model
 has one integer variable n_c per candidate column c (how many servers use it), never one per server:
 
@@ -16,6 +16,7 @@ turned back into per-server counts by giving the largest columns to the largest 
 at replica level: a_{v,m} = 1 if replica v goes to server m, z_{e,m} <= a_{u,m}, a_{v,m}; maximise the
 weight kept inside servers. Servers of equal size are ordered by their smallest replica (symmetry breaking).
 
+```pycon
 >>> from optsched.algorithms.heavy_edge import fig2_job
 >>> from optsched.perf.pipeline import Network
 >>> net = Network(8, 1.25, 300.0)
@@ -24,6 +25,8 @@ weight kept inside servers. Servers of equal size are ordered by their smallest 
 ('optimal', 22.2)
 >>> min_cut_placement(fig2_job(), {"a": 4, "b": 1, "c": 1}, solver="cpsat").cut_weight_mb
 4.0
+
+```
 """
 
 from __future__ import annotations
@@ -192,7 +195,7 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
     With ``prune`` (default), Heavy-Edge's placement (on SelectMost's servers for the selection form) gives
     an upper bound, and columns costing more than it are left out of the model (exactness is kept).
     ``seed`` and ``deterministic_limit`` (CP-SAT only) make a limited run reproducible
-    (:mod:`optsched.exact._cpsat`); ``info["limit"]`` then says which limit applied.
+    ([`optsched.exact._cpsat`][]); ``info["limit"]`` then says which limit applied.
     """
     _check_solver(solver)
     params = _cpsat_params(job, solver, time_limit, num_workers, seed, deterministic_limit)
@@ -278,7 +281,7 @@ _STATUS = {"optimal": SolveStatus.OPTIMAL, "infeasible": SolveStatus.INFEASIBLE,
 
 
 def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
-    """Solve a PuLP model with CBC or HiGHS (both out of process, :mod:`optsched.exact._pulp`) to a zero gap."""
+    """Solve a PuLP model with CBC or HiGHS (both out of process, [`optsched.exact._pulp`][]) to a zero gap."""
     return _STATUS.get(_pulp.solve(prob, solver, time_limit, gap_rel=0.0), SolveStatus.UNKNOWN)
 
 
@@ -311,7 +314,8 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
     """Min alpha as the compact per-server MILP of the digest (section 6(a)), through PuLP (CBC or HiGHS).
 
     One binary w_{s,m,c} per (stage, server, count c); alpha >= sum_c w_{s,m,c}(comp_s + AR_s(c)) + COMM_{s,m}(x)
-    - Big_s (1 - y_{s,m}). Exact like :func:`min_time_placement` but with one block of variables per server, so
+    - Big_s (1 - y_{s,m}). Exact like [`min_time_placement`][optsched.exact.placement.min_time_placement] but with one
+      block of variables per server, so
     it grows with the cluster and carries the servers' symmetry (partly broken, with ``symmetry_breaking``, by
     ordering equal-size servers by GPUs used then by stage-1 count). Kept as the paper-style reference
     (``docs/formulations/placement-min-time.md``).
@@ -390,7 +394,7 @@ def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str 
     """Partition the replica graph Omega into parts of sizes ``free`` (sum = g_i) with minimum cut weight (MB).
 
     ``net`` (optional) is used only to report alpha of the partition found. ``seed`` and
-    ``deterministic_limit`` as in :func:`min_time_placement` (CP-SAT only).
+    ``deterministic_limit`` as in [`min_time_placement`][optsched.exact.placement.min_time_placement] (CP-SAT only).
     """
     _check_solver(solver)
     params = _cpsat_params(job, solver, time_limit, num_workers, seed, deterministic_limit)
@@ -497,7 +501,8 @@ def alpha_min(job: PipelineJob, net: Network, *, method: str = "exact", time_lim
     """The true alpha_i^min (ms) over every placement on a cluster of idle g-GPU servers.
 
     ``method="enumerate"`` walks every multiset of server columns (tiny jobs only, ~g_i <= 10);
-    ``method="exact"`` solves the selection-form CP-SAT model of :func:`min_time_placement` with g_i idle
+    ``method="exact"`` solves the selection-form CP-SAT model of
+    [`min_time_placement`][optsched.exact.placement.min_time_placement] with g_i idle
     servers (any size; optimality proven unless the time limit stops it, then it raises).
     """
     if method == "enumerate":

@@ -2,7 +2,7 @@
 CP-SAT optimum (``optsched.exact.rar_cpsat``, ``docs/formulations/rar-ddls-cpsat.md``).
 
 Every job's placement (every vector of GPUs per server summing to G_j) and start slot is enumerated, job by
-job, and every complete schedule is scored by :func:`optsched.evaluate`. Nothing of the CP-SAT model is
+job, and every complete schedule is scored by [`optsched.evaluate`][]. Nothing of the CP-SAT model is
 reused (no symmetry breaking, no phi tables). Two prunings keep it usable on <= 3 jobs and <= 2 servers, both
 consequences of the evaluator's monotonicity (adding a job never lowers anyone's contention, so never makes
 anyone finish earlier; proof in ``docs/formulations/rar-ddls-cpsat.md``, section "Monotonicity"):
@@ -12,9 +12,12 @@ anyone finish earlier; proof in ``docs/formulations/rar-ddls-cpsat.md``, section
 * starts are enumerated only up to (best makespan - 1) - (fewest slots the job can take), the latter counted
   from the evaluator's own ``phi_for`` on each placement alone.
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> brute_force(tiny_rar_example()).makespan
 5
+
+```
 """
 
 from __future__ import annotations

@@ -6,12 +6,13 @@ heuristic makespan), where each job picks a start a_j, a completion C_j and GPUs
 non-preemptively in slots a_j..C_j-1; servers never exceed their GPUs (one cumulative per server); in each
 slot the number of split jobs on every server gives the contention p_j[t] (eq. 6), and iterations made in
 the slot are at most phi_j(n_j, p_j[t]) = floor(1/tau) (eq. 8-9), read from a table precomputed in Python
-by the evaluator's own functions (:func:`optsched.bounds.phi_table`), so model and evaluator agree exactly.
+by the evaluator's own functions ([`optsched.bounds.phi_table`][]), so model and evaluator agree exactly.
 The objective is the makespan max_j C_j.
 
 The returned objective is always the evaluator's score of the returned schedule; at a proven optimum it
-equals the model's objective (checked on every solve: a mismatch raises :class:`SolverError`).
+equals the model's objective (checked on every solve: a mismatch raises [`SolverError`][optsched.errors.SolverError]).
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> from optsched import evaluate
 >>> res = solve_rar_cpsat(tiny_rar_example(), time_limit=20, num_workers=1)
@@ -19,6 +20,8 @@ equals the model's objective (checked on every solve: a mismatch raises :class:`
 ('optimal', True)
 >>> res.lower_bound == res.objective
 True
+
+```
 """
 
 from __future__ import annotations
@@ -80,9 +83,12 @@ def _fill(inst: RarInstance, job: RarJob, n: int, free: Mapping[str, int] | None
 def serial_schedule(inst: RarInstance) -> Schedule:
     """Every job alone, one after another, each on its fastest placement class: always feasible.
 
+    ```pycon
     >>> from optsched.generators.rar import tiny_rar_example
     >>> serial_schedule(tiny_rar_example())["j1"].start   # j0 alone on one server: ceil(120/25) slots
     5
+
+    ```
     """
     rows, t = [], 0
     for job in inst.jobs:
@@ -449,7 +455,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
 
     ``time_limit`` (s, default 60) bounds the whole solve: CP-SAT gets what the incumbents left of it.
     ``deterministic_limit`` replaces it by a limit on CP-SAT's deterministic time, so that a run stopped by
-    it is reproduced exactly by the same seed (:mod:`optsched.exact._cpsat`); ``info["limit"]`` says which
+    it is reproduced exactly by the same seed ([`optsched.exact._cpsat`][]); ``info["limit"]`` says which
     one applied. ``num_workers`` is CP-SAT's threads, ``seed`` its random seed and the heuristics' seed.
     With ``within_horizon`` the makespan must not exceed the instance's horizon T (the model may then be
     infeasible). ``heuristics``/``greedy`` choose the incumbents (the serial schedule is always one), ``hint``
@@ -460,7 +466,7 @@ def solve_rar_cpsat(inst: RarInstance, *, time_limit: float | None = 60.0, num_w
 
     A run stopped by its limit returns status ``time limit`` with the better of CP-SAT's schedule and the
     incumbent, and the best proven bound. ``min_makespan`` is a lower bound on T* proven elsewhere (the model's
-    makespan starts there) and ``warm`` one more incumbent (both for :mod:`optsched.exact.rar_interval`).
+    makespan starts there) and ``warm`` one more incumbent (both for [`optsched.exact.rar_interval`][]).
     """
     t0 = time.perf_counter()
     # checked before any work: a bad limit, worker count or seed is the caller's error, reported at once

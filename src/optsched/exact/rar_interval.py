@@ -1,6 +1,6 @@
 """An exact method for RAR-DDLS (paper 000) whose model size does not grow with the horizon: ``exact-interval``.
 
-The time-indexed model of :mod:`optsched.exact.rar_cpsat` has a variable per job, slot and server, so an instance
+The time-indexed model of [`optsched.exact.rar_cpsat`][] has a variable per job, slot and server, so an instance
 with a few long jobs (hundreds of slots) is slow to prove. Here two interval models without any slot index
 bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
 
@@ -17,10 +17,13 @@ optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain 
 by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
 least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> res = solve_rar_interval(tiny_rar_example(), time_limit=20, num_workers=1)
 >>> res.status.value, res.objective, res.lower_bound
 ('optimal', 5, 5)
+
+```
 """
 
 from __future__ import annotations

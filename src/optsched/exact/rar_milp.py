@@ -14,15 +14,18 @@ Two weightings:
 * ``"estimated"``: w_j = rho-hat_j / u, the paper's (15) with SJF-BCO's estimates
   (``optsched.algorithms.sjf_bco.estimates``): theta*(w) is the paper's theta*_u of Lemma 4.
 * ``"certified"``: w_j = d_min_j, the fewest slots job j can run under any placement and any contention
-  (:func:`optsched.bounds.duration_range`). Then theta*(w) <= T* (the optimal makespan), and so is the LP
+  ([`optsched.bounds.duration_range`][]). Then theta*(w) <= T* (the optimal makespan), and so is the LP
   relaxation: this is the certified lower bound used for large instances.
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> r = min_max_load([4, 2], [5.0, 3.0], 8, solver="cbc")
 >>> r.theta, r.status
 (5.0, 'optimal')
 >>> lp_lower_bound(tiny_rar_example()) <= 5
 True
+
+```
 """
 
 from __future__ import annotations

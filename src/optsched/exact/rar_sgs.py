@@ -6,13 +6,17 @@ before it (a start at any slot, not only at events: the free GPUs of every serve
 duration is dfast_j(n) = ceil(F_j / Phi_j(n, 1)) on n servers, which is exact when the job meets no contention;
 so that it meets none, a split placement is refused on a server that hosts another split job during the window
 whenever either job is p-sensitive (``bounds.p_sensitive``). Every job then runs exactly its planned
-slots, and the evaluator scores the schedule exactly its planned makespan (checked by :func:`best_list_schedule`,
+slots, and the evaluator scores the schedule exactly its planned makespan (checked by
+[`best_list_schedule`][optsched.exact.rar_sgs.best_list_schedule],
 which returns the evaluator's value).
 
+```pycon
 >>> from optsched.generators.rar import tiny_rar_example
 >>> ms, sched = best_list_schedule(tiny_rar_example(), restarts=5)
 >>> ms
 5
+
+```
 """
 
 from __future__ import annotations
@@ -116,7 +120,8 @@ def priority_orders(inst: RarInstance, restarts: int, seed: int = 0) -> list[lis
 
 
 def best_list_schedule(inst: RarInstance, restarts: int = 50, seed: int = 0) -> tuple[int, Schedule]:
-    """(evaluator makespan, schedule) of the best SGS run over :func:`priority_orders`."""
+    """(evaluator makespan, schedule) of the best SGS run over
+    [`priority_orders`][optsched.exact.rar_sgs.priority_orders]."""
     from ..bounds import lower_bound
 
     best: tuple[int, Schedule] | None = None

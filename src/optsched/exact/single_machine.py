@@ -6,10 +6,12 @@ on which job ``i`` has size ``(g_i/G) * n_i * alpha~_i^min`` (instance A1) or, w
 ``1|r_j,pmtn|sum C_j`` (Schrage 1968, paper ref. [17]); jobs are released to the cluster in the order they
 complete on this virtual machine. See ``docs/algorithms/a-srpt.md``.
 
-* :class:`VirtualSRPT` is the online, incremental form: add jobs at (or before) their release, ``advance(t)``
+* [`VirtualSRPT`][optsched.exact.single_machine.VirtualSRPT] is the online, incremental form: add jobs at (or before)
+  their release, ``advance(t)``
   and get the jobs newly completed by time ``t`` in completion order (exactly Alg. 1 line 2).
-* :func:`srpt` is the batch form: completion times, completion order and the total.
-* :func:`brute_force_preemptive_optimum` (a DP over unit slots) and :func:`best_nonpreemptive_schedule`
+* [`srpt`][optsched.exact.single_machine.srpt] is the batch form: completion times, completion order and the total.
+* [`brute_force_preemptive_optimum`][optsched.exact.single_machine.brute_force_preemptive_optimum] (a DP over unit
+  slots) and [`best_nonpreemptive_schedule`][optsched.exact.single_machine.best_nonpreemptive_schedule]
   (all permutations) are independent exact checks for tiny integer instances.
 
 Time is continuous and event-driven: the only events are releases and completions, so with
@@ -19,6 +21,7 @@ job is never preempted by a newcomer of equal remaining time. A job of size 0 co
 
 This module registers no algorithm (it is auto-imported by the registry and has no import side effects).
 
+```pycon
 >>> from fractions import Fraction as F
 >>> res = srpt([("a", 0, 3), ("b", 1, 1), ("c", 1, F(1, 2))])
 >>> res.order
@@ -27,6 +30,8 @@ This module registers no algorithm (it is auto-imported by the registry and has 
 True
 >>> res.total
 Fraction(17, 2)
+
+```
 """
 
 from __future__ import annotations
@@ -58,8 +63,11 @@ def virtual_size(gpus: int, total_gpus: int, iterations: Num, alpha: Num) -> Num
 
     With ``int``/``Fraction`` arguments the result is an exact ``Fraction``.
 
+    ```pycon
     >>> virtual_size(2, 8, 10, Fraction(3, 2))
     Fraction(15, 4)
+
+    ```
     """
     if total_gpus <= 0:
         raise InstanceError("must be positive", field="total_gpus")
@@ -95,6 +103,7 @@ class VirtualSRPT:
     Priority: smallest remaining size, then earliest release, then smallest id (ids must be mutually
     orderable, e.g. all ``str`` or all ``int``).
 
+    ```pycon
     >>> v = VirtualSRPT()
     >>> v.add("long", 0, 4); v.add("unseen", 1, 0)   # predicted size 0: completes at its release
     >>> v.advance(1)
@@ -104,6 +113,8 @@ class VirtualSRPT:
     (['short'], 3)
     >>> v.advance(10), v.completion["long"], v.now
     (['long'], 5, 10)
+
+    ```
     """
 
     def __init__(self, start: Num = 0) -> None:
@@ -200,8 +211,11 @@ def srpt(jobs: Iterable[tuple[JobId, Num, Num]]) -> SrptResult:
     """Preemptive SRPT on one unit-speed machine for ``(id, release, size)`` triples: the optimum of
     ``1|r_j,pmtn|sum C_j``.
 
+    ```pycon
     >>> srpt([(1, 0, 2), (2, 0, 2)]).completion   # equal sizes: the smaller id first
     {1: 2, 2: 4}
+
+    ```
     """
     machine = VirtualSRPT()
     for jid, release, size in jobs:
@@ -234,11 +248,15 @@ def brute_force_preemptive_optimum(releases: Sequence[int], sizes: Sequence[int]
     when none is available, idles. Forbidding voluntary idling loses nothing: moving a later unit of an
     available job into an idle slot never delays any completion. Integer data admits an optimal schedule with
     integer preemption points (the McNaughton/SRPT argument), so unit slots lose nothing either. This does not
-    use SRPT's rule, so it is an independent check of :func:`srpt`. Zero-size jobs complete at their release.
+    use SRPT's rule, so it is an independent check of [`srpt`][optsched.exact.single_machine.srpt]. Zero-size jobs
+    complete at their release.
     At most 6 jobs with releases and sizes in 0..8.
 
+    ```pycon
     >>> brute_force_preemptive_optimum([0, 1, 1], [3, 1, 1])   # a 0-1, b 1-2, c 2-3, a 3-5
     10
+
+    ```
     """
     _check_tiny(releases, sizes, max_jobs=6, max_value=8)
     n = len(sizes)
@@ -273,8 +291,11 @@ def best_nonpreemptive_schedule(releases: Sequence[Num], sizes: Sequence[Num]
     """Best non-preemptive schedule over all job permutations (each job starts at ``max(previous end,
     release)``): the optimum of ``1|r_j|sum C_j``. Returns ``(total, order)``; at most 7 jobs.
 
+    ```pycon
     >>> best_nonpreemptive_schedule([0, 1, 1], [3, 1, 1])   # idle 0-1, then b, c, a: 2 + 3 + 6
     (11, (1, 2, 0))
+
+    ```
     """
     if len(sizes) > 7:
         raise InstanceError("at most 7 jobs for the permutation brute force", field="jobs")

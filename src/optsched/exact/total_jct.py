@@ -1,12 +1,15 @@
 """Exact total (weighted) completion time with placement choice (paper 001's problem A): CP-SAT and a brute
-force that checks it. The problem, its format and its evaluator: :mod:`optsched.problems.total_jct`.
+force that checks it. The problem, its format and its evaluator: [`optsched.problems.total_jct`][].
 
-* :func:`solve_total_jct`: CP-SAT, one optional interval per (job, concrete placement) sharing the job's start
+* [`solve_total_jct`][optsched.exact.total_jct.solve_total_jct]: CP-SAT, one optional interval per (job, concrete
+  placement) sharing the job's start
   and end, one cumulative per server (``docs/formulations/total-jct.md``). Registered as ``total-jct-cpsat``.
-* :func:`brute_force_total_jct`: the independent check: every job order x every concrete placement, each job
+* [`brute_force_total_jct`][optsched.exact.total_jct.brute_force_total_jct]: the independent check: every job order x
+  every concrete placement, each job
   list-scheduled at its earliest feasible start (serial schedule generation), with branch and bound.
   Registered as ``total-jct-brute``.
 
+```pycon
 >>> from optsched.cluster import Cluster
 >>> from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
 >>> from optsched.evaluators.total_jct import check_schedule
@@ -21,6 +24,8 @@ force that checks it. The problem, its format and its evaluator: :mod:`optsched.
 10
 >>> check_schedule(inst, res.schedule)
 10
+
+```
 """
 
 from __future__ import annotations
@@ -46,9 +51,10 @@ __all__ = ["MAX_BRUTE_JOBS", "CpModelOf", "brute_force_total_jct", "solve_total_
 # -- CP-SAT -------------------------------------------------------------------------------------------------
 class CpModelOf:
     """The CP-SAT model of ``inst`` (``docs/formulations/total-jct.md``): ``md`` (a ``CpModel``), the start
-    variable of every job and the literal of every (job, mode, vector); :meth:`choice` reads a solution back.
-    Shared by :func:`solve_total_jct` and the branch and bound's CP-SAT companion
-    (:mod:`optsched.exact.total_jct_bnb`)."""
+    variable of every job and the literal of every (job, mode, vector);
+    [`choice`][optsched.exact.total_jct.CpModelOf.choice] reads a solution back.
+    Shared by [`solve_total_jct`][optsched.exact.total_jct.solve_total_jct] and the branch and bound's CP-SAT companion
+    ([`optsched.exact.total_jct_bnb`][])."""
 
     def __init__(self, inst: TotalJctInstance, *, symmetry: bool = True, hint: bool = True):
         from ortools.sat.python import cp_model
@@ -113,9 +119,12 @@ def solve_total_jct(inst: TotalJctInstance, *, time_limit: float | None = 30.0, 
     """Minimise sum_i w_i C_i exactly (``docs/formulations/total-jct.md``). ``status`` is ``optimal`` when proven,
     ``time limit`` with the best schedule found otherwise, and ``unknown`` with ``objective=None`` and
     ``schedule=None`` when the limit stopped CP-SAT before any schedule. ``lower_bound`` is CP-SAT's proven
-    bound (at least :meth:`TotalJctInstance.trivial_lower_bound`). ``objective`` is recomputed by
-    :func:`check_schedule`. ``deterministic_limit`` replaces ``time_limit`` by a limit on CP-SAT's
-    deterministic time, reproducible with the same ``seed`` (:mod:`optsched.exact._cpsat`); ``info["limit"]``
+    bound (at least
+    [`TotalJctInstance.trivial_lower_bound`][optsched.problems.total_jct.TotalJctInstance.trivial_lower_bound]).
+    ``objective`` is recomputed by
+    [`check_schedule`][optsched.evaluators.total_jct.check_schedule]. ``deterministic_limit`` replaces ``time_limit`` by
+    a limit on CP-SAT's
+    deterministic time, reproducible with the same ``seed`` ([`optsched.exact._cpsat`][]); ``info["limit"]``
     says which one applied."""
     # checked before the model is built: a bad limit, worker count or seed is reported at once
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,

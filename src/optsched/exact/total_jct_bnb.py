@@ -1,6 +1,6 @@
 """Exact total (weighted) completion time with placement choice by branch and bound, with CP-SAT beside it.
 
-The problem is paper 001's problem A (:mod:`optsched.problems.total_jct`). CP-SAT (:func:`~optsched.exact.total_jct
+The problem is paper 001's problem A ([`optsched.problems.total_jct`][]). CP-SAT (:func:`~optsched.exact.total_jct
 .solve_total_jct`) finds good schedules fast but proves little on it: its bound on a sum of completion times stays
 near the trivial one (on the 12-job generator instances, at the trivial bound after 60 s). This search proves
 optimality through lower bounds that know the shape of the problem. The argument for every rule is in
@@ -27,6 +27,7 @@ optimality through lower bounds that know the shape of the problem. The argument
   incumbent; the search proves (or CP-SAT does, and the search stops). The run is then not deterministic in
   which optimal schedule it returns (the value is); ``num_workers=1`` is the search alone, deterministic.
 
+```pycon
 >>> from optsched.cluster import Cluster
 >>> from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
 >>> inst = TotalJctInstance(Cluster.homogeneous(2, 2), (
@@ -36,6 +37,8 @@ optimality through lower bounds that know the shape of the problem. The argument
 >>> res = solve_total_jct_bnb(inst, num_workers=1)
 >>> res.status.value, res.objective, res.lower_bound
 ('optimal', 10, 10)
+
+```
 """
 
 from __future__ import annotations
@@ -95,8 +98,11 @@ def spt_total(available: list[int], durations: list[int]) -> int:
     from ``available`` (one entry per machine, changed in place), each on the machine free first: the optimum
     of P, NC_inc || sum C_j (Kaspi and Montreuil, 1988; checked against enumeration in the tests).
 
+    ```pycon
     >>> spt_total([0, 5], [1, 2, 3])
     10
+
+    ```
     """
     total = 0
     for d in durations:
@@ -136,7 +142,8 @@ class _Bounds:
             self.relax.insert(0 if equal_w else len(self.relax), (k, width, D, order, equal_w))
 
     def root(self) -> int:
-        """:meth:`lower` with no job placed, rounded up (objectives are integers; the fluid's floating point
+        """[`lower`][optsched.exact.total_jct_bnb._Bounds.lower] with no job placed, rounded up (objectives are
+        integers; the fluid's floating point
         is allowed a relative 1e-9)."""
         b = self.lower(0, 0, [], math.inf)
         return math.ceil(b - 1e-9 * max(1.0, abs(b)))
@@ -187,10 +194,13 @@ class _Bounds:
 def root_lower_bound(inst: TotalJctInstance) -> int:
     """The branch and bound's lower bound at the root (no job placed): at most the optimum.
 
+    ```pycon
     >>> from optsched.generators.total_jct import random_total_jct_instance
     >>> inst = random_total_jct_instance(6, 0)
     >>> root_lower_bound(inst) >= inst.trivial_lower_bound()
     True
+
+    ```
     """
     return _Bounds(inst).root()
 

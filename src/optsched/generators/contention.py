@@ -7,12 +7,13 @@
   as the paper's "shuffled jobs"; ``draw="multinomial"`` draws each job's model independently, as the
   repository does;
 * demand: uniform over {2, 4, 8} GPUs (the repository's); ``max_gpus=32`` draws over {2, 4, 8, 16, 32} (the
-  paper's "up to 32"; 16 and 32 are extrapolated from the 8-GPU rows, see :mod:`optsched.perf.measured`);
+  paper's "up to 32"; 16 and 32 are extrapolated from the 8-GPU rows, see [`optsched.perf.measured`][]);
 * samples: one isolated hour (``total_samples_trained.csv``: 3600 s x the mean throughput of the multi-node
   splits), times ``hours``;
 * arrivals: all at t = 0 (the repository's job sets) or ``arrival="poisson"`` at ``rate_per_h`` jobs per hour
   (default: the rate that offers ``load`` x the cluster's GPU-hours).
 
+```pycon
 >>> inst = random_contention_instance(jobs=12, mix="heavy", seed=3)
 >>> sorted({j.model for j in inst.jobs}) == sorted(MIX_MODELS), inst.meta["mix"], len(inst.jobs)
 (True, 'heavy', 12)
@@ -21,6 +22,8 @@
 >>> wl = to_workload(inst)
 >>> round(wl.jobs[0].duration_alone_s)                            # one isolated hour at the mean split speed
 3600
+
+```
 """
 
 from __future__ import annotations
@@ -48,8 +51,11 @@ VARIANTS = ("paper", "repo")
 def mix_weights(mix: str, variant: str = "paper") -> dict[str, float]:
     """Probability of each model in a mix (``variant="repo"``: the 2:1 ratios).
 
+    ```pycon
     >>> mix_weights("heavy", "repo")["MoE"]
     0.25
+
+    ```
     """
     if mix not in MIXES:
         raise InstanceError(f"must be one of {', '.join(MIXES)}, got {mix!r}", field="mix")
@@ -129,7 +135,7 @@ def random_contention_instance(jobs: int = 256, mix: str = "normal", seed: int =
 def to_workload(inst: ContentionInstance) -> Workload:
     """The instance as a simulator workload: ``iterations`` = samples, ``iteration_time_s`` = seconds per sample
     at the mean multi-node throughput (so ``duration_alone_s`` is the isolated time the generator set), the
-    model name for :class:`~optsched.perf.measured.MeasuredPerf`."""
+    model name for [`MeasuredPerf`][optsched.perf.measured.MeasuredPerf]."""
     jobs = tuple(WorkloadJob(j.id, j.arrival_s, j.gpus, j.samples, 3600.0 / hour_samples(j.model, j.gpus),
                              model=j.model) for j in inst.jobs)
     return Workload(jobs, name=inst.name, seed=inst.seed,

@@ -4,7 +4,8 @@ our estimated profiles, priorities alpha in {0.5, 1, 1.5}; and tiny instances fo
 Defaults are the paper's (digest 003, section 4): 4 nodes x 4 GPUs, B_intra 10 GB/s, B_inter 6 GB/s,
 lambda = 4 jobs/hour accepted over 0-24 h, alpha shares 10/30/60 %. The model mix: AlexNet and VGG-16 make up
 1/5 of the jobs (the text: "AlexNet and VGG-16 ... from 1/5 in Table 2 to 1/3" for Fig. 11), the five other
-models share the rest evenly. Epochs are drawn uniformly from each model's range (:data:`MODELS`, our
+models share the rest evenly. Epochs are drawn uniformly from each model's range
+([`MODELS`][optsched.problems.deadline.MODELS], our
 estimates).
 
 Each random quantity has its own stream (arrivals, model, epochs, priority), and the priority and model draws
@@ -12,6 +13,7 @@ are coupled across parameter values: a job urgent at a 10 % urgent share stays u
 heavy at 1/5 stays heavy at 1/3, so a sweep over the urgent share changes the priorities of the same jobs
 (Fig. 9: FIFO and Themis, which ignore deadlines, then see exactly the same jobs).
 
+```pycon
 >>> wl = deadline_workload(seed=1)
 >>> wl.capacities, wl.cluster.intra_bandwidth, len(wl) > 60, all(j.arrival_s < 24 * 3600 for j in wl.jobs)
 ((4, 4, 4, 4), 10.0, True, True)
@@ -20,6 +22,8 @@ heavy at 1/5 stays heavy at 1/3, so a sweep over the urgent share changes the pr
 True
 >>> {j.id for j in a.jobs if j.alpha == 0.5} <= {j.id for j in b.jobs if j.alpha == 0.5}
 True
+
+```
 """
 
 from __future__ import annotations
@@ -134,9 +138,12 @@ def tiny_deadline_workload(n_jobs: int = 4, *, nodes: int = 2, gpus_per_node: in
     ``run_units`` (uniform integer range) grid units of ``time_unit_s``, released at whole grid units in
     ``[0, max_release_units]``, alpha uniform over {0.5, 1, 1.5}.
 
+    ```pycon
     >>> wl = tiny_deadline_workload(4, seed=3)
     >>> len(wl), wl.capacities, all((j.arrival_s / 60).is_integer() for j in wl.jobs)
     (4, (2, 2), True)
+
+    ```
     """
     n_jobs = _count(n_jobs, "n_jobs")
     nodes, gpus_per_node = _count(nodes, "nodes"), _count(gpus_per_node, "gpus_per_node")

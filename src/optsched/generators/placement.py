@@ -1,8 +1,11 @@
 """Random placement instances (paper 001, section IV-B): a Table I catalogue job on random free GPUs.
 
+```pycon
 >>> inst = random_placement_instance(seed=0)
 >>> inst.free_gpus >= inst.job.gpus, inst.network.gpus_per_server
 (True, 8)
+
+```
 """
 
 from __future__ import annotations

@@ -15,8 +15,11 @@ from ..problems.rar import RarInstance, RarJob, contention_k, f_degradation, max
 def tiny_rar_example() -> RarInstance:
     """Two jobs on two 4-GPU servers: the smallest instance with contention worth looking at.
 
+    ```pycon
     >>> tiny_rar_example().max_job_gpus
     4
+
+    ```
     """
     cluster = Cluster((Server("s0", 4), Server("s1", 4)), intra_bandwidth=50.0, inter_bandwidth=5.0)
     jobs = (
@@ -83,7 +86,8 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
                         cluster: Cluster | None = None) -> RarInstance:
     """A random RAR-DDLS instance in the style of paper 000's section 7 (the paper's rules; contention never
     binds unless ``contention_xi`` is set, and the cluster usually holds every job at once: see
-    :func:`contended_rar_instance`, the default generator, for instances worth solving).
+    [`contended_rar_instance`][optsched.generators.rar.contended_rar_instance], the default generator, for instances
+    worth solving).
 
     * servers: GPUs uniform in ``server_gpus``;
     * job sizes: ``sizes`` if given (one per job, in order), else drawn with the proportions of the paper's
@@ -104,11 +108,14 @@ def random_rar_instance(jobs: int, servers: int, seed: int, *, horizon: int = 12
       for the worst contention.
 
     ``cluster`` replaces the drawn one (``servers`` and ``server_gpus`` are then unused, and no draw is made
-    for it). The result is checked against :func:`optsched.problems.rar.tau_bounds` before it is returned.
+    for it). The result is checked against [`optsched.problems.rar.tau_bounds`][] before it is returned.
 
+    ```pycon
     >>> inst = random_rar_instance(12, 3, seed=1)
     >>> inst.n_jobs, len(inst.cluster.servers), inst.horizon
     (12, 3, 1200)
+
+    ```
     """
     jobs, servers = _check_sizes(jobs, servers, seed, iterations, tau_range, horizon)
     if not (isinstance(extra, (int, float)) and 0 < extra < 1):
@@ -165,11 +172,15 @@ def mobihoc22_preset(seed: int, servers: int = 20, horizon: int = 1200,
     """Paper 000's section 7 setting: 160 jobs (80x1, 14x2, 26x4, 30x8, 8x16, 2x32 GPUs) in random order,
     F_j in [1000, 6000], tau in [0.01, 0.05] under every placement, contention + overhead within 15% of the
     per-iteration time, xi_1 = xi_2, ``servers`` servers (20) with GPUs uniform in {4, 8, 16, 32}, T = 1200.
-    ``contention_xi`` gives the contention-active variant (xi_1 != xi_2, see :func:`random_rar_instance`).
+    ``contention_xi`` gives the contention-active variant (xi_1 != xi_2, see
+    [`random_rar_instance`][optsched.generators.rar.random_rar_instance]).
 
+    ```pycon
     >>> inst = mobihoc22_preset(0)
     >>> inst.n_jobs, inst.max_job_gpus, len(inst.cluster.servers), inst.horizon
     (160, 32, 20, 1200)
+
+    ```
     """
     sizes = [g for g, c in MOBIHOC22_JOB_MIX for _ in range(c)]
     np.random.default_rng([seed, 22]).shuffle(sizes)  # the trace's arrival order, not sorted by size
@@ -184,10 +195,12 @@ def contended_rar_instance(jobs: int, servers: int, seed: int, *, load: float = 
                            name: str | None = None) -> RarInstance:
     """A RAR-DDLS instance where jobs queue and contention binds: the default generator (``optsched.generate``).
 
-    :func:`random_rar_instance` follows the paper's section 7 literally, and its small instances are closed by
+    [`random_rar_instance`][optsched.generators.rar.random_rar_instance] follows the paper's section 7 literally, and
+    its small instances are closed by
     the lower bound before any model is built: the cluster (servers of 4-32 GPUs) holds every job at once and
     xi_1 = xi_2 makes k = max(1, xi_1 p) = 1, so every job starts at slot 0 on one server. Here three knobs
-    change that, everything else (per-job rules, F_j, tau ranges) being :func:`random_rar_instance`'s:
+    change that, everything else (per-job rules, F_j, tau ranges) being
+    [`random_rar_instance`][optsched.generators.rar.random_rar_instance]'s:
 
     * ``load`` (default 2): the GPUs the jobs ask for, sum_j G_j, over the cluster's GPUs. The cluster gets
       about sum_j G_j / load GPUs (at least the largest job), shared as evenly as possible by ``servers``
@@ -199,11 +212,15 @@ def contended_rar_instance(jobs: int, servers: int, seed: int, *, load: float = 
       = 1.67x the one-server time;
 
     and ``max_gpus`` (16) caps the paper's job sizes (1-32 GPUs, same proportions), so that a few servers are
-    not dominated by one job. ``seed`` seeds both the sizes and :func:`random_rar_instance`'s draws.
+    not dominated by one job. ``seed`` seeds both the sizes and
+    [`random_rar_instance`][optsched.generators.rar.random_rar_instance]'s draws.
 
+    ```pycon
     >>> inst = contended_rar_instance(8, 3, seed=1)
     >>> sum(j.gpus for j in inst.jobs) >= 1.5 * inst.cluster.total_gpus, inst.contention_xi
     (True, 1.0)
+
+    ```
     """
     jobs, servers = _check_sizes(jobs, servers, seed, iterations, tau_range, horizon)
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not (load > 0 and math.isfinite(load)):

@@ -5,7 +5,8 @@ assigns each *group* a Table I model and one of its parallel configurations "fol
 the trace" (l. 245); iterations are "the job duration divided by alpha~_i^min" (l. 245). We have the Philly trace
 instead (``philly/philly.csv``: submission time, duration, GPUs, virtual cluster; no user nor group id), read in
 place. Both sources become one *job frame* (columns ``job_id, submit_s, duration_s, trace_gpus, user_id,
-group_id``), then :func:`map_models` gives every group a catalogue configuration and every job its iterations.
+group_id``), then [`map_models`][optsched.generators.recurring.map_models] gives every group a catalogue configuration
+and every job its iterations.
 
 **Philly -> recurring jobs (our rule, seeded, documented in ``docs/algorithms/a-srpt.md``):**
 
@@ -15,7 +16,8 @@ group_id``), then :func:`map_models` gives every group a catalogue configuration
   uses the duration to *define* groups, so predictions on it are optimistic; ``group_rule="vc-gpus"`` (team and
   GPU count only) is the pessimistic bracket. Philly has no meta-information to hash, so no rule is neutral.
 
-**Model mapping** (:func:`map_models`, one ``numpy`` stream from ``seed``), per group with trace demand d (the
+**Model mapping** ([`map_models`][optsched.generators.recurring.map_models], one ``numpy`` stream from ``seed``), per
+group with trace demand d (the
 GPU count of its first job):
 
 * ``single_gpu_share=None`` (follow the trace): d = 1 -> a uniformly drawn single-GPU configuration (the models of
@@ -28,14 +30,18 @@ GPU count of its first job):
   server), then fixed: a NIC sweep changes how long a job runs, not how much work it is.
 
 Prediction protocol (l. 263): fit on the first 80% of jobs by submission time, predict the rest in one batch
-(:func:`predict_frame`). Workloads are windows of consecutive jobs (l. 271: "consecutive jobs"), with arrival
-times optionally compressed to a target offered load (:func:`to_workload`).
+([`predict_frame`][optsched.predict.predict_frame]). Workloads are windows of consecutive jobs (l. 271: "consecutive
+jobs"), with arrival
+times optionally compressed to a target offered load ([`to_workload`][optsched.generators.recurring.to_workload]).
 
+```pycon
 >>> fr = synthetic_recurring_frame(200, seed=1)
 >>> mapped = map_models(fr, seed=1)
 >>> wl = to_workload(mapped.iloc[:20], predicted=None, name="demo")
 >>> len(wl), all(j.spec.gpus == j.gpus for j in wl)
 (20, True)
+
+```
 """
 
 from __future__ import annotations
@@ -67,9 +73,10 @@ FRAME_COLUMNS = ("job_id", "submit_s", "duration_s", "trace_gpus", "user_id", "g
 def philly_frame(group_rule: str = "vc-gpus-dur", path: Any = None) -> pd.DataFrame:
     """The whole Philly trace (read in place) as a job frame in submission order, with the group rule above.
 
-    ``path`` defaults to the trace in the data folder (:func:`optsched.generators.workload.load_philly`). A
+    ``path`` defaults to the trace in the data folder ([`optsched.generators.workload.load_philly`][]). A
     two-job file:
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
     >>> _ = p.write_text("timestamp,duration,num_gpus,cluster\\n2017-10-03 10:00:00,600,4,vc1\\n"
@@ -77,6 +84,8 @@ def philly_frame(group_rule: str = "vc-gpus-dur", path: Any = None) -> pd.DataFr
     >>> fr = philly_frame(path=p)
     >>> list(fr.columns)[:4], fr["group_id"].tolist()
     (['job_id', 'submit_s', 'duration_s', 'trace_gpus'], ['vc2/1/12', 'vc1/4/9'])
+
+    ```
     """
     if group_rule not in GROUP_RULES:
         raise InstanceError(f"must be one of {', '.join(GROUP_RULES)}, got {group_rule!r}", field="group_rule")
@@ -106,9 +115,12 @@ def synthetic_recurring_frame(n_jobs: int, seed: int = 0, *, span_s: float = 60 
     * a group starts at U(0, span_s), its jobs follow at exponential gaps of mean span_s / (4 k_g); the frame is
       sorted by submission time.
 
+    ```pycon
     >>> fr = synthetic_recurring_frame(300, seed=0)
     >>> len(fr), bool(fr["group_id"].duplicated().any()), fr["submit_s"].is_monotonic_increasing
     (300, True, True)
+
+    ```
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
         raise InstanceError(f"must be a positive integer, got {n_jobs!r}", field="n_jobs")
@@ -145,8 +157,11 @@ _SPECS: dict[str, PipelineJob] = {}
 def config_names(single: bool | None = None) -> list[str]:
     """Catalogue configurations ``"MODEL:CONFIG"`` (single-GPU only, multi-GPU only, or all), in catalogue order.
 
+    ```pycon
     >>> "VGG19:1gpu" in config_names(True), all(not n.endswith(":1gpu") for n in config_names(False))
     (True, True)
+
+    ```
     """
     out = []
     for m, spec in CATALOGUE.items():
@@ -157,7 +172,8 @@ def config_names(single: bool | None = None) -> list[str]:
 
 
 def spec_of(config: str) -> PipelineJob:
-    """One shared :class:`PipelineJob` per configuration name (a trace reuses a handful of them)."""
+    """One shared [`PipelineJob`][optsched.problems.pipeline.PipelineJob] per configuration name (a trace reuses a
+    handful of them)."""
     s = _SPECS.get(config)
     if s is None:
         s = _SPECS[config] = catalogue_job(config, job_id=config)
@@ -178,10 +194,13 @@ def map_models(frame: pd.DataFrame, seed: int = 0, *, single_gpu_share: float | 
     """Add ``config`` (``"MODEL:CONFIG"``), ``gpus`` (the configuration's g_i), ``atmin_s`` (alpha~_i^min in s
     at ``network``) and ``iterations`` (duration / atmin) to a job frame, by the rule in the module docstring.
 
+    ```pycon
     >>> fr = synthetic_recurring_frame(400, seed=2)
     >>> m = map_models(fr, seed=2, single_gpu_share=0.0)
     >>> bool((m["gpus"] > 1).all()), int(m.groupby("group_id")["config"].nunique().max())
     (True, 1)
+
+    ```
     """
     if single_gpu_share is not None and (isinstance(single_gpu_share, bool)
                                          or not isinstance(single_gpu_share, (int, float))
@@ -237,9 +256,9 @@ def split_train_test(frame: pd.DataFrame, train_fraction: float = 0.8) -> tuple[
 # -- workloads -------------------------------------------------------------------------------------------------
 def to_workload(frame: pd.DataFrame, predicted: np.ndarray | None = None, *, name: str = "recurring",
                 seed: int | None = None, meta: dict | None = None):
-    """A :class:`~optsched.problems.workload.Workload` from a mapped frame: arrival = submit_s - first submit_s,
+    """A [`Workload`][optsched.problems.workload.Workload] from a mapped frame: arrival = submit_s - first submit_s,
     ``iteration_time_s`` = alpha~_i^min, ``predicted_iterations`` from ``predicted`` (0 -> absent = unseen), the
-    configuration's :class:`PipelineJob` as ``spec``."""
+    configuration's [`PipelineJob`][optsched.problems.pipeline.PipelineJob] as ``spec``."""
     if len(frame) == 0:
         raise InstanceError("no jobs", field="frame")
     t0 = float(frame["submit_s"].iloc[0])
@@ -262,7 +281,8 @@ def offered_load(workload, total_gpus: int) -> float:
 
 
 def rescale_to_load(workload, total_gpus: int, load: float):
-    """Compress (or stretch) all arrival times by one factor so that :func:`offered_load` equals ``load``."""
+    """Compress (or stretch) all arrival times by one factor so that
+    [`offered_load`][optsched.generators.recurring.offered_load] equals ``load``."""
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not load > 0:
         raise InstanceError(f"must be a positive number, got {load!r}", field="load")
     cur = offered_load(workload, total_gpus)

@@ -1,9 +1,10 @@
 """Total-JCT instances (paper 001's problem A) from pipeline jobs, and the random generator of the benchmarks.
 
-:func:`from_pipeline_jobs` turns paper 001's pipeline jobs into a
-:class:`~optsched.problems.total_jct.TotalJctInstance`: every shape of g_i GPUs on the cluster's servers,
+[`from_pipeline_jobs`][optsched.generators.total_jct.from_pipeline_jobs] turns paper 001's pipeline jobs into a
+[`TotalJctInstance`][optsched.problems.total_jct.TotalJctInstance]: every shape of g_i GPUs on the cluster's servers,
 alpha per shape exact (min over count matrices of that shape, eq. 7) or Heavy-Edge's, durations n_i * alpha
-rounded up (an upper bound on the continuous optimum) or down (a lower bound). :func:`random_total_jct_instance`
+rounded up (an upper bound on the continuous optimum) or down (a lower bound).
+[`random_total_jct_instance`][optsched.generators.total_jct.random_total_jct_instance]
 is the generator the registry names.
 """
 
@@ -32,23 +33,27 @@ def from_pipeline_jobs(jobs: Sequence, cluster: Cluster | tuple[int, int] = (2, 
                        intra_gbs: float = 300.0, time_unit_s: float = 1.0, alpha: str = "exact",
                        rounding: str = "up", weights: Mapping[str, int] | None = None, seed: int = 0,
                        name: str = "") -> TotalJctInstance:
-    """Problem A of paper 001 from pipeline jobs, as a :class:`TotalJctInstance`.
+    """Problem A of paper 001 from pipeline jobs, as a
+    [`TotalJctInstance`][optsched.problems.total_jct.TotalJctInstance].
 
     ``jobs``: tuples ``(id, release_s, PipelineJob, iterations[, predicted])`` (the format of
-    :func:`optsched.sim.asrpt.run_asrpt`). Every shape of g_i GPUs on the (homogeneous) servers is a mode, with
+    [`optsched.sim.asrpt.run_asrpt`][]). Every shape of g_i GPUs on the (homogeneous) servers is a mode, with
     per-iteration time (ms, eq. 7) ``alpha="exact"`` (the minimum over count matrices of that shape, by
-    enumeration, :func:`optsched.perf.pipeline.min_alpha_enumerate`) or ``"heavy-edge"`` (Heavy-Edge's mapping
+    enumeration, [`optsched.perf.pipeline.min_alpha_enumerate`][]) or ``"heavy-edge"`` (Heavy-Edge's mapping
     on that shape, seeded). Duration = n_i * alpha / 1000 s in units of ``time_unit_s``, release = r_i in those
     units, both rounded ``"up"`` (every schedule of the rounded instance is feasible for the continuous one:
     its optimum is an upper bound on the continuous optimum) or ``"down"`` (a lower bound). Each job also
     carries alpha_i^max (closed form) and alpha~_i^min (Heavy-Edge on the fewest servers), both in ms.
 
+    ```pycon
     >>> from optsched.models import catalogue_job
     >>> inst = from_pipeline_jobs([("a", 0.0, catalogue_job("VGG19:dp4"), 100)], (2, 4), time_unit_s=0.5)
     >>> [m.shape for m in inst.jobs[0].modes]
     [(4,), (3, 1), (2, 2)]
     >>> [m.duration for m in inst.jobs[0].modes]     # 0.5 s units: the ring all-reduce crosses the NIC
     [15, 566, 290]
+
+    ```
     """
     if alpha not in ("exact", "heavy-edge"):
         raise InstanceError(f"must be 'exact' or 'heavy-edge', got {alpha!r}", field="alpha")
@@ -104,11 +109,15 @@ MAX_JOBS = 10_000
 def random_pipeline_jobs(n: int, seed: int, specs: Sequence[str] = TINY_SPECS) -> list[tuple]:
     """``n`` jobs ``(id, release_s, PipelineJob, iterations, predicted)`` drawn with ``default_rng([seed, n])``:
     a catalogue entry from ``specs``, 20-400 iterations, release uniform in [0, 5] s (so that jobs contend),
-    predicted iterations = true +- up to 50 %. The input of :func:`from_pipeline_jobs` and of
-    :func:`optsched.sim.asrpt.run_asrpt`.
+    predicted iterations = true +- up to 50 %. The input of
+    [`from_pipeline_jobs`][optsched.generators.total_jct.from_pipeline_jobs] and of
+    [`optsched.sim.asrpt.run_asrpt`][].
 
+    ```pycon
     >>> [(j[0], j[2].gpus, j[3]) for j in random_pipeline_jobs(2, 0)]
     [('j0', 3, 50), ('j1', 3, 75)]
+
+    ```
     """
     if not _is_int(n) or n < 1:
         raise InstanceError(f"must be a positive integer, got {n!r}", field="jobs")
@@ -125,13 +134,18 @@ def random_pipeline_jobs(n: int, seed: int, specs: Sequence[str] = TINY_SPECS) -
 def random_total_jct_instance(jobs: int | None = None, seed: int = 0, servers: int = 2, gpus_per_server: int = 4,
                               *, time_unit_s: float = 0.01, nic_gbps: float = 10.0, intra_gbs: float = 300.0,
                               n: int | None = None) -> TotalJctInstance:
-    """Problem A of paper 001 on :func:`random_pipeline_jobs` (exact alpha per shape, durations rounded up);
+    """Problem A of paper 001 on [`random_pipeline_jobs`][optsched.generators.total_jct.random_pipeline_jobs] (exact
+    alpha per shape, durations rounded up);
     the instances of ``benchmarks/total_jct.py`` with the defaults (2 x 4 GPUs, 10 ms units). ``jobs`` (at most
-    :data:`MAX_JOBS`) is the number of jobs, as in every generator; ``n`` is its former name (deprecated).
+    [`MAX_JOBS`][optsched.generators.total_jct.MAX_JOBS]) is the number of jobs, as in every generator; ``n`` is its
+    former name (deprecated).
 
+    ```pycon
     >>> inst = random_total_jct_instance(3, 0)
     >>> inst.n_jobs, inst.cluster.total_gpus, inst.name
     (3, 8, 'total-jct-j3-s2x4-seed0')
+
+    ```
     """
     if n is not None:
         if jobs is not None:

@@ -2,12 +2,14 @@
 
 Every rule below is documented (with the Blox lines it follows, and what we decided where Blox is silent) in
 ``docs/algorithms/blox.md``, section "Workloads". The shared data files are read in place through
-:func:`optsched.data.data_path`; the repository carries no copy.
+[`optsched.data.data_path`][]; the repository carries no copy.
 
-* :func:`load_philly`: the Philly trace (``philly/philly.csv``, 82,247 job rows) as a pandas DataFrame; job id =
+* [`load_philly`][optsched.generators.workload.load_philly]: the Philly trace (``philly/philly.csv``, 82,247 job rows)
+  as a pandas DataFrame; job id =
   row position in the file (Blox numbers jobs in the order its parser reads them; the file is not sorted by
   submission time), or, with ``order="submit"``, position after a stable sort by submission time.
-* :func:`philly_workload`: Blox's Philly-Trace. Blox's Gavel-like filter (``filter="blox"``, the default: run
+* [`philly_workload`][optsched.generators.workload.philly_workload]: Blox's Philly-Trace. Blox's Gavel-like filter
+  (``filter="blox"``, the default: run
   time strictly between 10^1.5 and 10^4 minutes and at most 16 GPUs, as in Blox's ``parse_philly_jobs``), arrivals
   re-timed as a Poisson process at ``load_jph`` jobs/hour (the first job arrives after one gap, like Blox's
   ``last_arrival + poisson_next_arrival_time``), only the jobs at positions ``window[0] <= i < window[1]`` tracked
@@ -15,24 +17,31 @@ Every rule below is documented (with the Blox lines it follows, and what we deci
   uniformly at random to each job; the trace's run time is the time alone, and the model's nominal iteration time
   only sets the granularity (``iterations = duration / iteration_time_s``, as Blox's
   ``job_total_iteration / job_iteration_time``).
-* :func:`pollux_workload`: ``pollux-workloads/workload-N.csv`` (160 jobs each); no run times in the files, so the
+* [`pollux_workload`][optsched.generators.workload.pollux_workload]: ``pollux-workloads/workload-N.csv`` (160 jobs
+  each); no run times in the files, so the
   work per job follows Pollux's size category of its application (seeded log-uniform GPU-hours within the
   category), GPUs = ``num_replicas``; arrivals optionally rescaled to a chosen jobs/hour.
-* :func:`synthetic_workload`: Poisson arrivals, a GPU-count mix, log-normal durations, random Table 2 models.
-* :func:`replicate_philly`: Blox's cyclic reuse of the trace (job ``i`` is trace row ``i mod N``) up to any job
+* [`synthetic_workload`][optsched.generators.workload.synthetic_workload]: Poisson arrivals, a GPU-count mix, log-normal
+  durations, random Table 2 models.
+* [`replicate_philly`][optsched.generators.workload.replicate_philly]: Blox's cyclic reuse of the trace (job ``i`` is
+  trace row ``i mod N``) up to any job
   count, for the 100,000-job speed benchmark.
-* :func:`resolve_workload`: the CLI's ``WORKLOAD`` argument (``philly``, ``pollux:N``, ``synthetic``, a path).
+* [`resolve_workload`][optsched.generators.workload.resolve_workload]: the CLI's ``WORKLOAD`` argument (``philly``,
+  ``pollux:N``, ``synthetic``, a path).
 
 Seeds: one integer seed feeds ``numpy.random.SeedSequence(seed).spawn(...)``; arrivals and job attributes use
 separate child streams, so the same seed gives the same models and durations at every load and the arrival times
 at load ``L`` are exactly the ones at load 1 divided by ``L`` (common random numbers across a load sweep).
 
+```pycon
 >>> wl = synthetic_workload(5, load_jph=2.0, seed=3)
 >>> len(wl), wl.seed, wl == synthetic_workload(5, load_jph=2.0, seed=3)
 (5, 3, True)
 >>> a, b = poisson_arrivals(3, 3600.0, seed=0), poisson_arrivals(3, 3600.0, seed=0)
 >>> [round(x, 3) for x in a] == [round(x, 3) for x in b]
 True
+
+```
 """
 
 from __future__ import annotations
@@ -149,8 +158,11 @@ def _check_window(window: Any) -> tuple[int, int] | None:
 def parse_window(text: str) -> tuple[int, int]:
     """``"3000:4000"`` -> ``(3000, 4000)`` (half-open: jobs 3000..3999).
 
+    ```pycon
     >>> parse_window("3000:4000")
     (3000, 4000)
+
+    ```
     """
     parts = str(text).split(":")
     try:
@@ -168,12 +180,15 @@ def poisson_arrivals(n: int, load_jph: float, seed: int | None = None, *,
     after one exponential gap (Blox adds a gap to the previous arrival, starting from 0). ``integer_gaps``
     rounds every gap up to whole seconds, as Blox's ``poisson_next_arrival_time`` does (``math.ceil``).
 
+    ```pycon
     >>> a = poisson_arrivals(10000, 4.0, seed=1)
     >>> bool(np.all(np.diff(a) >= 0)), round(float(np.mean(np.diff(a))) / 900, 1)
     (True, 1.0)
     >>> b = poisson_arrivals(5, 4.0, seed=1, integer_gaps=True)
     >>> bool(np.all(b == np.round(b))), bool(np.all(b >= a[:5]))
     (True, True)
+
+    ```
     """
     lam = _check_load(load_jph)
     if rng is None:
@@ -199,9 +214,10 @@ def load_philly(path: str | os.PathLike | None = None, order: str = "file") -> p
     (``"submit"``: stable sort on ``timestamp``), with columns ``job`` (0..N-1, the job id of Blox's window),
     ``submit_s`` (seconds since the first submission), ``duration_s``, ``gpus``, ``gpu_time_s``, ``cluster``.
 
-    ``path`` defaults to ``philly/philly.csv`` in the data folder (:mod:`optsched.data`; 82,247 jobs). A
+    ``path`` defaults to ``philly/philly.csv`` in the data folder ([`optsched.data`][]; 82,247 jobs). A
     two-job file in the same layout:
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "philly.csv"
     >>> _ = p.write_text("timestamp,duration,num_gpus,cluster\\n2017-10-03 10:00:00,600,4,vc1\\n"
@@ -209,6 +225,8 @@ def load_philly(path: str | os.PathLike | None = None, order: str = "file") -> p
     >>> df = load_philly(p, order="submit")
     >>> list(df.columns), df["submit_s"].tolist(), df["gpus"].tolist()
     (['job', 'submit_s', 'duration_s', 'gpus', 'gpu_time_s', 'cluster'], [0.0, 3600.0], [1, 4])
+
+    ```
     """
     if order not in PHILLY_ORDERS:
         raise InstanceError(f"must be one of {', '.join(PHILLY_ORDERS)}, got {order!r}", field="order")
@@ -276,9 +294,12 @@ def blox_synthetic_durations(n: int, rng: np.random.Generator) -> np.ndarray:
     """Blox's synthetic run times (``get_gavel_like_iter``, used when ``exponential=True``): 80 % of the jobs
     ``60 * 10^U(1.5, 3)`` s (31.6 min to 16.7 h), 20 % ``60 * 10^U(3, 4)`` s (16.7 h to 6.9 days).
 
+    ```pycon
     >>> d = blox_synthetic_durations(20000, np.random.default_rng(0))
     >>> bool(d.min() >= 60 * 10 ** 1.5 and d.max() <= 60 * 10 ** 4), round(float(np.mean(d > 60 * 10 ** 3)), 2)
     (True, 0.2)
+
+    ```
     """
     long = rng.random(n) >= 1.0 - BLOX_LONG_SHARE
     lo = np.where(long, BLOX_LONG_LOG10_MIN[0], BLOX_SHORT_LOG10_MIN[0])
@@ -303,22 +324,29 @@ def philly_workload(load_jph: float = 8.0, seed: int = 0, *, window: Any = DEFAU
     ``mode="ours"`` (default): the trace's run times and GPU counts, continuous Poisson gaps, jobs 3000-3999
     tracked (half-open, 1,000 jobs). ``mode="blox"``: what Blox's simulator runs by default (its
     ``simulator_simple.py``: ``exponential=True, multigpu=False``): every run time replaced by a synthetic draw
-    (:func:`blox_synthetic_durations`, one per trace row), every job on one GPU (so the trace's GPU counts, and
+    ([`blox_synthetic_durations`][optsched.generators.workload.blox_synthetic_durations], one per trace row), every job
+    on one GPU (so the trace's GPU counts, and
     the <= 16 GPU cut of the filter, play no part), integer-second Poisson gaps, and jobs 3000..4000 *inclusive*
     tracked (1,001 jobs: ``job_state.py`` builds ``range(start, stop + 1)``). ``window`` overrides the mode's.
 
     ``n_jobs`` keeps the first jobs only (the default keeps them all, so that load keeps arriving until the tracked
     window is done; pair with ``simulate(..., stop_when_tracked_done=True)``); beyond the trace it cycles
-    (:func:`replicate_philly`). ``max_gpus`` drops jobs larger than the cluster (before numbering). ``window=None``
-    tracks every job. ``frame`` reuses a :func:`load_philly` frame (no re-read; its order wins over ``order``).
+    ([`replicate_philly`][optsched.generators.workload.replicate_philly]). ``max_gpus`` drops jobs larger than the
+    cluster (before numbering). ``window=None``
+    tracks every job. ``frame`` reuses a [`load_philly`][optsched.generators.workload.load_philly] frame (no re-read;
+    its order wins over ``order``).
 
-    A three-job frame in :func:`load_philly`'s layout (the 600 s job fails Blox's filter; the others cycle):
+    A three-job frame in [`load_philly`][optsched.generators.workload.load_philly]'s layout (the 600 s job fails Blox's
+    filter; the others cycle):
 
+    ```pycon
     >>> fr = pd.DataFrame({"job": [0, 1, 2], "submit_s": [0.0, 60.0, 120.0], "duration_s": [3600.0, 600.0, 7200.0],
     ...                    "gpus": [1, 2, 4], "gpu_time_s": [3600.0, 1200.0, 28800.0], "cluster": ["a"] * 3})
     >>> wl = philly_workload(4.0, seed=1, n_jobs=5, window=(1, 3), frame=fr)
     >>> [j.gpus for j in wl], sum(j.tracked for j in wl), wl.jobs[0].arrival_s > 0, wl.meta["filter"]
     ([1, 4, 1, 4, 1], 2, True, 'blox')
+
+    ```
     """
     lam = _check_load(load_jph)
     seed = _check_seed(seed)
@@ -371,12 +399,15 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
     ``self.jobs[job_id % total_jobs]``), Poisson arrivals at ``load_jph``, random Table 2 models.
     The default (whole trace, 130 jobs/hour) keeps a 2,000-GPU cluster about 70% busy.
 
+    ```pycon
     >>> fr = pd.DataFrame({"job": range(7), "submit_s": [60.0 * i for i in range(7)],
     ...                    "duration_s": [600.0 * (i + 1) for i in range(7)], "gpus": [1] * 7,
     ...                    "gpu_time_s": [600.0 * (i + 1) for i in range(7)], "cluster": ["a"] * 7})
     >>> wl = replicate_philly(20, load_jph=100.0, frame=fr)
     >>> len(wl), wl.jobs[7].duration_alone_s == wl.jobs[0].duration_alone_s
     (20, True)
+
+    ```
     """
     return philly_workload(load_jph, seed, window=window, filter=filter, n_jobs=n_jobs, path=path, frame=frame,
                            order=order)
@@ -386,15 +417,18 @@ def replicate_philly(n_jobs: int = 100_000, load_jph: float = 130.0, seed: int =
 def load_pollux(index: int | None, path: str | os.PathLike | None = None) -> pd.DataFrame:
     """``workload-<index>.csv`` (index 1..8) as a DataFrame (name, time, application, num_replicas, batch_size).
 
-    ``path`` defaults to ``pollux-workloads/workload-<index>.csv`` in the data folder (:mod:`optsched.data`;
+    ``path`` defaults to ``pollux-workloads/workload-<index>.csv`` in the data folder ([`optsched.data`][];
     160 jobs each). A two-job file in the same layout:
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
     >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\nj1,30,bert,4,12\\n")
     >>> df = load_pollux(1, p)
     >>> len(df), int(df["num_replicas"].max())
     (2, 4)
+
+    ```
     """
     if path is None:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 1 <= index <= 8:
@@ -427,12 +461,15 @@ def pollux_workload(index: int | None = 6, load_jph: float | None = None, seed: 
     times linearly so that the 160 jobs arrive at that mean rate over the window (the bursts keep their shape;
     ``None`` keeps the file's times). ``max_gpus`` caps the demand at the cluster's size (Blox uses 64 GPUs).
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
     >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\nj1,30,bert,4,12\\n")
     >>> wl = pollux_workload(1, seed=0, path=p)
     >>> [j.gpus for j in wl], [j.arrival_s for j in wl], 0.1 <= wl.jobs[0].duration_alone_s / 3600 <= 1.0
     ([1, 4], [0.0, 30.0], True)
+
+    ```
     """
     seed = _check_seed(seed)
     df = load_pollux(index, path)
@@ -473,9 +510,12 @@ def synthetic_workload(n_jobs: int = 200, load_jph: float = 8.0, seed: int = 0, 
     log-normal with median ``median_duration_s`` and log-sd ``sigma`` (capped at ``max_duration_s``), a random
     Table 2 model per job.
 
+    ```pycon
     >>> wl = synthetic_workload(1000, 4.0, seed=2, gpu_mix={1: 1, 4: 1})
     >>> sorted({j.gpus for j in wl}), 0.4 < sum(j.gpus == 4 for j in wl) / 1000 < 0.6
     ([1, 4], True)
+
+    ```
     """
     seed = _check_seed(seed)
     lam = _check_load(load_jph)
@@ -536,7 +576,8 @@ def bursty_workload(load_jph: float = 8.0, seed: int = 0, *, variant: str = "pap
                     short_s: tuple[float, float] = (600.0, 3600.0), window: Any = DEFAULT_WINDOW,
                     n_jobs: int | None = None, path: str | os.PathLike | None = None,
                     frame: pd.DataFrame | None = None, max_gpus: int | None = None) -> Workload:
-    """Blox's bursty dual-load Philly workload: the Philly stream (:func:`philly_workload` in ``mode``) plus a
+    """Blox's bursty dual-load Philly workload: the Philly stream
+    ([`philly_workload`][optsched.generators.workload.philly_workload] in ``mode``) plus a
     second stream of short jobs (run time uniform in ``short_s``, 10 min to 1 h) arriving as a Poisson process
     at ``factor`` x ``load_jph`` during bursts.
 
@@ -552,12 +593,15 @@ def bursty_workload(load_jph: float = 8.0, seed: int = 0, *, variant: str = "pap
     Jobs are numbered in arrival order over both streams (Blox's job state counts every admitted job), so the
     tracked window (the mode's default) covers short jobs too; ``meta["stream"]`` lists each job's stream.
 
+    ```pycon
     >>> fr = pd.DataFrame({"job": range(4), "submit_s": [0.0] * 4, "duration_s": [7200.0] * 4, "gpus": [2] * 4,
     ...                    "gpu_time_s": [14400.0] * 4, "cluster": ["a"] * 4})
     >>> wl = bursty_workload(4.0, seed=0, n_jobs=40, frame=fr, window=None)
     >>> st = wl.meta["stream"]; n_short = st.count("short")
     >>> n_short > 0, all(600 <= j.duration_alone_s <= 3600 for j, s in zip(wl, st) if s == "short")
     (True, True)
+
+    ```
     """
     lam = _check_load(load_jph)
     seed = _check_seed(seed)
@@ -627,10 +671,12 @@ def replay_workload(path: str | os.PathLike, *, models: Mapping[str, float] | No
     """Replay a plain trace, one job per line: ``job_id, model, arrival, iterations, gpus[, gpu_type]`` (Blox's
     ``populate_from_trace``; no header, or a header line starting with ``job_id``). Arrival in seconds,
     iterations as given (not a duration), the iteration time from ``models`` (default Blox Table 2's, our
-    :data:`PHILLY_MODELS`; Blox's short names such as ``resnet50`` are accepted, :data:`MODEL_ALIASES`). An
+    [`PHILLY_MODELS`][optsched.generators.workload.PHILLY_MODELS]; Blox's short names such as ``resnet50`` are accepted,
+    [`MODEL_ALIASES`][optsched.generators.workload.MODEL_ALIASES]). An
     unknown model is an error (Blox silently treats it as its first image model). Every job is tracked unless
     ``window`` (positions in arrival order, half-open) is given.
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
     >>> _ = p.write_text("0,resnet50,0,1000,4\\n1,A3C/Pong,60.5,200,1,K80\\n")
@@ -642,6 +688,8 @@ def replay_workload(path: str | os.PathLike, *, models: Mapping[str, float] | No
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: line 1 (job '0'): has 4 fields; expected job_id, model, arrival, ...
+
+    ```
     """
     p = _resolve_path(path)
     table = dict(PHILLY_MODELS if models is None else models)
@@ -692,11 +740,14 @@ def csv_kind(path: str | os.PathLike) -> str | None:
     ``"philly"`` for a Philly trace CSV (``timestamp,duration,num_gpus[,gpu_time,cluster]``), ``"optsched"`` for
     our workload CSV, ``None`` for anything else (JSON, other headers: the reader of our format reports them).
 
+    ```pycon
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.csv"
     >>> _ = p.write_text("name,time,application,num_replicas,batch_size\\nj0,0,cifar10,1,128\\n")
     >>> csv_kind(p)
     'pollux'
+
+    ```
     """
     p = Path(path)
     if p.suffix.lower() != ".csv" or not p.is_file():
@@ -720,8 +771,10 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
                      philly_frame: pd.DataFrame | None = None) -> Workload:
     """``philly[:MODE]`` | ``bursty[:MODE[:VARIANT]]`` | ``pollux:N`` | ``synthetic`` | ``replay:PATH`` | a path to a
     workload file: ours (JSON or CSV, ``docs/formats.md``), Pollux's own ``workload-N.csv`` or a Philly trace CSV,
-    told apart by their headers (:func:`csv_kind`). A Pollux file follows :func:`pollux_workload` (``load_jph``
-    rescales its times); a Philly file follows :func:`philly_workload` in our mode (Blox's filter, Poisson arrivals
+    told apart by their headers ([`csv_kind`][optsched.generators.workload.csv_kind]). A Pollux file follows
+    [`pollux_workload`][optsched.generators.workload.pollux_workload] (``load_jph``
+    rescales its times); a Philly file follows [`philly_workload`][optsched.generators.workload.philly_workload] in our
+    mode (Blox's filter, Poisson arrivals
     at ``load_jph``, default 8; jobs 3000-3999 tracked when the filtered file has that many, else every job).
 
     ``philly`` is our mode (trace run times and GPUs, jobs 3000-3999); ``philly:blox`` Blox's own simulator mode
@@ -732,6 +785,7 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
     its own times unless given); ``window`` marks the tracked jobs (Philly and bursty: the mode's default; for
     files and the other kinds every job is tracked unless given); ``n_jobs`` truncates (synthetic default 200).
 
+    ```pycon
     >>> len(resolve_workload("synthetic", n_jobs=12, load_jph=3.0, seed=1))
     12
     >>> resolve_workload("pollux:9")
@@ -742,6 +796,8 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: workload: philly:MODE takes a mode in ours, blox, got 'philly:fast'
+
+    ```
     """
     if not isinstance(spec, str) or not spec:
         raise InstanceError(f"must be philly, pollux:N, synthetic or a workload file, got {spec!r}", field="workload")
@@ -813,15 +869,19 @@ def resolve_workload(spec: str, *, load_jph: float | None = None, seed: int = 0,
 def generate_workload(source: str = "synthetic", *, jobs: int | None = None, load_jph: float | None = None,
                       seed: int = 0, window: tuple[int, int] | None = None, max_gpus: int | None = None) -> Workload:
     """The workload problem's generator (``optsched.generate("workload", ...)``, ``optsched generate
-    workload``): ``source`` is any workload name :func:`resolve_workload` takes (``synthetic``, ``philly``,
+    workload``): ``source`` is any workload name [`resolve_workload`][optsched.generators.workload.resolve_workload]
+    takes (``synthetic``, ``philly``,
     ``philly:blox``, ``pollux:N``, ``bursty``, ``replay:PATH``); ``jobs`` the number of jobs (synthetic: 200;
     the others: truncated), ``load_jph`` the arrival rate, ``window`` the tracked job ids, ``max_gpus`` drops
     larger jobs from the traces (the synthetic mix leaves them out).
 
+    ```pycon
     >>> import optsched
     >>> wl = optsched.generate("workload", jobs=5, load_jph=2.0, seed=3)
     >>> len(wl), wl == synthetic_workload(5, load_jph=2.0, seed=3)
     (5, True)
+
+    ```
     """
     return resolve_workload(source, load_jph=load_jph, seed=seed, window=window, n_jobs=jobs, max_gpus=max_gpus)
 

@@ -2,9 +2,11 @@
 
 A model answers two questions:
 
-* :meth:`PerfModel.alone_time_s`: seconds per iteration of ``job`` on ``placement`` with no co-located job
+* [`PerfModel.alone_time_s`][optsched.perf.base.PerfModel.alone_time_s]: seconds per iteration of ``job`` on
+  ``placement`` with no co-located job
   (the simulator's lower bound "time alone on its placement");
-* :meth:`PerfModel.iteration_times_s`: seconds per iteration of every running job, given all their placements
+* [`PerfModel.iteration_times_s`][optsched.perf.base.PerfModel.iteration_times_s]: seconds per iteration of every
+  running job, given all their placements
   (the co-location a contention model needs). The default calls ``alone_time_s`` per job.
 
 ``colocation_aware`` tells a caller whether a change of the running set can change the time of a job that did
@@ -12,23 +14,28 @@ not move; if False the simulator computes a job's rate once per launch (the fast
 every running job's rate whenever a job starts, stops or moves.
 
 Models name their inputs by the small protocols below, not by the simulator's classes, so that the offline
-evaluators and the simulator (:mod:`optsched.sim`, whose ``Job``, ``Placement`` and ``ClusterState`` satisfy
+evaluators and the simulator ([`optsched.sim`][], whose ``Job``, ``Placement`` and ``ClusterState`` satisfy
 them) share one model of each paper:
 
-* :class:`JobLike`: ``id``, ``gpus`` (GPUs *requested*), ``iteration_time_s`` (profiled, alone, consolidated),
+* [`JobLike`][optsched.perf.base.JobLike]: ``id``, ``gpus`` (GPUs *requested*), ``iteration_time_s`` (profiled, alone,
+  consolidated),
   ``spec`` (the paper's job object or None) and ``model`` (a model name, or "");
-* :class:`PlacementLike`: ``servers`` (server indices), ``counts`` (GPUs *held* on each) and ``stages`` (per
+* [`PlacementLike`][optsched.perf.base.PlacementLike]: ``servers`` (server indices), ``counts`` (GPUs *held* on each)
+  and ``stages`` (per
   server, the GPUs of each pipeline stage, or None);
-* :class:`RunningJobLike`: a :class:`JobLike` with its current ``placement``;
-* :class:`ColocationLike`: ``colocated(placement, exclude)``, the ids of the jobs sharing a server with it.
+* [`RunningJobLike`][optsched.perf.base.RunningJobLike]: a [`JobLike`][optsched.perf.base.JobLike] with its current
+  ``placement``;
+* [`ColocationLike`][optsched.perf.base.ColocationLike]: ``colocated(placement, exclude)``, the ids of the jobs sharing
+  a server with it.
 
 The GPUs a job holds are ``sum(placement.counts)``; they equal ``job.gpus`` except under an elastic launch.
 
-Models: :mod:`optsched.perf.constant` (profiled constant time with a cross-server penalty, Blox),
-:mod:`optsched.perf.rar_continuous` (paper 000's contention model in seconds), :mod:`optsched.perf.measured`
-(DeepShare's measured contention table, paper 004), :mod:`optsched.perf.mixed` (paper 001's eq. 7 on the
+Models: [`optsched.perf.constant`][] (profiled constant time with a cross-server penalty, Blox),
+[`optsched.perf.rar_continuous`][] (paper 000's contention model in seconds), [`optsched.perf.measured`][]
+(DeepShare's measured contention table, paper 004), [`optsched.perf.mixed`][] (paper 001's eq. 7 on the
 per-stage GPU counts of ``placement.stages``).
 
+```pycon
 >>> from dataclasses import dataclass
 >>> @dataclass
 ... class J:                      # any object with these attributes is a job to a model
@@ -41,6 +48,8 @@ per-stage GPU counts of ``placement.stages``).
 ...         return job.iteration_time_s / 2
 >>> Half().alone_time_s(J("a", 1, 1.0), P((0,), (1,)))
 0.5
+
+```
 """
 
 from __future__ import annotations
@@ -96,16 +105,20 @@ class ColocationLike(Protocol):
 def held_gpus(placement: PlacementLike) -> int:
     """GPUs a placement holds.
 
+    ```pycon
     >>> from types import SimpleNamespace as NS
     >>> held_gpus(NS(servers=(0, 3), counts=(2, 1), stages=None))
     3
+
+    ```
     """
     return sum(placement.counts)
 
 
 class PerfModel:
-    """Base class: subclasses implement :meth:`alone_time_s` and, if co-location matters,
-    :meth:`iteration_times_s` with ``colocation_aware = True``."""
+    """Base class: subclasses implement [`alone_time_s`][optsched.perf.base.PerfModel.alone_time_s] and, if co-location
+    matters,
+    [`iteration_times_s`][optsched.perf.base.PerfModel.iteration_times_s] with ``colocation_aware = True``."""
 
     colocation_aware: bool = False
     name: str = "perf"

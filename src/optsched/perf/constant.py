@@ -7,11 +7,14 @@ server it runs ``cross_server_factor`` times slower: Blox's Synergy-style job di
 launched elastically on fewer GPUs than it requested keeps its profiled time (Blox's job model has no
 elasticity; a policy that launches elastically needs a model that says how speed scales).
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> m = ConstantPerf()
 >>> j = NS(id="a", gpus=4, iteration_time_s=2.0, spec=None, model="")
 >>> m.alone_time_s(j, NS(servers=(0,), counts=(4,))), m.alone_time_s(j, NS(servers=(0, 1), counts=(2, 2)))
 (2.0, 2.5)
+
+```
 """
 
 from __future__ import annotations

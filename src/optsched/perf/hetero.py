@@ -17,17 +17,19 @@ default cluster is p3.8xlarge, 4 x V100), and a communication coefficient ``alph
   iteration's single-GPU time per extra GPU goes to gradient exchange); our ``alpha`` per model, small for
   compute-heavy convolutional models, larger for models with big embeddings or small batches.
 
-:class:`HeteroPerf` turns the table into a performance model (``perf="hetero"``). A job's profiled
+[`HeteroPerf`][optsched.perf.hetero.HeteroPerf] turns the table into a performance model (``perf="hetero"``). A job's
+profiled
 ``iteration_time_s`` is its time on its requested ``gpus`` V100s on one server (the simulator's convention); on a
 placement holding ``h`` GPUs of type ``t`` it is::
 
     iteration_time_s * speedup(gpus) / speedup(h) / speed(model, t)   (x cross_server_factor if split)
 
 so a job on the GPUs it asked for, of the reference type, runs exactly as under
-:class:`~optsched.perf.constant.ConstantPerf` (same 1.25 cross-server factor): the table only matters on other
+[`ConstantPerf`][optsched.perf.constant.ConstantPerf] (same 1.25 cross-server factor): the table only matters on other
 GPU types and for elastic policies (Optimus) that hand out other GPU counts. A placement over several types
 (none of our placements makes one) runs at the slowest type. Untyped servers (``"GPU"``) count as the reference.
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> m = HeteroPerf(server_types=("V100", "K80"))
 >>> j = NS(id="a", gpus=1, iteration_time_s=1.0, spec=None, model="ResNet-50/ImageNet")
@@ -35,6 +37,8 @@ GPU types and for elastic policies (Optimus) that hand out other GPU counts. A p
 (1.0, 10.0)
 >>> round(m.alone_time_s(j, NS(servers=(0,), counts=(4,))), 4)    # 4 GPUs: speed-up 4 / 1.15
 0.2875
+
+```
 """
 
 from __future__ import annotations
@@ -78,8 +82,11 @@ SCALING_ALPHA: dict[str, float] = {
 def speedup(g: float, alpha: float) -> float:
     """Throughput on ``g`` GPUs relative to one GPU: ``g / (1 + alpha (g - 1))`` (0 for g <= 0).
 
+    ```pycon
     >>> speedup(1, 0.3), speedup(4, 0.0), round(speedup(8, 0.5), 3)
     (1.0, 4.0, 1.778)
+
+    ```
     """
     if g <= 0:
         return 0.0
@@ -129,9 +136,12 @@ class HeteroPerf(PerfModel):
     def for_cluster(cls, cluster: Cluster, **kw) -> HeteroPerf:
         """The model bound to ``cluster``'s server types.
 
+        ```pycon
         >>> from optsched.cluster import parse_cluster
         >>> HeteroPerf.for_cluster(parse_cluster("V100:1x4,K80:1x4")).server_types
         ('V100', 'K80')
+
+        ```
         """
         return cls([s.gpu_type for s in cluster.servers], **kw)
 

@@ -21,15 +21,18 @@ Two options serve the repository's round semantics (``docs/algorithms/rl-content
 * ``extrapolate=True``: demands of 16 and 32 GPUs (the paper's "up to 32", never measured) use the 8-GPU row of
   the same server count, throughput scaled by G / 8 (linear scaling, our assumption).
 
-:meth:`MeasuredPerf.ratio_of` gives the ratio a running job has now (the threshold preemption and the
-observations read it); :meth:`MeasuredPerf.fresh_ratios` the ratios of any configuration (policies predict
-with it, the exact model of :mod:`optsched.exact.contention` uses it).
+[`MeasuredPerf.ratio_of`][optsched.perf.measured.MeasuredPerf.ratio_of] gives the ratio a running job has now (the
+threshold preemption and the
+observations read it); [`MeasuredPerf.fresh_ratios`][optsched.perf.measured.MeasuredPerf.fresh_ratios] the ratios of any
+configuration (policies predict
+with it, the exact model of [`optsched.exact.contention`][] uses it).
 
 The tables are read from ``folder``; by default from the copy shipped inside the package
 (``optsched/perf/deepshare/``, Apache-2.0, its license beside it), so an installed wheel needs no data folder,
-else from ``deepshare-contention/`` in the data folder of :mod:`optsched.data`. A toy pair of tables in the same
+else from ``deepshare-contention/`` in the data folder of [`optsched.data`][]. A toy pair of tables in the same
 layout:
 
+```pycon
 >>> import os, tempfile
 >>> from types import SimpleNamespace as NS
 >>> d = tempfile.mkdtemp()
@@ -42,6 +45,8 @@ layout:
 (50.0, 50.0)
 >>> m.fresh_ratios({"a": (("MoE", 4, 2), (0, 1)), "b": (("MoE", 4, 2), (1, 2)), "c": (("MoE", 4, 2), (3,))})
 {'a': 0.5, 'b': 0.5, 'c': 1.0}
+
+```
 """
 
 from __future__ import annotations
@@ -108,8 +113,11 @@ def hour_samples(model: str, gpus: int, folder=None) -> float:
     """Samples of one isolated hour of ``model`` on ``gpus`` GPUs (``total_samples_trained.csv``; demands
     above 8 GPUs: 3600 s x the mean multi-server throughput of the 8-GPU rows x G / 8, our extrapolation).
 
+    ```pycon
     >>> round(hour_samples("MobileNetV3", 4) / 3600, 2)      # the mean of the 2- and 4-server rows
     1277.84
+
+    ```
     """
     isolated, _, samples = _tables(None if folder is None else str(folder))
     if (model, gpus) in samples:

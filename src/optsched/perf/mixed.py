@@ -1,21 +1,23 @@
 """Paper 001's per-iteration time of a mixed-parallelism job as a simulator performance model.
 
-:class:`MixedPerf` answers the engine's question "seconds per iteration of ``job`` on ``placement``" with
-``alpha(job.spec, network, placement.stages) / 1000``: eq. (7) of :mod:`optsched.perf.pipeline` (which works in
+[`MixedPerf`][optsched.perf.mixed.MixedPerf] answers the engine's question "seconds per iteration of ``job`` on
+``placement``" with
+``alpha(job.spec, network, placement.stages) / 1000``: eq. (7) of [`optsched.perf.pipeline`][] (which works in
 ms) on the per-stage GPU counts of every server the job uses (``Placement.stages``, server index -> counts per
 stage). Paper 001 reserves NIC bandwidth in proportion to GPUs (digest 001, section 1, point 9), so jobs never
 contend: the model is not co-location-aware and the engine computes a job's rate once per launch.
 
-Jobs without a :class:`~optsched.problems.pipeline.PipelineJob` ``spec`` (or a placement without ``stages``
+Jobs without a [`PipelineJob`][optsched.problems.pipeline.PipelineJob] ``spec`` (or a placement without ``stages``
 for a multi-stage job) fall back to the profiled ``iteration_time_s`` (a single-stage spec needs no stages:
 all its GPUs hold stage 0).
 
 Column costs are cached per (spec structure, column): a trace maps its jobs onto a handful of catalogue
 configurations, so the cache stays small and eq. (7) is evaluated a few thousand times for 75,000 jobs.
 
-The simulator registers this model as ``perf="mixed"``; the A-SRPT policies (:mod:`optsched.sim.asrpt`) add
+The simulator registers this model as ``perf="mixed"``; the A-SRPT policies ([`optsched.sim.asrpt`][]) add
 alpha~_i^min (Heavy-Edge on the fewest-servers layout), which this layer does not compute.
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> from optsched.models import catalogue_job
 >>> spec = catalogue_job("VGG19:dp4")
@@ -25,6 +27,8 @@ alpha~_i^min (Heavy-Edge on the fewest-servers layout), which this layer does no
 >>> two = m.alone_time_s(job, NS(servers=(0, 1), counts=(2, 2), stages={0: (2,), 1: (2,)}))
 >>> one < two, round(one, 4)
 (True, 0.0702)
+
+```
 """
 
 from __future__ import annotations
@@ -45,11 +49,14 @@ class SpecCache:
 
     Keyed by the spec's structure (stages, all-reduce kind), so equal configurations share one entry.
 
+    ```pycon
     >>> from optsched.models import catalogue_job
     >>> c = SpecCache(Network.paper_simulation())
     >>> s = catalogue_job("GPT-175B:pp3x4")
     >>> c.alpha_max_ms(s) >= c.alpha_ms(s, [(1, 1, 1)] * 4) > 0
     True
+
+    ```
     """
 
     def __init__(self, network: Network):
@@ -73,7 +80,7 @@ class SpecCache:
         return max((self.column_ms(spec, tuple(c)) for c in columns), default=0.0)
 
     def alpha_max_ms(self, spec: PipelineJob) -> float:
-        """alpha_i^max (closed form, :func:`optsched.perf.pipeline.alpha_max`), cached."""
+        """alpha_i^max (closed form, [`optsched.perf.pipeline.alpha_max`][]), cached."""
         k = self.key(spec)
         v = self._amax.get(k)
         if v is None:

@@ -6,10 +6,11 @@ host each stage there. Eq. (7) takes the slowest (server, stage):
     alpha(x) = max_{m, s : x^m_s > 0} beta^m_s,   beta^m_s = comp_s (4) + comm^m_s (5) + AllReduce^m_s (6)
 
 and beta^m_s depends only on the column x^m (its own entries s-1, s, s+1), never on other servers' columns.
-So alpha(x) = max over the used columns of a **column cost** (:func:`column_cost`), the fact every exact
-model in :mod:`optsched.exact.placement` is built on.
+So alpha(x) = max over the used columns of a **column cost** ([`column_cost`][optsched.perf.pipeline.column_cost]), the
+fact every exact
+model in [`optsched.exact.placement`][] is built on.
 
-Units: MB, ms and GB/s (= MB/ms), see :mod:`optsched.problems.pipeline`. Resolutions of the digest
+Units: MB, ms and GB/s (= MB/ms), see [`optsched.problems.pipeline`][]. Resolutions of the digest
 (``docs/algorithms/pipeline-model.md``):
 
 1. first/last stage: the missing neighbour term is dropped (d^in_1 = d^out_S = 0), so S = 1 has no comm;
@@ -18,6 +19,7 @@ Units: MB, ms and GB/s (= MB/ms), see :mod:`optsched.problems.pipeline`. Resolut
 4. the x^m_s factors of eq. (5) cancel: the inter-server part is g * [...] / B_inter;
 5. comp is not divided by k_s: p^f, p^b are per replica and per iteration, as given.
 
+```pycon
 >>> from optsched.problems.pipeline import pipeline_job
 >>> job = pipeline_job("j", replicas=[2, 1], forward_ms=[1, 2], backward_ms=[2, 4], d_out_mb=[3, 0],
 ...                    params_mb=[10, 5])
@@ -26,6 +28,8 @@ Units: MB, ms and GB/s (= MB/ms), see :mod:`optsched.problems.pipeline`. Resolut
 6.12
 >>> alpha_max(job, net) == alpha(job, net, singleton_layout(job))
 True
+
+```
 """
 
 from __future__ import annotations
@@ -80,7 +84,8 @@ def columns_of(x: Mapping[str, Sequence[int]] | Iterable[Sequence[int]]) -> list
 
 def check_placement(job: PipelineJob, net: Network | None, x, *, capacities: Mapping[str, int] | None = None
                     ) -> None:
-    """Raise :class:`InstanceError` unless x is a valid count matrix: eq. (2) per stage, per-server capacity."""
+    """Raise [`InstanceError`][optsched.errors.InstanceError] unless x is a valid count matrix: eq. (2) per stage,
+    per-server capacity."""
     items: list[tuple[Any, Sequence[int]]] = list(x.items()) if isinstance(x, Mapping) else list(enumerate(x))
     totals = [0] * job.n_stages
     for sid, col in items:
@@ -143,8 +148,11 @@ def compute_lower_bound(job: PipelineJob) -> float:
 def fewest_servers_layout(job: PipelineJob, gpus_per_server: int) -> list[int]:
     """Free counts of the fewest-servers layout of section IV-B: ceil(g_i/g) servers, all full but the last.
 
+    ```pycon
     >>> fewest_servers_layout(type("J", (), {"gpus": 19})(), 8)
     [8, 8, 3]
+
+    ```
     """
     n = job.gpus
     full, rest = divmod(n, gpus_per_server)
@@ -215,7 +223,8 @@ def enumerate_count_matrices(job: PipelineJob, capacities: Sequence[int], *, exa
 
 def min_alpha_enumerate(job: PipelineJob, net: Network, capacities: Sequence[int], *, exact_sizes: bool = True
                         ) -> tuple[float, list[Column]]:
-    """Brute-force min alpha over :func:`enumerate_count_matrices` (tiny jobs): (alpha, best columns)."""
+    """Brute-force min alpha over [`enumerate_count_matrices`][optsched.perf.pipeline.enumerate_count_matrices] (tiny
+    jobs): (alpha, best columns)."""
     best, arg = math.inf, None
     cost: dict[Column, float] = {}
     for cols in enumerate_count_matrices(job, capacities, exact_sizes=exact_sizes):
@@ -232,7 +241,7 @@ def min_alpha_enumerate(job: PipelineJob, net: Network, capacities: Sequence[int
 
 
 def column_costs(job: PipelineJob, net: Network, cols: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`column_cost` over the rows of an (n, S) integer array."""
+    """Vectorised [`column_cost`][optsched.perf.pipeline.column_cost] over the rows of an (n, S) integer array."""
     cols = np.asarray(cols, dtype=np.int64)
     n, S = cols.shape
     k = np.array(job.replicas, dtype=float)

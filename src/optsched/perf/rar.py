@@ -1,7 +1,7 @@
 """Paper 000's per-iteration time under contention (eqs. 6-9), in slots: the model every RAR-DDLS scorer uses.
 
 The scalar part (tau of eq. 8 for a job on n servers at contention p, phi = floor(1/tau) of eq. 9, the bounds
-of section 5) is defined with the problem in :mod:`optsched.problems.rar` (validation needs it) and re-exported
+of section 5) is defined with the problem in [`optsched.problems.rar`][] (validation needs it) and re-exported
 here; this module adds the per-slot contention of a set of active jobs (eq. 6). Resolutions of the digest's
 open points (``docs/algorithms/sjf-bco.md``):
 
@@ -10,10 +10,13 @@ open points (``docs/algorithms/sjf-bco.md``):
   (j included); a job on one server has p_j = 0 and uses the intra-server bandwidth;
 * iterations per slot phi = floor(1/tau) (eq. 9), computed once so every caller agrees exactly.
 
+```pycon
 >>> f_degradation(2.0, 0.5)
 2.5
 >>> iterations_per_slot(0.25), iterations_per_slot(0.3)
 (4, 3)
+
+```
 """
 
 from __future__ import annotations
@@ -41,8 +44,11 @@ def contention(placements: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
     ``placements`` maps each active job to its GPUs per server. For a job split over several servers,
     p_j = max over its servers of the number of split jobs on that server (itself included); 0 otherwise.
 
+    ```pycon
     >>> contention({"a": {"s0": 1, "s1": 1}, "b": {"s1": 2, "s2": 1}, "c": {"s2": 4}})
     {'a': 2, 'b': 2, 'c': 0}
+
+    ```
     """
     split = {j: pl for j, pl in placements.items() if sum(1 for n in pl.values() if n > 0) > 1}
     per_server: dict[str, int] = {}

@@ -1,11 +1,12 @@
-"""Paper 000's RAR contention model (eqs. 6-8) in continuous time, reusing :mod:`optsched.perf.rar`.
+"""Paper 000's RAR contention model (eqs. 6-8) in continuous time, reusing [`optsched.perf.rar`][].
 
-A job's ``spec`` is a :class:`~optsched.problems.rar.RarJob`; the model holds the instance-wide parameters
-(bandwidths, reduce speed, xi_1, xi_2, alpha) of a :class:`~optsched.problems.rar.RarInstance`. The iteration
+A job's ``spec`` is a [`RarJob`][optsched.problems.rar.RarJob]; the model holds the instance-wide parameters
+(bandwidths, reduce speed, xi_1, xi_2, alpha) of a [`RarInstance`][optsched.problems.rar.RarInstance]. The iteration
 time is tau_j of eq. (8) in slots, times ``slot_s`` seconds per slot. Continuous time means the rate is 1/tau
 iterations per slot (not floor(1/tau) of eq. 9: nothing is slotted here), and p_j (eq. 6) is recomputed by
 the engine whenever a job starts, stops or moves.
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> from optsched.generators.rar import tiny_rar_example
 >>> inst = tiny_rar_example(); rj = inst.jobs[0]
@@ -13,6 +14,8 @@ the engine whenever a job starts, stops or moves.
 >>> job = NS(id=rj.id, gpus=rj.gpus, iteration_time_s=1.0, spec=rj, model="")
 >>> m.alone_time_s(job, NS(servers=(0,), counts=(rj.gpus,), stages=None)) == iteration_time(inst, rj, 1, 0)
 True
+
+```
 """
 
 from __future__ import annotations

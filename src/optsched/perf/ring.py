@@ -1,12 +1,14 @@
 """Paper 003's resource-time model (eqs. 1-11, ring all-reduce with B_intra / B_inter) for the simulator and the
-policies: the performance model :class:`RingPerf`, the plans of a job on free GPUs (:func:`candidate_plans`) and
-the pluggable resource-performance score of eq. (12) (:data:`SCORES`).
+policies: the performance model [`RingPerf`][optsched.perf.ring.RingPerf], the plans of a job on free GPUs
+([`candidate_plans`][optsched.perf.ring.candidate_plans]) and
+the pluggable resource-performance score of eq. (12) ([`SCORES`][optsched.perf.ring.SCORES]).
 
-The scalar equations are defined with the problem in :mod:`optsched.problems.deadline` (validation and the
+The scalar equations are defined with the problem in [`optsched.problems.deadline`][] (validation and the
 evaluator need them) and re-exported here. Work is counted in *one-GPU batches* (epochs x dataset / batch): on
 N GPUs a step processes N batches in T_step(N) = T_cal + T_comm(N), so the simulator's "iteration time" of a job
 on a placement is T_step(N) / N seconds per batch, and a job paused, resumed or moved keeps its progress exactly.
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> from optsched.problems.deadline import DeadlineJob
 >>> m = RingPerf(10.0, 6.0)
@@ -17,6 +19,8 @@ on a placement is T_step(N) / N seconds per batch, and a job paused, resumed or 
 >>> one, two = (m.alone_time_s(job, NS(servers=s, counts=c, stages=None)) for s, c in (((0,), (2,)), ((0, 1), (1, 1))))
 >>> round(one, 6), round(two, 6), one < two < 0.06
 (0.034743, 0.037904, True)
+
+```
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ __all__ = ["SCORES", "Plan", "RingPerf", "Score", "candidate_plans", "comm_time_
 
 
 def job_profile(spec: Any, job_id: str = "") -> tuple[float, float]:
-    """``(T_cal, params)`` of a job's spec: a :class:`DeadlineJob`, or a mapping with ``step_time_s`` and
+    """``(T_cal, params)`` of a job's spec: a [`DeadlineJob`][optsched.problems.deadline.DeadlineJob], or a mapping with
+    ``step_time_s`` and
     ``params`` (a spec read back from a workload file)."""
     if isinstance(spec, DeadlineJob):
         return spec.t_cal, float(spec.n_params)
@@ -136,8 +141,11 @@ def slack_per_gpu(plan: Plan) -> float:
     """Eq. (12) as the digest reconstructs it [R]: P = (T_dl - T_end) / N_GPU (fewer GPUs and an earlier end
     score higher; P >= 0 iff the plan meets the deadline).
 
+    ```pycon
     >>> slack_per_gpu(Plan(2, False, 30.0, 0.0, 100.0))
     35.0
+
+    ```
     """
     return plan.slack_s / plan.n_gpu
 
@@ -157,10 +165,13 @@ SCORES: dict[str, Score] = {"slack-per-gpu": slack_per_gpu, "slack": slack, "few
 
 
 def get_score(score: str | Score) -> Score:
-    """A score by name (:data:`SCORES`) or a callable as is.
+    """A score by name ([`SCORES`][optsched.perf.ring.SCORES]) or a callable as is.
 
+    ```pycon
     >>> get_score("slack-per-gpu") is slack_per_gpu
     True
+
+    ```
     """
     if callable(score):
         return score
@@ -178,12 +189,15 @@ def candidate_plans(run_time: Callable[[int, bool], float], deadline_s: float, n
     rejects (eq. 11; None keeps all). ``max_gpus`` caps N (each GPU needs a batch per epoch). A one-GPU plan is
     single-node only: it is the same plan in both lists (T_comm = 0).
 
+    ```pycon
     >>> perf = RingPerf(10.0, 6.0)
     >>> rt = lambda n, cross: perf.run_time_s(0.06, 23.7e6, 1000, n, cross)
     >>> ok = lambda n, cross: perf.useful(0.06, 23.7e6, n, cross)
     >>> ls, lm = candidate_plans(rt, 100.0, 0.0, [1, 3], useful=ok)
     >>> [p.n_gpu for p in ls], [p.n_gpu for p in lm]
     ([1, 2, 3], [2, 3, 4])
+
+    ```
     """
     cap = math.inf if max_gpus is None else max_gpus
     busy = [int(c) for c in free if c > 0]

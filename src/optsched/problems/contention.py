@@ -1,13 +1,15 @@
 """Paper 004's problem: DeepShare job sets on a small cluster under network contention, scheduled in rounds.
 
-A :class:`ContentionInstance` is a job set (each job: one of the six profiled models, a GPU demand, a number of
+A [`ContentionInstance`][optsched.problems.contention.ContentionInstance] is a job set (each job: one of the six
+profiled models, a GPU demand, a number of
 samples to train, an arrival time) on ``nodes`` x ``gpus_per_node`` GPUs, with the parameters of the
 repository's round semantics: round length ``round_s`` (300 s), ratio floor (0.35) and preemption threshold
-(0.6). The simulator runs it as a workload (:func:`optsched.generators.contention.to_workload`), the exact
-model of :mod:`optsched.exact.contention` solves it on small sizes. The file format ``optsched/contention@1``
-is in ``docs/formats.md``; every bad value is one :class:`~optsched.errors.InstanceError` naming the field
+(0.6). The simulator runs it as a workload ([`optsched.generators.contention.to_workload`][]), the exact
+model of [`optsched.exact.contention`][] solves it on small sizes. The file format ``optsched/contention@1``
+is in ``docs/formats.md``; every bad value is one [`InstanceError`][optsched.errors.InstanceError] naming the field
 and the job.
 
+```pycon
 >>> inst = ContentionInstance((ContentionJob("j0", "MoE", 4, 61432.2), ContentionJob("j1", "DLRM", 2, 4.1e7)))
 >>> inst.n_jobs, inst.total_gpus, inst.job("j1").model
 (2, 32, 'DLRM')
@@ -17,6 +19,8 @@ True
 Traceback (most recent call last):
 ...
 optsched.errors.InstanceError: model (job 'x'): must be one of MobileNetV3, GraphSage, ..., got 'ResNet'
+
+```
 """
 
 from __future__ import annotations
@@ -46,11 +50,15 @@ MULTI_SPLITS: dict[int, tuple[tuple[int, int], ...]] = {g: tuple(s for s in v if
 
 @dataclass(frozen=True)
 class ContentionJob:
-    """One DeepShare job: ``model`` (one of :data:`MODELS`), ``gpus`` (2, 4, 8; 16 or 32 extrapolated),
+    """One DeepShare job: ``model`` (one of [`MODELS`][optsched.problems.contention.MODELS]), ``gpus`` (2, 4, 8; 16 or
+    32 extrapolated),
     ``samples`` to train, ``arrival_s`` (0 for the repository's job sets).
 
+    ```pycon
     >>> ContentionJob("a", "FSDP", 8, 153831.11).arrival_s
     0.0
+
+    ```
     """
 
     id: str

@@ -1,13 +1,15 @@
 """Deadline-aware scheduling (paper 003, DRS): jobs with deadlines whose GPU count the scheduler chooses.
 
-A :class:`DeadlineWorkload` is a cluster (nodes with GPUs, the intra-node bandwidth B_intra and the inter-node
-bandwidth B_inter, in GB/s) and :class:`DeadlineJob` s, each a model trained for some epochs on a dataset with a
+A [`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload] is a cluster (nodes with GPUs, the intra-node
+bandwidth B_intra and the inter-node
+bandwidth B_inter, in GB/s) and [`DeadlineJob`][optsched.problems.deadline.DeadlineJob] s, each a model trained for some
+epochs on a dataset with a
 per-GPU batch, its parameter count and its profiled one-GPU step time, an arrival time and a priority
 alpha in {0.5, 1, 1.5}. The user does not choose a GPU count: the scheduler does (digest 003, section 1).
 
 The time model (digest 003, eqs. 1-11; [R] marks the digest's reconstructions, each resolved in
 ``docs/algorithms/drs.md``) is defined here because validation and the evaluator need it; the performance model
-of the simulator, the plan enumeration and the scores are in :mod:`optsched.perf.ring`:
+of the simulator, the plan enumeration and the scores are in [`optsched.perf.ring`][]:
 
 * eq. (5) [R] ring all-reduce: ``T_comm(N) = 2 (N - 1) / N * params * bytes_per_param / B``, with B = B_intra
   when every GPU of the plan is on one node and B_inter otherwise (for the whole ring), 0 when N = 1;
@@ -15,16 +17,21 @@ of the simulator, the plan enumeration and the scores are in :mod:`optsched.perf
 * eqs. (1), (3) [R] ``T_run = epochs * dataset_size / (batch * N) * T_step`` (real division: the last partial
   batch counts pro rata);
 * eqs. (6), (7) [R] the deadline ``T_dl = arrival + alpha * T_run(1 GPU)``; eq. (9) a job meets it iff
-  ``T_end <= T_dl`` (up to :data:`DEADLINE_TOL_S`, one tolerance used by every part of the package);
+  ``T_end <= T_dl`` (up to [`DEADLINE_TOL_S`][optsched.problems.deadline.DEADLINE_TOL_S], one tolerance used by every
+  part of the package);
 * eq. (11) [R] the speed-up filter: a plan with N >= 2 GPUs is kept iff ``T_comm < (N - 1) T_cal``.
 
-Files: ``optsched/deadline-workload@1`` in JSON (:func:`to_dict`, :func:`from_dict`) and CSV
-(:func:`to_csv_text`, :func:`from_csv_text`), both read by :func:`read_deadline_workload` and written by
-:func:`write_deadline_workload` (``docs/formats.md``). Every bad value raises one
-:class:`~optsched.errors.InstanceError` naming the field and the job: a non-positive epoch count, batch,
+Files: ``optsched/deadline-workload@1`` in JSON ([`to_dict`][optsched.problems.deadline.to_dict],
+[`from_dict`][optsched.problems.deadline.from_dict]) and CSV
+([`to_csv_text`][optsched.problems.deadline.to_csv_text], [`from_csv_text`][optsched.problems.deadline.from_csv_text]),
+both read by [`read_deadline_workload`][optsched.problems.deadline.read_deadline_workload] and written by
+[`write_deadline_workload`][optsched.problems.deadline.write_deadline_workload] (``docs/formats.md``). Every bad value
+raises one
+[`InstanceError`][optsched.errors.InstanceError] naming the field and the job: a non-positive epoch count, batch,
 dataset size or parameter count, an unknown model, an alpha outside {0.5, 1, 1.5}, and a job no plan can ever
 run (a dataset smaller than one batch: not even one GPU gets a full step of an epoch).
 
+```pycon
 >>> wl = DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "ResNet-50", 0.0, 1.0, epochs=10),))
 >>> j = wl.jobs[0]
 >>> round(j.run_time_1gpu_s, 1), round(j.deadline_s, 1)
@@ -35,6 +42,8 @@ True
 Traceback (most recent call last):
 ...
 optsched.errors.InstanceError: model (job 'b'): unknown model 'ResNet-51' (known: AlexNet, VGG-16, ResNet-50, ...)
+
+```
 """
 
 from __future__ import annotations
@@ -74,8 +83,11 @@ def paper_cluster(nodes: int = PAPER_NODES, gpus_per_node: int = PAPER_GPUS_PER_
                   intra_bandwidth: float = PAPER_B_INTRA, inter_bandwidth: float = PAPER_B_INTER) -> Cluster:
     """The paper's cluster (digest 003, section 4): nodes ``n0..`` with GPUs, bandwidths in GB/s.
 
+    ```pycon
     >>> c = paper_cluster(); c.total_gpus, c.intra_bandwidth, c.inter_bandwidth
     (16, 10.0, 6.0)
+
+    ```
     """
     return Cluster(tuple(Server(f"n{i}", gpus_per_node) for i in range(nodes)), intra_bandwidth=intra_bandwidth,
                    inter_bandwidth=inter_bandwidth)
@@ -123,8 +135,11 @@ HEAVY_MODELS = ("AlexNet", "VGG-16")
 def comm_time_s(n_gpu: int, params: float, bandwidth_gbs: float, bytes_per_param: float = BYTES_PER_PARAM) -> float:
     """Eq. (5) [R]: ring all-reduce of ``params`` parameters over ``n_gpu`` GPUs at ``bandwidth_gbs`` GB/s.
 
+    ```pycon
     >>> comm_time_s(1, 1e9, 10.0), comm_time_s(2, 2.5e9, 10.0)
     (0.0, 1.0)
+
+    ```
     """
     if n_gpu <= 1:
         return 0.0
@@ -142,8 +157,11 @@ def run_time_s(work_batches: float, step_1gpu_s: float, n_gpu: int, params: floa
     """Eqs. (1), (3): ``work_batches`` one-GPU batches (epochs x dataset / batch) on ``n_gpu`` GPUs, each step
     processing ``n_gpu`` batches in T_step.
 
+    ```pycon
     >>> run_time_s(100, 0.5, 1, 1e6, 10.0), run_time_s(100, 0.5, 2, 0.0, 10.0)
     (50.0, 25.0)
+
+    ```
     """
     return work_batches / n_gpu * step_time_s(step_1gpu_s, n_gpu, params, bandwidth_gbs, bytes_per_param)
 
@@ -153,8 +171,11 @@ def speedup_ok(step_1gpu_s: float, n_gpu: int, params: float, bandwidth_gbs: flo
     """Eq. (11) [R]: a multi-GPU plan is worth running iff T_comm < (N - 1) T_cal, i.e. one epoch on N GPUs is
     shorter than on one (eq. 10); always true for N = 1.
 
+    ```pycon
     >>> speedup_ok(0.01, 2, 57e6, 10.0), speedup_ok(0.06, 2, 24e6, 6.0), speedup_ok(0.01, 1, 1e12, 1.0)
     (False, True, True)
+
+    ```
     """
     if n_gpu <= 1:
         return True
@@ -162,10 +183,13 @@ def speedup_ok(step_1gpu_s: float, n_gpu: int, params: float, bandwidth_gbs: flo
 
 
 def meets_deadline(completion_s: float, deadline_s: float) -> bool:
-    """Eq. (9): T_end <= T_dl, up to :data:`DEADLINE_TOL_S`.
+    """Eq. (9): T_end <= T_dl, up to [`DEADLINE_TOL_S`][optsched.problems.deadline.DEADLINE_TOL_S].
 
+    ```pycon
     >>> meets_deadline(10.0, 10.0), meets_deadline(10.0000001, 10.0), meets_deadline(11.0, 10.0)
     (True, True, False)
+
+    ```
     """
     return completion_s <= deadline_s + DEADLINE_TOL_S
 
@@ -176,10 +200,13 @@ WEIGHTS = ("count", "urgency")
 
 
 def job_weight(alpha: float, weights: str = "count") -> float:
-    """The weight of a met deadline under ``weights`` (:data:`WEIGHTS`).
+    """The weight of a met deadline under ``weights`` ([`WEIGHTS`][optsched.problems.deadline.WEIGHTS]).
 
+    ```pycon
     >>> job_weight(0.5, "count"), job_weight(0.5, "urgency"), job_weight(1.5, "urgency")
     (1.0, 2.0, 0.6666666666666666)
+
+    ```
     """
     if weights == "count":
         return 1.0
@@ -189,14 +216,17 @@ def job_weight(alpha: float, weights: str = "count") -> float:
 
 
 def job_weight_int(alpha: float, weights: str = "count") -> int:
-    """:func:`job_weight` times 3 (``urgency``) as an integer, for the exact models: 6, 3, 2 for alpha = 0.5,
-    1, 1.5; 1 for ``count``. Divide a total by :func:`weight_scale` to get :func:`job_weight` units."""
+    """[`job_weight`][optsched.problems.deadline.job_weight] times 3 (``urgency``) as an integer, for the exact models:
+    6, 3, 2 for alpha = 0.5,
+    1, 1.5; 1 for ``count``. Divide a total by [`weight_scale`][optsched.problems.deadline.weight_scale] to get
+    [`job_weight`][optsched.problems.deadline.job_weight] units."""
     w = job_weight(alpha, weights)
     return 1 if weights == "count" else int(round(3 * w))
 
 
 def weight_scale(weights: str = "count") -> int:
-    """The factor between :func:`job_weight_int` and :func:`job_weight`."""
+    """The factor between [`job_weight_int`][optsched.problems.deadline.job_weight_int] and
+    [`job_weight`][optsched.problems.deadline.job_weight]."""
     job_weight(1.0, weights)  # validates the name
     return 1 if weights == "count" else 3
 
@@ -204,13 +234,17 @@ def weight_scale(weights: str = "count") -> int:
 # -- jobs ----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DeadlineJob:
-    """One job: ``model`` (a :data:`MODELS` name), ``arrival_s``, priority ``alpha``, ``epochs`` to train,
+    """One job: ``model`` (a [`MODELS`][optsched.problems.deadline.MODELS] name), ``arrival_s``, priority ``alpha``,
+    ``epochs`` to train,
     and the profile: ``dataset_size`` (samples), per-GPU ``batch``, ``params`` (parameter count),
     ``step_time_s`` (T_cal, one batch on one GPU). Profile fields left as None take the catalogue's values.
 
+    ```pycon
     >>> j = DeadlineJob("a", "VGG-16", 60.0, 0.5, epochs=2)
     >>> j.batch, j.work_batches, round(j.run_time_1gpu_s, 2), round(j.deadline_s, 2)
     (16, 6250.0, 362.5, 241.25)
+
+    ```
     """
 
     id: str
@@ -318,13 +352,16 @@ _REQUIRED = ("id", "model", "arrival_s", "alpha", "epochs")
 @dataclass(frozen=True)
 class DeadlineWorkload:
     """A cluster and deadline jobs; validated at construction. ``time_unit_s`` is the time grid of the exact
-    model (:mod:`optsched.exact.deadline`) and of the round-mode runs compared with it; the policies and the
+    model ([`optsched.exact.deadline`][]) and of the round-mode runs compared with it; the policies and the
     evaluator work in continuous time. ``bytes_per_param`` is the gradient size per parameter on the wire.
 
+    ```pycon
     >>> DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "TSN", 0, 1, 1), DeadlineJob("a", "TSN", 5, 1, 1)))
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[1].id (job 'a'): duplicate job id (first at jobs[0])
+
+    ```
     """
 
     cluster: Cluster
@@ -406,8 +443,11 @@ class DeadlineWorkload:
         """Ids of the jobs no plan meets the deadline of, even alone on the empty cluster at arrival (valid
         jobs: a scheduler simply cannot satisfy them; every count of deadlines met leaves them out).
 
+        ```pycon
         >>> DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "AlexNet", 0, 0.5, 1),)).unreachable()
         ['a']
+
+        ```
         """
         return [j.id for j in self.jobs if not meets_deadline(j.arrival_s + self.best_run_time_s(j), j.deadline_s)]
 
@@ -416,7 +456,8 @@ class DeadlineWorkload:
         return replace(self, jobs=tuple(jobs), **changes)
 
     def to_frame(self):
-        """The jobs as a pandas DataFrame: the :data:`COLUMNS` plus ``run_time_1gpu_s`` and ``deadline_s``."""
+        """The jobs as a pandas DataFrame: the [`COLUMNS`][optsched.problems.deadline.COLUMNS] plus ``run_time_1gpu_s``
+        and ``deadline_s``."""
         import pandas as pd
 
         rows = [{**j.to_record(), "run_time_1gpu_s": j.run_time_1gpu_s, "deadline_s": j.deadline_s} for j in self.jobs]
@@ -468,11 +509,14 @@ def _job(rec: Mapping[str, Any], where: str) -> DeadlineJob:
 def from_dict(data: Mapping[str, Any], name: str = "") -> DeadlineWorkload:
     """Validate a parsed ``optsched/deadline-workload@1`` JSON document (errors name the field path and job).
 
+    ```pycon
     >>> from_dict({"format": FORMAT, "jobs": [{"id": "a", "model": "TSN", "arrival_s": 0, "alpha": 2,
     ...                                         "epochs": 3}]})
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].alpha (job 'a'): must be one of 0.5, 1, 1.5, got 2
+
+    ```
     """
     top = Fields(data, "").only("format", "name", "seed", "time_unit_s", "bytes_per_param", "cluster", "meta",
                                 "jobs")
@@ -509,7 +553,8 @@ _CSV_KEYS = ("format", "name", "seed", "servers", "intra_bandwidth", "inter_band
 
 def to_csv_text(wl: DeadlineWorkload) -> str:
     """The CSV flavour: ``# key: value`` lines (format, name, seed, servers as GPUs per node, bandwidths, time
-    unit, bytes per parameter), then a header with the :data:`COLUMNS` and one job per line. ``meta`` is not
+    unit, bytes per parameter), then a header with the [`COLUMNS`][optsched.problems.deadline.COLUMNS] and one job per
+    line. ``meta`` is not
     carried (JSON only)."""
     buf = _io.StringIO()
     buf.write(f"# format: {FORMAT}\n")
@@ -540,9 +585,12 @@ def _csv_number(text: str, where: str, job: str | None = None) -> float:
 def from_csv_text(text: str, name: str = "") -> DeadlineWorkload:
     """Read the CSV flavour; cluster fields absent from the ``#`` lines default to the paper's testbed.
 
+    ```pycon
     >>> wl = from_csv_text("# servers: 2,2\\nid,model,arrival_s,alpha,epochs\\na,ResNet-50,0,1.5,2\\n")
     >>> wl.capacities, wl.jobs[0].params
     ((2, 2), 23712932)
+
+    ```
     """
     header_opts: dict[str, str] = {}
     lines = text.splitlines()

@@ -14,12 +14,16 @@ the all-reduce payload). ``allreduce`` is ``"ring"`` (RAR) or ``"tree"`` (TAR, d
 
 Consistency (digest resolution 4): the data leaving stage s-1 is the data entering stage s,
 k_{s-1} d^out_{s-1} = k_s d^in_s; the first stage has no input (d^in_1 = 0) and the last none to send
-(d^out_S = 0). :func:`pipeline_job` derives ``d_in_mb`` from ``d_out_mb`` so that this always holds.
+(d^out_S = 0). [`pipeline_job`][optsched.problems.pipeline.pipeline_job] derives ``d_in_mb`` from ``d_out_mb`` so that
+this always holds.
 
+```pycon
 >>> job = pipeline_job("j0", replicas=[2, 1], forward_ms=[1.0, 2.0], backward_ms=[2.0, 4.0],
 ...                    d_out_mb=[3.0, 0.0], params_mb=[10.0, 5.0])
 >>> job.gpus, job.stages[1].d_in_mb
 (3, 6.0)
+
+```
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ class Stage:
 class PipelineJob:
     """A mixed-parallelism training job, validated at construction.
 
-    ``model`` and ``config`` are optional labels (the catalogue in :mod:`optsched.models` sets them).
+    ``model`` and ``config`` are optional labels (the catalogue in [`optsched.models`][] sets them).
     """
 
     id: str
@@ -130,7 +134,7 @@ class PipelineJob:
                     field=f"stages[{i}].d_in_mb", job=jid)
 
     def check_fits(self, free_gpus: int, *, field: str = "free") -> None:
-        """Raise :class:`InstanceError` unless ``free_gpus`` >= g_i."""
+        """Raise [`InstanceError`][optsched.errors.InstanceError] unless ``free_gpus`` >= g_i."""
         if free_gpus < self.gpus:
             raise InstanceError(f"job needs {self.gpus} GPUs but only {free_gpus} are free", field=field,
                                 job=self.id)
@@ -221,14 +225,17 @@ class Network:
 def bandwidth_precondition(net: Network) -> bool:
     """True iff B_intra >= B_inter / g, under which every placement has alpha(x) <= alpha_max.
 
+    ```pycon
     >>> bandwidth_precondition(Network(8, 1.25, 300.0)), bandwidth_precondition(Network(8, 16.0, 1.0))
     (True, False)
+
+    ```
     """
     return net.intra_bandwidth_gbs >= net.inter_bandwidth_gbs / net.gpus_per_server
 
 
 def require_bandwidth_precondition(net: Network) -> None:
-    """Raise :class:`InstanceError` unless B_intra >= B_inter / g."""
+    """Raise [`InstanceError`][optsched.errors.InstanceError] unless B_intra >= B_inter / g."""
     if not bandwidth_precondition(net):
         raise InstanceError(f"B_intra = {net.intra_bandwidth_gbs:g} GB/s is below B_inter / g = "
                             f"{net.inter_bandwidth_gbs:g}/{net.gpus_per_server} GB/s; alpha(x) <= alpha_max "
@@ -240,7 +247,7 @@ STAGE_KEYS = ("replicas", "forward_ms", "backward_ms", "d_in_mb", "d_out_mb", "p
 
 
 def job_from_fields(jf: Fields, jid: str | None = None, extra_keys: tuple[str, ...] = ()) -> PipelineJob:
-    """Parse one job from an :class:`optsched.io.Fields` view (``d_in_mb`` optional: derived when absent);
+    """Parse one job from an [`optsched.io.Fields`][] view (``d_in_mb`` optional: derived when absent);
     keys other than a job's (and ``extra_keys``, e.g. a file's ``format``) are refused."""
     jf.only("id", "allreduce", "model", "config", "stages", *extra_keys)
     job_id = jf.string("id")
@@ -296,7 +303,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> PipelineJob | Pipeline
 
 
 def to_dict(problem: PipelineJob | PipelineJobSet) -> dict[str, Any]:
-    """JSON-ready dict of a job or a job set (inverse of :func:`from_dict`)."""
+    """JSON-ready dict of a job or a job set (inverse of [`from_dict`][optsched.problems.pipeline.from_dict])."""
     if isinstance(problem, PipelineJobSet):
         out: dict[str, Any] = {"format": FORMAT}
         if problem.name:

@@ -1,14 +1,15 @@
 """Placing one mixed-parallelism job on free GPUs (paper 001, section IV-B): the offline placement problem.
 
-An instance is a :class:`~optsched.problems.pipeline.PipelineJob`, the free GPUs of each server and the
-:class:`~optsched.problems.pipeline.Network` (g GPUs per server, B_inter, B_intra). A solution maps every stage
+An instance is a [`PipelineJob`][optsched.problems.pipeline.PipelineJob], the free GPUs of each server and the
+[`Network`][optsched.problems.pipeline.Network] (g GPUs per server, B_inter, B_intra). A solution maps every stage
 replica to a server: per server, the GPUs of each stage (a count matrix x). The objective is the per-iteration
-time alpha(x) of eq. (7), in ms (:mod:`optsched.evaluators.placement`); the algorithms are Heavy-Edge and the
-exact models of :mod:`optsched.exact.placement`, through :func:`optsched.placement.place`.
+time alpha(x) of eq. (7), in ms ([`optsched.evaluators.placement`][]); the algorithms are Heavy-Edge and the
+exact models of [`optsched.exact.placement`][], through [`optsched.placement.place`][].
 
 A schedule of this problem has one job, starting at 0, whose ``placement`` gives the GPUs per server and whose
 ``stage_placement`` gives the per-stage counts on each server.
 
+```pycon
 >>> from optsched.algorithms.heavy_edge import fig2_job
 >>> inst = PlacementInstance(fig2_job(), {"a": 4, "b": 1, "c": 1})
 >>> inst.free_gpus, inst.network.gpus_per_server
@@ -17,6 +18,8 @@ A schedule of this problem has one job, starting at 0, whose ``placement`` gives
 Traceback (most recent call last):
 ...
 optsched.errors.InstanceError: free (job 'fig2'): job needs 6 GPUs but only 2 are free
+
+```
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> PlacementInstance:
 
 
 def to_dict(inst: PlacementInstance) -> dict[str, Any]:
-    """The JSON form of ``inst`` (inverse of :func:`from_dict`)."""
+    """The JSON form of ``inst`` (inverse of [`from_dict`][optsched.problems.placement.from_dict])."""
     out: dict[str, Any] = {"format": FORMAT}
     if inst.name:
         out["name"] = inst.name

@@ -4,13 +4,16 @@ Units: time in slots (a slot is the unit of time; per-iteration times are fracti
 bandwidth in any consistent unit (data per slot). See ``docs/formats.md`` for the JSON form.
 
 The problem is defined together with its per-iteration time model (section 4.1, eqs. 6-9), so the scalar part
-of that model lives here, where validation needs it: :func:`iteration_time` (tau, eq. 8),
-:func:`iterations_per_slot` (phi = floor(1/tau), eq. 9), :func:`tau_bounds`. :mod:`optsched.perf.rar` adds the
+of that model lives here, where validation needs it: [`iteration_time`][optsched.problems.rar.iteration_time] (tau, eq.
+8),
+[`iterations_per_slot`][optsched.problems.rar.iterations_per_slot] (phi = floor(1/tau), eq. 9),
+[`tau_bounds`][optsched.problems.rar.tau_bounds]. [`optsched.perf.rar`][] adds the
 per-slot contention of a set of active jobs (eq. 6) on top. Resolutions of the digest's open points
 (``docs/algorithms/sjf-bco.md``): k = max(1, xi_1 * p) so that a job alone on its links keeps its full
 bandwidth (f(alpha, 1) = 1); floor(1/tau) is taken with a 1e-9 slack so that tau = 1/n computed in floating
 point still gives n.
 
+```pycon
 >>> from optsched.cluster import Cluster, Server
 >>> inst = RarInstance(Cluster((Server("s0", 4),), intra_bandwidth=100.0, inter_bandwidth=10.0),
 ...                    horizon=50, jobs=(RarJob("j0", gpus=2, iterations=100, gradient_size=0.1,
@@ -18,6 +21,8 @@ point still gives n.
 ...                                             backward_time=0.01),))
 >>> inst.n_jobs, inst.max_job_gpus
 (1, 2)
+
+```
 """
 
 from __future__ import annotations
@@ -96,7 +101,8 @@ class RarInstance:
     @cached_property
     def _caps(self) -> tuple[int, int, tuple[int, ...]]:
         """(largest server, number of servers, cumulative GPUs of the servers largest first): the cluster
-        aggregates :func:`tau_bounds` needs for every job, computed once per instance (validation and the
+        aggregates [`tau_bounds`][optsched.problems.rar.tau_bounds] needs for every job, computed once per instance
+        (validation and the
         estimates stay O(n) instead of O(n |S|))."""
         caps = sorted((s.gpus for s in self.cluster.servers), reverse=True)
         return caps[0], len(caps), tuple(itertools.accumulate(caps))
@@ -250,7 +256,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> RarInstance:
 
 
 def to_dict(inst: RarInstance) -> dict[str, Any]:
-    """The JSON form of ``inst`` (inverse of :func:`from_dict`)."""
+    """The JSON form of ``inst`` (inverse of [`from_dict`][optsched.problems.rar.from_dict])."""
     c = inst.cluster
     out: dict[str, Any] = {"format": FORMAT}
     if inst.name:

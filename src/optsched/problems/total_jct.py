@@ -5,19 +5,25 @@ depends on its placement (n_i iterations times the per-iteration time alpha_i of
 Each server has a GPU capacity. Minimise sum_i w_i C_i (w_i = 1: the paper's total completion time). The model
 and the brute force are in ``docs/formulations/total-jct.md``.
 
-* :class:`TotalJctInstance`: a :class:`~optsched.cluster.Cluster` and jobs, each with candidate placement
+* [`TotalJctInstance`][optsched.problems.total_jct.TotalJctInstance]: a [`Cluster`][optsched.cluster.Cluster] and jobs,
+  each with candidate placement
   *shapes* (GPUs per used server, up to server symmetry, e.g. ``(2, 1)``) and an integer duration per shape
-  (time units of ``time_unit_s`` seconds); format ``optsched/total-jct@1`` (:func:`from_dict`, :func:`to_dict`).
-* Where the rest lives (see :data:`PROBLEM`): the evaluator :mod:`optsched.evaluators.total_jct`, the generator
-  and the builder from pipeline jobs :mod:`optsched.generators.total_jct`, the greedy heuristic
-  :mod:`optsched.algorithms.total_jct`, CP-SAT and brute force :mod:`optsched.exact.total_jct`.
+  (time units of ``time_unit_s`` seconds); format ``optsched/total-jct@1``
+  ([`from_dict`][optsched.problems.total_jct.from_dict], [`to_dict`][optsched.problems.total_jct.to_dict]).
+* Where the rest lives (see [`PROBLEM`][optsched.problems.total_jct.PROBLEM]): the evaluator
+  [`optsched.evaluators.total_jct`][], the generator
+  and the builder from pipeline jobs [`optsched.generators.total_jct`][], the greedy heuristic
+  [`optsched.algorithms.total_jct`][], CP-SAT and brute force [`optsched.exact.total_jct`][].
 
+```pycon
 >>> inst = TotalJctInstance(Cluster.homogeneous(2, 2), (
 ...     TotalJctJob("a", 0, 2, (Mode((2,), 4), Mode((1, 1), 3))),
 ...     TotalJctJob("b", 0, 2, (Mode((2,), 2),)),
 ...     TotalJctJob("c", 1, 1, (Mode((1,), 2),))))
 >>> inst.trivial_lower_bound(), inst.horizon()
 (8, 9)
+
+```
 """
 
 from __future__ import annotations
@@ -110,10 +116,13 @@ class TotalJctJob:
 class TotalJctInstance:
     """Jobs with placement-dependent durations on a cluster; validated at construction.
 
+    ```pycon
     >>> TotalJctInstance(Cluster.homogeneous(1, 2), (TotalJctJob("a", 0, 3, (Mode((3,), 1),)),))
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].modes[0].shape (job 'a'): does not fit the cluster's servers [2]
+
+    ```
     """
 
     cluster: Cluster
@@ -200,7 +209,8 @@ class TotalJctInstance:
         return max(j.release for j in self.jobs) + sum(j.max_duration for j in self.jobs)
 
     def asrpt_parameters(self, predicted: Mapping[str, float] | None = None, tau: float = 0) -> AsrptParameters:
-        """Paper 001's bound parameters (:class:`AsrptParameters`, used by :mod:`optsched.bounds`) of this instance.
+        """Paper 001's bound parameters ([`AsrptParameters`][optsched.problems.total_jct.AsrptParameters], used by
+        [`optsched.bounds`][]) of this instance.
 
         Needs ``iterations``, ``alpha_max``, ``alpha_tilde_min`` on every job and ``alpha`` on every mode;
         alpha_i^min is the smallest mode alpha (the fastest placement realisable on this cluster).
@@ -287,10 +297,13 @@ def _div(a, b):
 def shapes_of(gpus: int, capacities: Sequence[int]) -> list[Shape]:
     """Every shape (non-increasing GPUs per used server) of ``gpus`` GPUs that fits servers ``capacities``.
 
+    ```pycon
     >>> shapes_of(4, [4, 4])
     [(4,), (3, 1), (2, 2)]
     >>> shapes_of(3, [2, 1, 1])
     [(2, 1), (1, 1, 1)]
+
+    ```
     """
     caps = sorted(capacities, reverse=True)
     out: list[Shape] = []
@@ -315,8 +328,11 @@ def concrete_placements(shape: Shape, capacities: Sequence[int]) -> list[tuple[i
     """Every distinct vector u (GPUs per server, in the cluster's server order) whose non-zero entries are
     ``shape`` and with u_m <= capacity_m.
 
+    ```pycon
     >>> concrete_placements((2, 1), [2, 2, 2])
     [(2, 1, 0), (2, 0, 1), (1, 2, 0), (1, 0, 2), (0, 2, 1), (0, 1, 2)]
+
+    ```
     """
     M = len(capacities)
     padded = tuple(shape) + (0,) * (M - len(shape))
@@ -355,9 +371,12 @@ def placement_options(inst: TotalJctInstance, symmetry_job: int | None = None
 def choice_cost(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, ...], int]]) -> int:
     """sum_i w_i C_i of a (mode index, vector, start) per job, e.g. the greedy's (feasibility not checked).
 
+    ```pycon
     >>> inst = TotalJctInstance(Cluster.homogeneous(1, 2), (TotalJctJob("a", 0, 1, (Mode((1,), 3),), 2),))
     >>> choice_cost(inst, {"a": (0, (1,), 1)})
     8
+
+    ```
     """
     return sum(j.weight * (choice[j.id][2] + j.modes[choice[j.id][0]].duration) for j in inst.jobs)
 
@@ -413,11 +432,14 @@ def to_dict(inst: TotalJctInstance) -> dict:
 def from_dict(data: Mapping[str, Any], name: str = "") -> TotalJctInstance:
     """Read the JSON form; every error names the field path and the job.
 
+    ```pycon
     >>> from_dict({"format": FORMAT, "cluster": {"servers": [{"id": "s0", "gpus": 2}]},
     ...            "jobs": [{"id": "a", "release": 0, "gpus": 2, "modes": [{"shape": [2]}]}]})
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].modes[0].duration (job 'a'): missing field
+
+    ```
     """
     top = Fields(data, "").only("format", "name", "time_unit_s", "cluster", "jobs")
     check_format(data, FORMAT)

@@ -1,11 +1,12 @@
-"""The online scheduling problem's data: :class:`WorkloadJob`, :class:`Workload`, and their file format.
+"""The online scheduling problem's data: [`WorkloadJob`][optsched.problems.workload.WorkloadJob],
+[`Workload`][optsched.problems.workload.Workload], and their file format.
 
-A workload is what the online cluster simulator (:mod:`optsched.sim`) runs: jobs arriving over time, each with a
+A workload is what the online cluster simulator ([`optsched.sim`][]) runs: jobs arriving over time, each with a
 GPU demand, an amount of work and a profiled speed. It lives here, with the other problems' data, so that reading
 or writing a workload never imports the simulator; ``optsched.sim`` re-exports every public name.
 
 A workload is immutable and validated once, at construction: every bad value raises
-:class:`~optsched.errors.InstanceError` naming the field and the job. Files come in two flavours with the same
+[`InstanceError`][optsched.errors.InstanceError] naming the field and the job. Files come in two flavours with the same
 column names (documented in ``docs/formats.md``, section ``optsched/workload@1``):
 
 * JSON: ``{"format": "optsched/workload@1", "name": ..., "seed": ..., "meta": {...}, "jobs": [{...}, ...]}``
@@ -20,6 +21,7 @@ Units: seconds (``arrival_s``, ``iteration_time_s``, ``deadline_s`` is an *absol
 ``arrival_s``); ``iterations`` is the amount of work (any positive number: fractional iterations are allowed,
 traces given as durations use ``iteration_time_s = 1``).
 
+```pycon
 >>> wl = Workload((WorkloadJob("a", 0, 2, 100, 0.5), WorkloadJob("b", 60, 1, 10, 2.0, model="ResNet-18")))
 >>> len(wl), wl.total_work_gpu_s, wl.jobs[1].duration_alone_s
 (2, 120.0, 20.0)
@@ -29,6 +31,8 @@ True
 Traceback (most recent call last):
 ...
 optsched.errors.InstanceError: gpus (job 'c'): must be an integer >= 1, got 0
+
+```
 """
 
 from __future__ import annotations
@@ -65,10 +69,13 @@ class WorkloadJob:
     ``tracked`` whether the job counts in the metrics (Blox measures only a window of job ids); ``gpu_type`` the
     GPU type it must run on ("" = any).
 
+    ```pycon
     >>> WorkloadJob("j", 0.0, 4, 1000, 0.25).duration_alone_s
     250.0
     >>> WorkloadJob("k", 0.0, 1, 10, 1.0, gpu_type="K80").gpu_type
     'K80'
+
+    ```
     """
 
     id: str
@@ -135,7 +142,7 @@ class WorkloadJob:
         return self.iterations * self.iteration_time_s
 
     def to_record(self) -> dict[str, Any]:
-        """The job as a dict of the :data:`COLUMNS` (``spec`` excluded)."""
+        """The job as a dict of the [`COLUMNS`][optsched.problems.workload.COLUMNS] (``spec`` excluded)."""
         return {c: getattr(self, c) for c in COLUMNS}
 
 
@@ -144,10 +151,13 @@ class Workload:
     """An immutable, validated sequence of jobs (ids unique), with a name, the seed that generated it (if
     any) and free-form ``meta`` (trace, load, window, model rule, ...).
 
+    ```pycon
     >>> Workload((WorkloadJob("a", 0, 1, 1, 1.0), WorkloadJob("a", 1, 1, 1, 1.0)))
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[1].id (job 'a'): duplicate job id (first at jobs[0])
+
+    ```
     """
 
     jobs: tuple[WorkloadJob, ...]
@@ -195,9 +205,12 @@ class Workload:
         """Mark only the jobs at positions ``start <= i < end`` (arrival order) as tracked, as Blox measures
         jobs 3000-4000 of the Philly trace.
 
+        ```pycon
         >>> wl = Workload(tuple(WorkloadJob(str(i), i, 1, 1, 1.0) for i in range(5))).track_window(1, 3)
         >>> [j.tracked for j in wl]
         [False, True, True, False, False]
+
+        ```
         """
         if not 0 <= start < end:
             raise InstanceError(f"must be START:END with 0 <= START < END, got {start}:{end}", field="window")
@@ -213,7 +226,7 @@ class Workload:
         return [j.to_record() for j in self.jobs]
 
     def to_frame(self):
-        """The jobs as a pandas DataFrame with the :data:`COLUMNS`."""
+        """The jobs as a pandas DataFrame with the [`COLUMNS`][optsched.problems.workload.COLUMNS]."""
         import pandas as pd
         return pd.DataFrame(self.to_records(), columns=list(COLUMNS))
 
@@ -310,6 +323,7 @@ def workload_from_csv_text(text: str, name: str = "") -> Workload:
 def read_workload(path: str | os.PathLike) -> Workload:
     """Read a workload file: CSV if the name ends in ``.csv``, JSON otherwise.
 
+    ```pycon
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp(); p = os.path.join(d, "w.csv")
     >>> _ = open(p, "w").write("id,arrival_s,gpus,iterations,iteration_time_s\\na,0,1,-5,1\\n")
@@ -317,6 +331,8 @@ def read_workload(path: str | os.PathLike) -> Workload:
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].iterations (job 'a'): must be a finite number > 0, got -5.0
+
+    ```
     """
     p = Path(path)
     if p.suffix.lower() == ".csv":
@@ -402,7 +418,8 @@ def write_workload(wl: Workload, path: str | os.PathLike) -> None:
 
 
 def as_workload(obj: Any) -> Workload:
-    """A :class:`Workload` from a workload, a path, or a sequence of :class:`WorkloadJob` / dicts."""
+    """A [`Workload`][optsched.problems.workload.Workload] from a workload, a path, or a sequence of
+    [`WorkloadJob`][optsched.problems.workload.WorkloadJob] / dicts."""
     if isinstance(obj, Workload):
         return obj
     if isinstance(obj, (str, os.PathLike)):

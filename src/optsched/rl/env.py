@@ -1,19 +1,21 @@
 """A gymnasium environment over the simulator for paper 004 (digest 004, section 2).
 
-One episode is one job set (a :class:`~optsched.problems.contention.ContentionInstance`) simulated by the
-package's engine in round mode with the repository's round semantics (:mod:`optsched.sim.contention`): the
-environment is only an outside driver of the one door's engine (:func:`optsched.sim.runner.simulator`, stepped).
+One episode is one job set (a [`ContentionInstance`][optsched.problems.contention.ContentionInstance]) simulated by the
+package's engine in round mode with the repository's round semantics ([`optsched.sim.contention`][]): the
+environment is only an outside driver of the one door's engine ([`optsched.sim.runner.simulator`][], stepped).
 
 * **Observation** (``observation=``): ``"paper"``: ``Box(0, 18, (nodes, 2 x gpus_per_node), float32)``
-  (:func:`~optsched.sim.contention.encoding.observe`): running jobs' type ids left, the K = 3 candidates'
+  ([`observe`][optsched.sim.contention.encoding.observe]): running jobs' type ids left, the K = 3 candidates'
   legal splits right; ``"rich"`` (issue 24): a flat vector of each action's predicted ratio, speed and throughput
   change, free GPUs, running GPUs per model, the candidates' models and the queue's counts per type
-  (:func:`~optsched.sim.contention.lookahead.rich_observation`).
+  ([`rich_observation`][optsched.sim.contention.lookahead.rich_observation]).
 * **Action**: ``Discrete(C(nodes, 2) + 2)``: a node pair, all nodes, or "schedule nothing"; the job is the first
-  candidate whose split fits (:func:`~optsched.sim.contention.encoding.resolve`). :meth:`ContentionEnv.action_masks`
+  candidate whose split fits ([`resolve`][optsched.sim.contention.encoding.resolve]).
+  [`ContentionEnv.action_masks`][optsched.rl.env.ContentionEnv.action_masks]
   is the mask MaskablePPO reads (valid actions and "nothing"). An invalid action counts as "nothing" (the
   repository's ``is_valid`` returning False). ``work_conserving=True`` masks "nothing" while a placement is
-  valid (the agent fills the cluster; it still chooses which job goes where). :meth:`ContentionEnv.expert_action`
+  valid (the agent fills the cluster; it still chooses which job goes where).
+  [`ContentionEnv.expert_action`][optsched.rl.env.ContentionEnv.expert_action]
   is the one-step lookahead's action (``contention-lookahead``), the teacher of imitation.
 * **Steps and rounds**: a placement action places one job and the same round goes on (the next observation
   shows it), as the repository's inference loop; "nothing" closes the round: the engine applies the round's
@@ -35,6 +37,7 @@ environment is only an outside driver of the one door's engine (:func:`optsched.
   placed greedily (widest split first fit), so that an episode always ends (the same guard as ``rl-base``'s).
 * ``max_rounds`` truncates an episode (``truncated=True``).
 
+```pycon
 >>> from optsched.generators.contention import random_contention_instance
 >>> env = ContentionEnv([random_contention_instance(jobs=5, seed=0, hours=0.25)], reward="jct")
 >>> obs, info = env.reset(seed=0)
@@ -46,6 +49,8 @@ environment is only an outside driver of the one door's engine (:func:`optsched.
 ...     total += r; done = term or trunc
 >>> info["summary"]["finished"], round(-total / 0.01 * 300 / 5) == round(info["summary"]["avg_jct_s"])
 (5, True)
+
+```
 """
 
 from __future__ import annotations
@@ -192,7 +197,7 @@ class ContentionEnv(gym.Env):
         return m
 
     def expert_action(self, small_first: bool = False) -> int:
-        """The action ``contention-lookahead`` would take now (the teacher of :mod:`optsched.rl.imitation`);
+        """The action ``contention-lookahead`` would take now (the teacher of [`optsched.rl.imitation`][]);
         "nothing" (the last) when no placement is valid."""
         if self._done:
             return self.n_act - 1
@@ -262,8 +267,11 @@ class ContentionEnv(gym.Env):
 def paper_reward(ratios: Sequence[float], util: float, w1: float) -> float:
     """Paper 004's eq. 2: ``-W1 x mean CS + (1 - W1) x utilisation`` with CS = 1 / ratio; 0 if nothing runs.
 
+    ```pycon
     >>> round(paper_reward([0.5, 1.0], 0.5, 0.4), 6)     # -0.4 x 1.5 + 0.6 x 0.5
     -0.3
+
+    ```
     """
     if not len(ratios):
         return 0.0
@@ -274,8 +282,11 @@ def repo_reward(ratios: Sequence[float], util_ewma: float, w1: float) -> float:
     """The repository's ``compute_rewards``: ``-W1 x mean(1 - ratio) + (1 - W1) x EWMA(util)``; 0 if nothing
     runs.
 
+    ```pycon
     >>> round(repo_reward([0.5, 1.0], 0.5, 0.4), 6)
     0.2
+
+    ```
     """
     if not len(ratios):
         return 0.0

@@ -2,7 +2,7 @@
 agents' change against LAS and SRTF (what ``optsched rl evaluate`` and ``make demo`` print).
 
 Each run goes through the one door (``optsched.simulate(instance, scheduler=...)``), whose round accounting
-(:class:`~optsched.sim.contention.runner.ContentionMetrics`) gives the repository's metrics.
+([`ContentionMetrics`][optsched.sim.contention.runner.ContentionMetrics]) gives the repository's metrics.
 """
 
 from __future__ import annotations
@@ -27,10 +27,13 @@ METRICS = (("avg_jct_s", "avg JCT (h)", 3600.0), ("p90_jct_s", "p90 JCT (h)", 36
 def text_table(header: list[str], rows: list[list[Any]]) -> str:
     """A fixed-width markdown table; floats with 3 decimals.
 
+    ```pycon
     >>> print(text_table(["a", "b"], [["x", 1.0]]))
     | a |     b |
     |---|-------|
     | x | 1.000 |
+
+    ```
     """
     cells = [list(map(str, header))] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
     w = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -39,7 +42,8 @@ def text_table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def evaluation_table(df: pd.DataFrame) -> str:
-    """Mean of each metric per policy (rows of :func:`compare`), and the agents' average-JCT change against
+    """Mean of each metric per policy (rows of [`compare`][optsched.rl.evaluation.compare]), and the agents' average-JCT
+    change against
     LAS and SRTF (policies labelled ``LAS``, ``SRTF``, ``rl-base``, ``rl-hybrid``)."""
     means = df.groupby("policy", sort=False).mean(numeric_only=True)
     rows = [[pol, *[float(r[k]) / div for k, _, div in METRICS]] for pol, r in means.iterrows()]
@@ -56,13 +60,16 @@ def evaluation_table(df: pd.DataFrame) -> str:
 
 def compare(instances: list[ContentionInstance], policies: dict[str, Any], *, seed: int | None = 0) -> pd.DataFrame:
     """Run every policy (label -> name, dict or object) on every instance; one row per (policy, instance) with
-    the summary of :func:`contention_summary`.
+    the summary of [`contention_summary`][optsched.sim.contention.runner.contention_summary].
 
+    ```pycon
     >>> from optsched.generators.contention import random_contention_instance
     >>> insts = [random_contention_instance(jobs=4, seed=s, hours=0.25) for s in (0, 1)]
     >>> df = compare(insts, {"LAS": "contention-las", "greedy": "contention-greedy"})
     >>> df.shape[0], sorted(df["policy"].unique())
     (4, ['LAS', 'greedy'])
+
+    ```
     """
     rows = []
     for label, pol in policies.items():

@@ -1,7 +1,9 @@
-"""The policy network of a trained MaskablePPO agent as numpy (:class:`~optsched.sim.contention.agent.NumpyPolicy`).
+"""The policy network of a trained MaskablePPO agent as numpy
+([`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy]).
 
 SB3's ``MlpPolicy`` on our observation is: flatten -> policy MLP (Linear + Tanh per hidden layer) -> the action
-net (Linear, one logit per action); the value branch is only for training. :func:`numpy_policy` copies those
+net (Linear, one logit per action); the value branch is only for training.
+[`numpy_policy`][optsched.rl.export.numpy_policy] copies those
 weights (torch's ``Linear`` stores ``(out, in)``; numpy multiplies ``x @ W`` with ``W = weight.T``) and refuses a
 network of another shape (shared layers, other activations, a feature extractor with weights).
 """
@@ -19,7 +21,8 @@ from ..sim.contention.agent import NumpyPolicy
 
 
 def numpy_policy(model: Any, meta: dict | None = None) -> NumpyPolicy:
-    """The policy branch of an SB3/sb3-contrib model (``model.policy``) as a :class:`NumpyPolicy`."""
+    """The policy branch of an SB3/sb3-contrib model (``model.policy``) as a
+    [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy]."""
     import torch
 
     pol = model.policy
@@ -48,7 +51,7 @@ def export_numpy(model: Any, path: str | os.PathLike, meta: dict | None = None) 
 
 
 def save_numpy(policy: NumpyPolicy, path: str | os.PathLike) -> None:
-    """Write a :class:`NumpyPolicy` to ``path`` (``.npz``, atomically)."""
+    """Write a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] to ``path`` (``.npz``, atomically)."""
     with atomic_open(path, "wb") as fh:
         np.savez(fh, **policy.arrays())  # type: ignore[arg-type]
 

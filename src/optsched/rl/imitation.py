@@ -1,7 +1,7 @@
 """Imitation warm start for the contention agent (issue 24): behaviour cloning with DAgger from the lookahead.
 
 The teacher is the one-step lookahead in the agent's own action space
-(:meth:`~optsched.rl.env.ContentionEnv.expert_action`, the policy ``contention-lookahead``). DAgger (Ross,
+([`expert_action`][optsched.rl.env.ContentionEnv.expert_action], the policy ``contention-lookahead``). DAgger (Ross,
 Gordon, Bagnell 2011): iteration 0 rolls the teacher out and records (observation, mask, teacher's action);
 every later iteration rolls out the *student* (the network trained so far; at each step the teacher's action
 with probability ``beta``, which decays geometrically) and records the teacher's action in the states the
@@ -10,7 +10,7 @@ of the teacher's action, plus the value branch regressed on the observed return-
 MaskablePPO fine-tuning starts from a critic that knows the scale of the returns rather than from zero).
 
 Works on the SB3 model's own policy (``model.policy``), so the result is fine-tuned by ``model.learn`` and
-exported by :func:`optsched.rl.export.export_numpy` like any trained agent.
+exported by [`optsched.rl.export.export_numpy`][] like any trained agent.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float
              rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
     """``episodes`` episodes of ``env``: observations, masks, the teacher's actions and returns-to-go.
 
-    ``student``: a :class:`~optsched.sim.contention.agent.NumpyPolicy` that acts with probability ``1 - beta``
+    ``student``: a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] that acts with probability ``1 - beta``
     (None: the teacher always acts)."""
     rng = rng if rng is not None else np.random.default_rng(0)
     obs_l, mask_l, act_l, ret_l = [], [], [], []

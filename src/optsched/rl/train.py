@@ -7,11 +7,16 @@ observation; CPU. What differs: MaskablePPO instead of PPO (invalid actions are 
 wasted; the repository's ``is_valid`` treats them as "nothing"), several placements per round in training as
 in inference (the repository trains one per round), and the paper's reward by default.
 
-Job sets: training uses seeds ``1000 x seed + i`` for ``i < n_sets`` (:func:`train_seeds`), evaluation the
-held-out seeds from :data:`EVAL_SEED_BASE` on (:func:`eval_seeds`): the two never meet.
+Job sets: training uses seeds ``1000 x seed + i`` for ``i < n_sets`` ([`train_seeds`][optsched.rl.train.train_seeds]),
+evaluation the
+held-out seeds from [`EVAL_SEED_BASE`][optsched.rl.train.EVAL_SEED_BASE] on
+([`eval_seeds`][optsched.rl.train.eval_seeds]): the two never meet.
 
+```pycon
 >>> train_seeds(2, 3), eval_seeds(2)
 ([2000, 2001, 2002], [1000000, 1000001])
+
+```
 """
 
 from __future__ import annotations
@@ -86,10 +91,11 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
           observation: str | None = None, work_conserving: bool | None = None, imitation: int | None = None,
           imitation_episodes: int | None = None, **hyper: Any) -> tuple[Any, dict[str, Any]]:
     """Train an agent on ``n_sets`` job sets of ``mix``: optionally DAgger from the lookahead for ``imitation``
-    iterations of ``imitation_episodes`` episodes (:mod:`optsched.rl.imitation`), then MaskablePPO for
+    iterations of ``imitation_episodes`` episodes ([`optsched.rl.imitation`][]), then MaskablePPO for
     ``timesteps`` steps (0: none); returns (model, info).
 
-    ``recipe`` (:data:`RECIPES`) gives the defaults of ``reward``, ``observation``, ``work_conserving``,
+    ``recipe`` ([`RECIPES`][optsched.rl.train.RECIPES]) gives the defaults of ``reward``, ``observation``,
+    ``work_conserving``,
     ``jobs``, ``n_sets``, ``imitation``, ``imitation_episodes``, ``timesteps`` and the hyper-parameters that
     differ from the repository's; ``"paper"`` is the repository's set-up, ``"imitation"`` (default) issue 24's.
     ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
@@ -158,7 +164,7 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
 
 
 def load_model(path: str | os.PathLike):
-    """A MaskablePPO model saved by :func:`train` (the SB3 zip)."""
+    """A MaskablePPO model saved by [`train`][optsched.rl.train.train] (the SB3 zip)."""
     from sb3_contrib import MaskablePPO
 
     return MaskablePPO.load(os.fspath(path), device="cpu")

@@ -2,9 +2,10 @@
 
 A run is ``simulate(workload, cluster, scheduler=..., placement=..., admission=..., perf=..., mode=...)``; the
 policy composition is data (names, or dicts with a ``"name"`` and options, or policy objects). Other modules
-find policies and performance models by name in one registry (:mod:`optsched.sim.registry`: a new policy is one
-file and one line there, or :func:`register_scheduler` at run time).
+find policies and performance models by name in one registry ([`optsched.sim.registry`][]: a new policy is one
+file and one line there, or [`register_scheduler`][optsched.sim.registry.register_scheduler] at run time).
 
+```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
 >>> wl = Workload((WorkloadJob("a", 0, 4, 3600, 1.0), WorkloadJob("b", 100, 4, 600, 1.0)))
 >>> r = simulate(wl, servers=1, gpus_per_server=4, scheduler="fifo", mode="round", round_s=300)
@@ -12,6 +13,8 @@ file and one line there, or :func:`register_scheduler` at run time).
 [['a', 0.0, 3600.0], ['b', 3600.0, 4200.0]]
 >>> r.summary["avg_jct_s"], r.config["scheduler"]["name"]
 (3850.0, 'fifo')
+
+```
 """
 
 from __future__ import annotations

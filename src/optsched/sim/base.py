@@ -11,13 +11,19 @@ LaunchMechanism        job, placement / preemption, time          the stall befo
 MetricCollector        view                                       -- (records what it wants)
 =====================  =========================================  ============================================
 
-The engine only talks to a :class:`SchedulerPlacer`; a scheduling policy plus a placement policy are glued
-into one by :class:`Composed`. A combined module (Pollux-style, or A-SRPT with its own pending queue and its
-own wake-up times) subclasses :class:`SchedulerPlacer` directly and may use the hooks ``on_admit``,
+The engine only talks to a [`SchedulerPlacer`][optsched.sim.base.SchedulerPlacer]; a scheduling policy plus a placement
+policy are glued
+into one by [`Composed`][optsched.sim.base.Composed]. A combined module (Pollux-style, or A-SRPT with its own pending
+queue and its
+own wake-up times) subclasses [`SchedulerPlacer`][optsched.sim.base.SchedulerPlacer] directly and may use the hooks
+``on_admit``,
 ``on_completion`` and ``next_wakeup``.
 
+```pycon
 >>> d = Decision(); d.launch, d.preempt, d.migrate
 ({}, [], {})
+
+```
 """
 
 from __future__ import annotations
@@ -52,8 +58,11 @@ class Decision:
     launched in one decision is a *restart* (suspend + resume, as Blox moves jobs): one preemption, one launch,
     the resume stall.
 
+    ```pycon
     >>> d = Decision(); d.launch, d.preempt, d.migrate
     ({}, [], {})
+
+    ```
     """
 
     launch: dict[Job, Placement] = field(default_factory=dict)
@@ -65,9 +74,11 @@ class DecisionBuilder:
     """A decision under construction at one decision point, the way every policy writes one: it knows the free
     GPUs per server (``free``, a copy of the cluster's, and ``free_total``) and checks each preemption, move and
     launch as it is added, in the engine's order (what a preemption or a move frees can be launched on), raising
-    :class:`~optsched.errors.ScheduleError` naming the job at the faulty call. :meth:`build` returns the
-    :class:`Decision`. ``elastic``: launches may hold another GPU count than the job requests.
+    [`ScheduleError`][optsched.errors.ScheduleError] naming the job at the faulty call.
+    [`build`][optsched.sim.base.DecisionBuilder.build] returns the
+    [`Decision`][optsched.sim.base.Decision]. ``elastic``: launches may hold another GPU count than the job requests.
 
+    ```pycon
     >>> from optsched.cluster import Cluster
     >>> from optsched.sim.state import ClusterState, JobState, SimView, Job, QUEUED
     >>> a, b = Job("a", 0, 2, 10, 1.0), Job("b", 0, 2, 10, 1.0)
@@ -80,6 +91,8 @@ class DecisionBuilder:
     Traceback (most recent call last):
     ...
     optsched.errors.ScheduleError: job 'b': 2 GPUs on server 0, which has 1 free
+
+    ```
     """
 
     __slots__ = ("view", "free", "free_total", "elastic", "decision", "_preempted")
@@ -123,7 +136,8 @@ class DecisionBuilder:
         self._give(job.placement)
 
     def preempted(self, job: Job) -> None:
-        """Record the preemption of a running job whose GPUs the caller has already added to :attr:`free` (a
+        """Record the preemption of a running job whose GPUs the caller has already added to
+        [`free`][optsched.sim.base.DecisionBuilder.free] (a
         placement walk's dry run)."""
         self._preempted.add(job.id)
         self.decision.preempt.append(job)
@@ -176,7 +190,7 @@ class DecisionBuilder:
 
 class AdmissionPolicy(Params):
     """Decides which new jobs enter the system; it may hold jobs and release them later (its own queue).
-    Parameters are declared once, in ``__init__`` (:class:`~optsched.params.Params`: ``describe``, ``clone`` and
+    Parameters are declared once, in ``__init__`` ([`Params`][optsched.params.Params]: ``describe``, ``clone`` and
     the ``reset`` the engine calls before every run derive from them)."""
 
     name = "admission"
@@ -199,19 +213,26 @@ class SchedulingPolicy(Params):
 
     Two optional promises let the engine go faster without changing any decision:
 
-    * :meth:`key_stable_until`: no job's key changes before this time unless an event happens (arrival,
+    * [`key_stable_until`][optsched.sim.base.SchedulingPolicy.key_stable_until]: no job's key changes before this time
+      unless an event happens (arrival,
       completion, launch, preemption). ``time_invariant = True`` (FIFO) means "never"; the default for the
       others is "now" (keys drift continuously, as LAS's attained service). Tiresias's keys change only when a
       running job crosses a queue threshold. Between such times the priority list is maintained incrementally.
     * ``waiting_keys_constant``: a waiting job's key is frozen (LAS: attained service, SRTF: remaining work,
       Tiresias: queue), so when keys drift only the running jobs (at most one per GPU) are re-sorted.
-    * :meth:`decision_stable_until`: a decision without an event before this time would decide nothing
-      (the engine skips those rounds). It defaults to :meth:`key_stable_until`; SRTF overrides it to "never":
+    * [`decision_stable_until`][optsched.sim.base.SchedulingPolicy.decision_stable_until]: a decision without an event
+      before this time would decide nothing
+      (the engine skips those rounds). It defaults to
+      [`key_stable_until`][optsched.sim.base.SchedulingPolicy.key_stable_until]; SRTF overrides it to "never":
       running jobs only get shorter, so a queued job can only lose preemption victims as time passes.
-    * ``frozen_keys``: the policy describes its :meth:`key` by three pieces, so that :class:`Composed` never
-      re-keys running jobs wholesale: :meth:`queued_key` (a waiting job's, constant while it waits),
-      :meth:`running_key` (a running job's key and the time up to which it stays valid, read from the job's
-      stored state: ``t_ref``, attained service, GPUs held) and :meth:`rank_at` (a waiting job's key put in the
+    * ``frozen_keys``: the policy describes its [`key`][optsched.sim.base.SchedulingPolicy.key] by three pieces, so that
+      [`Composed`][optsched.sim.base.Composed] never
+      re-keys running jobs wholesale: [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] (a waiting job's,
+      constant while it waits),
+      [`running_key`][optsched.sim.base.SchedulingPolicy.running_key] (a running job's key and the time up to which it
+      stays valid, read from the job's
+      stored state: ``t_ref``, attained service, GPUs held) and [`rank_at`][optsched.sim.base.SchedulingPolicy.rank_at]
+      (a waiting job's key put in the
       running keys' terms at ``now``; identity unless ``relative_keys``). ``key(job, now)`` must be
       ``running_key(job, now)[0]`` for a running job and ``rank_at(queued_key(job), now)`` for a waiting one.
       LAS (service "time": keys relative to ``now``, ``relative_keys``) and Tiresias (queues change at crossing
@@ -250,7 +271,8 @@ class SchedulingPolicy(Params):
         raise NotImplementedError
 
     def rank_at(self, key, now: float):
-        """``frozen_keys``: a waiting job's :meth:`queued_key` compared with running keys at ``now``."""
+        """``frozen_keys``: a waiting job's [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] compared with
+        running keys at ``now``."""
         return key
 
     def key_stable_until(self, view: SimView) -> float:
@@ -265,12 +287,14 @@ class SchedulingPolicy(Params):
 class PlacementPolicy(Params):
     """Walks the priority list and decides launches and preemptions (Blox's generic ``place()``, [R]).
 
-    For each job not running, in priority order: find GPUs among the free ones (:meth:`find`); if none and
+    For each job not running, in priority order: find GPUs among the free ones
+    ([`find`][optsched.sim.base.PlacementPolicy.find]); if none and
     ``preemptive``, suspend running jobs of *lower* priority from the lowest-priority end until the job fits
     (a dry run first: if even all of them would not make room, nobody is suspended); if it still does not
     fit, stop (``backfill=False``, Blox) or go on to the next job (``backfill=True``).
 
-    ``fit_by_size = True`` promises that whether :meth:`find` succeeds depends only on the job's GPU count and the
+    ``fit_by_size = True`` promises that whether [`find`][optsched.sim.base.PlacementPolicy.find] succeeds depends only
+    on the job's GPU count and the
     free GPUs, monotonically (if g GPUs do not fit, more do not either): the walk then stops asking for jobs at
     least as large as one that failed (a large speed-up with backfilling).
     """
@@ -286,9 +310,10 @@ class PlacementPolicy(Params):
         raise NotImplementedError
 
     def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
-        """During a dry run: False only if :meth:`find` of ``job`` on ``trial`` would fail, given that it would
+        """During a dry run: False only if [`find`][optsched.sim.base.PlacementPolicy.find] of ``job`` on ``trial``
+        would fail, given that it would
         have failed before GPUs were added to ``trial`` on ``servers`` (a victim's). The walk then skips that
-        call. Default: True (always ask :meth:`find`)."""
+        call. Default: True (always ask [`find`][optsched.sim.base.PlacementPolicy.find])."""
         return True
 
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
@@ -304,7 +329,8 @@ class PlacementPolicy(Params):
         The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
         ``to_rank`` (optional) maps a queued pair's first item to a rank comparable with the running ranks,
         monotonically (it is called only for the jobs that need victims). Subclasses that change the walk
-        override this (or :meth:`place`); most only write :meth:`find`."""
+        override this (or [`place`][optsched.sim.base.PlacementPolicy.place]); most only write
+        [`find`][optsched.sim.base.PlacementPolicy.find]."""
         # the walk keeps its free GPUs in locals (its hot path) and hands them to a decision builder at the end;
         # its launches and preemptions are right by construction, and the engine checks them again at apply
         b = DecisionBuilder(view)
@@ -379,7 +405,7 @@ _three = operator.itemgetter(0, 1, 2)
 
 class SchedulerPlacer(Params):
     """A combined scheduling + placement module: the only interface the engine calls. Parameters are declared
-    once, in ``__init__``, and all state is created there (:class:`~optsched.params.Params`: ``describe``,
+    once, in ``__init__``, and all state is created there ([`Params`][optsched.params.Params]: ``describe``,
     ``clone`` and the ``reset`` the engine calls before every run derive from them).
 
     Hooks: ``on_admit(jobs, view)`` when jobs are admitted, ``on_completion(job, view)`` when one finishes,
@@ -406,7 +432,8 @@ class SchedulerPlacer(Params):
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         """Called once the engine has applied ``decision`` (jobs launched are RUNNING, preempted are QUEUED);
-        ``own``: it is the decision this policy's :meth:`decide` returned (False: an outside driver's, which the
+        ``own``: it is the decision this policy's [`decide`][optsched.sim.base.SchedulerPlacer.decide] returned (False:
+        an outside driver's, which the
         policy's own records must follow)."""
 
     def can_skip(self, view: SimView, changed: bool) -> bool:
@@ -415,7 +442,8 @@ class SchedulerPlacer(Params):
 
     def idle_until(self, view: SimView) -> float:
         """A time before which, absent any arrival, completion or wake-up, a new decision would decide nothing
-        (the engine skips the rounds before it). Default: ``inf`` if :meth:`can_skip`, else ``view.now``."""
+        (the engine skips the rounds before it). Default: ``inf`` if
+        [`can_skip`][optsched.sim.base.SchedulerPlacer.can_skip], else ``view.now``."""
         return math.inf if self.can_skip(view, False) else view.now
 
 
@@ -728,16 +756,21 @@ class Composed(SchedulerPlacer):
 class LaunchMechanism(Params):
     """Launch and preemption (Blox's two mechanism abstractions), as the simulator models them.
 
-    :meth:`stall_s` is the stall (seconds without progress while holding the GPUs) of a job starting on a
+    [`stall_s`][optsched.sim.base.LaunchMechanism.stall_s] is the stall (seconds without progress while holding the
+    GPUs) of a job starting on a
     placement: ``restore_s`` when it resumes after a preemption (checkpoint-restore overhead, Blox section 7
     profiles it), ``start_s`` on its first launch. Preemption happens at an iteration boundary with no lost
     work (Blox's iteration-boundary checkpoint); ``checkpoint_s`` is charged at the next resume as well,
     because in the simulator the checkpoint is written while the GPUs are being handed over.
-    :meth:`migration_stall_s` is the stall of a running job moved to another placement (``migration_s``).
+    [`migration_stall_s`][optsched.sim.base.LaunchMechanism.migration_stall_s] is the stall of a running job moved to
+    another placement (``migration_s``).
 
+    ```pycon
     >>> m = LaunchMechanism(restore_s=30, migration_s=5)
     >>> m.describe()["migration_s"], m.migration_stall_s(None, None, None, 0.0)
     (5.0, 5.0)
+
+    ```
     """
 
     name = "checkpoint-restore"
@@ -769,7 +802,8 @@ class MetricCollector:
     name = "metrics"
 
     def reset(self) -> None:
-        """Called at :meth:`Simulator.reset` (before a run); override to clear what a previous run recorded."""
+        """Called at [`Simulator.reset`][optsched.sim.engine.Simulator.reset] (before a run); override to clear what a
+        previous run recorded."""
 
     def collect(self, view: SimView) -> None:
         pass
@@ -778,5 +812,5 @@ class MetricCollector:
         return None
 
     def finish(self, result: Any) -> None:
-        """Called on the run's :class:`~optsched.sim.metrics.SimResult` (after ``result()``): a family's metrics
+        """Called on the run's [`SimResult`][optsched.sim.metrics.SimResult] (after ``result()``): a family's metrics
         collector adds its per-job columns, summary keys and ``result.custom`` entries here."""

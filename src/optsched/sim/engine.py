@@ -18,12 +18,17 @@ Semantics (the full list, with the Blox lines they follow, is in ``docs/algorith
 * A launch after a preemption holds the GPUs for the checkpoint-restore stall of the launch mechanism before it
   progresses; preemption keeps all finished work (iteration-boundary checkpoint, fractional iterations kept).
 
-Stepping: :meth:`Simulator.reset` (the view at t = 0), :meth:`Simulator.advance` (process completions and
+Stepping: [`Simulator.reset`][optsched.sim.engine.Simulator.reset] (the view at t = 0),
+[`Simulator.advance`][optsched.sim.engine.Simulator.advance] (process completions and
 arrivals up to the next decision point, admission applied; the view at which a decision is due, or None),
-:meth:`Simulator.apply` (a :class:`~optsched.sim.base.Decision`: the policy's from :meth:`Simulator.decide`, or
-any other driver's), :attr:`Simulator.done`, :meth:`Simulator.result`. :meth:`Simulator.run` is exactly their
+[`Simulator.apply`][optsched.sim.engine.Simulator.apply] (a [`Decision`][optsched.sim.base.Decision]: the policy's from
+[`Simulator.decide`][optsched.sim.engine.Simulator.decide], or
+any other driver's), [`Simulator.done`][optsched.sim.engine.Simulator.done],
+[`Simulator.result`][optsched.sim.engine.Simulator.result]. [`Simulator.run`][optsched.sim.engine.Simulator.run] is
+exactly their
 loop with the policy's ``decide`` in between.
 
+```pycon
 >>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.cluster import Cluster
 >>> wl = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 10, 2, 50, 1.0)))
@@ -40,6 +45,8 @@ loop with the policy's ``decide`` in between.
 150.0 []
 >>> sim.done, sim.result().jobs["completion_s"].tolist()
 (True, [100.0, 150.0])
+
+```
 """
 
 from __future__ import annotations
@@ -81,7 +88,8 @@ class SimulationStalled(OptschedError):
 
 
 class Simulator:
-    """One simulated cluster under one policy composition, run whole (:meth:`run`) or stepped.
+    """One simulated cluster under one policy composition, run whole ([`run`][optsched.sim.engine.Simulator.run]) or
+    stepped.
 
     Stepping (an outside driver: a gym environment, a notebook, a migration step, a test)::
 
@@ -91,14 +99,18 @@ class Simulator:
             sim.apply(decision)
         result = sim.result()
 
-    :meth:`run` is exactly that loop with :meth:`decide`. A decision supplied by a driver goes through the same
+    [`run`][optsched.sim.engine.Simulator.run] is exactly that loop with
+    [`decide`][optsched.sim.engine.Simulator.decide]. A decision supplied by a driver goes through the same
     checks and the same policy hooks (``after_apply``) as the policy's own, so the policy stays consistent and
-    can take over again at the next decision point; only the policy's own decisions (from :meth:`decide`) are
+    can take over again at the next decision point; only the policy's own decisions (from
+    [`decide`][optsched.sim.engine.Simulator.decide]) are
     checked for a stall (jobs wait, nothing runs or will arrive, and the policy started nothing).
-    ``advance(until=t)`` stops at time ``t`` if no decision is due before it (returns None with :attr:`done`
-    still False). :meth:`reset` starts a new run from scratch (policies, admission and collectors included), so
+    ``advance(until=t)`` stops at time ``t`` if no decision is due before it (returns None with
+    [`done`][optsched.sim.engine.Simulator.done]
+    still False). [`reset`][optsched.sim.engine.Simulator.reset] starts a new run from scratch (policies, admission and
+    collectors included), so
     one simulator, like one policy object, can run again with the same result. ``copy.deepcopy(sim)`` (or
-    :meth:`clone`) mid-run gives an independent simulator.
+    [`clone`][optsched.sim.engine.Simulator.clone]) mid-run gives an independent simulator.
     """
 
     def __init__(self, workload: Workload, cluster: Cluster, *, policy: SchedulerPlacer | None = None,
@@ -145,7 +157,8 @@ class Simulator:
     # -- the stepping API ----------------------------------------------------------------------------------
     def reset(self) -> SimView:
         """Start a run from scratch: fresh cluster and job state, policies, admission and collectors reset.
-        Returns the view at t = 0 (nothing arrived yet: the first :meth:`advance` processes t = 0)."""
+        Returns the view at t = 0 (nothing arrived yet: the first [`advance`][optsched.sim.engine.Simulator.advance]
+        processes t = 0)."""
         self._close_bar()
         self._wall0 = time.perf_counter()
         self._wall_s: float | None = None
@@ -208,14 +221,17 @@ class Simulator:
 
     @property
     def decision_due(self) -> bool:
-        """True between an :meth:`advance` that returned a view and the :meth:`apply` of a decision."""
+        """True between an [`advance`][optsched.sim.engine.Simulator.advance] that returned a view and the
+        [`apply`][optsched.sim.engine.Simulator.apply] of a decision."""
         return self._due
 
     def advance(self, until: float | None = None) -> SimView | None:
         """Process completions and arrivals up to the next decision point; admission is applied there.
 
-        Returns the :class:`~optsched.sim.state.SimView` at which a decision is due (call :meth:`apply`), or
-        None: the run is over (:attr:`done`), or, with ``until``, no decision is due at or before ``until``
+        Returns the [`SimView`][optsched.sim.state.SimView] at which a decision is due (call
+        [`apply`][optsched.sim.engine.Simulator.apply]), or
+        None: the run is over ([`done`][optsched.sim.engine.Simulator.done]), or, with ``until``, no decision is due at
+        or before ``until``
         (the clock then stands at ``until``; call again to go on).
         """
         if not self._started:
@@ -320,7 +336,8 @@ class Simulator:
             self._ai, self._now, self._last_k, self._events = ai, now, last_k, events
 
     def decide(self) -> Decision:
-        """The policy's decision at the pending decision point (``policy.decide(view)``), for :meth:`apply`."""
+        """The policy's decision at the pending decision point (``policy.decide(view)``), for
+        [`apply`][optsched.sim.engine.Simulator.apply]."""
         if not self._due:
             raise RuntimeError("no decision is due: call advance() first")
         decision = self.policy.decide(self.view)
@@ -360,7 +377,8 @@ class Simulator:
             self._check_stall()
 
     def result(self) -> SimResult:
-        """The :class:`~optsched.sim.metrics.SimResult` of the run (so far, if it is not :attr:`done`)."""
+        """The [`SimResult`][optsched.sim.metrics.SimResult] of the run (so far, if it is not
+        [`done`][optsched.sim.engine.Simulator.done])."""
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
@@ -380,7 +398,8 @@ class Simulator:
         return res
 
     def run(self) -> SimResult:
-        """Simulate from scratch to the end with the policy's decisions; returns the :class:`SimResult`.
+        """Simulate from scratch to the end with the policy's decisions; returns the
+        [`SimResult`][optsched.sim.metrics.SimResult].
 
         Python's cyclic garbage collector is paused during the run (and restored after, also on an error): the
         engine allocates millions of short-lived objects that reference counting frees (a whole run leaves no
@@ -406,6 +425,7 @@ class Simulator:
         (job and cluster state, policies, admission, performance model, collectors, the random generator) is
         copied. A progress bar is not: the copy runs without one.
 
+        ```pycon
         >>> from optsched.problems.workload import Workload, WorkloadJob
         >>> wl = Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 5, 1, 10, 1.0)))
         >>> def finish(s):
@@ -417,6 +437,8 @@ class Simulator:
         >>> twin = sim.clone()
         >>> finish(twin), sim.now, sim.done, finish(sim)
         ([10.0, 20.0], 0.0, False, [10.0, 20.0])
+
+        ```
         """
         return copy.deepcopy(self)
 

@@ -7,24 +7,34 @@ visits the servers (that order matters to Heavy-Edge's mapping), or None when th
 ==========================  ================================================================================
 rule                        servers, in order
 ==========================  ================================================================================
-:func:`best_fit`            one server: the one with the fewest free GPUs >= g, ties by index (Blox's
+[`best_fit`][optsched.sim.fitting.best_fit]            one server: the one with the fewest free GPUs >= g, ties by index
+(Blox's
                             consolidated placement, paper 003's single-node allocation)
-:func:`whole_servers`       wholly free servers, largest first (ties by index), as few as possible
-:func:`consolidated`        :func:`best_fit` for a job that fits a server, else :func:`whole_servers` (Blox)
-:func:`first_free`          the first free GPUs in GPU-id order: servers by index (Blox's "scattered")
-:func:`fragments_first`     servers by free GPUs ascending, ties by index (paper 003's cross-node allocation,
+[`whole_servers`][optsched.sim.fitting.whole_servers]       wholly free servers, largest first (ties by index), as few
+as possible
+[`consolidated`][optsched.sim.fitting.consolidated]        [`best_fit`][optsched.sim.fitting.best_fit] for a job that
+fits a server, else [`whole_servers`][optsched.sim.fitting.whole_servers] (Blox)
+[`first_free`][optsched.sim.fitting.first_free]          the first free GPUs in GPU-id order: servers by index (Blox's
+"scattered")
+[`fragments_first`][optsched.sim.fitting.fragments_first]     servers by free GPUs ascending, ties by index (paper 003's
+cross-node allocation,
                             paper 001's SelectLeast)
-:func:`most_free_first`     servers by free GPUs descending, ties by index (paper 001's SelectMost)
-:func:`spread`              one GPU at a time round-robin over the servers, most free first (as many servers
+[`most_free_first`][optsched.sim.fitting.most_free_first]     servers by free GPUs descending, ties by index (paper
+001's SelectMost)
+[`spread`][optsched.sim.fitting.spread]              one GPU at a time round-robin over the servers, most free first (as
+many servers
                             as possible)
 ==========================  ================================================================================
 
+```pycon
 >>> import numpy as np
 >>> free = np.array([3, 1, 4, 2])
 >>> best_fit(free, 2), fragments_first(free, 5), most_free_first(free, 5), first_free(free, 5)
 (3, {1: 1, 3: 2, 0: 2}, {2: 4, 0: 1}, {0: 3, 1: 1, 2: 1})
 >>> whole_servers(np.array([4, 2, 4]), np.array([4, 4, 4]), 6), spread(np.array([2, 2]), 3)
 ({0: 4, 2: 2}, {0: 2, 1: 1})
+
+```
 """
 
 from __future__ import annotations
@@ -72,13 +82,18 @@ def whole_servers(free: Free, capacity: Free, g: int) -> dict[int, int] | None:
 
 
 def consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False) -> Placement | None:
-    """Blox's consolidated placement: :func:`best_fit` if ``g`` fits a server (``max_cap``: the largest
-    capacity), else :func:`whole_servers`; as a :class:`Placement`. ``uniform``: every server has ``max_cap``
+    """Blox's consolidated placement: [`best_fit`][optsched.sim.fitting.best_fit] if ``g`` fits a server (``max_cap``:
+    the largest
+    capacity), else [`whole_servers`][optsched.sim.fitting.whole_servers]; as a
+    [`Placement`][optsched.sim.state.Placement]. ``uniform``: every server has ``max_cap``
     GPUs (whole servers are then taken in index order, as the general rule does). The simulator's hot path:
     the best fit is one table lookup and one argmin over the servers.
 
+    ```pycon
     >>> consolidated(2, np.array([3, 1, 4, 2]), np.array([4, 4, 4, 4]), 4).as_dict()
     {3: 2}
+
+    ```
     """
     if g <= max_cap:
         # exact fit first, then the fewest free >= g; ties by server index: the first minimum of a score that

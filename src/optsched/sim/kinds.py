@@ -1,4 +1,4 @@
-"""The online workload kinds the one door (:func:`optsched.sim.simulate`) takes, and what each brings along.
+"""The online workload kinds the one door ([`optsched.sim.simulate`][]) takes, and what each brings along.
 
 Every online problem of the package is simulated by the same engine; its kind only sets the defaults a user of
 that kind expects and the metrics of its family:
@@ -6,27 +6,30 @@ that kind expects and the metrics of its family:
 =====================================  =========================================================================
 kind                                    defaults and metrics
 =====================================  =========================================================================
-:class:`~optsched.problems.workload`    Blox's setting: ``fifo`` + consolidated, 300 s rounds, the constant model
+[`workload`][optsched.problems.workload]    Blox's setting: ``fifo`` + consolidated, 300 s rounds, the constant model
 ``Workload`` (paper 002)                (cross-server penalty); JCT, responsiveness, utilisation
-:class:`~optsched.problems.deadline`    the workload's cluster and its ring model (paper 003), event mode,
+[`deadline`][optsched.problems.deadline]    the workload's cluster and its ring model (paper 003), event mode,
 ``DeadlineWorkload``                    ``drs``; jobs request the fewest GPUs meeting their deadline from a policy
                                         that does not choose counts (``request``); deadline metrics
-                                        (:mod:`optsched.sim.deadline.metrics`)
-:class:`~optsched.problems.contention`  the instance's cluster, DeepShare's measured table with sticky ratios
+                                        ([`optsched.sim.deadline.metrics`][])
+[`contention`][optsched.problems.contention]  the instance's cluster, DeepShare's measured table with sticky ratios
 ``ContentionInstance`` (paper 004)      and its floor, rounds of the instance's length, ``contention-greedy``,
                                         the instance's threshold for the policies that take one; the
                                         repository's round accounting beside the exact JCT
-                                        (:mod:`optsched.sim.contention.runner`)
+                                        ([`optsched.sim.contention.runner`][])
 =====================================  =========================================================================
 
-A path is read with :func:`optsched.load` (any of the three file formats) or, for a CSV, by its header (Pollux's
-and Philly's files, :func:`optsched.generators.workload.resolve_workload`); ``philly``, ``pollux:N``, ``synthetic``,
+A path is read with [`optsched.load`][] (any of the three file formats) or, for a CSV, by its header (Pollux's
+and Philly's files, [`optsched.generators.workload.resolve_workload`][]); ``philly``, ``pollux:N``, ``synthetic``,
 ``bursty`` and ``replay:PATH`` name generated workloads.
 
+```pycon
 >>> from optsched.generators.deadline import tiny_deadline_workload
 >>> s = online_setup(tiny_deadline_workload(3, seed=2))
 >>> s.kind, s.defaults["scheduler"], s.defaults["mode"], len(s.workload)
 ('deadline', 'drs', 'event', 3)
+
+```
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ KINDS = ("workload", "deadline", "contention")
 @dataclass
 class OnlineSetup:
     """What a workload kind brings to a simulation: the simulator's workload, its cluster (None: the caller's or
-    Blox's default), the defaults of :func:`optsched.sim.simulate`, collectors that add the family's metrics to
+    Blox's default), the defaults of [`optsched.sim.simulate`][], collectors that add the family's metrics to
     the result, and options some schedulers of the family take (``scheduler_options``, given only to a class
     whose constructor has that parameter and only when the user did not set it)."""
 
@@ -108,9 +111,12 @@ def _load(path: str | os.PathLike) -> Any:
 
 
 def online_setup(obj: Any, *, request: str | None = None) -> OnlineSetup:
-    """The :class:`OnlineSetup` of a workload of any kind: a :class:`Workload`, a
-    :class:`~optsched.problems.deadline.DeadlineWorkload`, a :class:`~optsched.problems.contention.ContentionInstance`,
-    a list of :class:`WorkloadJob`, a path to a file of any of them, or the name of a generated workload
+    """The [`OnlineSetup`][optsched.sim.kinds.OnlineSetup] of a workload of any kind: a
+    [`Workload`][optsched.problems.workload.Workload], a
+    [`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload], a
+    [`ContentionInstance`][optsched.problems.contention.ContentionInstance],
+    a list of [`WorkloadJob`][optsched.problems.workload.WorkloadJob], a path to a file of any of them, or the name of a
+    generated workload
     (``philly``, ``pollux:N``, ``synthetic``, ...). ``request`` (deadline workloads): ``min-feasible`` or ``one``."""
     if isinstance(obj, (str, os.PathLike)):
         spec = os.fspath(obj)

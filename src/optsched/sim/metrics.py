@@ -8,12 +8,15 @@
   batch; the mean utilisation is time-weighted over [first arrival, end];
 * preemption and migration counts; events and events per second of the engine.
 
+```pycon
 >>> from optsched.problems.workload import Workload, WorkloadJob
 >>> from optsched.sim import simulate
 >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0), WorkloadJob("b", 0, 1, 30, 1.0))),
 ...              servers=1, gpus_per_server=1, mode="event")
 >>> r.summary["avg_jct_s"], r.summary["makespan_s"]
 (25.0, 40.0)
+
+```
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ class SimResult:
     its columns: deadline met, round-accounted JCT, ...); ``timeseries``: t_s, busy_gpus, queued, running;
     ``summary``: the headline numbers (with the family's); ``custom``: what collectors recorded (the deadline
     metrics under ``"deadline"``, the round accounting under ``"contention"``, ...); ``job_objects``: the
-    engine's :class:`~optsched.sim.state.Job` objects (segments, placements); ``policy`` and ``admission``: the
+    engine's [`Job`][optsched.sim.state.Job] objects (segments, placements); ``policy`` and ``admission``: the
     policy objects after the run (their own records, e.g. DRS's plan choices), not saved to JSON."""
 
     jobs: pd.DataFrame
@@ -89,13 +92,17 @@ class SimResult:
         return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
 
     def add_records(self, records: Mapping[str, Mapping[str, Any]]) -> None:
-        """Add what a policy noted per job (job id -> {field: value}) as columns of :attr:`jobs` (missing: NaN).
+        """Add what a policy noted per job (job id -> {field: value}) as columns of
+        [`jobs`][optsched.sim.metrics.SimResult.jobs] (missing: NaN).
 
+        ```pycon
         >>> from optsched.problems.workload import Workload, WorkloadJob
         >>> from optsched.sim import simulate
         >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0),)), servers=1, gpus_per_server=1)
         >>> r.add_records({"a": {"note": 7}}); r.jobs["note"].tolist()
         [7]
+
+        ```
         """
         fields = list(dict.fromkeys(k for rec in records.values() for k in rec))
         ids = self.jobs["id"].tolist()

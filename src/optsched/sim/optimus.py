@@ -13,7 +13,7 @@ Rules (``docs/algorithms/optimus.md`` has the readings and what Blox's code does
   per unit of resource) gets it, until the GPUs run out or no job gains. A job holds at most ``max_gpus`` GPUs
   (default: the larger of its request and a server, so that it can stay on one server).
 * **Estimates** come from the run's performance model at hypothetical consolidated placements: Optimus is meant
-  for a model whose speed depends on the GPUs held (``perf="hetero"``: :class:`~optsched.perf.hetero.HeteroPerf`,
+  for a model whose speed depends on the GPUs held (``perf="hetero"``: [`HeteroPerf`][optsched.perf.hetero.HeteroPerf],
   ``scales_with_gpus``). Under a model without that (the constant model: a job is as fast on one GPU as on the
   four it asked for) it cannot estimate any gain, and a job shrunk to one GPU would run at full speed for free:
   there every job gets exactly its request, in the same order while GPUs remain (the first job that does not fit
@@ -22,11 +22,14 @@ Rules (``docs/algorithms/optimus.md`` has the readings and what Blox's code does
   a change of count is a suspend + resume) are placed largest first on one server (best fit), else on whole
   servers, else on the first free GPUs.
 
+```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
 >>> wl = Workload((WorkloadJob("a", 0, 1, 7200, 1.0, model="ResNet-50/ImageNet"),))
 >>> r = simulate(wl, servers=1, gpus_per_server=4, scheduler="optimus", perf="hetero")
 >>> r.jobs["completion_s"].tolist()          # four GPUs, speed-up 4 / (1 + 3 x 0.05) = 3.478
 [2070.0]
+
+```
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ def marginal_gain_allocation(jobs: list, gpus: int, remaining_s, cap, start=None
     fit, then GPU after GPU to the job whose ``remaining_s(job, g) - remaining_s(job, g + 1)`` is largest (ties:
     earlier in the order), while it is positive and the job is below ``cap(job)``.
 
+    ```pycon
     >>> rem = {"a": [None, 8.0, 4.0, 3.0], "b": [None, 6.0, 5.0, 4.5]}
     >>> marginal_gain_allocation(["a", "b"], 3, lambda j, g: rem[j][g], lambda j: 3)
     {'a': 2, 'b': 1}
+
+    ```
     """
     alloc: dict = {}
     left = int(gpus)

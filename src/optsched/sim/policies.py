@@ -1,10 +1,13 @@
 """The Blox policies: scheduling (FIFO, LAS, SRTF, Tiresias), admission (accept-all, accept-k) and placement
-(consolidated, first-free, scattered); they are found by name through :mod:`optsched.sim.registry`.
+(consolidated, first-free, scattered); they are found by name through [`optsched.sim.registry`][].
 
 Every rule and the line it follows is in ``docs/algorithms/blox-engine.md``.
 
+```pycon
 >>> Tiresias(thresholds_gpu_s=[100, 1000]).thresholds_gpu_s, AcceptK(1.2).k
 ((100.0, 1000.0), 1.2)
+
+```
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ def _two_sum(a: float, b: float) -> tuple[float, float]:
     """``a + b`` exactly, as ``(hi, lo)`` with ``hi = fl(a + b)`` and ``lo`` its rounding error (Knuth's
     TwoSum, round-to-nearest): pairs compare as tuples in the order of the exact sums.
 
+    ```pycon
     >>> _two_sum(1e16, 1.0), _two_sum(0.1, 0.2) < _two_sum(0.3, 0.0)
     ((1e+16, 1.0), False)
+
+    ```
     """
     s = a + b
     bp = s - a
@@ -52,9 +58,11 @@ class Las(SchedulingPolicy):
     With ``service="time"`` every running job's service grows at the same rate, so jobs are compared by their
     *exact* service (the real number ``attained_s + (now - t_ref)`` of the stored floats, no rounding): the key
     is that service minus ``now``, as an exact pair of floats (``attained_s - t_ref`` for a running job, constant
-    while it runs; ``attained_s - now`` for a waiting one). This lets :class:`Composed` keep running jobs
+    while it runs; ``attained_s - now`` for a waiting one). This lets [`Composed`][optsched.sim.base.Composed] keep
+    running jobs
     sorted without re-keying them (``frozen_keys``).
 
+    ```pycon
     >>> from optsched.sim.state import Job
     >>> a, b = Job("a", 0, 1, 10, 1.0), Job("b", 0, 1, 10, 1.0)
     >>> a.status, a.t_ref, a.attained_s = RUNNING, 100.0, 50.0      # (the engine's) 50 s before t = 100, running
@@ -62,6 +70,8 @@ class Las(SchedulingPolicy):
     >>> las = Las()
     >>> las.key(a, 160.0) < las.key(b, 160.0), las.key(a, 180.0) < las.key(b, 180.0)
     (True, False)
+
+    ```
     """
 
     name = "las"
@@ -93,7 +103,7 @@ class Las(SchedulingPolicy):
         return _two_sum(key, -now)
 
     def keys(self, jobs, now: float) -> list:
-        """:meth:`key` for many jobs (service "gpu": every job's GPU-seconds by ``now``)."""
+        """[`key`][optsched.sim.policies.Las.key] for many jobs (service "gpu": every job's GPU-seconds by ``now``)."""
         if type(self).key is not Las.key or self.service == "time":
             return super().keys(jobs, now)
         return [j.attained_gpu_at(now) for j in jobs]
@@ -134,12 +144,15 @@ class Tiresias(SchedulingPolicy):
     rate`` (s its service at ``t_ref``, rate its GPUs held, or 1 for ``service="time"``), that float being the
     definition, so a running job's key is constant up to that time (``frozen_keys``).
 
+    ```pycon
     >>> from optsched.sim.state import Job
     >>> j = Job("a", 0, 2, 10, 1.0)
     >>> j.status, j.held_gpus, j.t_ref, j.attained_gpu_s = RUNNING, 2, 100.0, 50.0
     >>> t = Tiresias(thresholds_gpu_s=[100, 1000])
     >>> t.running_key(j, 110.0), t.queue_of(j, 125.0), t.queue_of(j, 575.0)
     (((0, 0.0), 125.0), 1, 2)
+
+    ```
     """
 
     name = "tiresias"

@@ -6,14 +6,17 @@ here. The command line (``optsched simulate --scheduler NAME``, ``optsched list`
 the docs all read these tables; ``tests/sim/test_sim_registry.py`` imports every entry and checks its kind and
 name.
 
-Names resolve in this order: the table, then a registration made at run time (:func:`register_scheduler` and
+Names resolve in this order: the table, then a registration made at run time
+([`register_scheduler`][optsched.sim.registry.register_scheduler] and
 its siblings, for a policy defined outside the package), then ``"module:Class"`` itself (any importable class,
 e.g. ``simulate(..., scheduler="mypkg.policies:Smallest")``: it works in worker processes too, which see no
 registration made at run time).
 
 Every scheduler belongs to one *family*: the workload kind and metrics it was written for (``blox``, ``a-srpt``,
-``deadline``, ``contention``), its class attribute ``family``; :func:`scheduler_names` lists a family.
+``deadline``, ``contention``), its class attribute ``family``;
+[`scheduler_names`][optsched.sim.registry.scheduler_names] lists a family.
 
+```pycon
 >>> build_scheduling("tiresias", thresholds_gpu_s=[100, 1000]).thresholds_gpu_s
 (100.0, 1000.0)
 >>> build_admission({"name": "accept-k", "k": 1.2}).k
@@ -22,6 +25,8 @@ Every scheduler belongs to one *family*: the workload kind and metrics it was wr
 (['contention-greedy', 'contention-las'], ['consolidated', 'first-free', 'scattered'])
 >>> build_policy("las", "first-free").name
 'las+first-free'
+
+```
 """
 
 from __future__ import annotations
@@ -119,9 +124,11 @@ def _register(kind: str, name: str, target: Any = None):
 def register_scheduler(name: str, target: Any = None):
     """Make a scheduling policy or a combined policy available by ``name``: ``register_scheduler(name,
     "module:Class")``, or as a class decorator. For the package's own policies add a line to
-    :data:`SCHEDULERS` instead; a run-time registration is seen by this process only (worker processes of a
+    [`SCHEDULERS`][optsched.sim.registry.SCHEDULERS] instead; a run-time registration is seen by this process only
+    (worker processes of a
     sweep can name the class as ``"module:Class"``). A later registration of a name replaces an earlier one.
 
+    ```pycon
     >>> from optsched.sim.policies import Fifo
     >>> @register_scheduler("test-lifo")
     ... class Lifo(Fifo):
@@ -131,22 +138,25 @@ def register_scheduler(name: str, target: Any = None):
     >>> type(build_scheduling("test-lifo")).__name__
     'Lifo'
     >>> unregister("scheduler", "test-lifo")
+
+    ```
     """
     return _register("scheduler", name, target)
 
 
 def register_placement(name: str, target: Any = None):
-    """A placement policy by name (as :func:`register_scheduler`)."""
+    """A placement policy by name (as [`register_scheduler`][optsched.sim.registry.register_scheduler])."""
     return _register("placement", name, target)
 
 
 def register_admission(name: str, target: Any = None):
-    """An admission policy by name (as :func:`register_scheduler`)."""
+    """An admission policy by name (as [`register_scheduler`][optsched.sim.registry.register_scheduler])."""
     return _register("admission", name, target)
 
 
 def register_perf(name: str, target: Any = None):
-    """A performance model (class or factory function) by name (as :func:`register_scheduler`)."""
+    """A performance model (class or factory function) by name (as
+    [`register_scheduler`][optsched.sim.registry.register_scheduler])."""
     return _register("perf", name, target)
 
 
@@ -258,8 +268,11 @@ def build_admission(spec: Any, **kw) -> AdmissionPolicy:
 def lookup_perf(name: Any) -> Callable[..., PerfModel]:
     """The class (or factory) registered as performance model ``name``; a clear error if there is none.
 
+    ```pycon
     >>> lookup_perf("mixed").__name__
     'MixedPerf'
+
+    ```
     """
     return lookup("perf", name)
 

@@ -1,15 +1,20 @@
 """The one door to simulate: ``simulate(workload, ...)`` for every online workload kind, and ``simulator(...)``, the
 same door's steppable engine.
 
-:func:`simulate` takes a workload of any kind (a :class:`~optsched.problems.workload.Workload`, a
-:class:`~optsched.problems.deadline.DeadlineWorkload`, a :class:`~optsched.problems.contention.ContentionInstance`,
+[`simulate`][optsched.sim.runner.simulate] takes a workload of any kind (a
+[`Workload`][optsched.problems.workload.Workload], a
+[`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload], a
+[`ContentionInstance`][optsched.problems.contention.ContentionInstance],
 a file of any of them, or ``philly`` / ``pollux:N`` / ``synthetic``), fills in its kind's defaults
-(:mod:`optsched.sim.kinds`: cluster, performance model, mode, scheduler, the family's metrics), builds the
-policies from the registry (:mod:`optsched.sim.registry`), records the configuration in the result, and runs
-the :class:`~optsched.sim.engine.Simulator`. :func:`simulator` returns that simulator unstarted, for a driver
-that steps it (a gymnasium environment, what-if switching, a notebook); its ``run()`` is what :func:`simulate`
+([`optsched.sim.kinds`][]: cluster, performance model, mode, scheduler, the family's metrics), builds the
+policies from the registry ([`optsched.sim.registry`][]), records the configuration in the result, and runs
+the [`Simulator`][optsched.sim.engine.Simulator]. [`simulator`][optsched.sim.runner.simulator] returns that simulator
+unstarted, for a driver
+that steps it (a gymnasium environment, what-if switching, a notebook); its ``run()`` is what
+[`simulate`][optsched.sim.runner.simulate]
 returns.
 
+```pycon
 >>> from optsched.problems.workload import Workload, WorkloadJob
 >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0),)), servers=1, gpus_per_server=1, mode="event")
 >>> r.summary["avg_jct_s"], r.config["cluster"]
@@ -18,6 +23,8 @@ returns.
 >>> d = simulate(tiny_deadline_workload(3, seed=2))              # DRS, the ring model, event mode
 >>> d.config["scheduler"].get("name"), d.summary["r_trace"] == d.custom["deadline"].get("r_trace")
 ('drs', True)
+
+```
 """
 
 from __future__ import annotations
@@ -86,7 +93,8 @@ def simulator(workload: Any, cluster: Any = None, scheduler: Any = None, placeme
               migration_s: float = 0.0, request: str | None = None, collectors: Sequence[MetricCollector] = (),
               stop_when_tracked_done: bool = False, max_time_s: float | None = None, label: str | None = None,
               **scheduler_options: Any) -> Simulator:
-    """The :class:`~optsched.sim.engine.Simulator` :func:`simulate` would run, not started (the same arguments;
+    """The [`Simulator`][optsched.sim.engine.Simulator] [`simulate`][optsched.sim.runner.simulate] would run, not
+    started (the same arguments;
     ``sim.run()`` or ``sim.reset()`` / ``advance()`` / ``apply()``)."""
     setup = online_setup(workload, request=request)
     d = setup.defaults
@@ -143,18 +151,23 @@ def simulate(workload: Any, cluster: Any = None, scheduler: Any = None, placemen
              migration_s: float = 0.0, request: str | None = None, collectors: Sequence[MetricCollector] = (),
              stop_when_tracked_done: bool = False, max_time_s: float | None = None, label: str | None = None,
              **scheduler_options: Any) -> SimResult:
-    """Simulate ``workload`` (any online kind) under a policy composition; returns one :class:`SimResult`.
+    """Simulate ``workload`` (any online kind) under a policy composition; returns one
+    [`SimResult`][optsched.sim.metrics.SimResult].
 
-    * ``workload``: a :class:`Workload`, a :class:`~optsched.problems.deadline.DeadlineWorkload`, a
-      :class:`~optsched.problems.contention.ContentionInstance`, a list of :class:`WorkloadJob`, a path to a file
+    * ``workload``: a [`Workload`][optsched.problems.workload.Workload], a
+      [`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload], a
+      [`ContentionInstance`][optsched.problems.contention.ContentionInstance], a list of
+      [`WorkloadJob`][optsched.problems.workload.WorkloadJob], a path to a file
       of any of them (or Pollux's / Philly's CSV), or ``philly`` / ``pollux:N`` / ``synthetic``. Its kind sets
-      the defaults below that are None and adds its family's metrics (:mod:`optsched.sim.kinds`).
-    * ``cluster``: a :class:`~optsched.cluster.Cluster` or ``(servers, gpus_per_server)``; or pass
+      the defaults below that are None and adds its family's metrics ([`optsched.sim.kinds`][]).
+    * ``cluster``: a [`Cluster`][optsched.cluster.Cluster] or ``(servers, gpus_per_server)``; or pass
       ``servers=`` / ``gpus_per_server=`` (default: Blox's 32 servers x 4 GPUs). Deadline workloads and
       contention instances bring their own.
     * ``scheduler``: a registered name (``optsched list schedulers``), ``"module:Class"``, a dict
-      ``{"name": ..., **options}``, a :class:`SchedulingPolicy` (composed with ``placement``) or a combined
-      :class:`SchedulerPlacer`; extra keyword arguments are the scheduler's options. Default: the kind's
+      ``{"name": ..., **options}``, a [`SchedulingPolicy`][optsched.sim.base.SchedulingPolicy] (composed with
+      ``placement``) or a combined
+      [`SchedulerPlacer`][optsched.sim.base.SchedulerPlacer]; extra keyword arguments are the scheduler's options.
+      Default: the kind's
       (``fifo``, ``drs``, ``contention-greedy``).
     * ``placement``: ``consolidated, first-free, scattered`` (or a dict / object); ``admission``:
       ``accept-all`` (default, or the policy's own: ElasticFlow's), ``accept-k`` (``"accept-1.2"``), ...

@@ -1,15 +1,20 @@
 """Job state and cluster state of the simulator (Blox digest, section 1).
 
-* :class:`Job`: one job of a workload plus everything the engine tracks about it (Blox's JobState entry:
+* [`Job`][optsched.sim.state.Job]: one job of a workload plus everything the engine tracks about it (Blox's JobState
+  entry:
   arrival, demand, iterations, profiled iteration time, attained service, placement, first start, completion,
   preemptions, and free-form ``metrics``). Progress is stored lazily: ``executed`` iterations at time ``t_ref``
   and a constant ``rate`` (iterations/s) since then, so nothing has to be touched per round.
-* :class:`JobState`: Blox's dict of active jobs (admitted, not finished) and finished jobs.
-* :class:`ClusterState`: free GPUs per server as a numpy array (the hot path), the jobs on every server (for
-  co-location-aware models and policies), and Blox's per-GPU data frame on demand (:meth:`gpu_frame`).
-* :class:`Placement`: GPUs per server (server *indices*), optionally GPUs per stage on each server for
+* [`JobState`][optsched.sim.state.JobState]: Blox's dict of active jobs (admitted, not finished) and finished jobs.
+* [`ClusterState`][optsched.sim.state.ClusterState]: free GPUs per server as a numpy array (the hot path), the jobs on
+  every server (for
+  co-location-aware models and policies), and Blox's per-GPU data frame on demand
+  ([`gpu_frame`][optsched.sim.state.ClusterState.gpu_frame]).
+* [`Placement`][optsched.sim.state.Placement]: GPUs per server (server *indices*), optionally GPUs per stage on each
+  server for
   multi-stage (pipeline) jobs.
 
+```pycon
 >>> from optsched.cluster import Cluster
 >>> cs = ClusterState(Cluster.homogeneous(2, 4))
 >>> p = Placement.of({0: 3})
@@ -17,6 +22,8 @@
 ([1, 4], 3)
 >>> cs.release("a", p); cs.free.tolist()
 [4, 4]
+
+```
 """
 
 from __future__ import annotations
@@ -42,8 +49,11 @@ DONE = "done"
 class Placement:
     """GPUs per server index; ``stages`` (optional) gives, per server, the GPUs of each pipeline stage.
 
+    ```pycon
     >>> Placement.of({2: 1, 0: 3}).servers, Placement.of({2: 1, 0: 3}).gpus, Placement.of({0: 3}).n_servers
     ((0, 2), 4, 1)
+
+    ```
     """
 
     servers: tuple[int, ...]
@@ -66,8 +76,11 @@ class Placement:
         """``gpus`` GPUs on one server (the same as ``Placement.of({server: gpus})``, built without the checks of
         the generated ``__init__``: placement walks build one per launch).
 
+        ```pycon
         >>> Placement.one(3, 2) == Placement.of({3: 2}), Placement.one(3, 2).gpus
         (True, 2)
+
+        ```
         """
         p = object.__new__(cls)
         p.__dict__.update(servers=(server,), counts=(gpus,), stages=None, gpus=gpus)
@@ -90,7 +103,9 @@ class Placement:
 
 class Job:
     """One job: workload fields and simulation state, both read-only to policies: the engine alone writes a job,
-    through its lifecycle methods (:meth:`launch`, :meth:`preempt`, :meth:`migrate`, :meth:`complete`); a policy
+    through its lifecycle methods ([`launch`][optsched.sim.state.Job.launch],
+    [`preempt`][optsched.sim.state.Job.preempt], [`migrate`][optsched.sim.state.Job.migrate],
+    [`complete`][optsched.sim.state.Job.complete]); a policy
     keeps whatever it needs to remember about a job in itself.
 
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
@@ -100,8 +115,11 @@ class Job:
 
     What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
     ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
-    running or arrived), ``segments``, and the accessors :meth:`executed_at`, :meth:`remaining_iterations`,
-    :meth:`attained_at`, :meth:`attained_gpu_at`, :attr:`running_since_s` and :attr:`service_anchor` (for
+    running or arrived), ``segments``, and the accessors [`executed_at`][optsched.sim.state.Job.executed_at],
+    [`remaining_iterations`][optsched.sim.state.Job.remaining_iterations],
+    [`attained_at`][optsched.sim.state.Job.attained_at], [`attained_gpu_at`][optsched.sim.state.Job.attained_gpu_at],
+    [`running_since_s`][optsched.sim.state.Job.running_since_s] and
+    [`service_anchor`][optsched.sim.state.Job.service_anchor] (for
     policies that key on attained service exactly). ``executed``, ``t_ref``, ``rate``, ``stall_until``,
     ``seg_start`` and ``version`` are the engine's lazy bookkeeping.
 
@@ -109,12 +127,15 @@ class Job:
     0 otherwise). They differ only under an elastic launch; GPU-seconds of service (``attained_gpu_s``,
     Tiresias, LAS with ``service="gpu"``) and utilisation count the GPUs held.
 
+    ```pycon
     >>> j = Job("a", 0, 4, 100, 1.0)
     >>> j.status = QUEUED
     >>> j.launch(0.0, Placement.of({0: 2}), stall_s=0.0)   # the engine's elastic launch on 2 GPUs
     >>> j.rate = 0.5                                        # its rate, from the performance model
     >>> j.attained_gpu_at(100.0), j.executed_at(100.0), j.running_since_s
     (200.0, 50.0, 0.0)
+
+    ```
     """
 
     __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
@@ -251,7 +272,7 @@ class Job:
 
     def migrate(self, now: float, placement: Placement, stall_s: float) -> None:
         """The second half of a move: runs on ``placement`` from ``now``, no progress for ``stall_s`` seconds,
-        progress kept (after :meth:`leave`)."""
+        progress kept (after [`leave`][optsched.sim.state.Job.leave])."""
         self.placement, self.held_gpus = placement, placement.gpus
         self.stall_until = now + stall_s
         self.migrations += 1
@@ -323,14 +344,18 @@ class ClusterState:
 
     Servers are addressed by index (``cluster.servers[i]``); ``server_ids`` maps back to names. GPU types:
     ``types`` (names, in order of first appearance), ``type_of`` (numpy: type index of every server), ``typed``
-    (more than one type), ``type_capacity`` (GPUs per type); :meth:`allowed` is the server mask a job may use.
+    (more than one type), ``type_capacity`` (GPUs per type); [`allowed`][optsched.sim.state.ClusterState.allowed] is the
+    server mask a job may use.
 
+    ```pycon
     >>> from optsched.cluster import parse_cluster
     >>> cs = ClusterState(parse_cluster("V100:1x4,K80:2x2"))
     >>> cs.types, cs.type_of.tolist(), cs.type_capacity.tolist(), cs.typed
     (('V100', 'K80'), [0, 1, 1], [4, 4], True)
     >>> cs.allowed(Job("a", 0, 2, 1, 1.0, gpu_type="K80")).tolist(), cs.type_name(Placement.of({2: 1}))
     ([False, True, True], 'K80')
+
+    ```
     """
 
     def __init__(self, cluster: Cluster):
@@ -352,7 +377,8 @@ class ClusterState:
         self._masks = [self.type_of == k for k in range(len(self.types))]
 
     def type_index(self, name: str) -> int:
-        """Index of GPU type ``name`` in :attr:`types` (-1 if the cluster has none)."""
+        """Index of GPU type ``name`` in [`types`][optsched.sim.state.ClusterState.types] (-1 if the cluster has
+        none)."""
         try:
             return self.types.index(name)
         except ValueError:

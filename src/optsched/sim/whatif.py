@@ -1,15 +1,17 @@
 """What-if policy switching: Blox's automatic scheduler synthesizer (paper section 6.3, digest 002 section 5).
 
 At chosen instants (every ``period_s``, Blox: every 10 rounds of 5 minutes) the live simulator is copied
-(:meth:`~optsched.sim.engine.Simulator.clone`: the engine's supported copy, which leaves the original untouched),
+([`clone`][optsched.sim.engine.Simulator.clone]: the engine's supported copy, which leaves the original untouched),
 every candidate (scheduler x admission) pair is simulated forward on its own copy for ``horizon_s``, and the live
 simulator switches to the pair with the best score for the next period. Rules and readings:
 ``docs/algorithms/whatif.md``.
 
-* **Switching mid-run** is done by two wrappers the live simulator is built with: :class:`SwitchingPolicy`
+* **Switching mid-run** is done by two wrappers the live simulator is built with:
+  [`SwitchingPolicy`][optsched.sim.whatif.SwitchingPolicy]
   (delegates to the active scheduling policy; a policy switched in is reset and rebuilds its state from the view
-  at its next decision: :class:`~optsched.sim.base.Composed`, Gavel and Optimus do) and
-  :class:`SwitchingAdmission` (hands the jobs the old admission policy still holds to the new one, first).
+  at its next decision: [`Composed`][optsched.sim.base.Composed], Gavel and Optimus do) and
+  [`SwitchingAdmission`][optsched.sim.whatif.SwitchingAdmission] (hands the jobs the old admission policy still holds to
+  the new one, first).
   The decision point at which the switch happens has already applied the old admission policy (the simulator
   applies admission before it asks for a decision), so an admission switch takes effect at the next one; the
   scheduling switch decides this very point.
@@ -23,6 +25,7 @@ simulator switches to the pair with the best score for the next period. Rules an
   ``"responsiveness"`` the time they wait for their first start within the window; ``"both"`` the sum (Blox's
   appendix A minimises JCT and responsiveness together).
 
+```pycon
 >>> from optsched.generators.workload import synthetic_workload
 >>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
 >>> res = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
@@ -31,6 +34,8 @@ simulator switches to the pair with the best score for the next period. Rules an
 (True, True, True)
 >>> int(res.summary["finished_tracked"]), res.summary["switch_points"] == out.n_points
 (40, True)
+
+```
 """
 
 from __future__ import annotations
@@ -60,12 +65,16 @@ SCORES = ("jct", "responsiveness", "both")
 
 
 class SwitchingPolicy(SchedulerPlacer):
-    """One of several scheduling policies at a time; :meth:`switch` changes which one decides.
+    """One of several scheduling policies at a time; [`switch`][optsched.sim.whatif.SwitchingPolicy.switch] changes
+    which one decides.
 
+    ```pycon
     >>> from optsched.sim.registry import build_policy
     >>> sp = SwitchingPolicy([build_policy("fifo"), build_policy("las")])
     >>> sp.name, sp.switch(1), sp.name
     ('fifo+consolidated', None, 'las+consolidated')
+
+    ```
     """
 
     def __init__(self, candidates: Sequence[SchedulerPlacer], active: int = 0):
@@ -144,14 +153,18 @@ def _take_held(adm: AdmissionPolicy) -> list[Job]:
 
 
 class SwitchingAdmission(AdmissionPolicy):
-    """One of several admission policies at a time; :meth:`switch` hands the jobs the old one holds to the new
+    """One of several admission policies at a time; [`switch`][optsched.sim.whatif.SwitchingAdmission.switch] hands the
+    jobs the old one holds to the new
     one (ahead of new arrivals). ``cutoff_s``: jobs arriving after it are held back for good (the ``present``
     lookahead of a what-if copy).
 
+    ```pycon
     >>> from optsched.sim.registry import build_admission
     >>> sa = SwitchingAdmission([build_admission("accept-all"), build_admission("accept-1.2")])
     >>> sa.name, sa.holding
     ('accept-all', 0)
+
+    ```
     """
 
     def __init__(self, candidates: Sequence[AdmissionPolicy], active: int = 0):
@@ -216,10 +229,13 @@ class SwitchingAdmission(AdmissionPolicy):
 def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> float:
     """The what-if score of ``jobs`` over the window [t0, t1] (module docstring), in job-seconds.
 
+    ```pycon
     >>> a, b = Job("a", 0, 1, 1, 1.0), Job("b", 50, 1, 1, 1.0)
     >>> a.completion_s, a.first_start_s, b.first_start_s = 80.0, 10.0, 90.0
     >>> score([a, b], 20.0, 100.0), score([a, b], 20.0, 100.0, "responsiveness")
     (110.0, 40.0)
+
+    ```
     """
     if metric not in SCORES:
         raise InstanceError(f"must be one of {', '.join(SCORES)}, got {metric!r}", field="metric")
@@ -281,9 +297,10 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                round_s: float = 300.0, restore_s: float = 0.0, stop_when_tracked_done: bool = False,
                max_time_s: float | None = None, seed: int | None = 0, on_switch=None) -> SimResult:
     """Run ``workload`` on ``cluster`` (round mode), switching among ``candidates`` (pairs of scheduler and
-    admission, names or dicts as for :func:`~optsched.sim.simulate`) by what-if simulation every ``period_s``
-    (module docstring). The live engine is the one door's (:func:`~optsched.sim.runner.simulator`), driven
-    step by step; returns its :class:`SimResult`, with a :class:`WhatIfRecord` in ``custom["whatif"]`` and the
+    admission, names or dicts as for [`simulate`][optsched.sim.simulate]) by what-if simulation every ``period_s``
+    (module docstring). The live engine is the one door's ([`simulator`][optsched.sim.runner.simulator]), driven
+    step by step; returns its [`SimResult`][optsched.sim.metrics.SimResult], with a
+    [`WhatIfRecord`][optsched.sim.whatif.WhatIfRecord] in ``custom["whatif"]`` and the
     record's figures (switching points, copies, cost) in the summary. ``on_switch(t, scores, choice)`` is
     called at every point.
     """

@@ -1,8 +1,8 @@
 """A-SRPT (paper 001, Algorithm 1) and its baselines as online policies of the simulator.
 
-Every policy here is a combined :class:`~optsched.sim.base.SchedulerPlacer` (it owns its queue and its server
-selection), non-preemptive, and maps replicas to GPUs with Heavy-Edge (:mod:`optsched.algorithms.heavy_edge`).
-Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simulate(..., scheduler=NAME)``,
+Every policy here is a combined [`SchedulerPlacer`][optsched.sim.base.SchedulerPlacer] (it owns its queue and its server
+selection), non-preemptive, and maps replicas to GPUs with Heavy-Edge ([`optsched.algorithms.heavy_edge`][]).
+Their names, in the simulator's registry ([`optsched.sim.registry`][]; ``simulate(..., scheduler=NAME)``,
 ``optsched simulate --scheduler NAME``; ``scheduler_names("a-srpt")`` lists them):
 
 ==================  ==========================================================================================
@@ -17,23 +17,29 @@ Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simula
 ``wcs-subtime``     work-conserving by submission time
 ==================  ==========================================================================================
 
-Modules: :mod:`.predicting` (server selection, the alpha~_i^min cache, Heavy-Edge mapping, the predicting base
-policy), :mod:`.algorithm` (A-SRPT), :mod:`.baselines` (SPJF, SPWF, WCS-*), :mod:`.offline` (:func:`run_policy`,
-:func:`run_asrpt`: tiny instances, the exact-optimum comparison). Every public name is importable from here.
+Modules: [`.predicting`][optsched.sim.asrpt.predicting] (server selection, the alpha~_i^min cache, Heavy-Edge mapping,
+the predicting base
+policy), [`.algorithm`][optsched.sim.asrpt.algorithm] (A-SRPT), [`.baselines`][optsched.sim.asrpt.baselines] (SPJF,
+SPWF, WCS-*), [`.offline`][optsched.sim.asrpt.offline] ([`run_policy`][optsched.sim.asrpt.offline.run_policy],
+[`run_asrpt`][optsched.sim.asrpt.offline.run_asrpt]: tiny instances, the exact-optimum comparison). Every public name is
+importable from here.
 
-Performance model: use ``perf="mixed"`` (:class:`optsched.perf.mixed.MixedPerf`, eq. 7) so that the engine's
+Performance model: use ``perf="mixed"`` ([`optsched.perf.mixed.MixedPerf`][], eq. 7) so that the engine's
 iteration times are the ones the policy reasons with; the policies take their network from it when given.
 
 Predictions [R10]: ``predictor="workload"`` (default) uses each job's ``predicted_iterations`` (absent -> 0,
-an unseen job); ``"perfect"`` the true iterations; a fitted :class:`optsched.predict.IterationPredictor` is
+an unseen job); ``"perfect"`` the true iterations; a fitted [`optsched.predict.IterationPredictor`][] is
 asked once per admission batch, for the (group, user) pairs it has not answered yet.
 
+```pycon
 >>> from optsched.models import catalogue_job
 >>> jobs = [("a", 0.0, catalogue_job("VGG19:dp4"), 1000, 1000),      # (id, release, spec, n, n~)
 ...         ("b", 0.0, catalogue_job("VGG19:1gpu"), 100, 100)]
 >>> run = run_asrpt(jobs, (1, 4))
 >>> run.start_order(), run.by_id("first_start_s")["a"] > run.by_id("completion_s")["b"]   # b first; a waits
 (('b', 'a'), True)
+
+```
 """
 
 from __future__ import annotations

@@ -8,12 +8,15 @@ replicas are mapped with Heavy-Edge. Every reading of an ambiguous line of the p
 ``docs/algorithms/a-srpt.md`` (section "A-SRPT on the cluster"), each with the paper's line; the code cites them
 as [R1]...[R12].
 
+```pycon
 >>> from optsched.sim import Workload, WorkloadJob, simulate
 >>> wl = Workload((WorkloadJob("a", 0, 2, 10, 1.0, predicted_iterations=10),
 ...                WorkloadJob("b", 0, 1, 4, 1.0, predicted_iterations=4)))
 >>> r = simulate(wl, servers=1, gpus_per_server=2, scheduler="a-srpt", mode="event")
 >>> [(j.id, j.first_start_s, j.completion_s) for j in r.job_objects]  # virtual sizes a 10, b 2
 [('a', 12.0, 22.0), ('b', 2.0, 6.0)]
+
+```
 """
 
 from __future__ import annotations
@@ -56,8 +59,11 @@ class ASRPT(PredictingPolicy):
     * ``release="arrival"``: a job enters the pending queue at its arrival instead of its virtual completion;
       the queue is ordered by p~_i (SRPT priority at release; ties arrival, workload position).
 
+    ```pycon
     >>> ASRPT(window_blocks_queue=False, release="arrival").describe()["release"]
     'arrival'
+
+    ```
 
     Introspection for tests: ``queue_log`` (job ids in the order they entered pending_queue, with the time),
     ``start_order``, and per job ``records[job_id]`` (columns of the run's per-job table):

@@ -1,6 +1,6 @@
 """The baselines of paper 001's evaluation (section V-A-1-d) as online policies: one non-preemptive priority
 order with Heavy-Edge mapping on SelectMost servers [R11], strict (SPJF, SPWF) or work-conserving (WCS-*). Each is
-the simulator's composition (:class:`~optsched.sim.base.Composed`): a fixed key from the predictions and a
+the simulator's composition ([`Composed`][optsched.sim.base.Composed]): a fixed key from the predictions and a
 placement (SelectMost + Heavy-Edge), non-preemptive, without (strict) or with (work-conserving) backfilling.
 
 ==================  ==========================================================================================
@@ -11,12 +11,15 @@ placement (SelectMost + Heavy-Edge), non-preemptive, without (strict) or with (w
 ``wcs-subtime``     work-conserving by submission time
 ==================  ==========================================================================================
 
+```pycon
 >>> from optsched.sim import Workload, WorkloadJob, simulate
 >>> wl = Workload((WorkloadJob("a", 0, 2, 10, 1.0, predicted_iterations=10),
 ...                WorkloadJob("b", 0, 1, 4, 1.0, predicted_iterations=4)))
 >>> r = simulate(wl, servers=1, gpus_per_server=2, scheduler="spjf", mode="event")
 >>> [(j.id, j.first_start_s) for j in r.job_objects]     # b is shorter: first; a waits for both GPUs
 [('a', 4.0), ('b', 0.0)]
+
+```
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ class SelectMostHeavyEdge(PlacementPolicy):
 
 class OrderedPolicy(Composed):
     """A non-preemptive priority order with Heavy-Edge mapping on SelectMost servers [R11]: the composition of
-    :class:`PredictedOrder` (key ``by``) and :class:`SelectMostHeavyEdge`.
+    [`PredictedOrder`][optsched.sim.asrpt.baselines.PredictedOrder] (key ``by``) and
+    [`SelectMostHeavyEdge`][optsched.sim.asrpt.baselines.SelectMostHeavyEdge].
 
     ``strict = True``: start jobs in order while the head fits, then stop (SPJF, SPWF: "if the shortest job does
     not fit, it will not schedule longer jobs", paper l. 282). ``strict = False``: work-conserving, start every

@@ -1,20 +1,25 @@
 """The machinery A-SRPT and its baselines share (paper 001): server selection, the alpha~_i^min cache,
 Heavy-Edge mapping onto selected servers, and the predicting base policy.
 
-* :func:`select_servers`: SelectMost / SelectLeast (Alg. 1 lines 9 and 27).
-* :class:`AlphaMinCache`: alpha~_i^min (Heavy-Edge on the fewest-servers layout,
-  :func:`optsched.algorithms.heavy_edge.alpha_tilde_min`) per configuration; it lives here, not in the
+* [`select_servers`][optsched.sim.asrpt.predicting.select_servers]: SelectMost / SelectLeast (Alg. 1 lines 9 and 27).
+* [`AlphaMinCache`][optsched.sim.asrpt.predicting.AlphaMinCache]: alpha~_i^min (Heavy-Edge on the fewest-servers layout,
+  [`optsched.algorithms.heavy_edge.alpha_tilde_min`][]) per configuration; it lives here, not in the
   performance model, because only these policies use it.
-* :class:`HeavyEdgeMapper`: Heavy-Edge on the servers a policy picked, cached per (structure, GPUs per server).
-* :class:`PredictingPolicy`: predictions n~_i, alpha~_i^min and alpha_i^max per job, the network (from
-  :class:`~optsched.perf.mixed.MixedPerf` when the run uses it), and the launch bookkeeping.
+* [`HeavyEdgeMapper`][optsched.sim.asrpt.predicting.HeavyEdgeMapper]: Heavy-Edge on the servers a policy picked, cached
+  per (structure, GPUs per server).
+* [`PredictingPolicy`][optsched.sim.asrpt.predicting.PredictingPolicy]: predictions n~_i, alpha~_i^min and alpha_i^max
+  per job, the network (from
+  [`MixedPerf`][optsched.perf.mixed.MixedPerf] when the run uses it), and the launch bookkeeping.
 
+```pycon
 >>> from optsched.models import catalogue_job
 >>> from optsched.perf.pipeline import Network, alpha_max
 >>> c = AlphaMinCache(Network.paper_simulation())
 >>> s = catalogue_job("GPT-175B:pp3x4")
 >>> alpha_max(s, c.network) >= c.alpha_tilde_min_ms(s) > 0
 True
+
+```
 """
 
 from __future__ import annotations
@@ -40,8 +45,11 @@ def select_servers(free: np.ndarray, g: int, most: bool) -> list[tuple[int, int]
     """SelectMost (``most=True``, Alg. 1 line 9) or SelectLeast (line 27): visit the servers with free GPUs by
     free count descending (ascending), ties by server index, and take min(free, still needed) from each.
 
+    ```pycon
     >>> select_servers(np.array([3, 8, 1, 0]), 10, True), select_servers(np.array([3, 8, 1, 0]), 5, False)
     ([(1, 8), (0, 2)], [(2, 1), (0, 3), (1, 1)])
+
+    ```
     """
     got = (most_free_first if most else fragments_first)(free, g)
     if got is not None:
@@ -53,10 +61,13 @@ class AlphaMinCache:
     """alpha~_i^min in ms (Heavy-Edge on the fewest-servers layout, evaluated by eq. 7) on one network, computed
     once per spec structure (a trace maps its jobs onto a handful of configurations).
 
+    ```pycon
     >>> from optsched.models import catalogue_job
     >>> c = AlphaMinCache(Network.from_gbps(4, 10.0, 300.0))
     >>> c.alpha_tilde_min_ms(catalogue_job("VGG19:dp4")) == c.alpha_tilde_min_ms(catalogue_job("VGG19:dp4"))
     True
+
+    ```
     """
 
     def __init__(self, network: Network, seed: int = 0):
@@ -101,9 +112,11 @@ class HeavyEdgeMapper:
 # -- what A-SRPT and its baselines know of each job --------------------------------------------------------------
 class Predictions:
     """Predictions n~_i, alpha~_i^min and alpha_i^max per job, the network (from
-    :class:`~optsched.perf.mixed.MixedPerf` when the run uses it) and the Heavy-Edge mapper: the state A-SRPT and
-    its baselines share, kept in the policy that owns it (:meth:`_init_predictions` in its ``__init__``;
-    :meth:`on_admit` on every admission; per-job notes in ``records``, columns of the run's per-job table)."""
+    [`MixedPerf`][optsched.perf.mixed.MixedPerf] when the run uses it) and the Heavy-Edge mapper: the state A-SRPT and
+    its baselines share, kept in the policy that owns it
+    ([`_init_predictions`][optsched.sim.asrpt.predicting.Predictions._init_predictions] in its ``__init__``;
+    [`on_admit`][optsched.sim.asrpt.predicting.Predictions.on_admit] on every admission; per-job notes in ``records``,
+    columns of the run's per-job table)."""
 
     def _init_predictions(self, predictor: Any, seed: int | None, nic_gbps: float | None,
                           intra_gbs: float | None) -> None:
@@ -191,8 +204,10 @@ class Predictions:
 
 # -- A-SRPT's base policy ------------------------------------------------------------------------------------
 class PredictingPolicy(Predictions, SchedulerPlacer):
-    """A combined policy that owns its :class:`Predictions` (A-SRPT): it follows an outside driver's decisions
-    through :meth:`_forget` and :meth:`_requeue`."""
+    """A combined policy that owns its [`Predictions`][optsched.sim.asrpt.predicting.Predictions] (A-SRPT): it follows
+    an outside driver's decisions
+    through [`_forget`][optsched.sim.asrpt.predicting.PredictingPolicy._forget] and
+    [`_requeue`][optsched.sim.asrpt.predicting.PredictingPolicy._requeue]."""
 
     name = "predicting"
     family = "a-srpt"
@@ -202,8 +217,9 @@ class PredictingPolicy(Predictions, SchedulerPlacer):
         self._init_predictions(predictor, seed, nic_gbps, intra_gbs)
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
-        """Follow a decision of an outside driver (not the one :meth:`decide` returned): jobs it launched leave
-        this policy's queues (:meth:`_forget`), jobs it preempted come back to them (:meth:`_requeue`)."""
+        """Follow a decision of an outside driver (not the one `decide` returned): jobs it launched leave
+        this policy's queues ([`_forget`][optsched.sim.asrpt.predicting.PredictingPolicy._forget]), jobs it preempted
+        come back to them ([`_requeue`][optsched.sim.asrpt.predicting.PredictingPolicy._requeue])."""
         if own:
             return
         launched = {j.id for j in decision.launch}

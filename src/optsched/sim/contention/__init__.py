@@ -1,12 +1,15 @@
 """Paper 004 in the simulator: the repository's round semantics, its schedulers and the RL agent's encoding.
 
-* :mod:`.encoding`: the ``<nodes, 2 x GPUs per node>`` observation, the K = 3 candidates, the
+* [`.encoding`][optsched.sim.contention.encoding]: the ``<nodes, 2 x GPUs per node>`` observation, the K = 3 candidates,
+  the
   ``Discrete(C(N, 2) + 2)`` actions and their mask;
-* :mod:`.agent`: a trained policy network as numpy (no torch needed), the shipped policy;
-* :mod:`.policies`: ``contention-las``, ``contention-srtf`` (textbook keys; ``repo_keys=True`` for the
+* [`.agent`][optsched.sim.contention.agent]: a trained policy network as numpy (no torch needed), the shipped policy;
+* [`.policies`][optsched.sim.contention.policies]: ``contention-las``, ``contention-srtf`` (textbook keys;
+  ``repo_keys=True`` for the
   repository's inverted ones), ``widest-first-fit``, ``contention-random``, ``contention-greedy``, ``rl-base``,
-  ``rl-hybrid``, named in the simulator's registry (:mod:`optsched.sim.registry`, family ``contention``);
-* :mod:`.runner`: the round accounting (:class:`ContentionMetrics`), added to every run of a contention instance
+  ``rl-hybrid``, named in the simulator's registry ([`optsched.sim.registry`][], family ``contention``);
+* [`.runner`][optsched.sim.contention.runner]: the round accounting
+  ([`ContentionMetrics`][optsched.sim.contention.runner.ContentionMetrics]), added to every run of a contention instance
   through ``optsched.simulate``.
 
 ``docs/algorithms/rl-contention.md`` documents every rule and the line of the paper or repository it follows.

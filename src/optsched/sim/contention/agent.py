@@ -1,15 +1,18 @@
 """The policy network of a trained agent as plain numpy: loads without torch or stable-baselines3.
 
-A trained MaskablePPO policy (:mod:`optsched.rl.train`) is exported (:func:`optsched.rl.export.export_numpy`)
+A trained MaskablePPO policy ([`optsched.rl.train`][]) is exported ([`optsched.rl.export.export_numpy`][])
 to an ``.npz`` file holding the policy branch of the network (flatten -> dense layers with tanh -> one logit
 per action; the value branch is not needed to act) and a JSON ``meta`` record (observation shape, actions,
-reward, W1, training seed and steps). :class:`NumpyPolicy` computes the same logits as the torch network
+reward, W1, training seed and steps). [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] computes the same
+logits as the torch network
 (``tests/test_rl_train.py`` compares them) and acts on them under an action mask: the argmax
 (``deterministic=True``) or a draw from the masked softmax (the repository samples, ``predict`` with its default
 ``deterministic=False``).
 
-The shipped policy (:func:`shipped_policy`) is package data under ``optsched/rl/data/``.
+The shipped policy ([`shipped_policy`][optsched.sim.contention.agent.shipped_policy]) is package data under
+``optsched/rl/data/``.
 
+```pycon
 >>> import numpy as np
 >>> p = NumpyPolicy([(np.eye(2, dtype=np.float32), np.zeros(2, np.float32)),
 ...                  (np.array([[1, 0, 0], [0, 1, 0]], np.float32), np.array([0, 0, 0.5], np.float32))])
@@ -17,6 +20,8 @@ The shipped policy (:func:`shipped_policy`) is package data under ``optsched/rl/
 [0.964, -0.762, 0.5]
 >>> p.act(np.array([[2.0, -1.0]]), np.array([False, True, True]))
 2
+
+```
 """
 
 from __future__ import annotations
@@ -124,7 +129,8 @@ def shipped_policy(name: str = SHIPPED) -> NumpyPolicy:
 
 
 def load_policy(spec: Any = None) -> NumpyPolicy:
-    """A policy from None (the shipped one), a :class:`NumpyPolicy`, a shipped name or an ``.npz`` path."""
+    """A policy from None (the shipped one), a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy], a shipped
+    name or an ``.npz`` path."""
     if spec is None:
         return shipped_policy()
     if isinstance(spec, NumpyPolicy):

@@ -1,7 +1,7 @@
 """Paper 004's state and action encoding (digest 004, section 2), shared by the RL policies and the gym environment.
 
 * **Type id** of a job: ``1 + 3 x model index + demand index`` over the repository's model order
-  (:data:`~optsched.problems.contention.MODELS`) and demands 2, 4, 8: 1..18, 0 = empty.
+  ([`MODELS`][optsched.problems.contention.MODELS]) and demands 2, 4, 8: 1..18, 0 = empty.
 * **Candidates** (K = 3): the first queued job with demand 2, 4 and 8, in queue order (the repository's
   ``pick_jobs_with_multiple_demands``); the queue is FIFO by the time a job last entered it (a preempted job
   goes to the back).
@@ -11,9 +11,11 @@
   repository shows them, although no action takes them).
 * **Actions**: ``Discrete(C(nodes, 2) + 2)``: the node pairs in lexicographic order, then all nodes, then
   "schedule nothing". The job is implicit: the first candidate (demand 2, 4, 8) whose split over that many
-  nodes is legal and fits. An action that resolves to no job is invalid; :func:`action_mask` marks exactly the
+  nodes is legal and fits. An action that resolves to no job is invalid;
+  [`action_mask`][optsched.sim.contention.encoding.action_mask] marks exactly the
   valid ones (and "nothing", always valid).
 
+```pycon
 >>> from types import SimpleNamespace as NS
 >>> a = NS(id="a", model="MoE", gpus=4); b = NS(id="b", model="FSDP", gpus=2)
 >>> board = Board(np.array([8, 8, 8, 8]), 8, [], [a, b])
@@ -26,6 +28,8 @@
 >>> job, pl = resolve(6, board)      # all four nodes: only the 4-GPU job splits as 4 x 1
 >>> job.id, pl.as_dict()
 ('a', {0: 1, 1: 1, 2: 1, 3: 1})
+
+```
 """
 
 from __future__ import annotations
@@ -49,8 +53,11 @@ N_TYPES = len(MODELS) * len(DEMANDS)
 def type_id(model: str, gpus: int) -> int:
     """The repository's serial number of (model, demand): 1..18.
 
+    ```pycon
     >>> type_id("MobileNetV3", 2), type_id("MoE", 8)
     (1, 18)
+
+    ```
     """
     try:
         return 1 + 3 * MODELS.index(model) + DEMANDS.index(gpus)
@@ -72,8 +79,9 @@ def n_actions(nodes: int) -> int:
 class Board:
     """The cluster as one round's decision sees it: free GPUs per node, the jobs placed (running ones, then this
     round's launches, in placement order) and the queue (FIFO). Built from a decision point
-    (:func:`~optsched.sim.contention.policies.round_board`) it writes its launches into that point's
-    :class:`~optsched.sim.base.DecisionBuilder` (``builder``, which checks each one; :meth:`decision`)."""
+    ([`round_board`][optsched.sim.contention.policies.round_board]) it writes its launches into that point's
+    [`DecisionBuilder`][optsched.sim.base.DecisionBuilder] (``builder``, which checks each one;
+    [`decision`][optsched.sim.contention.encoding.Board.decision])."""
 
     free: np.ndarray
     gpus_per_node: int
@@ -180,9 +188,12 @@ def widest_first_fit(job: Any, free: np.ndarray) -> Placement | None:
     """The repository's LAS/SRTF placement (``find_las_srtf_placement``): the widest multi-node split first
     (4 nodes, then 2), on the first nodes in index order with enough free GPUs; never a single node.
 
+    ```pycon
     >>> from types import SimpleNamespace as NS
     >>> widest_first_fit(NS(gpus=8), np.array([8, 1, 2, 8])).as_dict()
     {0: 4, 3: 4}
+
+    ```
     """
     if job.gpus not in MULTI_SPLITS:
         return first_free(job.gpus, free)
@@ -195,10 +206,13 @@ def widest_first_fit(job: Any, free: np.ndarray) -> Placement | None:
 
 def first_free(gpus: int, free: np.ndarray) -> Placement | None:
     """The first free GPUs in node order (for a demand the table has no split for), or None
-    (:func:`optsched.sim.fitting.first_free`).
+    ([`optsched.sim.fitting.first_free`][]).
 
+    ```pycon
     >>> first_free(3, np.array([1, 0, 4])).as_dict()
     {0: 1, 2: 2}
+
+    ```
     """
     got = fitting.first_free(free, gpus)
     return None if got is None else Placement.of(got)

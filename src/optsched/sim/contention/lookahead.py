@@ -5,14 +5,16 @@ The predicted total throughput of a round's board is the sum over the placed job
 launches) of each job's *normalised* speed: the isolated throughput of its split x its predicted ratio / the
 job's mean isolated throughput (1 = the speed its size was set for), the ratios computed from the measured table
 as the engine will (pairwise worst neighbour, floor), a running job keeping its sticky ratio unless the
-new placement lowers it. That is :class:`~optsched.sim.contention.policies.ContentionGreedy`'s score; what differs
+new placement lowers it. That is [`ContentionGreedy`][optsched.sim.contention.policies.ContentionGreedy]'s score; what
+differs
 is the choice.
 
 =============================  ====================================================================================
 name                           rule
 =============================  ====================================================================================
 ``contention-lookahead``       repeatedly the valid action of the agent's action space (a node pair, all nodes;
-                               the job is the first candidate that fits, :func:`.encoding.resolve`) whose
+                               the job is the first candidate that fits,
+                               [`.encoding.resolve`][optsched.sim.contention.encoding.resolve]) whose
                                placement gives the highest predicted total throughput, until no action is valid:
                                it never idles (it places even when the total falls)
 ``contention-lookahead-small`` the same, restricted to the actions that place the smallest demand among the
@@ -26,21 +28,25 @@ name                           rule
 ``space="placements"`` widens either lookahead from the agent's 7 actions to every legal multi-node placement
 of each of the K = 3 candidates.
 
-**Richer observation** (:func:`rich_observation`, :data:`RICH_SIZE` floats): per action (7): valid, the GPUs of
+**Richer observation** ([`rich_observation`][optsched.sim.contention.lookahead.rich_observation],
+[`RICH_SIZE`][optsched.sim.contention.lookahead.RICH_SIZE] floats): per action (7): valid, the GPUs of
 the job it places / 8, that job's predicted ratio and normalised speed, the change of the predicted total
 throughput, the lowest predicted ratio of the jobs already placed, whether a ratio would reach the threshold;
 then free GPUs per node / GPUs per node; running GPUs per model / all GPUs; the mean ratio of running jobs;
 per candidate (demand 2, 4, 8) present and a one-hot of its model; the queue's job counts per type
 (``log1p / 4``).
 
-Their names are in the simulator's registry (:mod:`optsched.sim.registry`, family ``contention``).
+Their names are in the simulator's registry ([`optsched.sim.registry`][], family ``contention``).
 
+```pycon
 >>> from optsched.generators.contention import random_contention_instance
 >>> from optsched.sim import simulate
 >>> inst = random_contention_instance(jobs=6, seed=1, hours=0.25)
 >>> m = simulate(inst, scheduler="contention-lookahead").custom["contention"]
 >>> m["finished"], m["avg_jct_s"] >= 900
 (6, True)
+
+```
 """
 
 from __future__ import annotations
@@ -77,10 +83,14 @@ PER_ACTION = 7
 
 
 def rich_size(nodes: int) -> int:
-    """Length of :func:`rich_observation` for ``nodes`` nodes (4 nodes: 99).
+    """Length of [`rich_observation`][optsched.sim.contention.lookahead.rich_observation] for ``nodes`` nodes (4 nodes:
+    99).
 
+    ```pycon
     >>> rich_size(4)
     99
+
+    ```
     """
     return (n_actions(nodes) - 1) * PER_ACTION + nodes + len(MODELS) + 1 + len(DEMANDS) * (1 + len(MODELS)) \
         + len(MODELS) * len(DEMANDS)
@@ -260,7 +270,8 @@ def agent_mask(board: Board, cands: Sequence[Any], work_conserving: bool) -> np.
 
 
 def agent_observation(kind: str, board: Board, model: ThroughputModel, cands: Sequence[Any]) -> np.ndarray:
-    """The observation ``kind`` (``paper``: the ``(nodes, 2 x 8)`` tensor; ``rich``: :func:`rich_observation`)."""
+    """The observation ``kind`` (``paper``: the ``(nodes, 2 x 8)`` tensor; ``rich``:
+    [`rich_observation`][optsched.sim.contention.lookahead.rich_observation])."""
     if kind == "paper":
         return observe(board, cands)
     if kind == "rich":
@@ -272,7 +283,8 @@ class RlAgent(RoundPolicy):
     """A trained agent on the observation and action space its file records (module docstring; on a cluster
     its network cannot see, the lookahead decides, with a warning); on "nothing"
     (possible only in the paper's space) the round ends, except that an empty cluster gets the lookahead's
-    choice (the idle guard). ``policy``: a :class:`NumpyPolicy`, an ``.npz`` path or a shipped name (default
+    choice (the idle guard). ``policy``: a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy], an ``.npz`` path
+    or a shipped name (default
     ``normal-wc``); ``deterministic``: argmax, else sampled with ``seed``."""
 
     name = "rl-agent"

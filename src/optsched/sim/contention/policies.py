@@ -1,8 +1,8 @@
 """Paper 004's schedulers under the repository's round semantics, registered by name in the simulator.
 
-Every policy here is a combined :class:`~optsched.sim.base.SchedulerPlacer` that decides once per round
+Every policy here is a combined [`SchedulerPlacer`][optsched.sim.base.SchedulerPlacer] that decides once per round
 (``every_round``: the engine asks even when nothing waits, so the threshold rule runs every round) and needs
-:class:`~optsched.perf.measured.MeasuredPerf` as the performance model (it reads each running job's ratio).
+[`MeasuredPerf`][optsched.perf.measured.MeasuredPerf] as the performance model (it reads each running job's ratio).
 Placements are always the repository's multi-node splits (2 GPUs: 2 x 1; 4: 2 x 2 or 4 x 1; 8: 2 x 4 or
 4 x 2): the table measures no single-node placement.
 
@@ -29,13 +29,15 @@ name                     rule
 The round semantics need round mode. In event mode the threshold rule is off and LAS/SRTF keep a job whose
 placement does not change (a restart would call for another decision at the same instant, forever).
 
-With another performance model the policies run contention-blind (every ratio 1, :class:`NoContention`); a demand
+With another performance model the policies run contention-blind (every ratio 1,
+[`NoContention`][optsched.sim.contention.policies.NoContention]); a demand
 without a measured split (not 2, 4, 8, 16, 32 GPUs) is placed on the first free GPUs in node order.
 
 All but LAS and SRTF keep running jobs where they are and apply the repository's threshold rule first: a running
 job whose ratio is at or below ``threshold`` (0.6) is preempted and re-queued at the back (it may be placed
 again in the same decision). LAS and SRTF re-place every job every round, so the rule never applies to them.
 
+```pycon
 >>> from optsched.generators.contention import random_contention_instance
 >>> from optsched.sim import simulate
 >>> inst = random_contention_instance(jobs=6, seed=1, hours=0.25)
@@ -43,6 +45,8 @@ again in the same decision). LAS and SRTF re-place every job every round, so the
 >>> m = run.custom["contention"]
 >>> m["jobs"], m["avg_jct_s"] >= 900
 (6, True)
+
+```
 """
 
 from __future__ import annotations
@@ -93,7 +97,8 @@ class NoContention:
 
 
 def _perf(view: SimView):
-    """The measured model of the view, or :class:`NoContention` around any other model."""
+    """The measured model of the view, or [`NoContention`][optsched.sim.contention.policies.NoContention] around any
+    other model."""
     perf = view.perf
     if not hasattr(perf, "ratio_of") or not hasattr(perf, "fresh_ratios"):
         return NoContention(perf)
@@ -137,8 +142,9 @@ def threshold_victims(view: SimView, threshold: float | None, perf: Any = None) 
 
 
 def round_board(view: SimView, victims: list[Job]) -> Board:
-    """The round's :class:`Board`: running jobs other than ``victims`` stay placed, the victims' GPUs are free,
-    the queue is FIFO (:func:`fifo_key`) with the victims at the back."""
+    """The round's [`Board`][optsched.sim.contention.encoding.Board]: running jobs other than ``victims`` stay placed,
+    the victims' GPUs are free,
+    the queue is FIFO ([`fifo_key`][optsched.sim.contention.policies.fifo_key]) with the victims at the back."""
     running = sorted((j for j in view.jobs.active.values() if j.status == RUNNING and j not in victims),
                      key=_placed_order)
     builder = DecisionBuilder(view)
@@ -160,8 +166,10 @@ def greedy_candidate(board: Board, cands: list[Any] | None = None) -> tuple[Any,
 
 
 class RoundPolicy(SchedulerPlacer):
-    """Base class of the round policies: the threshold parameter, the counters, and :meth:`board`, the round's
-    :class:`Board` with the threshold rule applied; a policy writes ``decide(view)``: ``board = self.board(view)``,
+    """Base class of the round policies: the threshold parameter, the counters, and
+    [`board`][optsched.sim.contention.policies.RoundPolicy.board], the round's
+    [`Board`][optsched.sim.contention.encoding.Board] with the threshold rule applied; a policy writes ``decide(view)``:
+    ``board = self.board(view)``,
     its placements, ``return board.decision()`` (module docstring)."""
 
     name = "round"
@@ -341,7 +349,7 @@ class ContentionGreedy(RoundPolicy):
 
 class RlBase(RoundPolicy):
     """The agent's actions until it picks "nothing" (``deterministic``: masked argmax; else sampled with
-    ``seed``). ``policy``: a :class:`~optsched.sim.contention.agent.NumpyPolicy`, an ``.npz`` path or a shipped
+    ``seed``). ``policy``: a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy], an ``.npz`` path or a shipped
     name (default: the shipped policy)."""
 
     name = "rl-base"

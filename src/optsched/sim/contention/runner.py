@@ -1,23 +1,26 @@
 """Paper 004's round accounting of a contention run: the family's metrics collector and its tables.
 
 A contention instance goes through the one door, ``optsched.simulate(inst, scheduler=...)``
-(:mod:`optsched.sim.kinds`): our engine in round mode (the instance's ``round_s``, 300 s),
-:class:`~optsched.perf.measured.MeasuredPerf` with sticky ratios and the instance's floor, and a policy of
-:mod:`optsched.sim.contention.policies`. What makes it the repository's round model
+([`optsched.sim.kinds`][]): our engine in round mode (the instance's ``round_s``, 300 s),
+[`MeasuredPerf`][optsched.perf.measured.MeasuredPerf] with sticky ratios and the instance's floor, and a policy of
+[`optsched.sim.contention.policies`][]. What makes it the repository's round model
 (``docs/algorithms/rl-contention.md``):
 
 * decisions only at k x ``round_s``; GPUs freed inside a round stay idle until the next one (round mode);
 * ratios are fixed when jobs are placed and only fall while a job keeps its placement (sticky), so every rate
   is constant within a round, as the repository's ``isolated_thp x ratio x 300 s`` per round;
 * a job that reaches its samples inside round k completes, in the repository's accounting, at the end of that
-  round. :class:`ContentionMetrics` adds both JCTs to the result: per job ``round_completion_s`` (rounded up to
+  round. [`ContentionMetrics`][optsched.sim.contention.runner.ContentionMetrics] adds both JCTs to the result: per job
+  ``round_completion_s`` (rounded up to
   the round), ``round_jct_s`` = rounded completion - arrival and ``runtime_jct_s`` = rounds the job ran x
   ``round_s`` (the repository's JCT: no queueing counted), ``rounds_run``, ``cs``, ``threshold_hits``; the
-  repository's summary (:func:`contention_summary`: its ``avg_jct_s`` is the rounded one) in
+  repository's summary ([`contention_summary`][optsched.sim.contention.runner.contention_summary]: its ``avg_jct_s`` is
+  the rounded one) in
   ``result.custom["contention"]``, the per-round plan and ratios in ``result.custom["contention_rounds"]``;
 * utilisation = GPUs held after each round's decision / all GPUs, averaged over the rounds up to the makespan
   (the repository's ``update_util``); contention sensitivity CS = 1 / ratio per job and round.
 
+```pycon
 >>> from optsched.generators.contention import random_contention_instance
 >>> from optsched.sim import simulate
 >>> r = simulate(random_contention_instance(jobs=4, seed=0, hours=0.25), scheduler="widest-first-fit")
@@ -25,6 +28,8 @@ A contention instance goes through the one door, ``optsched.simulate(inst, sched
 ['avg_cs', 'avg_jct_s', 'avg_runtime_jct_s']
 >>> all(r.jobs["round_completion_s"] % 300 == 0)
 True
+
+```
 """
 
 from __future__ import annotations
@@ -69,7 +74,8 @@ class RoundRecorder(MetricCollector):
 
 
 class ContentionMetrics(RoundRecorder):
-    """The contention family's collector: records every round (:class:`RoundRecorder`) and adds the
+    """The contention family's collector: records every round
+    ([`RoundRecorder`][optsched.sim.contention.runner.RoundRecorder]) and adds the
     repository's round accounting to the result (module docstring)."""
 
     def __init__(self, round_s: float = 300.0, total_gpus: int | None = None):
@@ -96,8 +102,11 @@ class ContentionMetrics(RoundRecorder):
 def round_up(t: float, round_s: float) -> float:
     """``t`` rounded up to a multiple of ``round_s`` (a relative slack absorbs floating-point noise).
 
+    ```pycon
     >>> round_up(300.0000001, 300), round_up(301, 300)
     (300.0, 600.0)
+
+    ```
     """
     return float(math.ceil(t / round_s - 1e-6) * round_s)
 
@@ -149,8 +158,11 @@ def baseline_names() -> list[str]:
     """The contention family's policies that are not learned agents: the baselines every agent table shows
     (from the registry, so a new baseline is listed once it is registered).
 
+    ```pycon
     >>> "contention-greedy" in baseline_names(), "rl-base" in baseline_names()
     (True, False)
+
+    ```
     """
     from ..registry import lookup, scheduler_names
 

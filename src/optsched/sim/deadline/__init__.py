@@ -1,34 +1,43 @@
 """Deadline-aware policies of the simulator (paper 003, DRS) and their baselines.
 
-Their names, in the simulator's registry (:mod:`optsched.sim.registry`; ``simulate(..., scheduler=NAME)``;
+Their names, in the simulator's registry ([`optsched.sim.registry`][]; ``simulate(..., scheduler=NAME)``;
 ``scheduler_names("deadline")`` lists them), beside the ``ring`` performance model
-(:class:`optsched.perf.ring.RingPerf`):
+([`optsched.perf.ring.RingPerf`][]):
 
 =================  ============================================================================================
 ``drs``            DRS: plan decision (section 3.1), least-slack job choice, best-fit allocation (3.2),
-                   migration when more than half the nodes are migratable (3.3); :mod:`.drs`
+                   migration when more than half the nodes are migratable (3.3); [`.drs`][optsched.sim.deadline.drs]
 ``norm``           DRS without migration (the paper's NoRM)
-``edf``            earliest deadline first on all of the cluster's GPUs (the paper's EDF); :mod:`.baselines`
+``edf``            earliest deadline first on all of the cluster's GPUs (the paper's EDF);
+[`.baselines`][optsched.sim.deadline.baselines]
 ``deadline-fifo``  arrival order on all of the cluster's GPUs (the paper's FIFO)
 ``themis``         Themis simplified: finish-time-fair split of the GPUs, batches started together;
-                   :mod:`.themis` (its core, :func:`ftf_allocate`, serves any policy set)
+                   [`.themis`][optsched.sim.deadline.themis] (its core,
+                   [`ftf_allocate`][optsched.sim.deadline.themis.ftf_allocate], serves any policy set)
 ``elasticflow``    ElasticFlow-style admission control (scheduler and admission of that name): guaranteed
-                   deadlines, fewest GPUs that meet them, leftovers lent; :mod:`.elasticflow`
+                   deadlines, fewest GPUs that meet them, leftovers lent;
+                   [`.elasticflow`][optsched.sim.deadline.elasticflow]
 =================  ============================================================================================
 
 Every policy here chooses GPU counts (``elastic = True``) and plans with the run's performance model: the ring
 model of paper 003 (``perf="ring"``, the default for a deadline workload), or any model whose time depends on
-the GPU count and on one node vs several (:mod:`.common`). ``optsched.simulate(deadline_workload,
-scheduler=NAME)`` runs a :class:`~optsched.problems.deadline.DeadlineWorkload` under any of them (or under the
-simulator's LAS and Tiresias) and adds the deadline metrics (:mod:`.metrics`) to the result. The rules and every
+the GPU count and on one node vs several ([`.common`][optsched.sim.deadline.common]).
+``optsched.simulate(deadline_workload,
+scheduler=NAME)`` runs a [`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload] under any of them (or under
+the
+simulator's LAS and Tiresias) and adds the deadline metrics ([`.metrics`][optsched.sim.deadline.metrics]) to the result.
+The rules and every
 reading of the paper: ``docs/algorithms/drs.md``.
 
+```pycon
 >>> from optsched.generators.deadline import deadline_workload
 >>> from optsched.sim import simulate
 >>> wl = deadline_workload(lam=2, window_h=4, seed=0)
 >>> m = simulate(wl, scheduler="drs").custom["deadline"]
 >>> 0 <= m["r_trace"] <= 1, m["jobs"] == len(wl)
 (True, True)
+
+```
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ batch to every GPU gets as many GPUs as it can use. Jobs are never preempted. Ti
 order. Named ``edf`` and ``deadline-fifo`` (``fifo`` is Blox's FIFO of the simulator, which does not choose GPU
 counts).
 
+```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(2, 2), (DeadlineJob("a", "TSN", 0, 1.5, 2),
@@ -14,6 +15,8 @@ counts).
 >>> r = simulate(wl, scheduler="edf").jobs
 >>> r["first_start_s"].tolist() == [0.0, r["completion_s"][0]], bool(r["attained_gpu_s"][1] > 0)
 (True, True)
+
+```
 """
 
 from __future__ import annotations
@@ -67,7 +70,9 @@ class _ArrivalKey(_Order):
 
 
 class WholeCluster(Composed):
-    """A strict-order key composed with :class:`WholeClusterPlacement`, non-preemptive: the composition of the
+    """A strict-order key composed with
+    [`WholeClusterPlacement`][optsched.sim.deadline.baselines.WholeClusterPlacement], non-preemptive: the composition of
+    the
     simulator's placement walk, not a loop of its own."""
 
     name = "whole-cluster"

@@ -2,14 +2,18 @@
 the allocation of section 3.2 (best fit on ascending free GPUs; fragments first for cross-node plans).
 
 The policies ask the performance model (``view.perf``, the ring model of paper 003 in the deadline runs) for
-the time of hypothetical placements (:func:`hypothetical`), so they run with any model whose time depends on the
+the time of hypothetical placements ([`hypothetical`][optsched.sim.deadline.common.hypothetical]), so they run with any
+model whose time depends on the
 GPU count and on one node vs several (the constant model of Blox too: there a GPU more never helps).
 
+```pycon
 >>> import numpy as np
 >>> allocate(np.array([3, 1, 4, 2]), 2, cross=False)     # best fit: the node with the fewest free GPUs >= 2
 {3: 2}
 >>> allocate(np.array([3, 1, 4, 2]), 5, cross=True)      # fragments first: 1, then 2, then 2 of the 3
 {1: 1, 3: 2, 0: 2}
+
+```
 """
 
 from __future__ import annotations
@@ -42,13 +46,18 @@ def hypothetical(n: int, cross: bool) -> Placement:
 
 class JobTimes:
     """A job's time on n GPUs on one node or across nodes, for its remaining ``work``, through any
-    performance model (:meth:`of`: the view's ``perf`` and the simulator's job; seconds per unit of work from
-    ``alone_time_s`` on :func:`hypothetical` placements, cached), or through a function ``batch_time(n, cross)``
+    performance model ([`of`][optsched.sim.deadline.common.JobTimes.of]: the view's ``perf`` and the simulator's job;
+    seconds per unit of work from
+    ``alone_time_s`` on [`hypothetical`][optsched.sim.deadline.common.hypothetical] placements, cached), or through a
+    function ``batch_time(n, cross)``
     (tests, offline use). ``max_gpus``: the most GPUs the job can use (its spec's, else unbounded).
 
+    ```pycon
     >>> jt = JobTimes(lambda n, cross: 1.0 / n, work=100.0)
     >>> jt.run_time_s(4, False), jt.useful(4, False), JobTimes(lambda n, c: 1.0, 10.0).useful(2, False)
     (25.0, True, False)
+
+    ```
     """
 
     __slots__ = ("_fn", "_cache", "work", "max_gpus")
@@ -94,7 +103,7 @@ def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int,
     """Section 3.2 [T step 1, R the rest]: nodes sorted by free GPUs ascending (ties by index); a single-node
     plan takes the first node with at least ``n`` free (best fit); a cross-node plan takes the free GPUs of the
     nodes in that order (fragments first) until it has ``n``. None if it does not fit
-    (:func:`~optsched.sim.fitting.best_fit`, :func:`~optsched.sim.fitting.fragments_first`)."""
+    ([`best_fit`][optsched.sim.fitting.best_fit], [`fragments_first`][optsched.sim.fitting.fragments_first])."""
     if not cross:
         s = best_fit(free, n)
         return None if s is None else {s: n}
@@ -104,8 +113,11 @@ def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int,
 def place(free: np.ndarray, n: int) -> dict[int, int] | None:
     """One node if some node has ``n`` free GPUs (best fit), else fragments first across nodes.
 
+    ```pycon
     >>> place(np.array([1, 3]), 2), place(np.array([1, 3]), 4), place(np.array([1, 1]), 3)
     ({1: 2}, {0: 1, 1: 3}, None)
+
+    ```
     """
     return allocate(free, n, cross=False) or allocate(free, n, cross=True)
 
@@ -114,8 +126,11 @@ def shrink(pl: Placement, n: int) -> dict[int, int]:
     """``pl`` reduced to ``n`` GPUs in place: GPUs leave the nodes where the job holds fewest first (the job
     stays as consolidated as it was).
 
+    ```pycon
     >>> shrink(Placement.of({0: 3, 2: 1}), 2)
     {0: 2}
+
+    ```
     """
     held = dict(zip(pl.servers, pl.counts))
     drop = pl.gpus - n
@@ -132,8 +147,11 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
     """``pl`` grown to ``n`` GPUs: first the free GPUs of the nodes it already uses (most held first), then
     other nodes, fragments first. None if there are not enough free GPUs.
 
+    ```pycon
     >>> grow(Placement.of({1: 1}), 3, np.array([1, 1, 4]))
     {1: 2, 0: 1}
+
+    ```
     """
     held = dict(zip(pl.servers, pl.counts))
     need = n - pl.gpus

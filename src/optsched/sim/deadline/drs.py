@@ -1,11 +1,11 @@
 """DRS, paper 003's dynamic resource scheduling (section 3), and NoRM (DRS without migration).
 
-One decision of :class:`DRS` at time T_curr (section 3.4, digest 003):
+One decision of [`DRS`][optsched.sim.deadline.drs.DRS] at time T_curr (section 3.4, digest 003):
 
 1. **Migration (3.3).** A node is *migratable* if it runs something and at most half its GPUs are busy. If more
    than half of the nodes are migratable, every running job is paused and re-placed: single-node jobs first,
    then cross-node jobs, each list by GPU count descending, with the allocation of 3.2 (best fit; fragments
-   first). Every job keeps its GPU count and its progress (the simulator's :class:`~optsched.sim.base.Decision`
+   first). Every job keeps its GPU count and its progress (the simulator's [`Decision`][optsched.sim.base.Decision]
    ``migrate``); only jobs whose placement changes are moved. A single-node job that no longer fits on one
    node is placed across nodes (the fallback the text does not need to state: it cannot fail, the GPUs add up).
 2. **Plan decision (3.1), per waiting job**, with T_start = T_curr: the single-node plans (N = 1..max c_free,
@@ -25,6 +25,7 @@ One decision of :class:`DRS` at time T_curr (section 3.4, digest 003):
 Ties: fewer GPUs first among equal scores, then arrival, then workload order. Every reading the text leaves
 open is listed in ``docs/algorithms/drs.md``.
 
+```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(2, 4), (DeadlineJob("a", "ResNet-50", 0, 0.5, 2),
@@ -34,6 +35,8 @@ open is listed in ``docs/algorithms/drs.md``.
 [('a', 'cross-expected', 6, (4, 4)), ('b', 'single-expected', 2, (0, 2))]
 >>> run.summary["deadlines_met"], run.summary["r_trace"]
 (2, 1.0)
+
+```
 """
 
 from __future__ import annotations
@@ -80,10 +83,13 @@ def has_fragment(free: np.ndarray, capacity: np.ndarray, plan: Plan, rule: str =
     """Section 3.1, step 4's test "some node has 0 < c_free < N_GPU": N_GPU is the plan's GPU count
     (``rule="plan"``, the default) or the node's own GPU count (``rule="node"``: a partly busy node).
 
+    ```pycon
     >>> import numpy as np
     >>> p = Plan(6, True, 10.0, 0.0, 20.0)
     >>> has_fragment(np.array([4, 4]), np.array([4, 4]), p), has_fragment(np.array([4, 4]), np.array([4, 4]), p, "node")
     (True, False)
+
+    ```
     """
     if rule == "node":
         return bool(np.any((free > 0) & (free < capacity)))
@@ -151,10 +157,12 @@ def migration_plan(view: SimView) -> dict[Job, Placement]:
 class DRS(SchedulerPlacer):
     """Paper 003's DRS (module docstring): plan decision, least-slack job choice, best-fit allocation and
     migration (``migration=False`` is NoRM). ``score``: the plan score of eq. (12), a name in
-    :data:`optsched.perf.ring.SCORES` or a callable (default ``slack-per-gpu``, P = (T_dl - T_end) / N).
-    ``use_filter``: apply the speed-up filter (eq. 11). ``record``: keep every :class:`Choice` and
-    :class:`MigrationEvent` in :attr:`choices` / :attr:`migrations` (tests, analysis). ``fragment``: the
-    reading of section 3.1's fragment test (:func:`has_fragment`)."""
+    [`optsched.perf.ring.SCORES`][] or a callable (default ``slack-per-gpu``, P = (T_dl - T_end) / N).
+    ``use_filter``: apply the speed-up filter (eq. 11). ``record``: keep every
+    [`Choice`][optsched.sim.deadline.drs.Choice] and
+    [`MigrationEvent`][optsched.sim.deadline.drs.MigrationEvent] in [`choices`][optsched.sim.deadline.drs.DRS.choices] /
+    [`migrations`][optsched.sim.deadline.drs.DRS.migrations] (tests, analysis). ``fragment``: the
+    reading of section 3.1's fragment test ([`has_fragment`][optsched.sim.deadline.drs.has_fragment])."""
 
     name = "drs"
     family = "deadline"

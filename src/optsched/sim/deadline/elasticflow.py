@@ -11,7 +11,9 @@ version keeps the idea and makes the guarantee provable in our model, with these
 ``docs/algorithms/drs.md``):
 
 * **Reservations.** An admitted job holds a *reservation* (g GPUs on [s, e)) in a profile of reserved GPUs over
-  future time, kept by the admission policy (:attr:`ElasticFlowAdmission.reservations`). A new job (in arrival
+  future time, kept by the admission policy
+  ([`ElasticFlowAdmission.reservations`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.reservations]). A new
+  job (in arrival
   order) gets the fewest GPUs g for which some start s in {now} U {reservation ends} leaves g GPUs unreserved on
   [s, s + T_run(g)) and ends by its deadline; counts no faster than a smaller count are skipped. No such g: the
   job is *declined* (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned
@@ -35,6 +37,7 @@ Jobs admitted by another admission policy (no reservation) are run best effort o
 first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="elasticflow"``
 (``optsched.simulate(wl, scheduler="elasticflow")`` does: the policy names its admission).
 
+```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 0.5, 3),
@@ -43,6 +46,8 @@ first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="
 >>> run = simulate(wl, scheduler="elasticflow")
 >>> run.summary["declined"], run.summary["deadlines_met"]
 (2, 1)
+
+```
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reser
     """The fewest GPUs (and, for them, the earliest start in {now} U {ends of reservations}) with which the job
     fits beside ``profile`` and ends by ``deadline_s`` at worst-case bandwidth; None if there is none.
 
+    ```pycon
     >>> jt = JobTimes(lambda n, cross: 1.0 / n, 100.0)     # 100 s on one GPU, perfect scaling
     >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4)     # 2 GPUs free now: enough
     Reservation(gpus=2, start_s=0.0, end_s=50.0)
@@ -90,6 +96,8 @@ def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reser
     Reservation(gpus=4, start_s=30.0, end_s=55.0)
     >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4) is None
     True
+
+    ```
     """
     starts = sorted({now, *(r.end_s for r in profile if r.end_s > now)})
     fastest = 0.0
@@ -114,8 +122,10 @@ def reservation_of(job: Job, view: SimView) -> Reservation | None:
 
 class ElasticFlowAdmission(AdmissionPolicy):
     """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
-    (:func:`reserve`); declined jobs are dropped (listed in :attr:`declined`, never run). The reservations are
-    its own state (:attr:`reservations`, job id -> :class:`Reservation`), which the scheduler reads through
+    ([`reserve`][optsched.sim.deadline.elasticflow.reserve]); declined jobs are dropped (listed in
+    [`declined`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.declined], never run). The reservations are
+    its own state ([`reservations`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.reservations], job id ->
+    [`Reservation`][optsched.sim.deadline.elasticflow.Reservation]), which the scheduler reads through
     ``view.admission``."""
 
     name = "elasticflow"

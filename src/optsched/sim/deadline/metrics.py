@@ -5,18 +5,21 @@
 * average wait T_wait = mean(T_start - T_arr) and average completion T_comp = mean(T_end - T_arr), over the jobs
   that started / finished (the paper divides by M: all its jobs run; ours differ only for declined jobs);
 * utilisation: time-weighted busy GPUs / GPUs over [first arrival, end of the run], and its series over time
-  (:func:`utilisation_series`, Fig. 12);
+  ([`utilisation_series`][optsched.sim.deadline.metrics.utilisation_series], Fig. 12);
 * migrations (moves of running jobs; an elastic rescaling counts as one), preemptions, jobs declined by an
   admission policy.
 
 Numbers are our simulator's. Plot functions take and return a matplotlib ``Axes``.
 
+```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim import simulate
 >>> wl = DeadlineWorkload(paper_cluster(1, 1), (DeadlineJob("a", "TSN", 0, 1.0, 1), DeadlineJob("b", "TSN", 0, 1.0, 1)))
 >>> m = simulate(wl, scheduler="edf").custom["deadline"]
 >>> m["jobs"], m["deadlines_met"], m["r_trace"], m["avg_wait_s"] == m["avg_completion_s"] / 3
 (2, 1, 0.5, True)
+
+```
 """
 
 from __future__ import annotations
@@ -82,8 +85,10 @@ def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = Non
 
 
 class DeadlineMetrics(MetricCollector):
-    """The deadline family's metrics of a run (:func:`deadline_metrics`): ``result.custom["deadline"]`` and the
-    :data:`SUMMARY_KEYS` in the summary. ``alphas``: job id -> alpha (the urgency weights)."""
+    """The deadline family's metrics of a run ([`deadline_metrics`][optsched.sim.deadline.metrics.deadline_metrics]):
+    ``result.custom["deadline"]`` and the
+    [`SUMMARY_KEYS`][optsched.sim.deadline.metrics.SUMMARY_KEYS] in the summary. ``alphas``: job id -> alpha (the
+    urgency weights)."""
 
     name = "deadline"
 

@@ -1,9 +1,11 @@
 """A deadline workload as the simulator's workload: the conversion the one door applies
-(``optsched.simulate(deadline_workload, scheduler=...)``, :mod:`optsched.sim.kinds`).
+(``optsched.simulate(deadline_workload, scheduler=...)``, [`optsched.sim.kinds`][]).
 
-* :func:`to_workload`: a :class:`~optsched.problems.deadline.DeadlineWorkload` as the simulator's
-  :class:`~optsched.problems.workload.Workload`: work in one-GPU batches (epochs x dataset / batch), the
-  profiled step time as the iteration time, the deadline, the :class:`DeadlineJob` as the spec (the ring model
+* [`to_workload`][optsched.sim.deadline.run.to_workload]: a
+  [`DeadlineWorkload`][optsched.problems.deadline.DeadlineWorkload] as the simulator's
+  [`Workload`][optsched.problems.workload.Workload]: work in one-GPU batches (epochs x dataset / batch), the
+  profiled step time as the iteration time, the deadline, the [`DeadlineJob`][optsched.problems.deadline.DeadlineJob] as
+  the spec (the ring model
   reads it) and a GPU *request* for the policies that do not choose counts (LAS, Tiresias):
   ``request="min-feasible"`` (default) asks for the fewest GPUs that meet the deadline if the job started at
   its arrival on an empty cluster (one node when the count fits one, the count with the shortest run time if
@@ -12,14 +14,18 @@
 Through the door a deadline workload runs in event mode by default (a decision at every arrival and completion,
 as the paper's scheduler), with the ring model of its cluster, DRS unless another scheduler is named (the
 simulator's LAS and Tiresias run the jobs on their requested GPUs, consolidated, preemptive), ElasticFlow with its
-own admission, and the deadline metrics (:mod:`.metrics`) in the result; ``round_s`` gives Blox's rounds instead
-(the exact model's time grid: :mod:`optsched.exact.deadline`).
+own admission, and the deadline metrics ([`.metrics`][optsched.sim.deadline.metrics]) in the result; ``round_s`` gives
+Blox's rounds instead
+(the exact model's time grid: [`optsched.exact.deadline`][]).
 
+```pycon
 >>> from optsched.generators.deadline import tiny_deadline_workload
 >>> wl = tiny_deadline_workload(3, seed=2)
 >>> from optsched.sim import simulate
 >>> [simulate(wl, scheduler=p).custom["deadline"].get("jobs") for p in ("drs", "edf", "las")]
 [3, 3, 3]
+
+```
 """
 
 from __future__ import annotations
@@ -34,10 +40,13 @@ __all__ = ["request_gpus", "to_workload"]
 def request_gpus(wl: DeadlineWorkload, job: DeadlineJob, rule: str = "min-feasible") -> int:
     """The GPUs a job requests from a policy that does not choose counts (module docstring).
 
+    ```pycon
     >>> from optsched.problems.deadline import paper_cluster
     >>> wl = DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "ResNet-50", 0, 0.5, 10),))
     >>> request_gpus(wl, wl.jobs[0]), request_gpus(wl, wl.jobs[0], "one")
     (3, 1)
+
+    ```
     """
     if rule == "one":
         return 1

@@ -5,25 +5,32 @@ the time from its arrival to its finish in the shared cluster over the time it w
 share of the cluster (N contending jobs); GPUs go to the jobs with the largest rho, in leases, through a
 partial auction. Our simplification, written once for every policy set that wants it:
 
-* :func:`ftf_allocate` (the core, no simulator types): GPUs are handed out one allocation step at a time to the
+* [`ftf_allocate`][optsched.sim.deadline.themis.ftf_allocate] (the core, no simulator types): GPUs are handed out one
+  allocation step at a time to the
   job whose rho is currently the largest (a job with no GPU has rho = inf), moving it to the smallest larger
   GPU count that lowers its rho (the next count may skip values that would not help, e.g. 2 GPUs of a job whose
   communication makes 2 slower than 1); a job no count can help is left as it is; GPUs no job can use stay
   free. No auction, no hidden payments, no leases: the allocation is the greedy max-min of rho, recomputed at
   each decision.
-* :func:`rho` of a job given g GPUs at time ``now``: ``(now - arrival + T_run(g)) / T_run(share)``, T_run(g) the
+* [`rho`][optsched.sim.deadline.themis.rho] of a job given g GPUs at time ``now``: ``(now - arrival + T_run(g)) /
+  T_run(share)``, T_run(g) the
   remaining run time on g GPUs starting now, ``share = max(1, floor(G / N))``.
-* :class:`ThemisFTF` (``themis``), paper 003's baseline (section 4: "splits GPUs among waiting jobs for
+* [`ThemisFTF`][optsched.sim.deadline.themis.ThemisFTF] (``themis``), paper 003's baseline (section 4: "splits GPUs
+  among waiting jobs for
   finish-time fairness and schedules them all at once"): when the cluster is empty, every waiting job is
-  offered the whole cluster and :func:`ftf_allocate` splits it; the jobs that got GPUs start together and run to
+  offered the whole cluster and [`ftf_allocate`][optsched.sim.deadline.themis.ftf_allocate] splits it; the jobs that got
+  GPUs start together and run to
   completion, and the next batch starts when the cluster is empty again (``batch=True``: the reading that
   matches the text's Fig. 12, whose Themis reaches full utilisation only intermittently). ``batch=False``
   splits whatever is free among the waiting jobs at every decision instead. Placement: one node when a node
   has room (best fit), otherwise fragments first; rho is computed with B_intra when the count fits a node
   (Themis knows no topology: documented in ``docs/algorithms/drs.md``).
 
+```pycon
 >>> ftf_allocate(["a", "b"], 4, lambda j, g: (1.0 if j == "a" else 3.0) / g if g else float("inf"))
 {'a': 1, 'b': 3}
+
+```
 """
 
 from __future__ import annotations

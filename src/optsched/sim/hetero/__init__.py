@@ -1,8 +1,8 @@
 """Heterogeneous GPU clusters in the simulator: Gavel's allocation LPs realised round by round, the placement
 helpers of typed clusters, and the ``hetero`` performance model (our throughput table per model and GPU type,
-:mod:`optsched.perf.hetero`).
+[`optsched.perf.hetero`][]).
 
-The registry (:mod:`optsched.sim.registry`) names ``gavel`` (max-min fairness, Blox's "Gavel"),
+The registry ([`optsched.sim.registry`][]) names ``gavel`` (max-min fairness, Blox's "Gavel"),
 ``gavel-makespan`` and the performance model ``hetero``. Rules:
 ``docs/algorithms/gavel.md``; the LPs: ``docs/formulations/gavel.md``.
 """

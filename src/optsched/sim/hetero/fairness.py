@@ -7,19 +7,23 @@ equal ``1/n`` share of the cluster, ``n`` the number of jobs contending for it. 
 
 * ``n`` is the time-average number of active jobs (waiting, held by admission, or running) over the job's life
   [arrival, completion], at least 1 (Themis: "the average number of contending jobs");
-* the equal share is Gavel's :func:`~optsched.sim.hetero.lp.equal_share_throughput` with ``n`` jobs: a fraction
+* the equal share is Gavel's [`equal_share_throughput`][optsched.sim.hetero.lp.equal_share_throughput] with ``n`` jobs:
+  a fraction
   ``min(1, G / (n z))`` of the time on its ``z`` requested GPUs, spread over the GPU types in proportion to
   their GPU counts, at the throughputs of the run's performance model;
 * ``T_independent = iterations / that throughput``. ``rho > 1``: the job did worse than on its equal share.
 
-This is not :func:`optsched.sim.deadline.themis.rho`, which is the estimate a scheduler uses mid-run for a job of
+This is not [`optsched.sim.deadline.themis.rho`][], which is the estimate a scheduler uses mid-run for a job of
 paper 003 (remaining time on a GPU count); here the run is over and every quantity is measured.
 
+```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
 >>> wl = Workload((WorkloadJob("a", 0, 1, 100, 1.0), WorkloadJob("b", 0, 1, 100, 1.0)))
 >>> r = simulate(wl, servers=1, gpus_per_server=1, scheduler="fifo", mode="event")
 >>> finish_time_fairness(r)["rho"].round(3).tolist()   # b: 1.5 contending jobs on average over its 200 s
 [0.5, 1.333]
+
+```
 """
 
 from __future__ import annotations
@@ -102,12 +106,15 @@ def time_on_types(result, cluster: Cluster) -> pd.DataFrame:
     """Seconds every job held GPUs of each type (rows: job ids; columns: the cluster's GPU types), from the
     jobs' segments.
 
+    ```pycon
     >>> from optsched.sim import simulate, Workload, WorkloadJob
     >>> from optsched.cluster import parse_cluster
     >>> cl = parse_cluster("V100:1x1,K80:1x1")
     >>> r = simulate(Workload((WorkloadJob("a", 0, 1, 10, 1.0, gpu_type="K80"),)), cl, mode="event")
     >>> time_on_types(r, cl).loc["a"].tolist()
     [0.0, 10.0]
+
+    ```
     """
     cs = ClusterState(cluster)
     out = np.zeros((len(result.job_objects), len(cs.types)))

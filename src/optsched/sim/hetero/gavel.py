@@ -1,11 +1,13 @@
 """Gavel (Narayanan et al., OSDI 2020) as Blox composes it: an allocation LP over GPU types, realised round by round.
 
-Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/gavel.md`` and :mod:`.lp`.
+Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/gavel.md`` and
+[`.lp`][optsched.sim.hetero.lp].
 
-* **Allocation.** Whenever the set of active jobs changes (an admission or a completion), :class:`Gavel` solves
+* **Allocation.** Whenever the set of active jobs changes (an admission or a completion),
+  [`Gavel`][optsched.sim.hetero.gavel.Gavel] solves
   its LP over the active jobs (queued and running): ``objective="max-min"`` (heterogeneity-aware LAS, Blox's
   "Gavel") or ``"makespan"``; the throughput of job m on type k is ``1 / iteration time`` of m on its requested
-  GPUs of type k (from the run's performance model: :class:`~optsched.perf.hetero.HeteroPerf` bound to the
+  GPUs of type k (from the run's performance model: [`HeteroPerf`][optsched.perf.hetero.HeteroPerf] bound to the
   cluster on a heterogeneous cluster).
 * **Realisation** (Gavel section 5, "round-based scheduling"). Every round (``every_round``: Gavel time-slices,
   so it decides every round even when no job waits) each (job, type) pair with ``x[m, k] > 0`` gets the priority
@@ -21,6 +23,7 @@ Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/ga
 
 ``lp_log`` records every LP solve of a run (time, jobs, rows, build and solve seconds, optimum).
 
+```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
 >>> from optsched.cluster import parse_cluster
 >>> from optsched.perf.hetero import HeteroPerf
@@ -31,6 +34,8 @@ Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/ga
 >>> r = simulate(wl, cl, scheduler=g, perf=HeteroPerf.for_cluster(cl))
 >>> [round(e["value"], 4) for e in g.lp_log], r.jobs["completion_s"].round().tolist()
 ([1.0, 1.8182], [5760.0, 4560.0])
+
+```
 
 (Both jobs must run all the time to use both GPUs, so each alternates between them: t* = 1, the equal share.
 Once A3C is done, ResNet-50 alone gets the V100, 1.82 times its equal share of 0.55 iterations/s.)
@@ -54,7 +59,8 @@ _EPS = 1e-9
 
 class Gavel(SchedulerPlacer):
     """Gavel's LP allocation realised round by round (module docstring). ``objective``: ``"max-min"`` or
-    ``"makespan"``; ``solver``: ``"glop"`` or ``"highs"``; ``aggregate`` and ``efficiency``: see :mod:`.lp`."""
+    ``"makespan"``; ``solver``: ``"glop"`` or ``"highs"``; ``aggregate`` and ``efficiency``: see
+    [`.lp`][optsched.sim.hetero.lp]."""
 
     name = "gavel"
     every_round = True
@@ -205,7 +211,7 @@ class Gavel(SchedulerPlacer):
 
 
 class GavelMakespan(Gavel):
-    """:class:`Gavel` with the makespan objective (``scheduler="gavel-makespan"``)."""
+    """[`Gavel`][optsched.sim.hetero.gavel.Gavel] with the makespan objective (``scheduler="gavel-makespan"``)."""
 
     name = "gavel-makespan"
 

@@ -12,11 +12,14 @@ section 4.1):
 
 Objectives (both are single LPs; Gavel's code bisects over the makespan instead, we substitute ``u = 1/T``):
 
-* :func:`max_min_fairness`: heterogeneity-aware LAS. Maximise ``t`` with ``sum_k T[m,k] x[m,k] >= t Teq[m]`` for
-  every job, ``Teq`` the throughput of its equal share of the cluster (:func:`equal_share_throughput`); the equal
+* [`max_min_fairness`][optsched.sim.hetero.lp.max_min_fairness]: heterogeneity-aware LAS. Maximise ``t`` with ``sum_k
+  T[m,k] x[m,k] >= t Teq[m]`` for
+  every job, ``Teq`` the throughput of its equal share of the cluster
+  ([`equal_share_throughput`][optsched.sim.hetero.lp.equal_share_throughput]); the equal
   share is feasible with ``t = 1``, so ``t* >= 1``: every job does at least as well as on its equal share (Gavel's
   sharing incentive).
-* :func:`min_makespan`: finish every job's remaining work ``R`` as early as possible if the allocation held:
+* [`min_makespan`][optsched.sim.hetero.lp.min_makespan]: finish every job's remaining work ``R`` as early as possible if
+  the allocation held:
   maximise ``u`` with ``sum_k T[m,k] x[m,k] >= R[m] u``; the makespan is ``1 / u*``.
 
 ``efficiency=True`` (default) adds a second LP that keeps the first optimum (``t >= t* (1 - 1e-9)``) and maximises
@@ -31,10 +34,13 @@ Solvers: ``"glop"`` (OR-Tools' GLOP in process, the matrix handed over in one ca
 Two jobs, one GPU of each of two types, each job four times faster on "its" type: the equal share gives each
 2.5 iterations/s; running each job on its fast type gives 4, i.e. t* = 1.6:
 
+```pycon
 >>> T = np.array([[4.0, 1.0], [1.0, 4.0]]); z = np.array([1, 1]); N = np.array([1, 1])
 >>> a = max_min_fairness(T, z, N)
 >>> round(a.value, 4), a.x.round(3).tolist(), equal_share_throughput(T, z, N).tolist()
 (1.6, [[1.0, 0.0], [0.0, 1.0]], [2.5, 2.5])
+
+```
 """
 
 from __future__ import annotations
@@ -106,10 +112,13 @@ def equal_share_throughput(T, z, N, share: str = "cluster") -> np.ndarray:
       when ``G <= M`` (no more GPUs than jobs); with more GPUs than jobs the code's reference is ``1 / z[m]`` of
       the time, smaller than the paper's for every job with ``z[m] > 1`` (``docs/algorithms/gavel.md``, section 3).
 
+    ```pycon
     >>> equal_share_throughput([[2.0, 1.0]], [1], [3, 1]).tolist()
     [1.75]
     >>> equal_share_throughput([[2.0, 1.0]], [2], [3, 1], "gavel-code").tolist()  # 1/2 of the time, type 0 only
     [0.75]
+
+    ```
     """
     T, z, N = _check(T, z, N)
     if share not in EQUAL_SHARES:
@@ -254,13 +263,17 @@ def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, 
                      share: str = "cluster") -> Allocation:
     """Gavel's heterogeneity-aware max-min fairness (LAS) LP (module docstring); ``value`` is t*, the smallest
     ratio of a job's throughput to its equal-share throughput (>= 1); ``share`` chooses the equal share
-    (:func:`equal_share_throughput`: the paper's, or Gavel's code's). A job that can run on no type raises
-    :class:`InstanceError` (its equal share is 0: the LP would ignore it).
+    ([`equal_share_throughput`][optsched.sim.hetero.lp.equal_share_throughput]: the paper's, or Gavel's code's). A job
+    that can run on no type raises
+    [`InstanceError`][optsched.errors.InstanceError] (its equal share is 0: the LP would ignore it).
 
+    ```pycon
     >>> max_min_fairness([[1.0], [0.0]], [1, 1], [2])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: T: job(s) at row(s) [1] can run on no GPU type ...
+
+    ```
     """
     T, z, N = _check(T, z, N)
     _unrunnable(T, np.ones(T.shape[0], dtype=bool), "max-min would give them nothing")
@@ -271,9 +284,12 @@ def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool =
     """The makespan LP (module docstring): ``value`` is u* = 1 / makespan of the remaining work ``remaining``
     (iterations per job) under the best allocation, if it held until every job finishes.
 
+    ```pycon
     >>> a = min_makespan([[1.0], [1.0]], [1, 1], [1], [30.0, 10.0])
     >>> round(1 / a.value, 6), a.x.round(3).ravel().tolist()
     (40.0, [0.75, 0.25])
+
+    ```
     """
     T, z, N = _check(T, z, N)
     R = np.asarray(remaining, dtype=float)

@@ -1,11 +1,14 @@
 """Placement helpers on typed clusters: a consolidated probe placement (to ask a performance model for a time) and
 a placement of g GPUs within one GPU type (one server, else whole servers, else the first free GPUs).
 
+```pycon
 >>> from optsched.cluster import parse_cluster
 >>> from optsched.sim.state import ClusterState
 >>> cs = ClusterState(parse_cluster("V100:2x4,K80:2x2"))
 >>> probe_placement(cs, 1, 3).as_dict(), place_on_type(cs, cs.free.copy(), 0, 6).as_dict()
 ({2: 2, 3: 1}, {0: 4, 1: 2})
+
+```
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def bound_perf_ok(perf: Any, cs: ClusterState) -> bool:
 
 def probe_placement(cs: ClusterState, k: int, g: int) -> Placement:
     """A consolidated placement of ``g`` GPUs on type ``k`` in an empty cluster (to ask a model for a time): the
-    best fit of one server, else whole servers (:mod:`optsched.sim.fitting`)."""
+    best fit of one server, else whole servers ([`optsched.sim.fitting`][])."""
     caps = np.where(cs.type_mask(k), cs.capacity, 0)
     s = best_fit(caps, g)
     if s is not None:
