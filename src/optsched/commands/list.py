@@ -40,11 +40,26 @@ def register(sub) -> None:
 _END = re.compile(r"(?<![ (]l)(?<!e\.g)(?<!i\.e)(?<!cf)(?<!vs)(?<!Fig)(?<!eq)(?<!Eq)\.\s+(?=[A-Z(`])")
 
 
+# the docstrings' markup, shown as plain text on a terminal: cross-references ``[`Name`][target]`` and
+# ``[text][target]`` keep their text, literals lose their backquotes
+_XREF = re.compile(r"\[([^\]]*)\]\[[^\]]*\]")
+_LITERAL = re.compile(r"`{1,2}([^`]*)`{1,2}")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without the docstrings' markdown markup.
+
+    >>> plain_text("See [`Composed`][optsched.sim.base.Composed] and ``space``.")
+    'See Composed and space.'
+    """
+    return _LITERAL.sub(r"\1", _XREF.sub(r"\1", text))
+
+
 def first_sentence(doc: str | None) -> str:
-    """The first sentence of a docstring's first paragraph, on one line."""
+    """The first sentence of a docstring's first paragraph, on one line, as plain text."""
     para = " ".join((doc or "").strip().split("\n\n")[0].split())
     m = _END.search(para)
-    return para[:m.start() + 1] if m else para
+    return plain_text(para[:m.start() + 1] if m else para)
 
 
 def _rows(what: str) -> list[dict[str, Any]]:

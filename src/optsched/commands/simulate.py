@@ -83,6 +83,18 @@ SUMMARY_ROWS = (
 
 
 # -- argument helpers ------------------------------------------------------------------------------------------
+def _stem(text: str) -> str:
+    """A file name stem: not empty, not hidden, no folder in it (the sweep writes <stem>.md, <stem>.csv, ...).
+
+    >>> _stem("blox")
+    'blox'
+    """
+    if not text or text.startswith(".") or "/" in text or "\\" in text or text != text.strip():
+        raise argparse.ArgumentTypeError(f"--name must be a plain file name stem (no folder, not empty, not hidden), "
+                                         f"got {text!r}")
+    return text
+
+
 def parse_list(text: str | None) -> list[str]:
     """``"fifo,las"`` -> ``['fifo', 'las']``."""
     return [t.strip() for t in (text or "").split(",") if t.strip()]
@@ -182,7 +194,8 @@ def register(sub) -> None:
                     help="run every point once per seed: means and 95%% intervals over them (default: --seed)")
     sw.add_argument("--out", default="sweep-results", type=output_dir("--out"),
                     help="output folder of a sweep (default ./sweep-results)")
-    sw.add_argument("--name", default="sweep", help="file name stem of a sweep's outputs (default sweep)")
+    sw.add_argument("--name", default="sweep", type=_stem,
+                    help="file name stem of a sweep's outputs (default sweep)")
     sw.add_argument("--workers", type=positive_int("--workers", 4096), default=None,
                     help="processes of the local pool, or of --dask local (default: the machine's cores)")
     sw.add_argument("--dask", type=dask_address("--dask"), default=None, metavar="local|tcp://HOST:PORT",

@@ -211,6 +211,28 @@ def _signal_exit(res: Any) -> int:
     return {"SIGINT": 130, "SIGTERM": 143}.get(res.info.get("interrupted"), 130)
 
 
+def unique_stems(names: list[str]) -> dict[str, str]:
+    """A file name stem per instance: its own stem, or, where two instances share one (``a.json`` and
+    ``sub/a.json``), its path below their common folder with ``__`` for the separators.
+
+    >>> unique_stems(["x/a.json", "x/sub/a.json", "x/b.json"])
+    {'x/a.json': 'a', 'x/sub/a.json': 'sub__a', 'x/b.json': 'b'}
+    """
+    import os
+
+    stems = {n: Path(n).stem for n in names}
+    counts: dict[str, int] = {}
+    for s in stems.values():
+        counts[s] = counts.get(s, 0) + 1
+    clash = [n for n in names if counts[stems[n]] > 1]
+    if clash:
+        base = os.path.commonpath([str(Path(n).parent) for n in clash]) if len(clash) > 1 else ""
+        for n in clash:
+            rel = Path(os.path.relpath(n, base) if base else n).with_suffix("")
+            stems[n] = "__".join(p for p in rel.parts if p not in ("", ".", ".."))
+    return stems
+
+
 def run_batch(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -251,11 +273,12 @@ def run_batch(args: argparse.Namespace) -> int:
     if args.out_dir is not None:
         d = Path(args.out_dir)
         d.mkdir(parents=True, exist_ok=True)
+        stems = unique_stems([str(i) for i in dict.fromkeys(runs["instance"])])
         for _, r in runs.iterrows():
             res = r["result"]
             if res is None or res.schedule is None:
                 continue
-            stem = Path(str(r["instance"])).stem
+            stem = stems[str(r["instance"])]
             suffix = f".seed{r['seed']}" if len(seeds) > 1 else ""
             path = d / f"{stem}.{r['algorithm']}{suffix}.schedule.json"
             save_schedule(res.schedule, path, status=str(res.status), lower_bound=res.lower_bound,

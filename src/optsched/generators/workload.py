@@ -447,6 +447,17 @@ def load_pollux(index: int | None, path: str | os.PathLike | None = None) -> pd.
     unknown = sorted(set(df["application"]) - set(POLLUX_SIZE_GPU_H))
     if unknown:
         raise InstanceError(f"{p}: unknown application(s) {unknown}", field="application")
+    # every cell checked here, with the job it belongs to: an empty or non-numeric time, a replica count that is
+    # not a whole number >= 1 (1.5 would be truncated), or one too large for any cluster
+    for col, whole in (("time", False), ("num_replicas", True)):
+        values = pd.to_numeric(df[col], errors="coerce")
+        for pos, (raw, v) in enumerate(zip(df[col], values)):
+            bad = not np.isfinite(v) or v < (1 if whole else 0) or (whole and (v != int(v) or v > 1_000_000))
+            if bad:
+                what = "a whole number of replicas in 1..1,000,000" if whole else "a finite time >= 0 (s)"
+                raise InstanceError(f"{p}: must be {what}, got {raw!r}", field=col, job=str(df["name"].iloc[pos]))
+    df["time"] = pd.to_numeric(df["time"])
+    df["num_replicas"] = pd.to_numeric(df["num_replicas"]).astype(np.int64)
     return df
 
 

@@ -145,9 +145,14 @@ class Simulator:
         self.config.setdefault("seed", seed)
         total = cluster.total_gpus
         by_type = cluster.gpus_by_type
+        largest_type = max(by_type.values(), default=total)  # a job runs on one GPU type at a time
         for wj in workload.jobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
+            if not wj.gpu_type and wj.gpus > largest_type:
+                raise InstanceError(f"needs {wj.gpus} GPUs of one type (a job runs on one type at a time); the "
+                                    f"largest type has {largest_type} (types: {', '.join(by_type)})", field="gpus",
+                                    job=wj.id)
             if wj.gpu_type and by_type.get(wj.gpu_type, 0) < wj.gpus:
                 raise InstanceError(f"needs {wj.gpus} GPUs of type {wj.gpu_type!r}; the cluster has "
                                     f"{by_type.get(wj.gpu_type, 0)} (types: {', '.join(by_type)})", field="gpu_type",

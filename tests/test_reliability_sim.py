@@ -1,0 +1,53 @@
+"""Issue 28's simulator and CLI items: each input below used to be accepted, or to fail late, or to destroy or
+hide an output; each must now be refused before any work with one line naming the field and the job."""
+
+from __future__ import annotations
+
+import pytest
+
+import optsched
+from optsched.cli import main
+from optsched.cluster import parse_cluster
+from optsched.errors import InstanceError
+from optsched.problems.workload import Workload, WorkloadJob
+
+
+def test_a_job_larger_than_every_gpu_type_is_refused_at_start():
+    wl = Workload((WorkloadJob("big", 0, 6, 10, 1.0), WorkloadJob("ok", 0, 2, 10, 1.0)))
+    with pytest.raises(InstanceError, match="largest type has 4") as e:
+        optsched.simulate(wl, parse_cluster("V100:1x4,K80:1x4"), mode="event")
+    assert e.value.job == "big" and e.value.field == "gpus"
+
+
+@pytest.mark.parametrize("cells, field", [("j0,0,cifar10,1.5,128", "num_replicas"), ("j0,,cifar10,1,128", "time"),
+                                          ("j0,0,cifar10,abc,128", "num_replicas"),
+                                          ("j0,0,cifar10,1e30,128", "num_replicas"),
+                                          ("j0,0,cifar10,0,128", "num_replicas"), ("j0,x,cifar10,1,128", "time")])
+def test_bad_pollux_cells_are_refused_naming_the_column_and_the_job(tmp_path, cells, field):
+    p = tmp_path / "w.csv"
+    p.write_text("name,time,application,num_replicas,batch_size\n" + cells + "\n")
+    with pytest.raises(InstanceError) as e:
+        optsched.simulate(str(p), servers=1, gpus_per_server=4)
+    assert e.value.field == field and e.value.job == "j0"
+
+
+@pytest.mark.parametrize("name", ["", ".hidden", "a/b", " x"])
+def test_a_sweep_name_must_be_a_plain_stem(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", "--sweep", "synthetic", "--name", name, "--no-progress"])
+    assert e.value.code == 2 and "--name" in capsys.readouterr().err
+
+
+def test_a_batch_with_two_instances_of_one_name_writes_both_schedules(tmp_path):
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    for seed, rel in ((0, "a.json"), (1, "sub/a.json"), (2, "b.json")):
+        optsched.save(optsched.generate("rar", jobs=3, servers=2, seed=seed), tmp_path / "in" / rel)
+    assert main(["solve", str(tmp_path / "in"), "-a", "ff", "--out-dir", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.ff.schedule.json", "b.ff.schedule.json",
+                                                                    "sub__a.ff.schedule.json"]
+
+
+def test_list_prints_plain_text(capsys):
+    assert main(["list", "schedulers"]) == 0
+    out = capsys.readouterr().out
+    assert "][" not in out and "``" not in out
