@@ -51,3 +51,15 @@ def test_list_prints_plain_text(capsys):
     assert main(["list", "schedulers"]) == 0
     out = capsys.readouterr().out
     assert "][" not in out and "``" not in out
+
+
+def test_the_command_line_takes_a_cluster_with_gpu_types(capsys):
+    assert main(["simulate", "synthetic", "--jobs", "12", "--servers", "V100:2x4,K80:2x4", "--scheduler", "gavel",
+                 "--perf", "hetero", "--no-progress", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["cluster"] == {"servers": 4, "total_gpus": 16} and doc["summary"]["finished_tracked"] == 12
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", "synthetic", "--servers", "V100:2xq"])
+    assert e.value.code == 2

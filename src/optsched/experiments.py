@@ -67,6 +67,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pandas as pd
 
+from .cluster import as_cluster
 from .errors import InstanceError
 from .generators.workload import load_philly, resolve_workload
 from .io import atomic_open
@@ -87,7 +88,7 @@ __all__ = ["METRICS", "SerialExecutor", "SweepResult", "TaskStats", "available_c
 # -- one run ---------------------------------------------------------------------------------------------------
 def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated", admission: Any = None,
             load: float | None = None, seed: int = 0, round_s: float | None = None, event: bool = False,
-            window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int | None = None,
+            window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int | str | None = None,
             gpus_per_server: int | None = None, perf: Any = None, restore_s: float = 0.0, philly_filter: str = "blox",
             philly_order: str = "file", progress: bool = False, label: str | None = None, philly_frame=None,
             drain_h: float | None = None) -> SimResult:
@@ -118,12 +119,19 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
         return simulate(own[1], scheduler=scheduler, placement=placement, admission=admission, perf=perf,
                         mode="event" if event else ("round" if round_s is not None else None), round_s=round_s,
                         seed=seed, progress=progress, restore_s=restore_s, label=label)
-    servers = 32 if servers is None else servers
-    gpus_per_server = 4 if gpus_per_server is None else gpus_per_server
+    # servers: a count (with gpus_per_server) or a cluster description such as "V100:8x4,K80:8x4" (GPU types)
+    if isinstance(servers, str):
+        if gpus_per_server is not None:
+            raise InstanceError("a cluster description gives the GPUs of every server itself", field="gpus_per_server")
+        cluster = as_cluster(servers)
+        max_gpus = max(cluster.gpus_by_type.values())  # a job runs on one GPU type at a time
+    else:
+        cluster = as_cluster((32 if servers is None else servers, 4 if gpus_per_server is None else gpus_per_server))
+        max_gpus = cluster.total_gpus
     # the generated kinds (philly[:MODE], bursty[...], pollux:N, synthetic) drop jobs larger than the cluster
     generated = spec.split(":", 1)[0] in ("philly", "synthetic", "pollux", "bursty") and not Path(spec).exists()
     wl = resolve_workload(spec, load_jph=load, seed=seed, window=window, n_jobs=n_jobs,
-                          max_gpus=servers * gpus_per_server if generated else None, philly_filter=philly_filter,
+                          max_gpus=max_gpus if generated else None, philly_filter=philly_filter,
                           philly_order=philly_order, philly_frame=philly_frame)
     horizon = None
     if drain_h is not None:
@@ -131,7 +139,7 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
             raise InstanceError(f"must be a positive number of hours, got {drain_h!r}", field="drain_h")
         last = max((j.arrival_s for j in wl.jobs if j.tracked), default=0.0)
         horizon = last + drain_h * 3600.0
-    return simulate(wl, servers=servers, gpus_per_server=gpus_per_server, scheduler=scheduler, placement=placement,
+    return simulate(wl, cluster, scheduler=scheduler, placement=placement,
                     admission=admission, perf=perf, mode="event" if event else "round",
                     round_s=300.0 if round_s is None else round_s, seed=seed,
                     progress=progress, restore_s=restore_s, stop_when_tracked_done=True, label=label,

@@ -83,6 +83,25 @@ SUMMARY_ROWS = (
 
 
 # -- argument helpers ------------------------------------------------------------------------------------------
+def _servers(text: str) -> int | str:
+    """A server count, or a cluster description with GPU types (``optsched.cluster.parse_cluster``).
+
+    >>> _servers("8"), _servers("V100:2x4,K80:1x8")
+    (8, 'V100:2x4,K80:1x8')
+    """
+    if text.strip().isdigit():
+        return positive_int("--servers")(text)
+    from ..cluster import parse_cluster
+    from ..errors import InstanceError
+
+    try:
+        parse_cluster(text)
+    except InstanceError as exc:
+        raise argparse.ArgumentTypeError(f"--servers must be a count or a cluster such as V100:8x4,K80:8x4: "
+                                         f"{exc}") from None
+    return text
+
+
 def _stem(text: str) -> str:
     """A file name stem: not empty, not hidden, no folder in it (the sweep writes <stem>.md, <stem>.csv, ...).
 
@@ -156,8 +175,9 @@ def register(sub) -> None:
                    help="track only jobs START <= id < END (philly default 3000:4000; others: all jobs)")
     p.add_argument("--jobs", type=positive_int("--jobs"), default=None,
                    help="number of jobs (synthetic default 200; philly/pollux/files: truncate)")
-    p.add_argument("--servers", type=positive_int("--servers"), default=None,
-                   help="servers (default 32; deadline and contention files bring their own cluster)")
+    p.add_argument("--servers", type=_servers, default=None,
+                   help="servers (default 32), or a cluster with GPU types such as V100:8x4,K80:8x4 (8 servers of "
+                        "4 V100s, 8 of 4 K80s); deadline and contention files bring their own cluster")
     p.add_argument("--gpus-per-server", type=positive_int("--gpus-per-server"), default=None,
                    help="GPUs per server (default 4)")
     p.add_argument("--seed", type=seed(), default=0, help="seed of the workload generator and policies (default 0)")
@@ -343,8 +363,9 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     servers = 32 if args.servers is None else args.servers
     gps = 4 if args.gpus_per_server is None else args.gpus_per_server
     round_s = 300.0 if args.round_s is None else args.round_s
-    notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {servers} servers x "
-             f"{gps} GPUs, " + ("event-driven" if args.event else f"{round_s:g} s rounds")
+    where = f"cluster {servers}" if isinstance(servers, str) else f"{servers} servers x {gps} GPUs"
+    notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {where}, "
+             + ("event-driven" if args.event else f"{round_s:g} s rounds")
              + f"; grid: schedulers {','.join(scheds)} x placements {','.join(places)} x admissions "
              f"{','.join(adms)} x loads {args.loads} (jobs/hour). Wall time of the sweep: {wall:.1f} s on "
              f"{result.executor}."]

@@ -60,13 +60,17 @@ def _cluster(cluster: Any, servers: int | None, gpus_per_server: int | None, own
 
 def _perf_for_cluster(perf: Any, cluster: Cluster) -> Any:
     """A perf model named without options that takes ``gpus_per_server`` (paper 001's ``mixed``) gets the
-    cluster's, when every server has the same number of GPUs."""
+    cluster's, when every server has the same number of GPUs; one that can be bound to a cluster
+    (``for_cluster``: ``hetero``) is, on a cluster of several GPU types."""
     if not isinstance(perf, (str, dict)):
         return perf
     spec = {"name": perf} if isinstance(perf, str) else dict(perf)
     if not isinstance(spec.get("name"), str):
         return perf  # build_perf reports it
     factory = lookup_perf(spec["name"])  # imports the model's module, or a clear error
+    bind = getattr(factory, "for_cluster", None)
+    if bind is not None and len(spec) == 1 and len(cluster.gpu_types) > 1:
+        return bind(cluster)  # a model named alone on a cluster of several GPU types learns their types (hetero)
     sizes = {s.gpus for s in cluster.servers}
     try:
         takes_g = "gpus_per_server" in inspect.signature(factory).parameters
