@@ -31,7 +31,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ortools.sat.python import cp_model
 
@@ -436,13 +436,21 @@ def add_hint(rm: RarModel, inst: RarInstance, schedule: Schedule) -> None:
     m.add_hint(rm.makespan, max(tr["completion"].values()))
 
 
-def read_schedule(rm: RarModel, run: _cpsat.Run, inst: RarInstance) -> Schedule:
-    """The schedule of the solution ``run`` found: each job's start and GPUs per server."""
+class StartsAndGpus(Protocol):
+    """A model with a start variable per job and a GPU count per (job, server): what a schedule is read from."""
+
+    start: dict[str, cp_model.IntVar]
+    gpus: dict[tuple[str, str], cp_model.IntVar]
+
+
+def read_schedule(rm: StartsAndGpus, run: _cpsat.Run, inst: RarInstance, *, algorithm: str = "exact") -> Schedule:
+    """The schedule of the solution ``run`` found: each job's start and GPUs per server (the time-indexed
+    model's, or an interval model's, which names the same variables)."""
     rows = []
     for j in inst.jobs:
         pl = {s: run.value(rm.gpus[j.id, s]) for s in inst.cluster.server_ids}
         rows.append(ScheduledJob(j.id, run.value(rm.start[j.id]), {s: g for s, g in pl.items() if g}))
-    return Schedule(tuple(rows), algorithm="exact")
+    return Schedule(tuple(rows), algorithm=algorithm)
 
 
 # -- the solver -------------------------------------------------------------------------------------------

@@ -41,9 +41,9 @@ from ..errors import ScheduleError
 from ..evaluators.rar import evaluate
 from ..problems.rar import RarInstance, RarJob
 from ..registry import algorithm
-from ..result import Result, Schedule, ScheduledJob, SolveStatus
+from ..result import Result, Schedule, SolveStatus
 from . import _cpsat
-from .rar_cpsat import _lex_columns, canonical, incumbents, server_classes, solve_rar_cpsat
+from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, server_classes, solve_rar_cpsat
 from .rar_sgs import best_list_schedule
 
 
@@ -206,12 +206,13 @@ def _hint(im: IntervalModel, inst: RarInstance, schedule: Schedule) -> None:
     im.model.add_hint(im.makespan, ev.makespan)
 
 
-def _read(im: IntervalModel, run: _cpsat.Run, inst: RarInstance) -> Schedule:
-    rows = []
-    for j in inst.jobs:
-        pl = {s: run.value(im.gpus[j.id, s]) for s in inst.cluster.server_ids}
-        rows.append(ScheduledJob(j.id, run.value(im.start[j.id]), {s: g for s, g in pl.items() if g}))
-    return Schedule(tuple(rows), algorithm="exact-interval")
+def _makespan_or(inst: RarInstance, sched: Schedule, default: int) -> int:
+    """The evaluated makespan of ``sched``, or ``default`` when the evaluator rejects it: the relaxation R's
+    schedules may be infeasible (contention lengthens a job past the model's C_j into a later job)."""
+    try:
+        return evaluate(inst, sched).makespan
+    except ScheduleError:
+        return default
 
 
 def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
@@ -251,7 +252,6 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
-    stopped = False
     # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). A bisection on T, each probe
     # with a short limit, a third of the budget in all; a probe that finds a schedule offers it as a candidate
     budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 3
@@ -273,11 +273,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             lb = lo = mid + 1
             continue
         if prun.found:
-            sched = _read(probe, prun, inst)
-            try:
-                ms = evaluate(inst, sched).makespan
-            except ScheduleError:
-                ms = ub
+            sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
+            ms = _makespan_or(inst, sched, ub)
             if ms < ub:
                 ub, best, ub_name = ms, sched, "relaxation probe"
         hi = mid - 1
@@ -296,14 +293,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective}
     if run.bound is not None:
         lb = max(lb, math.ceil(run.bound - 1e-9))
-    stopped |= run.status != SolveStatus.OPTIMAL
     if run.found:
-        # R's schedule may be infeasible: contention lengthens a job past the model's C_j into a later job
-        sched = _read(rm, run, inst)
-        try:
-            ms = evaluate(inst, sched).makespan
-        except ScheduleError:
-            ms = ub
+        sched = read_schedule(rm, run, inst, algorithm="exact-interval")
+        ms = _makespan_or(inst, sched, ub)
         if ms < ub:
             ub, best, ub_name = ms, sched, "relaxation"
     if lb >= ub:
@@ -316,7 +308,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         run0 = _cpsat.solve(r1.model, left())
         info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound}
         if run0.found:
-            sched = _read(r1, run0, inst)
+            sched = read_schedule(r1, run0, inst, algorithm="exact-interval")
             ms = evaluate(inst, sched).makespan
             if ms < ub:
                 ub, best, ub_name = ms, sched, "restriction R1"
