@@ -166,11 +166,17 @@ def test_solve_many_refuses_before_any_work():
 
 def test_exact_runs_get_threads_and_seeds_repeat():
     insts = {f"r{k}": optsched.generate("rar", jobs=3, servers=2, seed=k) for k in range(2)}
-    t = solve_many(insts, ["exact", "rand"], deterministic_limit=20, seeds=[0, 1], threads=1,
+    t = solve_many(insts, ["exact", "exact-interval", "rand"], deterministic_limit=20, seeds=[0, 1], threads=1,
                    executor=SerialExecutor(), progress=False, keep_results=True)
+    # every exact model gets the deterministic limit, not its 60-s wall-clock default (issue 28)
+    for name in ("exact", "exact-interval"):
+        rows = t[t["algorithm"] == name]
+        assert all(r.info["limit"] == "deterministic" for r in rows["result"]), name
+        assert (rows["status"] == "optimal").all()
     ex = t[t["algorithm"] == "exact"]
     assert (ex["threads"] == 1).all() and all(r.info["num_workers"] == 1 for r in ex["result"])
-    assert (ex["status"] == "optimal").all()
+    inter = t[t["algorithm"] == "exact-interval"]
+    assert (inter["objective"].to_numpy() == ex["objective"].to_numpy()).all()
     # the random heuristic never beats the proven optimum, and its seeds are honoured
     for inst in insts:
         opt = float(ex[ex["instance"] == inst]["objective"].iloc[0])

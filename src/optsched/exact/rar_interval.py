@@ -337,7 +337,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
           description="RAR-DDLS makespan bracketed by two interval models (no slot index), the time-indexed "
                       "model only on a remaining gap (proven optimum or bound)")
 def exact_interval(inst: RarInstance, *, seed: int | None = None, time_limit: float | None = None,
-                   num_workers: int = 2, **options: Any) -> Result:
+                   num_workers: int = 2, deterministic_limit: float | None = None, **options: Any) -> Result:
     """RAR-DDLS makespan bracketed by two interval models; the time-indexed model only on a remaining gap."""
+    # deterministic_limit is named so that solve_many, which reads the signature, passes it (as for "exact")
     return solve_rar_interval(inst, time_limit=60.0 if time_limit is None else time_limit,
-                              num_workers=num_workers, seed=seed, **options)
+                              num_workers=num_workers, seed=seed, deterministic_limit=deterministic_limit,
+                              **options)
