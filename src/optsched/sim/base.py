@@ -70,6 +70,16 @@ class Decision:
     migrate: dict[Job, Placement] = field(default_factory=dict)
 
 
+def check_placement(job: Job, placement: Placement, elastic: bool) -> None:
+    """Raise [`ScheduleError`][optsched.errors.ScheduleError] unless ``placement`` is a
+    [`Placement`][optsched.sim.state.Placement] of at least one GPU, of exactly the job's GPUs when the policy
+    is not elastic: one rule for a decision being built and for the engine applying it."""
+    if not isinstance(placement, Placement) or placement.gpus < 1:
+        raise ScheduleError(f"must be a Placement holding at least one GPU, got {placement!r}", job=job.id)
+    if not elastic and placement.gpus != job.gpus:
+        raise ScheduleError(f"placement has {placement.gpus} GPUs, the job needs {job.gpus}", job=job.id)
+
+
 class DecisionBuilder:
     """A decision under construction at one decision point, the way every policy writes one: it knows the free
     GPUs per server (``free``, a copy of the cluster's, and ``free_total``) and checks each preemption, move and
@@ -153,7 +163,7 @@ class DecisionBuilder:
             if job.status != RUNNING or job.id in self._preempted or job in self.decision.migrate:
                 raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
                                     "this decision)", job=job.id)
-            self._check_count(job, placement)
+            check_placement(job, placement, self.elastic)
         for job in moves:
             assert job.placement is not None  # a running job holds GPUs
             self._give(job.placement)
@@ -161,27 +171,14 @@ class DecisionBuilder:
             self._take(job, placement)
             self.decision.migrate[job] = placement
 
-    def launch(self, job: Job, placement: Placement, *, check: bool = True) -> None:
-        """Start a waiting job (or restart one preempted in this decision) on ``placement``. ``check=False``
-        skips the checks, for a caller that has already established them (the placement walk); the engine
-        checks every decision again when it applies it."""
-        if check:
-            if not (job.status == QUEUED or job.id in self._preempted) or job in self.decision.launch:
-                raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            self._check_count(job, placement)
-            self._take(job, placement)
-        else:
-            free = self.free
-            for s, n in zip(placement.servers, placement.counts):
-                free[s] -= n
-            self.free_total -= placement.gpus
+    def launch(self, job: Job, placement: Placement) -> None:
+        """Start a waiting job (or restart one preempted in this decision) on ``placement``; the engine checks
+        every decision again when it applies it."""
+        if not (job.status == QUEUED or job.id in self._preempted) or job in self.decision.launch:
+            raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+        check_placement(job, placement, self.elastic)
+        self._take(job, placement)
         self.decision.launch[job] = placement
-
-    def _check_count(self, job: Job, placement: Placement) -> None:
-        if not isinstance(placement, Placement) or placement.gpus < 1:
-            raise ScheduleError(f"must be a Placement holding at least one GPU, got {placement!r}", job=job.id)
-        if not self.elastic and placement.gpus != job.gpus:
-            raise ScheduleError(f"placement has {placement.gpus} GPUs, the job needs {job.gpus}", job=job.id)
 
     def build(self) -> Decision:
         """The decision (launches in the order they were added)."""

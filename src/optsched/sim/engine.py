@@ -75,6 +75,7 @@ from .base import (
     PlacementPolicy,
     SchedulerPlacer,
     SchedulingPolicy,
+    check_placement,
 )
 from .metrics import SimResult
 from .registry import build_admission, build_placement, build_scheduling
@@ -543,7 +544,7 @@ class Simulator:
         for job, pl in decision.launch.items():
             if job.status != QUEUED or job.id not in self.jstate.active:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            self._check_placement(job, pl, elastic)
+            check_placement(job, pl, elastic)
             self.cstate.occupy(job.id, pl)
             job.launch(now, pl, self.launcher.stall_s(job, pl, now))
             self._running[job.id] = job
@@ -551,13 +552,6 @@ class Simulator:
             self._set_rate(job, pl)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
-
-    @staticmethod
-    def _check_placement(job: Job, pl: Placement, elastic: bool) -> None:
-        if not isinstance(pl, Placement) or pl.gpus < 1:
-            raise ScheduleError(f"must be a Placement holding at least one GPU, got {pl!r}", job=job.id)
-        if not elastic and pl.gpus != job.gpus:
-            raise ScheduleError(f"placement has {pl.gpus} GPUs, the job needs {job.gpus}", job=job.id)
 
     def _set_rate(self, job: Job, pl: Placement) -> None:
         """A job just placed (launched or moved) on ``pl``: its rate from the model, or from the
@@ -581,7 +575,7 @@ class Simulator:
                 raise ScheduleError(f"migration of a job that is not running ({why})", job=job.id)
             if job in decision.launch:
                 raise ScheduleError("a job cannot be both launched and migrated in one decision", job=job.id)
-            self._check_placement(job, pl, elastic)
+            check_placement(job, pl, elastic)
         olds = {}
         for job, _ in moves:
             olds[job.id] = job.leave(now)

@@ -34,7 +34,6 @@ and Philly's files, [`optsched.generators.workload.resolve_workload`][]); ``phil
 
 from __future__ import annotations
 
-import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,11 +139,3 @@ def online_setup(obj: Any, *, request: str | None = None) -> OnlineSetup:
     raise InstanceError("must be a Workload, a DeadlineWorkload, a ContentionInstance, a list of WorkloadJob, a "
                         f"file of one of them, or philly / pollux:N / synthetic; got {type(obj).__name__}",
                         field="workload")
-
-
-def takes(cls: Any, name: str) -> bool:
-    """Whether ``cls``'s constructor has a parameter ``name``."""
-    try:
-        return name in inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return False

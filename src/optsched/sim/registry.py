@@ -208,12 +208,16 @@ def scheduler_names(family: str | None = None) -> list[str]:
     return [n for n in out if getattr(lookup("scheduler", n), "family", "blox") == family]
 
 
-def _wants_seed(cls) -> str | None:
+def takes(cls: Any, name: str) -> bool:
+    """Whether ``cls``'s constructor (or a factory's signature) has a parameter ``name``."""
     try:
-        params = inspect.signature(cls).parameters
+        return name in inspect.signature(cls).parameters
     except (TypeError, ValueError):
-        return None
-    return "seed" if "seed" in params else ("rng" if "rng" in params else None)
+        return False
+
+
+def _wants_seed(cls) -> str | None:
+    return "seed" if takes(cls, "seed") else ("rng" if takes(cls, "rng") else None)
 
 
 def _build(kind: str, spec: Any, base: type | tuple, seed: int | None = None, **kw):

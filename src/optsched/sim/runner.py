@@ -29,16 +29,15 @@ returns.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Sequence
 
 from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
 from .base import LaunchMechanism, MetricCollector
 from .engine import Simulator
-from .kinds import online_setup, takes
+from .kinds import online_setup
 from .metrics import SimResult
-from .registry import build_admission, build_perf, build_policy, lookup, lookup_perf
+from .registry import build_admission, build_perf, build_policy, lookup, lookup_perf, takes
 
 __all__ = ["simulate", "simulator"]
 
@@ -72,11 +71,7 @@ def _perf_for_cluster(perf: Any, cluster: Cluster) -> Any:
     if bind is not None and len(spec) == 1 and len(cluster.gpu_types) > 1:
         return bind(cluster)  # a model named alone on a cluster of several GPU types learns their types (hetero)
     sizes = {s.gpus for s in cluster.servers}
-    try:
-        takes_g = "gpus_per_server" in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        takes_g = False
-    if takes_g and "gpus_per_server" not in spec and len(sizes) == 1:
+    if takes(factory, "gpus_per_server") and "gpus_per_server" not in spec and len(sizes) == 1:
         spec["gpus_per_server"] = sizes.pop()
         return spec
     return perf
