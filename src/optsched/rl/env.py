@@ -66,7 +66,15 @@ from ..generators.contention import random_contention_instance
 from ..problems.contention import ContentionInstance
 from ..sim.base import Decision, SchedulerPlacer
 from ..sim.contention.encoding import N_TYPES, Board, action_mask, candidates, n_actions, observe, resolve
-from ..sim.contention.lookahead import OBSERVATIONS, ThroughputModel, best_option, options, rich_observation, rich_size
+from ..sim.contention.lookahead import (
+    OBSERVATIONS,
+    ThroughputModel,
+    agent_mask,
+    best_option,
+    options,
+    rich_observation,
+    rich_size,
+)
 from ..sim.contention.policies import greedy_candidate, round_board, threshold_victims
 from ..sim.engine import Simulator
 from ..sim.runner import simulator
@@ -191,10 +199,7 @@ class ContentionEnv(gym.Env):
             m = np.zeros(self.n_act, dtype=bool)
             m[-1] = True
             return m
-        m = action_mask(self.board)
-        if self.work_conserving and m[:-1].any():
-            m[-1] = False
-        return m
+        return agent_mask(self.board, None, self.work_conserving)
 
     def expert_action(self, small_first: bool = False) -> int:
         """The action ``contention-lookahead`` would take now (the teacher of [`optsched.rl.imitation`][]);

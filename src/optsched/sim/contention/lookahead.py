@@ -261,8 +261,9 @@ class LookaheadSmall(Lookahead):
     small_first = True
 
 
-def agent_mask(board: Board, cands: Sequence[Any], work_conserving: bool) -> np.ndarray:
-    """The action mask of the agent's space; ``work_conserving``: "nothing" masked while a placement is valid."""
+def agent_mask(board: Board, cands: Sequence[Any] | None, work_conserving: bool) -> np.ndarray:
+    """The action mask of the agent's space (``cands`` None: the queue's candidates); ``work_conserving``:
+    "nothing" masked while a placement is valid."""
     m = action_mask(board, cands)
     if work_conserving and m[:-1].any():
         m[-1] = False
