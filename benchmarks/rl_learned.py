@@ -30,12 +30,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "src") not in sys.path:
-    sys.path.insert(0, str(ROOT / "src"))
+for p in (ROOT / "src", ROOT):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
 from optsched.io import atomic_open  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
@@ -48,15 +49,6 @@ BASELINES = {"LAS": "contention-las", "SRTF": "contention-srtf", "random": "cont
              "lookahead-small": "contention-lookahead-small",
              "rl-base (paper agent)": "rl-base", "rl-hybrid (paper agent)": "rl-hybrid"}
 REFS = ("random", "contention-greedy", "lookahead", "lookahead-small", "rl-hybrid (paper agent)")
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def ci95(x) -> tuple[float, float]:
-    """(mean, half-width of the 95 % t-interval); half-width nan for one value."""
-    x = np.asarray(list(x), dtype=float)
-    if len(x) < 2:
-        return float(x.mean()), math.nan
-    return float(x.mean()), T975.get(len(x) - 1, 1.96) * float(x.std(ddof=1)) / math.sqrt(len(x))
 
 
 def get_agent(folder: Path, seed: int, args) -> NumpyPolicy:

@@ -27,12 +27,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "src") not in sys.path:
-    sys.path.insert(0, str(ROOT / "src"))
+for p in (ROOT / "src", ROOT):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
 from optsched.exact.contention import solve_contention_dp  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
@@ -41,7 +43,6 @@ from optsched.sim.contention.agent import load_policy, shipped_path  # noqa: E40
 from optsched.sim.contention.lookahead import SHIPPED_WC  # noqa: E402
 
 SEED_BASE = 2_000_000
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def policies(agent, wc_agent=None) -> dict:
@@ -57,13 +58,6 @@ def policies(agent, wc_agent=None) -> dict:
         out["rl-agent"] = {"name": "rl-agent", "policy": wc_agent}
         out["rl-agent sampled"] = {"name": "rl-agent", "policy": wc_agent, "deterministic": False}
     return out
-
-
-def ci(x) -> tuple[float, float]:
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return float(x.mean()), math.nan
-    return float(x.mean()), T975.get(len(x) - 1, 1.96) * float(x.std(ddof=1)) / math.sqrt(len(x))
 
 
 def plot_gaps(ax, summ: pd.DataFrame, title: str):
@@ -113,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = df[df["status"] == "optimal"]
     summ = []
     for label in policies(agent, wc_agent):
-        m, h = ci(ok[label])
+        m, h = ci95(ok[label])
         summ.append({"policy": label, "mean_gap": m, "ci_gap": h, "median_gap": float(ok[label].median()),
                      "max_gap": float(ok[label].max()), "optimal": int((ok[label] < 1e-9).sum())})
     summ_df = pd.DataFrame(summ)
