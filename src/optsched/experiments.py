@@ -86,6 +86,10 @@ __all__ = ["METRICS", "SerialExecutor", "SweepResult", "TaskStats", "available_c
 
 
 # -- one run ---------------------------------------------------------------------------------------------------
+# the cluster and round length of a run on a trace when none is given (the sweep's notes print them too)
+DEFAULT_SERVERS, DEFAULT_GPUS_PER_SERVER, DEFAULT_ROUND_S = 32, 4, 300.0
+
+
 def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated", admission: Any = None,
             load: float | None = None, seed: int = 0, round_s: float | None = None, event: bool = False,
             window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int | str | None = None,
@@ -126,7 +130,8 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
         cluster = as_cluster(servers)
         max_gpus = max(cluster.gpus_by_type.values())  # a job runs on one GPU type at a time
     else:
-        cluster = as_cluster((32 if servers is None else servers, 4 if gpus_per_server is None else gpus_per_server))
+        cluster = as_cluster((DEFAULT_SERVERS if servers is None else servers,
+                              DEFAULT_GPUS_PER_SERVER if gpus_per_server is None else gpus_per_server))
         max_gpus = cluster.total_gpus
     # the generated kinds (philly[:MODE], bursty[...], pollux:N, synthetic) drop jobs larger than the cluster
     generated = spec.split(":", 1)[0] in ("philly", "synthetic", "pollux", "bursty") and not Path(spec).exists()
@@ -141,7 +146,7 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
         horizon = last + drain_h * 3600.0
     return simulate(wl, cluster, scheduler=scheduler, placement=placement,
                     admission=admission, perf=perf, mode="event" if event else "round",
-                    round_s=300.0 if round_s is None else round_s, seed=seed,
+                    round_s=DEFAULT_ROUND_S if round_s is None else round_s, seed=seed,
                     progress=progress, restore_s=restore_s, stop_when_tracked_done=True, label=label,
                     max_time_s=horizon)
 

@@ -43,6 +43,9 @@ from typing import Any
 from .. import plot
 from ..errors import InstanceError
 from ..experiments import (
+    DEFAULT_GPUS_PER_SERVER,
+    DEFAULT_ROUND_S,
+    DEFAULT_SERVERS,
     SIMULATION_BYTES,
     available_cores,
     executor,
@@ -360,9 +363,9 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
     failed = result.failed
     seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seed_text(seeds)}), mean and " \
                                                            "95% interval over seeds in brackets"
-    servers = 32 if args.servers is None else args.servers
-    gps = 4 if args.gpus_per_server is None else args.gpus_per_server
-    round_s = 300.0 if args.round_s is None else args.round_s
+    servers = DEFAULT_SERVERS if args.servers is None else args.servers
+    gps = DEFAULT_GPUS_PER_SERVER if args.gpus_per_server is None else args.gpus_per_server
+    round_s = DEFAULT_ROUND_S if args.round_s is None else args.round_s
     where = f"cluster {servers}" if isinstance(servers, str) else f"{servers} servers x {gps} GPUs"
     notes = [f"Our simulator's numbers. Workload `{spec}`, {seed_txt}, {where}, "
              + ("event-driven" if args.event else f"{round_s:g} s rounds")
