@@ -277,10 +277,10 @@ def verify(name: str, root: str | os.PathLike | None = None) -> list[tuple[str, 
     ```
     """
     ds = _dataset(name)
+    folder = packaged_folder(name) if ds.packaged and root is None else None
     out = []
     for fname, _, sha in ds.files:
         if ds.packaged and root is None:
-            folder = packaged_folder(name)
             p: Path | None = folder / fname if folder is not None else None
         else:
             try:

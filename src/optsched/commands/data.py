@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         for n in names:
             ds = DATASETS[n]
             where = "shipped with the package" if ds.packaged else (
-                str(find_data_file(n)) if find_data_file(n) else f"not found (optsched data fetch {n})")
+                str(found) if (found := find_data_file(n)) else f"not found (optsched data fetch {n})")
             doc.append({"name": n, "files": len(ds.files), "source": ds.source, "read_from": where})
         if args.json:
             print(json.dumps(doc, indent=1))
