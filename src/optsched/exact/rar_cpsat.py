@@ -39,6 +39,7 @@ from ..algorithms.baselines import first_fit, list_scheduling, random_placement
 from ..algorithms.sjf_bco import sjf_bco
 from ..bounds import (
     duration_range,
+    fastest_slots,
     lower_bound,
     makespan_lower_bound,
     p_sensitive,
@@ -240,8 +241,8 @@ def build_model(inst: RarInstance, horizon: int, *, symmetry: bool = True,
         m.add(nserv[j.id] == sum(z[j.id, s] for s in S))
         hv[f"n[{j.id}]"] = nserv[j.id]
         # redundant: the duration is at least ceil(F_j / best phi of the chosen class n_j)
-        table = phi_table(inst, j)
-        fastest = [-(-j.iterations // max(table[n])) if n in table else dmin for n in range(max(classes) + 1)]
+        fast = fastest_slots(inst, j)
+        fastest = [fast.get(n, dmin) for n in range(max(classes) + 1)]
         if j not in sensitive and len({fastest[n] for n in classes}) == 1:
             m.add(d >= fastest[classes[0]])  # exact for a p-insensitive job (no per-slot progress below)
         if len({fastest[n] for n in classes}) > 1:
@@ -408,8 +409,7 @@ def add_hint(rm: RarModel, inst: RarInstance, schedule: Schedule) -> None:
         hint(f"a[{j.id}]", a)
         hint(f"C[{j.id}]", c)
         hint(f"d[{j.id}]", c - a)
-        tbl = phi_table(inst, j)
-        hint(f"dlow[{j.id}]", -(-j.iterations // max(tbl[len(sj.placement)])))
+        hint(f"dlow[{j.id}]", fastest_slots(inst, j)[len(sj.placement)])
         n = len(sj.placement)
         hint(f"n[{j.id}]", n)
         hint(f"split[{j.id}]", n >= 2)
