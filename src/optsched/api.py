@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overlo
 
 from .errors import InstanceError, SolverError
 from .io import BUNDLED_PREFIX, bundled_path, check_format, check_output, read_json, write_json
-from .limits import require_memory
+from .limits import check_seed, require_memory
 from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # the data classes, for the signatures only (the doors import
 __all__ = ["evaluate", "from_dict", "generate", "load", "load_instance", "save", "solve", "to_dict"]
 
 T = TypeVar("T")
-_MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32; one rule for every door (the CLI's too)
 
 
 def from_dict(data: Mapping[str, Any], name: str = "") -> ProblemData:
@@ -139,11 +138,6 @@ def _path(path: Any, name: str) -> str:
     return text
 
 
-def _seed(seed: Any, name: str = "seed") -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_SEED):
-        raise InstanceError(f"must be None or an integer in 0..{_MAX_SEED}, got {seed!r:.60}", field=name)
-
-
 def _unexpected(exc: TypeError) -> str | None:
     """The keyword a call refused (Python's "got an unexpected keyword argument 'x'"), else ``None``."""
     m = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
@@ -177,7 +171,7 @@ def generate(problem: str, **params: Any) -> ProblemData:
     if not isinstance(problem, str):
         raise InstanceError(f"must be a problem name such as 'rar', got {problem!r:.60}", field="problem")
     gen = get_problem(problem).resolve_generator()
-    _seed(params.get("seed", None))
+    check_seed(params.get("seed", None))
     try:
         return gen(**params)
     except TypeError as exc:
@@ -240,7 +234,7 @@ def solve(instance: Instance, algorithm: str | None = None, *, seed: int | None 
     prob = _instance_problem(instance)
     if algorithm is not None and not isinstance(algorithm, str):
         raise InstanceError(f"must be an algorithm name such as 'ff', got {algorithm!r:.60}", field="algorithm")
-    _seed(seed)
+    check_seed(seed)
     name = algorithm or prob.default_algorithm
     if name is None:
         raise InstanceError(f"a {prob.name} has no algorithms: it is simulated, not solved (optsched.sim.simulate)",

@@ -16,6 +16,25 @@ import os
 
 from .errors import InstanceError
 
+# CP-SAT's random_seed is an int32 (numpy's generators take more): one range for every door, API and CLI
+MAX_SEED = 2**31 - 1
+
+
+def check_seed(seed: object, name: str = "seed", *, job: str | None = None) -> None:
+    """Refuse a seed that is not None or an integer in 0 .. [`MAX_SEED`][optsched.limits.MAX_SEED].
+
+    ```pycon
+    >>> check_seed(7)
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: seed: must be None or an integer in 0..2147483647, got -1
+
+    ```
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise InstanceError(f"must be None or an integer in 0..{MAX_SEED}, got {seed!r:.60}", field=name, job=job)
+
 
 def physical_memory_bytes() -> int:
     """This machine's physical memory (a large default where the OS does not say)."""

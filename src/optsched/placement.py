@@ -37,6 +37,7 @@ from .algorithms.heavy_edge import Vertex, contiguous_assignment, cut_weight, he
 from .cluster import Cluster
 from .errors import InstanceError
 from .exact.placement import min_cut_placement, min_time_placement
+from .limits import check_seed
 from .perf.pipeline import Network, compute_lower_bound
 from .perf.pipeline import alpha as alpha_of
 from .problems.pipeline import PipelineJob
@@ -159,9 +160,7 @@ def place(job: PipelineJob, free: Mapping[str, int], algorithm: str = "heavy-edg
     if not isinstance(free, Mapping):
         raise InstanceError(f"must map server ids to free GPUs, e.g. {{'s0': 8}}, got {type(free).__name__}",
                             field="free", job=job.id)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1):
-        raise InstanceError(f"must be None or an integer in 0..{2**31 - 1}, got {seed!r:.60}", field="seed",
-                            job=job.id)
+    check_seed(seed, job=job.id)
     if algorithm not in ALGORITHMS:
         raise InstanceError(f"unknown placement algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",
                             field="algorithm", job=job.id)

@@ -20,8 +20,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-# numpy's generators take seeds up to 2**64 - 1, CP-SAT up to 2**31 - 1: one rule for every command
-MAX_SEED = 2**31 - 1
+from ..limits import MAX_SEED
 
 
 def _int(name: str, text: str, what: str) -> int:

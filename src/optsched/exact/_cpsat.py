@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from ..errors import InstanceError, SolverError
+from ..limits import MAX_SEED
 from ..result import SolveStatus
 
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
@@ -98,8 +99,6 @@ def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "", 
         f"still solving after {time.perf_counter() - t0:.0f} s"
     print(f"{who}: {head}{figures}", file=stream, flush=True)
 
-# CP-SAT's random_seed is an int32 field
-_MAX_SEED = 2**31 - 1
 
 
 @functools.cache
@@ -159,8 +158,8 @@ class Params:
         if isinstance(self.num_workers, bool) or not isinstance(self.num_workers, int) or self.num_workers < 1:
             raise InstanceError(f"must be a positive integer, got {self.num_workers!r}", field="num_workers")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
-                                      or not 0 <= self.seed <= _MAX_SEED):
-            raise InstanceError(f"must be an integer in 0..{_MAX_SEED}, got {self.seed!r}", field="seed")
+                                      or not 0 <= self.seed <= MAX_SEED):
+            raise InstanceError(f"must be an integer in 0..{MAX_SEED}, got {self.seed!r}", field="seed")
 
     @property
     def limit(self) -> str:
