@@ -184,6 +184,14 @@ def register(sub) -> None:
     x.set_defaults(func=run_export)
 
 
+def _check_job_hours(sets: int, jobs: int, hours: float, what: str) -> None:
+    """Refuse ``--hours`` when ``sets`` x ``jobs`` x ``hours`` exceeds MAX_JOB_HOURS, before any work."""
+    max_hours = MAX_JOB_HOURS / jobs / sets
+    if hours > max_hours:
+        raise InstanceError(f"{sets} sets x {jobs} jobs x {hours:g} h is more than {MAX_JOB_HOURS:,} job-hours {what} "
+                            f"(at most {max_hours:g} h here)", field="--hours")
+
+
 def run_train(args: argparse.Namespace) -> int:
     _need_rl()
     # the numpy export is written beside the zip: both are checked before the training starts
@@ -193,10 +201,7 @@ def run_train(args: argparse.Namespace) -> int:
     recipe = RECIPES.get(args.recipe, {})  # an unknown recipe is train()'s error to report
     jobs = args.jobs if args.jobs is not None else int(recipe.get("jobs", 256))
     sets = args.sets if args.sets is not None else int(recipe.get("n_sets", 10))
-    max_hours = MAX_JOB_HOURS / jobs / sets
-    if args.hours > max_hours:
-        raise InstanceError(f"{sets} sets x {jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
-                            f"job-hours per pass over the sets (at most {max_hours:g} h here)", field="--hours")
+    _check_job_hours(sets, jobs, args.hours, "per pass over the sets")
 
     hyper = {k: v for k, v in (("learning_rate", args.learning_rate), ("n_steps", args.n_steps),
                                ("batch_size", args.batch_size)) if v is not None}
@@ -254,10 +259,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         check_output(args.output, "-o", inputs=[] if args.policy == "shipped" else [args.policy])
-    max_hours = MAX_JOB_HOURS / args.jobs / args.sets
-    if args.hours > max_hours:
-        raise InstanceError(f"{args.sets} sets x {args.jobs} jobs x {args.hours:g} h is more than {MAX_JOB_HOURS:,} "
-                            f"job-hours to simulate (at most {max_hours:g} h here)", field="--hours")
+    _check_job_hours(args.sets, args.jobs, args.hours, "to simulate")
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
     if agent.meta.get("observation", "paper") != "paper" or agent.meta.get("work_conserving"):
