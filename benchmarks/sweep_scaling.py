@@ -42,7 +42,12 @@ def burn(n: int) -> float:
     return time.perf_counter() - t0
 
 
-def capacity(workers: int, n: int = 5_000_000) -> float:
+def warm(seconds: float) -> None:
+    """Occupy a pool worker for ``seconds`` (so that the next submission starts another one)."""
+    time.sleep(seconds)
+
+
+def capacity(workers: int, n: int = 20_000_000) -> float:
     """How much faster ``workers`` processes finish ``workers`` equal CPU loops than this process alone, now:
     the best ratio any executor of that many workers can reach at this moment on this (shared) machine."""
     t0 = time.perf_counter()
@@ -50,7 +55,11 @@ def capacity(workers: int, n: int = 5_000_000) -> float:
         burn(n)
     alone = time.perf_counter() - t0
     with executor(None, workers) as ex:
-        ex.submit(burn, 1000).result()  # workers started before the clock
+        # every worker started and this module imported in it before the clock (unpickling `burn` imports it, and
+        # optsched with it: seconds): a process pool starts a worker per submission that finds none idle, so
+        # `workers` overlapping submissions warm them all; one short task warmed one and timed the other's start
+        for f in [ex.submit(warm, 0.5) for _ in range(workers)]:
+            f.result()
         t0 = time.perf_counter()
         for f in [ex.submit(burn, n) for _ in range(workers)]:
             f.result()
