@@ -20,6 +20,7 @@ from optsched.sim import (
     Workload,
     WorkloadJob,
 )
+from optsched.sim.base import ranked_order
 from optsched.sim.policies import Tiresias
 from optsched.sim.state import RUNNING
 
@@ -47,7 +48,8 @@ class HalfPlacement(PlacementPolicy):
 
     name = "test-half-placement"
 
-    def place(self, order, view):
+    def place_ranked(self, queued, running, view, to_rank=None):
+        order = ranked_order(queued, running, to_rank)
         free = view.cluster.free.copy()
         d = Decision()
         for rank, job in enumerate(order):

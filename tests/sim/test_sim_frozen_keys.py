@@ -1,5 +1,5 @@
-"""LAS and Tiresias without re-keying running jobs (``SchedulingPolicy.frozen_keys``), and the placement walk's
-shortcuts: every fast path gives what the naive reference gives.
+"""LAS and Tiresias without re-keying running jobs (``SchedulingPolicy.keys_change`` "relative" and
+"at-expiry"), and the placement walk's shortcuts: every fast path gives what the naive reference gives.
 
 * LAS with service "time" orders jobs by their exact attained service (no rounding), which a running job's key
   ``attained_s - t_ref`` (constant while it runs) and a waiting job's ``attained_s - now`` express;
@@ -359,3 +359,29 @@ def test_run_pauses_the_garbage_collector_and_restores_it():
         assert gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+# -- the one declaration ------------------------------------------------------------------------------------------
+def test_a_subclass_with_its_own_key_does_not_inherit_the_parents_promise():
+    from optsched.sim.base import SchedulingPolicy
+    from optsched.sim.policies import Fifo
+
+    class Lifo(Fifo):
+        def key(self, job, now):
+            return -job.arrival_s
+
+    class DeclaredLifo(Fifo):
+        keys_change = "never"
+
+        def key(self, job, now):
+            return -job.arrival_s
+
+    class QueueByHalf(Tiresias):  # Tiresias's key is also defined by queue_of
+        def queue_of(self, job, now):
+            return super().queue_of(job, now) // 2
+
+    assert Fifo.keys_change == "never" and Lifo.keys_change == "anytime" and DeclaredLifo.keys_change == "never"
+    assert Tiresias.keys_change == "at-expiry" and QueueByHalf.keys_change == "anytime"
+    assert Las().keys_change == "relative" and Las(service="gpu").keys_change == "running"
+    with pytest.raises(TypeError, match="keys_change must be one of"):
+        type("Sometimes", (SchedulingPolicy,), {"keys_change": "sometimes"})

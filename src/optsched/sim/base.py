@@ -201,6 +201,11 @@ class AdmissionPolicy(Params):
         return 0
 
 
+#: how a scheduling policy's keys may change between events, the one speed promise it declares
+#: ([`SchedulingPolicy.keys_change`][optsched.sim.base.SchedulingPolicy.keys_change])
+KEYS_CHANGE = ("never", "running", "running-down", "at-expiry", "relative", "anytime")
+
+
 class SchedulingPolicy(Params):
     """Orders the active jobs (queued and running), highest priority first.
 
@@ -208,43 +213,44 @@ class SchedulingPolicy(Params):
     ``starvation_s`` since it last ran gets priority 1 for good, the others 999, and priority sorts first) and
     breaks ties by arrival then workload order.
 
-    Two optional promises let the engine go faster without changing any decision:
+    A policy declares once how its keys may change between events (arrival, completion, launch, preemption), in
+    ``keys_change``; [`Composed`][optsched.sim.base.Composed] takes the cheapest path that promise allows, and
+    every path gives the decisions of re-keying everything at every decision (``Composed(naive=True)``, which the
+    tests compare with):
 
-    * [`key_stable_until`][optsched.sim.base.SchedulingPolicy.key_stable_until]: no job's key changes before this time
-      unless an event happens (arrival,
-      completion, launch, preemption). ``time_invariant = True`` (FIFO) means "never"; the default for the
-      others is "now" (keys drift continuously, as LAS's attained service). Tiresias's keys change only when a
-      running job crosses a queue threshold. Between such times the priority list is maintained incrementally.
-    * ``waiting_keys_constant``: a waiting job's key is frozen (LAS: attained service, SRTF: remaining work,
-      Tiresias: queue), so when keys drift only the running jobs (at most one per GPU) are re-sorted.
-    * [`decision_stable_until`][optsched.sim.base.SchedulingPolicy.decision_stable_until]: a decision without an event
-      before this time would decide nothing
-      (the engine skips those rounds). It defaults to
-      [`key_stable_until`][optsched.sim.base.SchedulingPolicy.key_stable_until]; SRTF overrides it to "never":
-      running jobs only get shorter, so a queued job can only lose preemption victims as time passes.
-    * ``frozen_keys``: the policy describes its [`key`][optsched.sim.base.SchedulingPolicy.key] by three pieces, so that
-      [`Composed`][optsched.sim.base.Composed] never
-      re-keys running jobs wholesale: [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] (a waiting job's,
-      constant while it waits),
-      [`running_key`][optsched.sim.base.SchedulingPolicy.running_key] (a running job's key and the time up to which it
-      stays valid, read from the job's
-      stored state: ``t_ref``, attained service, GPUs held) and [`rank_at`][optsched.sim.base.SchedulingPolicy.rank_at]
-      (a waiting job's key put in the
-      running keys' terms at ``now``; identity unless ``relative_keys``). ``key(job, now)`` must be
+    * ``"never"``: no key changes without an event (FIFO, EDF, paper 001's fixed predicted orders): the priority
+      list is kept sorted incrementally and no decision is repeated without an event;
+    * ``"running"``: a waiting job's key is constant, running jobs' keys drift (LAS on GPU-seconds): only the
+      running jobs (at most one per GPU) are re-keyed and re-sorted at a decision;
+    * ``"running-down"``: as ``"running"``, and running jobs' keys only decrease (SRTF): a queued job can only lose
+      preemption victims by waiting, so no decision changes without an event;
+    * ``"at-expiry"`` and ``"relative"``: the key is given in three pieces, so that running jobs are never re-keyed
+      wholesale: [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] (a waiting job's, constant while it
+      waits), [`running_key`][optsched.sim.base.SchedulingPolicy.running_key] (a running job's key and the time up
+      to which it stays valid, read from its stored state) and [`rank_at`][optsched.sim.base.SchedulingPolicy.rank_at]
+      (a waiting job's key in the running keys' terms at ``now``). ``key(job, now)`` must be
       ``running_key(job, now)[0]`` for a running job and ``rank_at(queued_key(job), now)`` for a waiting one.
-      LAS (service "time": keys relative to ``now``, ``relative_keys``) and Tiresias (queues change at crossing
-      times) use it.
+      ``"at-expiry"``: ``rank_at`` is the identity and keys change only when a running key expires (Tiresias:
+      a queue threshold crossed); ``"relative"``: waiting keys are compared with running ones relative to ``now``
+      (LAS on wall-clock service);
+    * ``"anytime"`` (the default): any key may change at any time; everything is re-keyed at every decision.
+
+    A subclass that defines its own ``key`` (or another of ``key_methods``) without declaring ``keys_change`` gets
+    ``"anytime"`` (an inherited promise describes the parent's key, not the new one).
     """
 
     name = "scheduling"
     family = "blox"  # the workload kind and metrics it was written for (optsched.sim.registry.FAMILIES)
-    time_invariant = False
-    # True: a job's key does not change while it waits (only running jobs' keys drift), so between events
-    # only the running jobs need re-sorting. True for FIFO, LAS, SRTF and Tiresias; False by default.
-    waiting_keys_constant = False
-    # the frozen-key protocol (see the class doc): False by default; relative_keys: rank_at is not the identity
-    frozen_keys = False
-    relative_keys = False
+    keys_change = "anytime"
+    # the methods that define the key: a subclass redefining one without declaring keys_change gets "anytime"
+    key_methods: tuple[str, ...] = ("key",)
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "keys_change" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
+            cls.keys_change = "anytime"
+        if cls.keys_change not in KEYS_CHANGE:
+            raise TypeError(f"{cls.__name__}.keys_change must be one of {KEYS_CHANGE}, got {cls.keys_change!r}")
 
     def __init__(self, starvation_s: float = STARVATION_S):
         self.starvation_s = float(starvation_s)
@@ -252,33 +258,20 @@ class SchedulingPolicy(Params):
     def key(self, job: Job, now: float):
         raise NotImplementedError
 
-    def keys(self, jobs: Sequence[Job], now: float) -> list:
-        """``[self.key(j, now) for j in jobs]``; policies may compute it faster (same values), since the
-        running jobs are re-keyed at every decision where keys drift (LAS)."""
-        key = self.key
-        return [key(j, now) for j in jobs]
-
     def queued_key(self, job: Job):
-        """``frozen_keys``: the key of a waiting job (constant while it waits)."""
+        """``keys_change`` ``"at-expiry"`` / ``"relative"``: the key of a waiting job (constant while it waits)."""
         raise NotImplementedError
 
     def running_key(self, job: Job, now: float) -> tuple[Any, float]:
-        """``frozen_keys``: ``(key, until)``: a running job's key at ``now``, the same at every time before
-        ``until`` (``math.inf``: while it runs) as long as its stored state is unchanged."""
+        """``keys_change`` ``"at-expiry"`` / ``"relative"``: ``(key, until)``: a running job's key at ``now``, the
+        same at every time before ``until`` (``math.inf``: while it runs) as long as its stored state is
+        unchanged."""
         raise NotImplementedError
 
     def rank_at(self, key, now: float):
-        """``frozen_keys``: a waiting job's [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] compared with
-        running keys at ``now``."""
+        """``keys_change == "relative"``: a waiting job's
+        [`queued_key`][optsched.sim.base.SchedulingPolicy.queued_key] compared with running keys at ``now``."""
         return key
-
-    def key_stable_until(self, view: SimView) -> float:
-        """Earliest time (> now, or now for "continuously changing") a job's key may change without an event."""
-        return math.inf if self.time_invariant else view.now
-
-    def decision_stable_until(self, view: SimView) -> float:
-        """Earliest time a decision without a new event could differ from the last one (see the class doc)."""
-        return self.key_stable_until(view)
 
 
 class PlacementPolicy(Params):
@@ -314,7 +307,9 @@ class PlacementPolicy(Params):
         return True
 
     def place(self, order: Sequence[Job], view: SimView) -> Decision:
-        """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first."""
+        """Blox's ``place(job_priority_list, ...)``: ``order`` holds the active jobs, highest priority first (the
+        walk of [`place_ranked`][optsched.sim.base.PlacementPolicy.place_ranked] on it, which is what a subclass
+        overrides to change the walk)."""
         queued = [(i, j) for i, j in enumerate(order) if j.status != RUNNING]
         running = [(i, j) for i, j in enumerate(order) if j.status == RUNNING]
         return self.place_ranked(queued, running, view)
@@ -326,8 +321,9 @@ class PlacementPolicy(Params):
         The victims of a queued job of rank r are the running jobs of rank > r, lowest priority first.
         ``to_rank`` (optional) maps a queued pair's first item to a rank comparable with the running ranks,
         monotonically (it is called only for the jobs that need victims). Subclasses that change the walk
-        override this (or [`place`][optsched.sim.base.PlacementPolicy.place]); most only write
-        [`find`][optsched.sim.base.PlacementPolicy.find]."""
+        override this; most only write [`find`][optsched.sim.base.PlacementPolicy.find]. A walk launches queued
+        jobs and preempts running ones only as their victims: with nothing queued it decides nothing (the
+        priority list relies on it)."""
         # the walk keeps its free GPUs in locals (its hot path) and hands them to a decision builder at the end;
         # its launches and preemptions are right by construction, and the engine checks them again at apply
         b = DecisionBuilder(view)
@@ -400,6 +396,14 @@ _first = operator.itemgetter(0)
 _three = operator.itemgetter(0, 1, 2)
 
 
+def ranked_order(queued: Iterable[tuple[Any, Job]], running: Iterable[tuple[Any, Job]],
+                 to_rank: Callable[[Any], Any] | None = None) -> list[Job]:
+    """The priority list (highest first) merged back from the two halves
+    [`place_ranked`][optsched.sim.base.PlacementPolicy.place_ranked] is given, for a walk that reads it whole."""
+    q = queued if to_rank is None else [(to_rank(k), j) for k, j in queued]
+    return [j for _, j in sorted([*q, *running], key=_first)]
+
+
 class SchedulerPlacer(Params):
     """A combined scheduling + placement module: the only interface the engine calls. Parameters are declared
     once, in ``__init__``, and all state is created there ([`Params`][optsched.params.Params]: ``describe``,
@@ -433,15 +437,10 @@ class SchedulerPlacer(Params):
         an outside driver's, which the
         policy's own records must follow)."""
 
-    def can_skip(self, view: SimView, changed: bool) -> bool:
-        """True if a round with no event since the last one cannot change anything (engine speed-up)."""
-        return False
-
     def idle_until(self, view: SimView) -> float:
         """A time before which, absent any arrival, completion or wake-up, a new decision would decide nothing
-        (the engine skips the rounds before it). Default: ``inf`` if
-        [`can_skip`][optsched.sim.base.SchedulerPlacer.can_skip], else ``view.now``."""
-        return math.inf if self.can_skip(view, False) else view.now
+        (the engine skips the rounds before it): the policy's one speed promise. Default ``view.now`` (none)."""
+        return view.now
 
 
 class Composed(SchedulerPlacer):
@@ -451,7 +450,8 @@ class Composed(SchedulerPlacer):
     arrival, index)), updated on admission, launch, preemption and completion. Keys that drift are handled in
     one of two ways:
 
-    * with the scheduling policy's frozen-key protocol (``frozen_keys``: LAS with service "time", Tiresias), a
+    * with the scheduling policy's frozen keys (``keys_change`` "relative": LAS with service "time"; "at-expiry":
+      Tiresias), a
       running job's entry is keyed once at its launch and re-keyed only when its key expires (a heap of the
       expiry times: Tiresias's threshold crossings; LAS's never do); LAS compares a waiting job with the
       running ones through ``rank_at`` (its key relative to ``now``) during the walk. With a co-location-aware
@@ -493,10 +493,6 @@ class Composed(SchedulerPlacer):
         self._stable_until = -math.inf
         self._next_bump = math.inf
         self._wake = math.inf
-
-    @property
-    def incremental(self) -> bool:
-        return bool(self.scheduling.time_invariant)
 
     # -- the anti-starvation bump (Blox's job_priority) ------------------------------------------------------
     def priority(self, job: Job) -> int:
@@ -597,7 +593,7 @@ class Composed(SchedulerPlacer):
     def _rebuild(self, view: SimView) -> None:
         now = view.now
         sched = self.scheduling
-        self._frozen = bool(sched.frozen_keys)
+        self._frozen = sched.keys_change in ("at-expiry", "relative")
         self._rekey_all = self._frozen and bool(getattr(view.perf, "colocation_aware", False))
         self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, deque(), []
         for j in view.jobs.active.values():
@@ -618,15 +614,13 @@ class Composed(SchedulerPlacer):
 
     def _resort_running(self, now: float) -> None:
         """Re-key the running jobs at ``now`` and re-sort them (the list is nearly sorted: timsort is linear on
-        it). The keys come from the policy's batch ``keys`` (or, with frozen keys, ``running_key``)."""
+        it). The keys come from the policy's ``key`` (or, with frozen keys, ``running_key``)."""
         if self._frozen:
             self._cross = []
             r = [self._running_entry(j, now) for _, j in self._r]
         else:
-            jobs = [j for _, j in self._r]
-            bumped = self._bumped
-            r = [((1 if j.id in bumped else 999, k, j.arrival_s, j.index), j)
-                 for j, k in zip(jobs, self.scheduling.keys(jobs, now))]
+            bumped, key = self._bumped, self.scheduling.key
+            r = [((1 if j.id in bumped else 999, key(j, now), j.arrival_s, j.index), j) for _, j in self._r]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r
@@ -683,15 +677,23 @@ class Composed(SchedulerPlacer):
         else:
             self._next_bump = self._bump_top()
             waiting = bool(self._q)
-        self._key_change = self._cross_top() if self._frozen else sched.key_stable_until(view)
+        change = sched.keys_change
+        if self._frozen:
+            self._key_change = self._cross_top()
+        elif self.naive and change in ("at-expiry", "relative"):  # no heap: the running keys' expiries, read anew
+            running_key = sched.running_key
+            self._key_change = min((running_key(j, now)[1] for j in view.jobs.active.values()
+                                    if j.status == RUNNING), default=math.inf)
+        else:
+            self._key_change = math.inf if change == "never" else now
         if not own:
             self._stable_until = -math.inf
-        elif type(sched).decision_stable_until is not SchedulingPolicy.decision_stable_until:
-            self._stable_until = sched.decision_stable_until(view)
-        elif self._frozen and sched.relative_keys:
+        elif change == "running-down":
+            self._stable_until = math.inf  # a queued job only loses victims as running keys shrink
+        elif change == "relative":
             self._stable_until = now  # a waiting job's rank against the running ones moves with time
         else:
-            self._stable_until = self._key_change  # the default: the same promise, computed once
+            self._stable_until = self._key_change
         wake = math.inf
         if view.round_s is None and waiting:  # event mode: threshold crossings and bumps are events
             # after an outside driver's decision the promise is void, but the running jobs' key changes (their
@@ -714,35 +716,27 @@ class Composed(SchedulerPlacer):
             elif self._cross and self._cross[0][0] <= now:
                 self._expire(now)
         elif now >= self._key_change:
-            if self.scheduling.waiting_keys_constant:
-                if self._q or type(pl).place is not PlacementPolicy.place:
+            if self.scheduling.keys_change in ("running", "running-down"):
+                if self._q:
                     self._resort_running(now)  # only running jobs' keys moved
-                # else: nothing queued, so the walk launches nothing whatever the running order; the running
-                # list stays sorted by its stored keys (insertions and removals keep that) until re-keyed
+                # else: nothing queued, so the walk launches nothing whatever the running order (a placement
+                # launches queued jobs, running ones are only victims); the running list stays sorted by its
+                # stored keys (insertions and removals keep that) until re-keyed
             else:
                 self._rebuild(view)
         to_rank = None
-        if self._frozen and self.scheduling.relative_keys:  # waiting jobs' keys in the running keys' terms
+        if self.scheduling.keys_change == "relative":  # waiting jobs' keys in the running keys' terms
             rank_at = self.scheduling.rank_at
 
             def to_rank(k: tuple) -> tuple:
                 return (k[0], rank_at(k[1], now), k[2], k[3])
-        if type(pl).place is not PlacementPolicy.place:  # the policy walks the whole list itself
-            queued = self._q if to_rank is None else [(to_rank(k), j) for k, j in self._q]
-            order = [j for _, j in sorted([*queued, *self._r], key=_first)]
-            decision = pl.place(order, view)
-        else:
-            decision = pl.place_ranked(self._q, self._r, view, to_rank)
-        return decision
+        return pl.place_ranked(self._q, self._r, view, to_rank)
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
 
     def idle_until(self, view: SimView) -> float:
         return view.now if self.naive else min(self._next_bump, self._stable_until)
-
-    def can_skip(self, view: SimView, changed: bool) -> bool:
-        return not changed and view.now < self.idle_until(view)
 
     def describe(self) -> dict:
         own = {k: plain(v) for k, v in self.get_params().items() if k not in ("scheduling", "placement")}

@@ -28,8 +28,7 @@ class Fifo(SchedulingPolicy):
     """Arrival order. Blox: key ``(job_priority, submit_time)``."""
 
     name = "fifo"
-    waiting_keys_constant = True
-    time_invariant = True
+    keys_change = "never"
 
     def key(self, job: Job, now: float):
         return job.arrival_s
@@ -59,8 +58,7 @@ class Las(SchedulingPolicy):
     *exact* service (the real number ``attained_s + (now - t_ref)`` of the stored floats, no rounding): the key
     is that service minus ``now``, as an exact pair of floats (``attained_s - t_ref`` for a running job, constant
     while it runs; ``attained_s - now`` for a waiting one). This lets [`Composed`][optsched.sim.base.Composed] keep
-    running jobs
-    sorted without re-keying them (``frozen_keys``).
+    running jobs sorted without re-keying them (``keys_change = "relative"``; ``"running"`` with service "gpu").
 
     ```pycon
     >>> from optsched.sim.state import Job
@@ -75,15 +73,15 @@ class Las(SchedulingPolicy):
     """
 
     name = "las"
-    waiting_keys_constant = True
+    keys_change = "relative"
 
     def __init__(self, service: str = "time", **kw):
         super().__init__(**kw)
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.service = service
-        # the frozen-key protocol describes Las.key with service "time" only (a subclass' own key opts out)
-        self.frozen_keys = self.relative_keys = service == "time" and type(self).key is Las.key
+        if service == "gpu" and self.keys_change == "relative":  # (a subclass' own key declared its own)
+            self.keys_change = "running"  # GPU-seconds grow at each job's own rate: running keys drift apart
 
     def key(self, job: Job, now: float):
         if self.service == "time":
@@ -102,12 +100,6 @@ class Las(SchedulingPolicy):
     def rank_at(self, key, now: float):
         return _two_sum(key, -now)
 
-    def keys(self, jobs, now: float) -> list:
-        """[`key`][optsched.sim.policies.Las.key] for many jobs (service "gpu": every job's GPU-seconds by ``now``)."""
-        if type(self).key is not Las.key or self.service == "time":
-            return super().keys(jobs, now)
-        return [j.attained_gpu_at(now) for j in jobs]
-
 
 
 class Srtf(SchedulingPolicy):
@@ -116,7 +108,9 @@ class Srtf(SchedulingPolicy):
     speed; ours stays exact under slow-downs and stalls). ``use_predicted`` ranks by predicted iterations."""
 
     name = "srtf"
-    waiting_keys_constant = True
+    # only running jobs' keys change, and only downwards: their priority over queued jobs can only grow, so a
+    # queued job never gains a preemption victim by waiting; the queued order is constant
+    keys_change = "running-down"
 
     def __init__(self, use_predicted: bool = False, **kw):
         super().__init__(**kw)
@@ -126,11 +120,6 @@ class Srtf(SchedulingPolicy):
         total = job.predicted_iterations if (self.use_predicted and job.predicted_iterations is not None) \
             else job.iterations
         return max(0.0, total - job.executed_at(now)) * job.iteration_time_s
-
-    def decision_stable_until(self, view: SimView) -> float:
-        # only running jobs' keys change, and only downwards: their priority over queued jobs can only grow,
-        # so a queued job never gains a preemption victim by waiting; the queued order is constant
-        return math.inf
 
 
 
@@ -142,7 +131,7 @@ class Tiresias(SchedulingPolicy):
     queue is that of its stored service (with a relative slack of 1e-12: a job at a threshold up to rounding is
     in the next queue); a running job moves to queue q + 1 at its crossing time ``t_ref + (thresholds[q] - s) /
     rate`` (s its service at ``t_ref``, rate its GPUs held, or 1 for ``service="time"``), that float being the
-    definition, so a running job's key is constant up to that time (``frozen_keys``).
+    definition, so a running job's key is constant up to that time (``keys_change = "at-expiry"``).
 
     ```pycon
     >>> from optsched.sim.state import Job
@@ -156,7 +145,8 @@ class Tiresias(SchedulingPolicy):
     """
 
     name = "tiresias"
-    waiting_keys_constant = True
+    keys_change = "at-expiry"
+    key_methods = ("key", "queue_of")  # running_key reads the queues through _base/_crossing, not queue_of
 
     def __init__(self, thresholds_gpu_s=(3600.0,), service: str = "gpu", **kw):
         super().__init__(**kw)
@@ -167,8 +157,6 @@ class Tiresias(SchedulingPolicy):
         if service not in ("time", "gpu"):
             raise InstanceError(f"must be 'time' or 'gpu', got {service!r}", field="service")
         self.thresholds_gpu_s, self.service = th, service
-        # the frozen-key protocol describes Tiresias.key / queue_of (a subclass' own opts out)
-        self.frozen_keys = type(self).key is Tiresias.key and type(self).queue_of is Tiresias.queue_of
 
     def service_at(self, job: Job, now: float) -> float:
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
@@ -209,12 +197,6 @@ class Tiresias(SchedulingPolicy):
             q += 1
             t = math.inf
         return (q, job.arrival_s), t
-
-    def key_stable_until(self, view: SimView) -> float:
-        """The next crossing time of a running job (queues change only then)."""
-        now = view.now
-        return min((self.running_key(j, now)[1] for j in view.jobs.active.values() if j.status == RUNNING),
-                   default=math.inf)
 
 
 

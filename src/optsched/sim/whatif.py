@@ -132,9 +132,6 @@ class SwitchingPolicy(SchedulerPlacer):
     def next_wakeup(self, now: float) -> float:
         return self.current.next_wakeup(now)
 
-    def can_skip(self, view: SimView, changed: bool) -> bool:
-        return self.current.can_skip(view, changed)
-
     def idle_until(self, view: SimView) -> float:
         return self.current.idle_until(view)
 

@@ -45,8 +45,7 @@ class PredictedOrder(Predictions, SchedulingPolicy):
     that times g_i, or ``subtime`` the arrival; no anti-starvation bump (paper 001's baselines have none)."""
 
     name = "predicted-order"
-    time_invariant = True
-    waiting_keys_constant = True
+    keys_change = "never"
 
     def __init__(self, by: str = "duration", predictor: Any = "workload", seed: int | None = 0,
                  nic_gbps: float | None = None, intra_gbs: float | None = None):

@@ -48,8 +48,7 @@ class WholeClusterPlacement(PlacementPolicy):
 class _Order(SchedulingPolicy):
     """A strict order by a fixed key; Blox's anti-starvation bump is off (paper 003's baselines have none)."""
 
-    time_invariant = True
-    waiting_keys_constant = True
+    keys_change = "never"
 
     def __init__(self) -> None:
         super().__init__(starvation_s=math.inf)
@@ -57,6 +56,7 @@ class _Order(SchedulingPolicy):
 
 class _DeadlineKey(_Order):
     name = "edf"
+    keys_change = "never"
 
     def key(self, job: Job, now: float):
         return deadline_of(job)
@@ -64,6 +64,7 @@ class _DeadlineKey(_Order):
 
 class _ArrivalKey(_Order):
     name = "deadline-fifo"
+    keys_change = "never"
 
     def key(self, job: Job, now: float):
         return job.arrival_s
