@@ -63,3 +63,25 @@ def test_the_command_line_takes_a_cluster_with_gpu_types(capsys):
     with pytest.raises(SystemExit) as e:
         main(["simulate", "synthetic", "--servers", "V100:2xq"])
     assert e.value.code == 2
+
+
+def _two_equal_jobs() -> Workload:
+    return Workload((WorkloadJob("a", 0, 4, 1000, 1.0), WorkloadJob("b", 0, 4, 1000, 1.0)))
+
+
+def test_a_preemption_thrash_ends_with_one_error_instead_of_running_forever():
+    # LAS swaps two equal jobs every 60-s round; a 120-s restore stall means neither ever progresses again. It
+    # used to run forever (here: to the horizon, without an error); now 100 windows of (stall + round) without
+    # progress end it, naming the cause
+    from optsched.sim.engine import SimulationStalled
+
+    with pytest.raises(SimulationStalled, match="preemption thrash") as e:
+        optsched.simulate(_two_equal_jobs(), servers=1, gpus_per_server=4, scheduler="las", mode="round",
+                          round_s=60, restore_s=120, max_time_s=10**6)
+    assert "120 s" in str(e.value)
+
+
+def test_a_stall_shorter_than_the_round_still_finishes_under_las():
+    r = optsched.simulate(_two_equal_jobs(), servers=1, gpus_per_server=4, scheduler="las", mode="round",
+                          round_s=60, restore_s=30)
+    assert r.jobs["completion_s"].notna().all() and r.summary["preemptions"] > 0

@@ -193,6 +193,11 @@ class Simulator:
         self._dirty = False
         self._last_decision_s = -math.inf
         self._same_instant = 0
+        # preemption thrash (every launch preempted before its stall ends, see _check_stall): the last time a job
+        # progressed, the launches lost since (preempted before their stall ended) and the longest stall given
+        self._progress_s = 0.0
+        self._lost_launches = 0
+        self._max_stall_s = 0.0
         self._now = 0.0
         self._last_k = -1
         self._due = False        # a decision point was returned by advance() and awaits apply()
@@ -520,6 +525,7 @@ class Simulator:
                 self._push(j)
 
     def _complete(self, job: Job, now: float) -> None:
+        self._progress_s, self._lost_launches = now, 0
         self.cstate.release(job.id, job.complete(now))
         del self._running[job.id]
         self.jstate.finish(job)
@@ -533,6 +539,10 @@ class Simulator:
         for job in decision.preempt:
             if job.status != RUNNING:
                 raise ScheduleError("preemption of a job that is not running", job=job.id)
+            if job.stall_until < now:  # it progressed after its stall
+                self._progress_s, self._lost_launches = now, 0
+            else:
+                self._lost_launches += 1
             self.cstate.release(job.id, job.preempt(now))
             del self._running[job.id]
             self._preemptions += 1
@@ -546,7 +556,10 @@ class Simulator:
                 raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
             check_placement(job, pl, elastic)
             self.cstate.occupy(job.id, pl)
-            job.launch(now, pl, self.launcher.stall_s(job, pl, now))
+            stall = self.launcher.stall_s(job, pl, now)
+            if stall > self._max_stall_s:
+                self._max_stall_s = stall
+            job.launch(now, pl, stall)
             self._running[job.id] = job
             changed = True
             self._set_rate(job, pl)
@@ -582,7 +595,10 @@ class Simulator:
             self.cstate.release(job.id, olds[job.id])
         for job, pl in moves:
             self.cstate.occupy(job.id, pl)
-            job.migrate(now, pl, self.launcher.migration_stall_s(job, olds[job.id], pl, now))
+            stall = self.launcher.migration_stall_s(job, olds[job.id], pl, now)
+            if stall > self._max_stall_s:
+                self._max_stall_s = stall
+            job.migrate(now, pl, stall)
             self._migrations += 1
             self._set_rate(job, pl)
 
@@ -597,3 +613,21 @@ class Simulator:
                 and self.policy.next_wakeup(self.view.now) == math.inf and not self._heap_top() < math.inf):
             raise SimulationStalled(f"{len(self.jstate.active) + self.admission.holding} jobs wait, nothing runs, "
                                     "nothing will arrive, and the policy started nothing")
+        # preemption thrash: with a stall longer than the time between decisions, a policy may preempt every job
+        # before its stall ends (LAS in rounds shorter than restore_s), and the run would never end. After the
+        # last arrival, 100 launches lost and 100 windows of (longest stall + round) without any job progressing
+        # end the run
+        if self._lost_launches < 100 or self._ai < self._n:
+            return
+        now = self._now
+        since = max(self._progress_s, self._arr_t[-1] if self._arr_t else 0.0)
+        if now - since > 100.0 * (self._max_stall_s + (self.round_s if self.mode == "round" else 0.0)):
+            if any(j.stall_until <= now for j in self._running.values()):
+                self._progress_s, self._lost_launches = now, 0  # some job is past its stall: it progresses
+                return
+            raise SimulationStalled(
+                f"no job progressed for {now - since:,.0f} s of simulated time (t={now:,.0f} s): every one of the "
+                f"last {self._lost_launches} launches was preempted before its stall (up to {self._max_stall_s:g} s) "
+                "ended, a preemption thrash; "
+                "shorten the stall (restore_s, start_s, migration_s) below the round (round_s) or use a policy that "
+                "lets a launched job run longer")
