@@ -89,3 +89,28 @@ def test_solve_many_passes_the_deterministic_limit_to_the_cpsat_models():
     for res in runs["result"]:
         assert res.info["limit"] == "deterministic", res.info  # dropped, the 60-s wall-clock default applied
         assert res.info["time_limit_s"] is None
+
+
+def test_a_signal_before_the_search_has_started_still_stops_it():
+    # a stop sent while CP-SAT is still setting up finds no search to stop; the waiting thread sends it again until
+    # the solve returns (the race lost a Ctrl-C on a loaded machine: the solve ran to its limit)
+    import _thread
+    import threading
+
+    from optsched.exact._cpsat import _run_stoppable
+
+    class LateSolver:
+        def __init__(self):
+            self.started, self.stopped = threading.Event(), threading.Event()
+
+        def solve(self, model, callback):
+            time.sleep(0.3)  # setting up: a stop now is lost
+            self.started.set()
+            return "stopped" if self.stopped.wait(5) else "ran to its limit"
+
+        def stop_search(self):
+            if self.started.is_set():
+                self.stopped.set()
+
+    threading.Timer(0.05, _thread.interrupt_main).start()
+    assert _run_stoppable(LateSolver(), None, None) == ("stopped", "SIGINT")

@@ -296,7 +296,10 @@ def _run_stoppable(sol: cp_model.CpSolver, model: cp_model.CpModel, callback: An
     while True:
         try:
             while not done.wait(0.05):
-                pass
+                if signal_name is not None:
+                    # again, until the thread ends: a stop that came before CP-SAT had set up its search (a
+                    # signal in the first moments, or under load) finds nothing to stop and is lost
+                    sol.stop_search()
             break
         except (KeyboardInterrupt, SystemExit) as exc:
             signal_name = signal_name or ("SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM")
