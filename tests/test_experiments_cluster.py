@@ -156,3 +156,14 @@ def test_a_trace_sent_from_the_client_reaches_a_worker_without_data(in_client_fo
     sent = sweep(PHILLY_GRID, seeds=[0], executor=ex, progress=False, send_trace=True)
     pd.testing.assert_frame_equal(serial.runs[SWEEP_KEY], sent.runs[SWEEP_KEY])
     assert set(sent.stats.tasks_by_worker) == {names["nodata"]}
+
+
+def test_a_trace_sent_to_a_local_process_pool_gives_the_serial_rows():
+    # --send-trace without Dask: the frame travels with each task to the pool's workers (no scatter there)
+    from optsched.experiments import local_pool
+
+    serial = sweep(PHILLY_GRID, seeds=[0], executor=SerialExecutor(), progress=False)
+    with local_pool(2) as pool:
+        sent = sweep(PHILLY_GRID, seeds=[0], executor=pool, progress=False, send_trace=True)
+    pd.testing.assert_frame_equal(serial.runs[SWEEP_KEY], sent.runs[SWEEP_KEY])
+    assert (sent.runs["status"] == "ok").all()
