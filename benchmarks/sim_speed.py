@@ -22,6 +22,14 @@ Before/after: ``benchmarks/sim_speed.py --compare OTHER_SRC [--repeats K] [--out
 two trees run by run (who goes first alternates too), and prints the medians and their ratio (after / before) as
 a Markdown table; it also checks that both trees produce the same trajectory (events, decisions, average JCT,
 preemptions). Nothing is written unless ``--out`` is given.
+
+The physical limit (issue 29): ``benchmarks/sim_speed.py --limit [--jobs N] [--repeats K]`` runs a minimal round
+loop (a heap of completions, FIFO over per-server free counts with the consolidated rule, nothing else: no job
+objects, no records, no policy objects) on the same ``replicate_philly`` workload, checks that it gives our
+simulator's average JCT exactly, and prints both CPU times (medians, each in a fresh process, alternating), their
+ratio and a profile of ``simulate()`` by module (where the rest goes). It writes nothing. The minimal loop holds
+only for what it models: FIFO without preemption, which is what ours does on this workload when no waiting job
+reaches Blox's starvation bump (checked: the run must report 0 preemptions).
 """
 
 from __future__ import annotations
@@ -119,6 +127,172 @@ def compare(before: Path, repeats: int, n: int, load: float, seed: int) -> str:
     return "\n".join(head + rows) + "\n"
 
 
+def minimal_fifo(arrivals: list[float], gpus: list[int], iterations: list[float], iteration_s: list[float],
+                 servers: int, per_server: int,
+                 round_s: float = 300.0, cross_server: float = 1.25) -> list[float]:
+    """The completion times (in the order given, which must be by arrival) of FIFO in rounds of ``round_s`` on
+    ``servers`` x ``per_server`` GPUs, computed with nothing but a heap of completions and the servers' free
+    counts (servers bucketed by free count, a heap of indices per bucket): at each round, completions up to it
+    free their GPUs,
+    arrivals up to it join the queue, and the queue's head starts while it fits (a job of at most one server's
+    GPUs on the server with the fewest free GPUs that hold it, ties to the lowest index; a larger job on the first
+    wholly free servers in index order; a job on more than one server runs ``cross_server`` times slower). Rounds
+    are the engine's: the first multiple of ``round_s`` at or after the event that makes one due."""
+    import heapq
+    import math
+    from collections import deque
+
+    n = len(arrivals)
+    free = [per_server] * servers
+    # servers by free count, each a heap of server indices (lazy: an entry is valid while free[s] equals its count)
+    by_free: list[list[int]] = [[] for _ in range(per_server + 1)]
+    by_free[per_server] = list(range(servers))
+
+    def take(f: int) -> int:
+        """The lowest-index server with exactly ``f`` free GPUs, removed from its heap (-1 if none)."""
+        h = by_free[f]
+        while h:
+            sv = heapq.heappop(h)
+            if free[sv] == f:
+                return sv
+        return -1
+
+    def put(sv: int) -> None:
+        heapq.heappush(by_free[free[sv]], sv)
+
+    heap: list = []
+    queue: deque = deque()
+    ai, last_k = 0, -1
+    end_s = [math.nan] * n
+    t = 0.0
+    while ai < n or queue:
+        # the next round: after the next event that can change something (an arrival, or a completion while the
+        # head waits), never at or before the last round
+        nxt = arrivals[ai] if not queue else min(heap[0][0] if heap else math.inf,
+                                                 arrivals[ai] if ai < n else math.inf)
+        k = max(last_k + 1, math.ceil(nxt / round_s - 1e-9))
+        if k * round_s < nxt:
+            k += 1
+        t, last_k = k * round_s, k
+        while heap and heap[0][0] <= t:
+            _, _, held = heapq.heappop(heap)
+            for sv, c in held:
+                free[sv] += c
+                put(sv)
+        while ai < n and arrivals[ai] <= t:
+            queue.append(ai)
+            ai += 1
+        while queue:
+            j = queue[0]
+            g = gpus[j]
+            if g <= per_server:  # best fit: the fewest free GPUs >= g, then the lowest index
+                sv = -1
+                for f in range(g, per_server + 1):
+                    sv = take(f)
+                    if sv >= 0:
+                        break
+                if sv < 0:
+                    break
+                held: tuple = ((sv, g),)
+            else:  # the first wholly free servers in index order
+                need = -(-g // per_server)
+                whole: list[int] = []
+                while len(whole) < need:
+                    sv = take(per_server)
+                    if sv < 0:
+                        break
+                    if sv not in whole:  # a server may sit twice in a heap (pushed again at the same count)
+                        whole.append(sv)
+                if len(whole) < need:
+                    for sv in whole:
+                        put(sv)
+                    break
+                held = tuple((sv, per_server) for sv in whole[:-1]) + ((whole[-1], g - (need - 1) * per_server),)
+            queue.popleft()
+            for sv, c in held:
+                free[sv] -= c
+                put(sv)
+            # the engine's arithmetic: a rate of 1 / (iteration time x factor), the end at start + work / rate
+            rate = 1.0 / (iteration_s[j] * cross_server if len(held) > 1 else iteration_s[j])
+            end = t + iterations[j] / rate
+            heapq.heappush(heap, (end, j, held))
+            end_s[j] = end
+    return end_s
+
+
+LIMIT_RUN = """
+import hashlib, json, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[4])
+from optsched.generators.workload import load_philly, replicate_philly
+which, n, load = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+wl = replicate_philly(n, load, 0, frame=load_philly())
+order = sorted(range(n), key=lambda i: wl.jobs[i].arrival_s)  # stable: ties keep the workload's order, as the engine's
+jobs = [wl.jobs[i] for i in order]
+t0 = time.process_time()
+if which == "minimal":
+    from sim_speed import minimal_fifo
+    ends = minimal_fifo([j.arrival_s for j in jobs], [j.gpus for j in jobs], [j.iterations for j in jobs],
+                        [j.iteration_time_s for j in jobs], 500, 4)
+    cpu = time.process_time() - t0
+    done = np.empty(n)
+    done[order] = ends
+    out = {"preemptions": 0}
+else:
+    from optsched.sim import simulate
+    r = simulate(wl, servers=500, gpus_per_server=4, scheduler="fifo", placement="consolidated", mode="round")
+    cpu = time.process_time() - t0
+    done = r.jobs["completion_s"].to_numpy(dtype=float)
+    out = {"preemptions": int(r.summary["preemptions"])}
+jct = done - np.array([j.arrival_s for j in wl.jobs])
+out.update(cpu_s=cpu, avg_jct_s=float(jct.mean()), completions=hashlib.sha256(done.tobytes()).hexdigest())
+print(json.dumps(out))
+"""
+
+
+def limit(n: int, load: float, repeats: int) -> str:
+    """The minimal loop against ``simulate()``, side by side in fresh processes; then ``simulate()``'s profile."""
+    import cProfile
+    import pstats
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cpu: dict[str, list[float]] = {"minimal": [], "simulate": []}
+    res: dict[str, dict] = {}
+    for r in range(repeats):
+        for which in (("minimal", "simulate") if r % 2 == 0 else ("simulate", "minimal")):
+            out = subprocess.run([sys.executable, "-c", LIMIT_RUN, which, str(n), str(load), str(ROOT / "benchmarks")],
+                                 env=env, capture_output=True, text=True, check=True)
+            res[which] = json.loads(out.stdout.strip().splitlines()[-1])
+            cpu[which].append(res[which]["cpu_s"])
+    same = res["minimal"]["completions"] == res["simulate"]["completions"] and res["simulate"]["preemptions"] == 0
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    wl = replicate_philly(n, load, 0, frame=load_philly())
+    prof = cProfile.Profile()
+    prof.enable()
+    simulate(wl, servers=500, gpus_per_server=4, scheduler="fifo", placement="consolidated", mode="round")
+    prof.disable()
+    by_file: dict[str, float] = {}
+    for (file, _, _), (_, _, tt, _, _) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+        key = file.split("/src/optsched/")[-1] if "/src/optsched/" in file else (
+            "numpy/pandas" if ("numpy" in file or "pandas" in file) else "Python built-ins and the rest")
+        by_file[key] = by_file.get(key, 0.0) + tt
+    whole = sum(by_file.values())
+    lines = [f"Minimal FIFO loop vs simulate(): replicate_philly({n:,}, {load:g} jobs/h, seed 0) on 500 x 4 GPUs, "
+             f"round mode (300 s), CPU seconds, medians of {repeats} fresh processes each, alternating.", "",
+             "| loop | CPU s (median) | runs | average JCT (s) |", "|---|---|---|---|",
+             f"| minimal (heap + free counts) | {med['minimal']:.2f} | "
+             f"{', '.join(f'{x:.2f}' for x in cpu['minimal'])} | {res['minimal']['avg_jct_s']!r} |",
+             f"| optsched simulate(), FIFO + consolidated | {med['simulate']:.2f} | "
+             f"{', '.join(f'{x:.2f}' for x in cpu['simulate'])} | {res['simulate']['avg_jct_s']!r} |", "",
+             f"Ratio simulate / minimal: {med['simulate'] / med['minimal']:.1f}x. Every job's completion the same (bit "
+             f"for bit) and no preemption: {'yes' if same else 'NO'}.", "",
+             "Where simulate()'s time goes (cProfile, own time by file, share of the profiled total):", ""]
+    lines += [f"* {k}: {v / whole:.0%}" for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:10]]
+    if not same:
+        raise SystemExit("\n".join(lines) + "\nthe minimal loop does not reproduce our completions")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20,000 jobs, one repeat; writes sim_speed_quick.md")
@@ -129,7 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", metavar="OTHER_SRC", default=None,
                     help="time the 100k case with this tree and with OTHER_SRC (another checkout's src folder)")
     ap.add_argument("--out", default=None, help="with --compare: also write the table to this file")
+    ap.add_argument("--limit", action="store_true",
+                    help="the minimal FIFO loop against simulate() on the large case (prints; writes nothing)")
     args = ap.parse_args(argv)
+    if args.limit:
+        print(limit(args.jobs or 100_000, args.load, args.repeats or 3))
+        return 0
     if args.compare is not None:
         table = compare(Path(args.compare).resolve(), args.repeats or 3, args.jobs or 100_000, args.load, args.seed)
         print(table)
