@@ -13,6 +13,7 @@ a placement of g GPUs within one GPU type (one server, else whole servers, else 
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -31,9 +32,25 @@ def bound_perf_ok(perf: Any, cs: ClusterState) -> bool:
     return types is not None and tuple(types) == tuple(s.gpu_type for s in cs.cluster.servers)
 
 
+# probe placements depend only on the cluster's servers (their capacities and types never change during a
+# run): one cache per ClusterState, (type, gpus) -> placement; Optimus and Gavel ask for the same few many times
+_PROBES: weakref.WeakKeyDictionary[ClusterState, dict[tuple[int, int], Placement]] = weakref.WeakKeyDictionary()
+
+
 def probe_placement(cs: ClusterState, k: int, g: int) -> Placement:
     """A consolidated placement of ``g`` GPUs on type ``k`` in an empty cluster (to ask a model for a time): the
-    best fit of one server, else whole servers ([`optsched.sim.fitting`][])."""
+    best fit of one server, else whole servers ([`optsched.sim.fitting`][]). Cached per cluster state (the
+    answer depends only on its servers' capacities and types, fixed for its life)."""
+    cache = _PROBES.get(cs)
+    if cache is None:
+        cache = _PROBES[cs] = {}
+    pl = cache.get((k, g))
+    if pl is None:
+        pl = cache[(k, g)] = _probe(cs, k, g)
+    return pl
+
+
+def _probe(cs: ClusterState, k: int, g: int) -> Placement:
     caps = np.where(cs.type_mask(k), cs.capacity, 0)
     s = best_fit(caps, g)
     if s is not None:
