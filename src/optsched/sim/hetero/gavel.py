@@ -78,7 +78,14 @@ class Gavel(SchedulerPlacer):
         self.round_s = float(round_s)
         self._x: dict[str, np.ndarray] = {}
         self._rows: dict[str, np.ndarray] = {}       # job id -> throughput on every type (cached)
-        self._received: dict[str, np.ndarray] = {}   # job id -> seconds run on every type
+        self._pos: dict[str, int] = {}                # job id -> its row in _jobs, _rec, _gpus, _adm, _xm
+        self._jobs: list[Job] = []                    # the active jobs by arrival (then index)
+        self._keys: set[str] = set()
+        self._rec = np.zeros((0, 0))                  # seconds run on every type, rows in _jobs' order
+        self._running: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see _running_jobs
+        self._gpus = np.zeros(0, dtype=np.int64)
+        self._adm = np.zeros(0)
+        self._xm: np.ndarray | None = None            # the allocation, rows in _jobs' order
         self._dirty = True
         self._last_t: float | None = None
         self._wake = math.inf
@@ -91,8 +98,13 @@ class Gavel(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._dirty = True
-        for d in (self._x, self._rows, self._received):
+        self._running = None
+        for d in (self._x, self._rows):
             d.pop(job.id, None)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if decision.launch or decision.preempt or decision.migrate:
+            self._running = None  # jobs started, stopped or moved
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
@@ -139,70 +151,133 @@ class Gavel(SchedulerPlacer):
                             "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value})
         self._dirty = False
 
+    # -- the active jobs as arrays (rebuilt when the set of active jobs changes) ------------------------------
+    def _rebuild(self, view: SimView) -> None:
+        """``_jobs`` (active jobs by arrival, then index) and their arrays: GPUs, admission times and the time
+        received on each type (``_rec``; ``_pos`` maps each job to its row)."""
+        K = len(view.cluster.types)
+        jobs = sorted(view.jobs.active.values(), key=lambda j: (j.arrival_s, j.index))
+        pos = {j.id: i for i, j in enumerate(jobs)}
+        rec = np.zeros((len(jobs), K))
+        old = [(i, self._pos[j.id]) for i, j in enumerate(jobs) if j.id in self._pos]
+        if old:
+            new_i, old_i = np.array(old, dtype=np.int64).T
+            rec[new_i] = self._rec[old_i]
+        self._jobs, self._keys, self._rec, self._pos = jobs, set(pos), rec, pos
+        self._running = None
+        self._gpus = np.array([j.gpus for j in jobs], dtype=np.int64)
+        self._adm = np.array([j.admitted_s for j in jobs], dtype=float)
+        self._xm: np.ndarray | None = None  # the allocation as a matrix in _jobs' order (after the next solve)
+
     # -- bookkeeping of the time received on each type -------------------------------------------------------
-    def _account(self, view: SimView) -> None:
-        now, cs = view.now, view.cluster
-        K = len(cs.types)
-        for j in view.jobs.active.values():
-            rec = self._received.get(j.id)
-            if rec is None:
-                rec = self._received[j.id] = np.zeros(K)
-            since = j.running_since_s
-            if j.status == RUNNING and j.placement is not None and since is not None:
-                start = since if self._last_t is None else max(self._last_t, since)
-                if now > start:
-                    rec[int(cs.type_of[j.placement.servers[0]])] += now - start
+    def _running_jobs(self, view: SimView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The running jobs (holding GPUs): their rows in ``_jobs``, GPU types and the times they took their
+        placements (NaN if unknown). Kept while no decision starts, stops or moves a job and none completes
+        (``after_apply``, ``on_completion``): only those change them."""
+        if self._running is None:
+            type_of = view.cluster.type_of
+            idx, typ, since = [], [], []
+            for i, j in enumerate(self._jobs):
+                if j.status == RUNNING:
+                    pl, t0 = j.placement, j.running_since_s
+                    if pl is not None:
+                        idx.append(i)
+                        typ.append(type_of[pl.servers[0]])
+                        since.append(math.nan if t0 is None else t0)
+            self._running = (np.array(idx, dtype=np.int64), np.array(typ, dtype=np.int64),
+                             np.array(since, dtype=float))
+        return self._running
+
+    def _account(self, view: SimView) -> tuple[np.ndarray, np.ndarray]:
+        """Add the time each running job ran since the last decision to its type; return the rows (in
+        ``_jobs``) of the running jobs and their types."""
+        now = view.now
+        ri, rt, st = self._running_jobs(view)
+        if len(ri):
+            ok = ~np.isnan(st)
+            start = st if self._last_t is None else np.maximum(self._last_t, st)
+            ok &= now > start
+            self._rec[ri[ok], rt[ok]] += now - start[ok]
         self._last_t = now
+        return ri, rt
 
     def received(self, job_id: str) -> np.ndarray:
         """Seconds job ``job_id`` has run on each GPU type so far (as of the last decision)."""
-        return self._received[job_id].copy()
+        return self._rec[self._pos[job_id]].copy()
 
     def allocation(self, job_id: str) -> np.ndarray:
         """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation)."""
         return self._x[job_id].copy()
 
     # -- the decision ------------------------------------------------------------------------------------------
+    def _choose(self, now: float, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The realisation's greedy (module docstring): (job index, type) pairs with ``x > 0`` by decreasing
+        priority ``x / f`` (ties: larger x, then arrival), each job on the type of its first pair that still
+        has its GPUs free. Returns the chosen jobs' indices and types in the order taken, and every job's
+        chosen type (-1: none). Vectorised: while no pair is refused for want of GPUs the greedy takes the
+        first pair of every job, so that prefix is found with cumulative sums; the rest is the plain loop."""
+        X, rec, n = self._xm, self._rec, len(self._jobs)
+        assert X is not None
+        pi, pk = np.nonzero(X > _EPS)  # pairs in (job, type) order
+        x = X[pi, pk]
+        elapsed = now - self._adm[pi]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(elapsed > 0, rec[pi, pk] / elapsed, 0.0)
+            prio = np.where(frac > 0, x / frac, math.inf)
+        o = np.lexsort((pk, pi, -x, -prio))
+        ei, ek = pi[o], pk[o]
+        m = len(o)
+        first = np.zeros(m, dtype=bool)
+        first[np.unique(ei, return_index=True)[1]] = True
+        demand = np.zeros((m, len(cap)), dtype=np.int64)
+        demand[np.arange(m), ek] = np.where(first, self._gpus[ei], 0)
+        used = demand.cumsum(axis=0)
+        over = first & (used[np.arange(m), ek] > cap[ek])
+        stop = int(over.argmax()) if over.any() else m
+        chosen = np.full(n, -1, dtype=np.int64)
+        take = np.flatnonzero(first[:stop])
+        chosen[ei[take]] = ek[take]
+        if stop == m:
+            return ei[take], ek[take], chosen
+        free_t = cap - (used[stop - 1] if stop else 0)
+        oi, ok_ = ei[take].tolist(), ek[take].tolist()
+        gpus = self._gpus
+        for i, k in zip(ei[stop:].tolist(), ek[stop:].tolist()):
+            if chosen[i] >= 0 or gpus[i] > free_t[k]:
+                continue
+            chosen[i] = k
+            free_t[k] -= gpus[i]
+            oi.append(i)
+            ok_.append(k)
+        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen
+
     def decide(self, view: SimView) -> Decision:
-        self._account(view)
-        jobs = sorted(view.jobs.active.values(), key=lambda j: (j.arrival_s, j.index))
+        active = view.jobs.active
+        if self._dirty or self._xm is None or len(active) != len(self._jobs) or active.keys() != self._keys:
+            self._rebuild(view)
+        ri, rt = self._account(view)
+        jobs = self._jobs
         # event mode: Gavel's own rounds are wake-ups
         self._wake = view.now + self.round_s if (view.round_s is None and jobs) else math.inf
         if not jobs:
             return Decision()
-        if self._dirty or any(j.id not in self._x for j in jobs):
+        if self._dirty or self._xm is None:  # the set of active jobs changed (_rebuild forgets _xm)
             self._solve(jobs, view)
+            self._xm = np.array([self._x[j.id] for j in jobs])
         now, cs = view.now, view.cluster
-        entries = []
-        for pos, j in enumerate(jobs):
-            x = self._x[j.id]
-            rec = self._received[j.id]
-            elapsed = now - j.admitted_s
-            for kk in np.flatnonzero(x > _EPS):
-                frac = rec[kk] / elapsed if elapsed > 0 else 0.0
-                prio = x[kk] / frac if frac > 0 else math.inf
-                entries.append((-prio, -x[kk], pos, int(kk)))
-        entries.sort()
-        free_t = cs.type_capacity.copy()
-        chosen: dict[str, int] = {}
-        order: list[tuple[Job, int]] = []
-        for _, _, pos, k in entries:
-            j = jobs[pos]
-            if j.id in chosen or j.gpus > free_t[k]:
-                continue
-            chosen[j.id] = k
-            free_t[k] -= j.gpus
-            order.append((j, k))
+        oi, ok, chosen = self._choose(now, cs.type_capacity)
+        gone = ri[chosen[ri] != rt]                     # running jobs off their chosen type, by arrival
+        running = np.zeros(len(jobs), dtype=bool)
+        running[ri] = True
+        running[gone] = False                           # the jobs that stay where they are
+        launch = np.flatnonzero(~running[oi])
+        if not len(gone) and not len(launch):
+            return Decision()
         b = DecisionBuilder(view)
-        for j in jobs:
-            if j.status == RUNNING and j.placement is not None:
-                if chosen.get(j.id) != int(cs.type_of[j.placement.servers[0]]):
-                    b.preempt(j)
-        gone = {j.id for j in b.decision.preempt}
-        stay = {j.id for j in jobs if j.status == RUNNING and j.id not in gone}
-        for j, k in order:
-            if j.id in stay:
-                continue
+        for i in gone.tolist():
+            b.preempt(jobs[i])
+        for i, k in zip(oi[launch].tolist(), ok[launch].tolist()):
+            j = jobs[i]
             pl = place_on_type(cs, b.free, k, j.gpus)
             if pl is None:  # pragma: no cover - the counts per type add up
                 continue
