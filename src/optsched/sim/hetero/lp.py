@@ -146,18 +146,31 @@ def _sparse_lp(T: np.ndarray, z: np.ndarray, N: np.ndarray, c: np.ndarray, n: np
 
     M, K = T.shape
     nx = M * K
-    i = np.repeat(np.arange(M), K)
-    j = np.tile(np.arange(K), M)
-    xi = np.arange(nx)
-    rows = np.concatenate([i, M + i, M + np.arange(M), 2 * M + j])
-    cols = np.concatenate([xi, xi, np.full(M, nx), xi])
-    vals = np.concatenate([np.ones(nx), T.ravel(), -c, np.repeat(z * n, K)])
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * M + K, nx + 1))
+    # built row by row in CSR form (sorted column indices, explicit zeros kept), as the COO triplets
+    # (one_m: x[m, :]; obj_m: T[m, :] then -c[m] on s; cap_k: z n on x[:, k]) would convert
+    xi = np.arange(nx, dtype=np.int32).reshape(M, K)
+    indices = np.concatenate([xi.ravel(), np.column_stack([xi, np.full(M, nx, dtype=np.int32)]).ravel(),
+                              xi.T.ravel()])
+    data = np.concatenate([np.ones(nx), np.column_stack([T, -c]).ravel(), np.tile(z * n, K)])
+    indptr = np.concatenate([np.arange(0, nx + 1, K), nx + np.arange(1, M + 1) * (K + 1),
+                             nx + M * (K + 1) + np.arange(1, K + 1) * M]).astype(np.int32)
+    A = sp.csr_matrix((data, indices, indptr), shape=(2 * M + K, nx + 1))
     ub = np.append((T.ravel() > 0).astype(float), np.inf)
     lb = np.zeros(nx + 1)
     clb = np.concatenate([np.full(M, -np.inf), np.zeros(M), np.full(K, -np.inf)])
     cub = np.concatenate([np.ones(M), np.full(M, np.inf), N])
     return A, lb, ub, clb, cub
+
+
+def _values(solver, model) -> np.ndarray:
+    """Every variable's value, in index order: the solve helper's array when this OR-Tools has it (the same
+    doubles as ``solver.values``, without a pandas Series of one Variable object per column)."""
+    helper = getattr(solver, "_Solver__solve_helper", None)
+    if helper is not None and hasattr(helper, "variable_values"):
+        v = np.asarray(helper.variable_values(), dtype=float)
+        if v.shape == (model.num_variables,):
+            return v
+    return solver.values(model.get_variables()).to_numpy(dtype=float)
 
 
 def _solve_glop(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, float, float, int]:
@@ -188,7 +201,7 @@ def _solve_glop(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, flo
         if status != mb.SolveStatus.OPTIMAL:
             raise SolverError(f"GLOP returned {status.name} on the second phase of Gavel's LP")
         lps = 2
-    x = solver.values(model.get_variables()).to_numpy(dtype=float)[:M * K].reshape(M, K)
+    x = _values(solver, model)[:M * K].reshape(M, K)
     return x, s_star, build, time.perf_counter() - t1, lps
 
 
