@@ -89,6 +89,8 @@ class Gavel(SchedulerPlacer):
         self._run_type = np.zeros(0, dtype=np.int64)
         self._run_since = np.zeros(0)
         self._xm: np.ndarray | None = None
+        self._admitted: list[Job] = []                # admitted since the last _rebuild (on_admit)
+        self._done: list[int] = []                    # rows completed since the last _rebuild (on_completion)
         self._dirty = True
         self._last_t: float | None = None
         self._wake = math.inf
@@ -98,6 +100,7 @@ class Gavel(SchedulerPlacer):
     # -- hooks ---------------------------------------------------------------------------------------------
     def on_admit(self, jobs, view: SimView) -> None:
         self._dirty = True
+        self._admitted.extend(jobs)
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._dirty = True
@@ -105,6 +108,7 @@ class Gavel(SchedulerPlacer):
         r = self._pos.get(job.id)
         if r is not None:
             self._run_type[r] = -1
+            self._done.append(r)
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         # the running jobs' types and start times change only here (and at completions): re-read the jobs a
@@ -177,8 +181,18 @@ class Gavel(SchedulerPlacer):
         (their running state read from them), keep every array's rows of the others; forget the allocation."""
         active, pos, old = view.jobs.active, self._pos, self._jobs
         K = len(view.cluster.types)
-        keep = [i for i, j in enumerate(old) if j.id in active]
-        new = sorted((j for j in active.values() if j.id not in pos), key=lambda j: (j.arrival_s, j.index))
+        # the jobs gone and the new ones, as the hooks told them; checked against the active set (by keys, in
+        # C), else found by scanning it
+        alive = np.ones(len(old), dtype=bool)
+        alive[self._done] = False
+        keep = np.flatnonzero(alive).tolist()
+        new = sorted({j.id: j for j in self._admitted if j.id in active and j.id not in pos}.values(),
+                     key=lambda j: (j.arrival_s, j.index))
+        gone = {old[r].id for r in self._done}
+        self._admitted, self._done = [], []
+        if len(keep) + len(new) != len(active) or active.keys() != (pos.keys() - gone) | {j.id for j in new}:
+            keep = [i for i, j in enumerate(old) if j.id in active]
+            new = sorted((j for j in active.values() if j.id not in pos), key=lambda j: (j.arrival_s, j.index))
         if not keep or not new or (old[keep[-1]].arrival_s, old[keep[-1]].index) < (new[0].arrival_s, new[0].index):
             jobs = [old[i] for i in keep] + new     # the common case: the new jobs arrived after the others
             src = np.array(keep + [-1] * len(new), dtype=np.int64)
@@ -294,6 +308,14 @@ class Gavel(SchedulerPlacer):
         if self._dirty or self._xm is None:  # the set of active jobs changed (_rebuild forgets _xm)
             self._solve(view)
         now, cs = view.now, view.cluster
+        X = self._xm
+        assert X is not None
+        if X.shape[1] == 1:
+            # one type: if the jobs with x > 0 are exactly the running ones and all fit at once, the greedy
+            # chooses every one of them, whatever their priorities: nothing to do
+            want = X[:, 0] > _EPS
+            if np.array_equal(want, self._run_type >= 0) and int(self._gpus[want].sum()) <= cs.type_capacity[0]:
+                return Decision()
         oi, ok, chosen = self._choose(now, cs.type_capacity)
         gone = ri[chosen[ri] != rt]                     # running jobs off their chosen type, by arrival
         stays = np.zeros(len(jobs), dtype=bool)
