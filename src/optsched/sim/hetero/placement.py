@@ -63,13 +63,16 @@ def _probe(cs: ClusterState, k: int, g: int) -> Placement:
 def place_on_type(cs: ClusterState, free: np.ndarray, k: int, g: int) -> Placement | None:
     """``g`` GPUs among the free GPUs of type ``k``: one server (best fit), else whole free servers (largest
     first), else the first free GPUs of the type; None if the type has fewer than ``g`` free GPUs."""
-    mask = cs.type_mask(k)
-    f = np.where(mask, free, 0)
+    if cs.typed:
+        mask = cs.type_mask(k)
+        f, cap = np.where(mask, free, 0), np.where(mask, cs.capacity, 0)
+    else:  # one type: every server (no masked copies)
+        f, cap = free, cs.capacity
     if f.sum() < g:
         return None
     s = best_fit(f, g)
     if s is not None:
-        return Placement.of({s: g})
-    got = whole_servers(f, np.where(mask, cs.capacity, 0), g) or first_free(f, g)
+        return Placement.one(s, int(g))
+    got = whole_servers(f, cap, g) or first_free(f, g)
     assert got is not None  # the type has g free GPUs
     return Placement.of(got)
