@@ -19,7 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # suites whose numbers are timings: never run beside another suite
-SOLO = ("sim_speed", "sweep_scaling", "bad_inputs", "gavel", "rl")
+SOLO = ("sim_speed", "sweep_scaling", "bad_inputs", "gavel", "rl", "policy_speed")
 
 
 def suites() -> list[str]:

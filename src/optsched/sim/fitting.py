@@ -55,7 +55,12 @@ _FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
 
 
 def best_fit(free: Free, g: int) -> int | None:
-    """The server with the fewest free GPUs that still holds ``g`` (ties: the lowest index), or None."""
+    """The server with the fewest free GPUs that still holds ``g`` (ties: the lowest index), or None. On a numpy
+    array of more than a few servers, one vectorised argmin (the same answer as the scan)."""
+    if isinstance(free, np.ndarray) and free.ndim == 1 and free.dtype.kind in "iu" and len(free) > 16:
+        score = np.where(free >= g, free, _NO_FIT)
+        s = int(score.argmin())
+        return s if score[s] != _NO_FIT else None
     best, best_f = None, None
     for s, f in enumerate(free):
         f = int(f)

@@ -95,12 +95,17 @@ class Optimus(SchedulerPlacer):
             raise InstanceError(f"must be a positive integer or None, got {max_gpus!r}", field="max_gpus")
         self.max_gpus = max_gpus
         self._dirty = True
+        # job id -> {GPUs: seconds per iteration at the probe placement}: a model reads only a job's static
+        # attributes and the placement (optsched.perf.base), so a job's times hold for the whole run
+        self._times: dict[str, dict[int, float]] = {}
+        self._for: tuple[int, int] | None = None  # (id(perf), id(cluster state)) the times were computed for
 
     def on_admit(self, jobs, view: SimView) -> None:
         self._dirty = True
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._dirty = True
+        self._times.pop(job.id, None)
 
     def idle_until(self, view: SimView) -> float:
         return view.now if self._dirty else math.inf
@@ -116,13 +121,17 @@ class Optimus(SchedulerPlacer):
         jobs = list(view.jobs.active.values())
         if not jobs:
             return Decision()
-        it_cache: dict[tuple[str, int], float] = {}
+        if self._for != (id(perf), id(cs)):
+            self._times, self._for = {}, (id(perf), id(cs))
+        times = self._times
 
         def it(j: Job, g: int) -> float:
-            key = (j.id, g)
-            v = it_cache.get(key)
+            per = times.get(j.id)
+            if per is None:
+                per = times[j.id] = {}
+            v = per.get(g)
             if v is None:
-                v = it_cache[key] = float(perf.alone_time_s(j, probe_placement(cs, 0, g)))
+                v = per[g] = float(perf.alone_time_s(j, probe_placement(cs, 0, g)))
             return v
 
         rem = {j.id: j.remaining_iterations(now) for j in jobs}
@@ -131,16 +140,24 @@ class Optimus(SchedulerPlacer):
         total = cs.total_gpus
 
         scaling = bool(getattr(perf, "scales_with_gpus", False))
+        if scaling:
+            def cap(jid: str) -> int:
+                return min(total, self.max_gpus if self.max_gpus is not None else max(by_id[jid].gpus,
+                                                                                        cs.max_capacity))
 
-        def cap(jid: str) -> int:
-            j = by_id[jid]
-            if not scaling:
-                return j.gpus
-            return min(total, self.max_gpus if self.max_gpus is not None else max(j.gpus, cs.max_capacity))
-
-        alloc = marginal_gain_allocation([j.id for j in order], total,
-                                         lambda jid, g: rem[jid] * it(by_id[jid], g), cap,
-                                         None if scaling else (lambda jid: by_id[jid].gpus))
+            alloc = marginal_gain_allocation([j.id for j in order], total,
+                                             lambda jid, g: rem[jid] * it(by_id[jid], g), cap)
+        else:
+            # every job its request, in order while GPUs remain (marginal_gain_allocation with start = cap =
+            # the request: no job can gain a GPU, so its second phase does nothing)
+            alloc = {}
+            left = total
+            for j in order:
+                if j.gpus <= left:
+                    alloc[j.id] = j.gpus
+                    left -= j.gpus
+                if left == 0:
+                    break
         b = DecisionBuilder(view, elastic=True)
         for j in jobs:
             if j.status == RUNNING and j.placement is not None and alloc.get(j.id, 0) != j.held_gpus:

@@ -76,9 +76,21 @@ class Gavel(SchedulerPlacer):
         if isinstance(round_s, bool) or not isinstance(round_s, (int, float)) or not 0 < round_s < math.inf:
             raise InstanceError(f"must be a positive number of seconds, got {round_s!r}", field="round_s")
         self.round_s = float(round_s)
-        self._x: dict[str, np.ndarray] = {}
         self._rows: dict[str, np.ndarray] = {}       # job id -> throughput on every type (cached)
-        self._received: dict[str, np.ndarray] = {}   # job id -> seconds run on every type
+        # the active jobs by arrival (then index) and, row by row in that order, their GPUs, admission times,
+        # throughputs (NaN until computed), seconds run on every type, current type (-1: not running) and the
+        # time they took their placement (NaN: unknown), and the allocation; _pos: job id -> row
+        self._jobs: list[Job] = []
+        self._pos: dict[str, int] = {}
+        self._gpus = np.zeros(0, dtype=np.int64)
+        self._adm = np.zeros(0)
+        self._T = np.zeros((0, 0))
+        self._rec = np.zeros((0, 0))
+        self._run_type = np.zeros(0, dtype=np.int64)
+        self._run_since = np.zeros(0)
+        self._xm: np.ndarray | None = None
+        self._admitted: list[Job] = []                # admitted since the last _rebuild (on_admit)
+        self._done: list[int] = []                    # rows completed since the last _rebuild (on_completion)
         self._dirty = True
         self._last_t: float | None = None
         self._wake = math.inf
@@ -88,14 +100,35 @@ class Gavel(SchedulerPlacer):
     # -- hooks ---------------------------------------------------------------------------------------------
     def on_admit(self, jobs, view: SimView) -> None:
         self._dirty = True
+        self._admitted.extend(jobs)
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._dirty = True
-        for d in (self._x, self._rows, self._received):
-            d.pop(job.id, None)
+        self._rows.pop(job.id, None)
+        r = self._pos.get(job.id)
+        if r is not None:
+            self._run_type[r] = -1
+            self._done.append(r)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        # the running jobs' types and start times change only here (and at completions): re-read the jobs a
+        # decision touched (an outside driver's too)
+        for j in (*decision.preempt, *decision.migrate, *decision.launch):
+            r = self._pos.get(j.id)
+            if r is not None:
+                self._read_running(r, j, view)
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
+
+    def _read_running(self, r: int, j: Job, view: SimView) -> None:
+        """Row ``r``'s running type and start time from job ``j``'s state."""
+        if j.status == RUNNING and j.placement is not None:
+            t0 = j.running_since_s
+            self._run_type[r] = view.cluster.type_of[j.placement.servers[0]]
+            self._run_since[r] = math.nan if t0 is None else t0
+        else:
+            self._run_type[r] = -1
 
     # -- the LP ----------------------------------------------------------------------------------------------
     def _row(self, job: Job, view: SimView) -> np.ndarray:
@@ -120,89 +153,182 @@ class Gavel(SchedulerPlacer):
             self._rows[job.id] = row
         return row
 
-    def _solve(self, jobs: list[Job], view: SimView) -> None:
-        cs = view.cluster
+    def _solve(self, view: SimView) -> None:
+        """Solve the LP over ``_jobs`` (in their order) into ``_xm``."""
+        cs, jobs = view.cluster, self._jobs
         if not bound_perf_ok(view.perf, cs):
             raise InstanceError("Gavel on a heterogeneous cluster needs a performance model that knows the GPU "
                                 "type of every server: perf=HeteroPerf.for_cluster(cluster)", field="perf")
-        T = np.array([self._row(j, view) for j in jobs])
-        z = np.array([j.gpus for j in jobs], dtype=float)
+        T = self._T
+        for r in np.flatnonzero(np.isnan(T[:, 0])).tolist():
+            T[r] = self._row(jobs[r], view)
+        z = self._gpus.astype(float)
         N = cs.type_capacity.astype(float)
         if self.objective == "max-min":
             a = max_min_fairness(T, z, N, solver=self.solver, efficiency=self.efficiency, aggregate=self.aggregate)
         else:
             R = np.array([j.remaining_iterations(view.now) for j in jobs])
             a = min_makespan(T, z, N, R, solver=self.solver, efficiency=self.efficiency)
-        self._x = {j.id: a.x[i] for i, j in enumerate(jobs)}
+        self._xm = a.x
         self.last_allocation = a
         self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
                             "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value})
         self._dirty = False
 
+    # -- the active jobs as arrays (updated when the set of active jobs changes) -----------------------------
+    def _rebuild(self, view: SimView) -> None:
+        """Bring ``_jobs`` and its arrays to the active jobs: drop the rows of the jobs gone, add the new jobs
+        (their running state read from them), keep every array's rows of the others; forget the allocation."""
+        active, pos, old = view.jobs.active, self._pos, self._jobs
+        K = len(view.cluster.types)
+        # the jobs gone and the new ones, as the hooks told them; checked against the active set (by keys, in
+        # C), else found by scanning it
+        alive = np.ones(len(old), dtype=bool)
+        alive[self._done] = False
+        keep = np.flatnonzero(alive).tolist()
+        new = sorted({j.id: j for j in self._admitted if j.id in active and j.id not in pos}.values(),
+                     key=lambda j: (j.arrival_s, j.index))
+        gone = {old[r].id for r in self._done}
+        self._admitted, self._done = [], []
+        if len(keep) + len(new) != len(active) or active.keys() != (pos.keys() - gone) | {j.id for j in new}:
+            keep = [i for i, j in enumerate(old) if j.id in active]
+            new = sorted((j for j in active.values() if j.id not in pos), key=lambda j: (j.arrival_s, j.index))
+        if not keep or not new or (old[keep[-1]].arrival_s, old[keep[-1]].index) < (new[0].arrival_s, new[0].index):
+            jobs = [old[i] for i in keep] + new     # the common case: the new jobs arrived after the others
+            src = np.array(keep + [-1] * len(new), dtype=np.int64)
+        else:
+            jobs = sorted([old[i] for i in keep] + new, key=lambda j: (j.arrival_s, j.index))
+            src = np.array([pos.get(j.id, -1) for j in jobs], dtype=np.int64)
+        has = src >= 0
+        n = len(jobs)
+
+        def carry(a: np.ndarray, fill: float | int) -> np.ndarray:
+            out = np.full((n, *a.shape[1:]), fill, dtype=a.dtype)
+            out[has] = a[src[has]]
+            return out
+
+        if self._T.shape[1:] != (K,):  # the first call
+            self._T, self._rec = np.zeros((0, K)), np.zeros((0, K))
+        self._gpus, self._adm = carry(self._gpus, 0), carry(self._adm, 0.0)
+        self._T, self._rec = carry(self._T, math.nan), carry(self._rec, 0.0)
+        self._run_type, self._run_since = carry(self._run_type, -1), carry(self._run_since, math.nan)
+        self._jobs, self._pos = jobs, {j.id: i for i, j in enumerate(jobs)}
+        fresh = np.flatnonzero(~has).tolist()
+        for r in fresh:
+            j = jobs[r]
+            self._gpus[r], self._adm[r] = j.gpus, j.admitted_s
+            self._read_running(r, j, view)
+        self._xm = None
+
     # -- bookkeeping of the time received on each type -------------------------------------------------------
-    def _account(self, view: SimView) -> None:
-        now, cs = view.now, view.cluster
-        K = len(cs.types)
-        for j in view.jobs.active.values():
-            rec = self._received.get(j.id)
-            if rec is None:
-                rec = self._received[j.id] = np.zeros(K)
-            since = j.running_since_s
-            if j.status == RUNNING and j.placement is not None and since is not None:
-                start = since if self._last_t is None else max(self._last_t, since)
-                if now > start:
-                    rec[int(cs.type_of[j.placement.servers[0]])] += now - start
+    def _account(self, view: SimView) -> tuple[np.ndarray, np.ndarray]:
+        """Add the time each running job ran since the last decision to its type; return the rows (in
+        ``_jobs``) of the running jobs and their types."""
+        now = view.now
+        ri = np.flatnonzero(self._run_type >= 0)
+        rt = self._run_type[ri]
+        if len(ri):
+            st = self._run_since[ri]
+            ok = ~np.isnan(st)
+            start = st if self._last_t is None else np.maximum(self._last_t, st)
+            ok &= now > start
+            self._rec[ri[ok], rt[ok]] += now - start[ok]
         self._last_t = now
+        return ri, rt
 
     def received(self, job_id: str) -> np.ndarray:
         """Seconds job ``job_id`` has run on each GPU type so far (as of the last decision)."""
-        return self._received[job_id].copy()
+        return self._rec[self._pos[job_id]].copy()
 
     def allocation(self, job_id: str) -> np.ndarray:
         """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation)."""
-        return self._x[job_id].copy()
+        assert self._xm is not None
+        return self._xm[self._pos[job_id]].copy()
 
     # -- the decision ------------------------------------------------------------------------------------------
+    def _choose(self, now: float, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The realisation's greedy (module docstring): (job, type) pairs with ``x > 0`` by decreasing
+        priority ``x / f`` (ties: larger x, then arrival), each job on the type of its first pair that still
+        has its GPUs free. Returns the chosen jobs' rows and types in the order taken, and every job's chosen
+        type (-1: none). Vectorised: while no pair is refused for want of GPUs the greedy takes the first pair
+        of every job, so that prefix is found with cumulative sums; the rest is the plain loop."""
+        X, rec, n = self._xm, self._rec, len(self._jobs)
+        assert X is not None
+        pi, pk = np.nonzero(X > _EPS)  # pairs in (job, type) order
+        x = X[pi, pk]
+        elapsed = now - self._adm[pi]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(elapsed > 0, rec[pi, pk] / elapsed, 0.0)
+            prio = np.where(frac > 0, x / frac, math.inf)
+        o = np.lexsort((pk, pi, -x, -prio))
+        ei, ek = pi[o], pk[o]
+        m = len(o)
+        if X.shape[1] == 1:
+            first = np.ones(m, dtype=bool)      # one type: one pair per job
+        else:
+            # a job's pairs are consecutive in (job, type) order: its first in priority order has the least rank
+            rank = np.empty(m, dtype=np.int64)
+            rank[o] = np.arange(m)
+            starts = np.flatnonzero(np.r_[True, pi[1:] != pi[:-1]]) if m else np.zeros(0, dtype=np.int64)
+            first = np.zeros(m, dtype=bool)
+            if m:
+                first[np.minimum.reduceat(rank, starts)] = True
+        demand = np.zeros((m, len(cap)), dtype=np.int64)
+        demand[np.arange(m), ek] = np.where(first, self._gpus[ei], 0)
+        used = demand.cumsum(axis=0)
+        over = first & (used[np.arange(m), ek] > cap[ek])
+        stop = int(over.argmax()) if over.any() else m
+        chosen = np.full(n, -1, dtype=np.int64)
+        take = np.flatnonzero(first[:stop])
+        chosen[ei[take]] = ek[take]
+        if stop == m:
+            return ei[take], ek[take], chosen
+        free_t = cap - (used[stop - 1] if stop else 0)
+        oi, ok_ = ei[take].tolist(), ek[take].tolist()
+        gpus = self._gpus
+        for i, k in zip(ei[stop:].tolist(), ek[stop:].tolist()):
+            if chosen[i] >= 0 or gpus[i] > free_t[k]:
+                continue
+            chosen[i] = k
+            free_t[k] -= gpus[i]
+            oi.append(i)
+            ok_.append(k)
+        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen
+
     def decide(self, view: SimView) -> Decision:
-        self._account(view)
-        jobs = sorted(view.jobs.active.values(), key=lambda j: (j.arrival_s, j.index))
+        active = view.jobs.active
+        if self._dirty or self._xm is None or active.keys() != self._pos.keys():
+            self._rebuild(view)
+        ri, rt = self._account(view)
+        jobs = self._jobs
         # event mode: Gavel's own rounds are wake-ups
         self._wake = view.now + self.round_s if (view.round_s is None and jobs) else math.inf
         if not jobs:
             return Decision()
-        if self._dirty or any(j.id not in self._x for j in jobs):
-            self._solve(jobs, view)
+        if self._dirty or self._xm is None:  # the set of active jobs changed (_rebuild forgets _xm)
+            self._solve(view)
         now, cs = view.now, view.cluster
-        entries = []
-        for pos, j in enumerate(jobs):
-            x = self._x[j.id]
-            rec = self._received[j.id]
-            elapsed = now - j.admitted_s
-            for kk in np.flatnonzero(x > _EPS):
-                frac = rec[kk] / elapsed if elapsed > 0 else 0.0
-                prio = x[kk] / frac if frac > 0 else math.inf
-                entries.append((-prio, -x[kk], pos, int(kk)))
-        entries.sort()
-        free_t = cs.type_capacity.copy()
-        chosen: dict[str, int] = {}
-        order: list[tuple[Job, int]] = []
-        for _, _, pos, k in entries:
-            j = jobs[pos]
-            if j.id in chosen or j.gpus > free_t[k]:
-                continue
-            chosen[j.id] = k
-            free_t[k] -= j.gpus
-            order.append((j, k))
+        X = self._xm
+        assert X is not None
+        if X.shape[1] == 1:
+            # one type: if the jobs with x > 0 are exactly the running ones and all fit at once, the greedy
+            # chooses every one of them, whatever their priorities: nothing to do
+            want = X[:, 0] > _EPS
+            if np.array_equal(want, self._run_type >= 0) and int(self._gpus[want].sum()) <= cs.type_capacity[0]:
+                return Decision()
+        oi, ok, chosen = self._choose(now, cs.type_capacity)
+        gone = ri[chosen[ri] != rt]                     # running jobs off their chosen type, by arrival
+        stays = np.zeros(len(jobs), dtype=bool)
+        stays[ri] = True
+        stays[gone] = False                             # the running jobs that keep their GPUs
+        launch = np.flatnonzero(~stays[oi])
+        if not len(gone) and not len(launch):
+            return Decision()
         b = DecisionBuilder(view)
-        for j in jobs:
-            if j.status == RUNNING and j.placement is not None:
-                if chosen.get(j.id) != int(cs.type_of[j.placement.servers[0]]):
-                    b.preempt(j)
-        gone = {j.id for j in b.decision.preempt}
-        stay = {j.id for j in jobs if j.status == RUNNING and j.id not in gone}
-        for j, k in order:
-            if j.id in stay:
-                continue
+        for i in gone.tolist():
+            b.preempt(jobs[i])
+        for i, k in zip(oi[launch].tolist(), ok[launch].tolist()):
+            j = jobs[i]
             pl = place_on_type(cs, b.free, k, j.gpus)
             if pl is None:  # pragma: no cover - the counts per type add up
                 continue

@@ -123,6 +123,11 @@ def equal_share_throughput(T, z, N, share: str = "cluster") -> np.ndarray:
     T, z, N = _check(T, z, N)
     if share not in EQUAL_SHARES:
         raise InstanceError(f"must be one of {', '.join(EQUAL_SHARES)}, got {share!r}", field="share")
+    return _equal_share(T, z, N, share)
+
+
+def _equal_share(T: np.ndarray, z: np.ndarray, N: np.ndarray, share: str) -> np.ndarray:
+    """[`equal_share_throughput`][optsched.sim.hetero.lp.equal_share_throughput] of checked arrays."""
     M, total = T.shape[0], N.sum()
     if M == 0 or total <= 0:
         return np.zeros(M)
@@ -146,18 +151,31 @@ def _sparse_lp(T: np.ndarray, z: np.ndarray, N: np.ndarray, c: np.ndarray, n: np
 
     M, K = T.shape
     nx = M * K
-    i = np.repeat(np.arange(M), K)
-    j = np.tile(np.arange(K), M)
-    xi = np.arange(nx)
-    rows = np.concatenate([i, M + i, M + np.arange(M), 2 * M + j])
-    cols = np.concatenate([xi, xi, np.full(M, nx), xi])
-    vals = np.concatenate([np.ones(nx), T.ravel(), -c, np.repeat(z * n, K)])
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(2 * M + K, nx + 1))
+    # built row by row in CSR form (sorted column indices, explicit zeros kept), as the COO triplets
+    # (one_m: x[m, :]; obj_m: T[m, :] then -c[m] on s; cap_k: z n on x[:, k]) would convert
+    xi = np.arange(nx, dtype=np.int32).reshape(M, K)
+    indices = np.concatenate([xi.ravel(), np.column_stack([xi, np.full(M, nx, dtype=np.int32)]).ravel(),
+                              xi.T.ravel()])
+    data = np.concatenate([np.ones(nx), np.column_stack([T, -c]).ravel(), np.tile(z * n, K)])
+    indptr = np.concatenate([np.arange(0, nx + 1, K), nx + np.arange(1, M + 1) * (K + 1),
+                             nx + M * (K + 1) + np.arange(1, K + 1) * M]).astype(np.int32)
+    A = sp.csr_matrix((data, indices, indptr), shape=(2 * M + K, nx + 1))
     ub = np.append((T.ravel() > 0).astype(float), np.inf)
     lb = np.zeros(nx + 1)
     clb = np.concatenate([np.full(M, -np.inf), np.zeros(M), np.full(K, -np.inf)])
     cub = np.concatenate([np.ones(M), np.full(M, np.inf), N])
     return A, lb, ub, clb, cub
+
+
+def _values(solver, model) -> np.ndarray:
+    """Every variable's value, in index order: the solve helper's array when this OR-Tools has it (the same
+    doubles as ``solver.values``, without a pandas Series of one Variable object per column)."""
+    helper = getattr(solver, "_Solver__solve_helper", None)
+    if helper is not None and hasattr(helper, "variable_values"):
+        v = np.asarray(helper.variable_values(), dtype=float)
+        if v.shape == (model.num_variables,):
+            return v
+    return solver.values(model.get_variables()).to_numpy(dtype=float)
 
 
 def _solve_glop(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, float, float, int]:
@@ -188,7 +206,7 @@ def _solve_glop(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, flo
         if status != mb.SolveStatus.OPTIMAL:
             raise SolverError(f"GLOP returned {status.name} on the second phase of Gavel's LP")
         lps = 2
-    x = solver.values(model.get_variables()).to_numpy(dtype=float)[:M * K].reshape(M, K)
+    x = _values(solver, model)[:M * K].reshape(M, K)
     return x, s_star, build, time.perf_counter() - t1, lps
 
 
@@ -226,6 +244,28 @@ def _solve_highs(T, z, N, c, n, efficiency: bool) -> tuple[np.ndarray, float, fl
     return xv, s_star, build, time.perf_counter() - t1, lps
 
 
+def _classes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of ``key`` in lexicographic order (first column first), each row's class and each
+    class' size: ``np.unique(key, axis=0, return_inverse=True, return_counts=True)``'s answer (equal rows are
+    equal bit for bit here: no -0.0, no NaN), by one lexsort instead of a sort of structured rows.
+
+    ```pycon
+    >>> u, inv, cnt = _classes(np.array([[2.0, 1.0], [1.0, 5.0], [2.0, 1.0]]))
+    >>> u.tolist(), inv.tolist(), cnt.tolist()
+    ([[1.0, 5.0], [2.0, 1.0]], [1, 0, 1], [1, 2])
+
+    ```
+    """
+    m = len(key)
+    o = np.lexsort(key.T[::-1])
+    s = key[o]
+    new = np.ones(m, dtype=bool)
+    new[1:] = (s[1:] != s[:-1]).any(axis=1)
+    inverse = np.empty(m, dtype=np.int64)
+    inverse[o] = np.cumsum(new) - 1
+    return s[new], inverse, np.diff(np.append(np.flatnonzero(new), m))
+
+
 def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate: bool) -> Allocation:
     if solver not in SOLVERS:
         raise InstanceError(f"must be one of {', '.join(SOLVERS)}, got {solver!r}", field="solver")
@@ -238,15 +278,14 @@ def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate:
     # scale the objective rows so that the optimum is about 1 whatever the units (remaining iterations of 1e5-1e6
     # over throughputs of 10-50/s make u* ~ 1e-5, where HiGHS' 13-digit text output and phase 2's 1e-9 of slack
     # disagree): the equal share is feasible with ratio min(Teq/c), so the scaled optimum is >= 1
-    teq = equal_share_throughput(Tl, zl, N)
+    teq = _equal_share(Tl, zl, N, "cluster")
     ok = teq > 0
     scale = float(np.min(teq[ok] / cl[ok])) if ok.any() else 1.0
     scale = scale if math.isfinite(scale) and scale > 0 else 1.0
     cl = cl * scale
     if aggregate:
         key = np.column_stack([Tl, zl, cl])
-        uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-        inverse = inverse.ravel()
+        uniq, inverse, counts = _classes(key)
         Ta, za, ca, na = uniq[:, :K], uniq[:, K], uniq[:, K + 1], counts.astype(float)
     else:
         inverse = np.arange(len(live))
@@ -277,7 +316,9 @@ def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, 
     """
     T, z, N = _check(T, z, N)
     _unrunnable(T, np.ones(T.shape[0], dtype=bool), "max-min would give them nothing")
-    return _solve(T, z, N, equal_share_throughput(T, z, N, share), "max-min", solver, efficiency, aggregate)
+    if share not in EQUAL_SHARES:
+        raise InstanceError(f"must be one of {', '.join(EQUAL_SHARES)}, got {share!r}", field="share")
+    return _solve(T, z, N, _equal_share(T, z, N, share), "max-min", solver, efficiency, aggregate)
 
 
 def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool = True) -> Allocation:

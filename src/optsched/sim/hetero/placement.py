@@ -13,6 +13,7 @@ a placement of g GPUs within one GPU type (one server, else whole servers, else 
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -31,9 +32,25 @@ def bound_perf_ok(perf: Any, cs: ClusterState) -> bool:
     return types is not None and tuple(types) == tuple(s.gpu_type for s in cs.cluster.servers)
 
 
+# probe placements depend only on the cluster's servers (their capacities and types never change during a
+# run): one cache per ClusterState, (type, gpus) -> placement; Optimus and Gavel ask for the same few many times
+_PROBES: weakref.WeakKeyDictionary[ClusterState, dict[tuple[int, int], Placement]] = weakref.WeakKeyDictionary()
+
+
 def probe_placement(cs: ClusterState, k: int, g: int) -> Placement:
     """A consolidated placement of ``g`` GPUs on type ``k`` in an empty cluster (to ask a model for a time): the
-    best fit of one server, else whole servers ([`optsched.sim.fitting`][])."""
+    best fit of one server, else whole servers ([`optsched.sim.fitting`][]). Cached per cluster state (the
+    answer depends only on its servers' capacities and types, fixed for its life)."""
+    cache = _PROBES.get(cs)
+    if cache is None:
+        cache = _PROBES[cs] = {}
+    pl = cache.get((k, g))
+    if pl is None:
+        pl = cache[(k, g)] = _probe(cs, k, g)
+    return pl
+
+
+def _probe(cs: ClusterState, k: int, g: int) -> Placement:
     caps = np.where(cs.type_mask(k), cs.capacity, 0)
     s = best_fit(caps, g)
     if s is not None:
@@ -46,13 +63,16 @@ def probe_placement(cs: ClusterState, k: int, g: int) -> Placement:
 def place_on_type(cs: ClusterState, free: np.ndarray, k: int, g: int) -> Placement | None:
     """``g`` GPUs among the free GPUs of type ``k``: one server (best fit), else whole free servers (largest
     first), else the first free GPUs of the type; None if the type has fewer than ``g`` free GPUs."""
-    mask = cs.type_mask(k)
-    f = np.where(mask, free, 0)
+    if cs.typed:
+        mask = cs.type_mask(k)
+        f, cap = np.where(mask, free, 0), np.where(mask, cs.capacity, 0)
+    else:  # one type: every server (no masked copies)
+        f, cap = free, cs.capacity
     if f.sum() < g:
         return None
     s = best_fit(f, g)
     if s is not None:
-        return Placement.of({s: g})
-    got = whole_servers(f, np.where(mask, cs.capacity, 0), g) or first_free(f, g)
+        return Placement.one(s, int(g))
+    got = whole_servers(f, cap, g) or first_free(f, g)
     assert got is not None  # the type has g free GPUs
     return Placement.of(got)

@@ -1,0 +1,254 @@
+"""Issue 29's fast paths of Gavel and Optimus give the per-job results of the straightforward computation, bit for
+bit: each policy is run beside a reference subclass that decides the plain way (per job, per round, in Python,
+as the policies did before the speed-up) on small random workloads (contended and not, one GPU type and several,
+round and event mode), and the per-job tables must be equal exactly. The LP's matrix and its classes of identical
+jobs are compared with the constructions they replace."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from optsched.cluster import parse_cluster
+from optsched.generators.workload import synthetic_workload
+from optsched.perf.hetero import HeteroPerf
+from optsched.sim import Workload, simulate
+from optsched.sim.base import Decision, DecisionBuilder
+from optsched.sim.fitting import best_fit, whole_servers
+from optsched.sim.hetero import Gavel, GavelMakespan
+from optsched.sim.hetero.lp import _classes, _sparse_lp, max_min_fairness, min_makespan
+from optsched.sim.hetero.placement import bound_perf_ok, place_on_type
+from optsched.sim.optimus import Optimus, marginal_gain_allocation
+from optsched.sim.state import RUNNING, Placement
+
+_EPS = 1e-9
+
+
+def _probe_plain(cs, k: int, g: int) -> Placement:
+    """The probe placement computed afresh (no cache), with the scan of best_fit over a list."""
+    caps = np.where(cs.type_mask(k), cs.capacity, 0)
+    s = best_fit(caps.tolist(), g)
+    if s is not None:
+        return Placement.of({s: g})
+    return Placement.of(whole_servers(caps, caps, min(g, int(caps.sum()))))
+
+
+class PlainGavel(Gavel):
+    """Gavel's realisation written the straightforward way: every round, every active job in Python."""
+
+    def __init__(self, objective: str = "max-min", solver: str = "glop", aggregate: bool = True,
+                 efficiency: bool = True, round_s: float = 300.0):
+        super().__init__(objective, solver, aggregate, efficiency, round_s)
+        self.x_of: dict = {}
+        self.rec_of: dict = {}
+        self.rows_of: dict = {}
+
+    def on_admit(self, jobs, view):
+        self._dirty = True
+
+    def on_completion(self, job, view):
+        self._dirty = True
+        for d in (self.x_of, self.rec_of, self.rows_of):
+            d.pop(job.id, None)
+
+    def after_apply(self, decision, view, own):
+        pass
+
+    def _plain_row(self, job, view):
+        row = self.rows_of.get(job.id)
+        if row is None:
+            cs, perf = view.cluster, view.perf
+            row = np.zeros(len(cs.types))
+            for k, t in enumerate(cs.types):
+                if (job.gpu_type and job.gpu_type != t) or job.gpus > cs.type_capacity[k]:
+                    continue
+                pl = _probe_plain(cs, k, job.gpus)
+                it = perf.time_on(job, t, job.gpus, pl.n_servers) if hasattr(perf, "time_on") \
+                    else perf.alone_time_s(job, pl)
+                row[k] = 1.0 / float(it)
+            self.rows_of[job.id] = row
+        return row
+
+    def decide(self, view):
+        now, cs = view.now, view.cluster
+        for j in view.jobs.active.values():
+            rec = self.rec_of.setdefault(j.id, np.zeros(len(cs.types)))
+            since = j.running_since_s
+            if j.status == RUNNING and j.placement is not None and since is not None:
+                start = since if self._last_t is None else max(self._last_t, since)
+                if now > start:
+                    rec[int(cs.type_of[j.placement.servers[0]])] += now - start
+        self._last_t = now
+        jobs = sorted(view.jobs.active.values(), key=lambda j: (j.arrival_s, j.index))
+        self._wake = now + self.round_s if (view.round_s is None and jobs) else math.inf
+        if not jobs:
+            return Decision()
+        if self._dirty or any(j.id not in self.x_of for j in jobs):
+            assert bound_perf_ok(view.perf, cs)
+            T = np.array([self._plain_row(j, view) for j in jobs])
+            z = np.array([j.gpus for j in jobs], dtype=float)
+            N = cs.type_capacity.astype(float)
+            if self.objective == "max-min":
+                a = max_min_fairness(T, z, N, solver=self.solver, efficiency=self.efficiency,
+                                     aggregate=self.aggregate)
+            else:
+                a = min_makespan(T, z, N, np.array([j.remaining_iterations(now) for j in jobs]),
+                                 solver=self.solver, efficiency=self.efficiency)
+            self.x_of = {j.id: a.x[i] for i, j in enumerate(jobs)}
+            self._dirty = False
+        entries = []
+        for pos, j in enumerate(jobs):
+            x, rec = self.x_of[j.id], self.rec_of[j.id]
+            elapsed = now - j.admitted_s
+            for kk in np.flatnonzero(x > _EPS):
+                frac = rec[kk] / elapsed if elapsed > 0 else 0.0
+                prio = x[kk] / frac if frac > 0 else math.inf
+                entries.append((-prio, -x[kk], pos, int(kk)))
+        entries.sort()
+        free_t = cs.type_capacity.copy()
+        chosen: dict = {}
+        order = []
+        for _, _, pos, k in entries:
+            j = jobs[pos]
+            if j.id in chosen or j.gpus > free_t[k]:
+                continue
+            chosen[j.id] = k
+            free_t[k] -= j.gpus
+            order.append((j, k))
+        b = DecisionBuilder(view)
+        for j in jobs:
+            if j.status == RUNNING and j.placement is not None:
+                if chosen.get(j.id) != int(cs.type_of[j.placement.servers[0]]):
+                    b.preempt(j)
+        gone = {j.id for j in b.decision.preempt}
+        stay = {j.id for j in jobs if j.status == RUNNING and j.id not in gone}
+        for j, k in order:
+            if j.id not in stay:
+                b.launch(j, place_on_type(cs, b.free, k, j.gpus))
+        return b.build()
+
+
+class PlainGavelMakespan(PlainGavel):
+    def __init__(self, solver: str = "glop", efficiency: bool = True, round_s: float = 300.0):
+        super().__init__("makespan", solver=solver, aggregate=False, efficiency=efficiency, round_s=round_s)
+
+
+class PlainOptimus(Optimus):
+    """Optimus's allocation the straightforward way: estimates afresh at every decision, the greedy of
+    ``marginal_gain_allocation`` whatever the model."""
+
+    def decide(self, view):
+        cs, perf, now = view.cluster, view.perf, view.now
+        if not self._dirty:
+            return Decision()
+        self._dirty = False
+        jobs = list(view.jobs.active.values())
+        if not jobs:
+            return Decision()
+
+        def it(j, g):
+            return float(perf.alone_time_s(j, _probe_plain(cs, 0, g)))
+
+        rem = {j.id: j.remaining_iterations(now) for j in jobs}
+        by_id = {j.id: j for j in jobs}
+        order = sorted(jobs, key=lambda j: (rem[j.id] * it(j, j.gpus), j.arrival_s, j.index))
+        scaling = bool(getattr(perf, "scales_with_gpus", False))
+
+        def cap(jid):
+            j = by_id[jid]
+            return min(cs.total_gpus, max(j.gpus, cs.max_capacity)) if scaling else j.gpus
+
+        alloc = marginal_gain_allocation([j.id for j in order], cs.total_gpus,
+                                         lambda jid, g: rem[jid] * it(by_id[jid], g), cap,
+                                         None if scaling else (lambda jid: by_id[jid].gpus))
+        b = DecisionBuilder(view, elastic=True)
+        for j in jobs:
+            if j.status == RUNNING and j.placement is not None and alloc.get(j.id, 0) != j.held_gpus:
+                b.preempt(j)
+        gone = {j.id for j in b.decision.preempt}
+        todo = [by_id[jid] for jid in alloc if not (by_id[jid].status == RUNNING and jid not in gone)]
+        for j in sorted(todo, key=lambda j: -alloc[j.id]):
+            b.launch(j, place_on_type(cs, b.free, 0, alloc[j.id]))
+        return b.build()
+
+
+def _workload(n: int, load: float, seed: int, max_gpus: int) -> Workload:
+    wl = synthetic_workload(n, load, seed, gpu_mix={1: 4, 2: 2, 4: 2, 8: 1})
+    return Workload(tuple(j for j in wl if j.gpus <= max_gpus))
+
+
+def _assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert list(a.columns) == list(b.columns) and len(a) == len(b)
+    for c in a.columns:
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        if x.dtype.kind == "f":
+            same = (x.view(np.int64) == y.view(np.int64)) | (np.isnan(x) & np.isnan(y))
+        else:
+            same = x == y
+        assert same.all(), f"column {c}: jobs {a['id'][~same].tolist()[:5]} differ"
+
+
+GAVEL_CASES = [  # cluster, mode, jobs, load (jobs/h), seed
+    ("4x4", "round", 40, 12.0, 0),            # one type, contended
+    ("8x4", "event", 30, 3.0, 1),             # one type, light load
+    ("V100:2x4,K80:2x4", "round", 40, 10.0, 2),
+    ("V100:1x8,P100:2x4,K80:2x4", "event", 40, 10.0, 3),
+    ("V100:2x8,K80:2x4", "round", 30, 30.0, 4),
+]
+
+
+@pytest.mark.parametrize("cluster,mode,n,load,seed", GAVEL_CASES)
+@pytest.mark.parametrize("fast,plain", [(Gavel, PlainGavel), (GavelMakespan, PlainGavelMakespan)],
+                         ids=["max-min", "makespan"])
+def test_gavel_fast_path_gives_the_plain_results(cluster, mode, n, load, seed, fast, plain):
+    cl = parse_cluster(cluster)
+    wl = _workload(n, load, seed, 8)
+    perf = HeteroPerf.for_cluster(cl) if ":" in cluster else "hetero"
+    runs = [simulate(wl, cl, scheduler=p(), perf=perf, mode=mode, seed=seed).jobs for p in (fast, plain)]
+    assert runs[0]["preemptions"].sum() > 0 or load < 5  # the realisation time-slices under contention
+    _assert_same(*runs)
+
+
+@pytest.mark.parametrize("cluster,mode,n,load,seed,perf", [
+    ("4x4", "round", 40, 12.0, 0, "hetero"),
+    ("2x8", "event", 40, 20.0, 1, "hetero"),
+    ("4x4", "round", 40, 12.0, 2, "constant"),
+    ("3x4", "event", 40, 20.0, 3, "constant"),
+])
+def test_optimus_fast_path_gives_the_plain_results(cluster, mode, n, load, seed, perf):
+    cl = parse_cluster(cluster)
+    wl = _workload(n, load, seed, cl.total_gpus)
+    runs = [simulate(wl, cl, scheduler=p(), perf=perf, mode=mode, seed=seed).jobs for p in (Optimus, PlainOptimus)]
+    _assert_same(*runs)
+
+
+def test_lp_matrix_and_classes_match_the_constructions_they_replace():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        m, k = int(rng.integers(1, 40)), int(rng.integers(1, 5))
+        T = rng.choice([0.0, 0.5, 1.0, 1 / 3], (m, k))
+        z, c, n = rng.integers(1, 4, m).astype(float), rng.random(m), rng.integers(1, 5, m).astype(float)
+        A = _sparse_lp(T, z, np.full(k, 8.0), c, n)[0]
+        i, j = np.repeat(np.arange(m), k), np.tile(np.arange(k), m)
+        xi = np.arange(m * k)
+        B = sp.csr_matrix((np.concatenate([np.ones(m * k), T.ravel(), -c, np.repeat(z * n, k)]),
+                           (np.concatenate([i, m + i, m + np.arange(m), 2 * m + j]),
+                            np.concatenate([xi, xi, np.full(m, m * k), xi]))), shape=(2 * m + k, m * k + 1))
+        assert A.shape == B.shape and np.array_equal(A.indptr, B.indptr) and np.array_equal(A.indices, B.indices)
+        assert np.array_equal(A.data.view(np.int64), B.data.view(np.int64))
+        key = np.column_stack([T, z, rng.choice([0.25, 1.0], m)])
+        u, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        U, INV, CNT = _classes(key)
+        assert np.array_equal(u, U) and np.array_equal(inv.ravel(), INV) and np.array_equal(cnt, CNT)
+
+
+def test_best_fit_vectorised_matches_the_scan():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        free = rng.integers(0, 9, int(rng.integers(1, 60)))
+        g = int(rng.integers(1, 9))
+        assert best_fit(free, g) == best_fit(free.tolist(), g)
