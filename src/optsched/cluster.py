@@ -20,6 +20,7 @@ different types, e.g. with [`Cluster.typed`][optsched.cluster.Cluster.typed] or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Mapping
 
 from .errors import InstanceError
@@ -141,8 +142,10 @@ class Cluster:
         """True if the servers have more than one GPU type."""
         return len(self.gpu_types) > 1
 
-    @property
+    @cached_property
     def server_ids(self) -> tuple[str, ...]:
+        """The server ids in cluster order (computed once: the cluster is frozen, and packers and evaluators read
+        it per job)."""
         return tuple(s.id for s in self.servers)
 
     @property

@@ -154,8 +154,8 @@ class PackState:
     state can be copied (SJF-BCO's checkpoints at kappa boundaries).
     """
 
-    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin",
-                 "bmin", "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
+    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin", "ftree",
+                 "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
                  "cnt", "sjobs", "pc", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
 
     def __init__(self, pk: Packer, theta: float, needs: frozenset[str] = frozenset()):
@@ -175,8 +175,9 @@ class PackState:
         self.fheap = [(0.0, g, 0) for g in range(ng)] if self.need_heap else []
         self.smean = [(0.0, s) for s in range(S)] if self.need_srv else []
         self.smv = [0.0] * S if self.need_srv else []
+        # First-Fit: each server's least idle U, and a min segment tree over blocks of servers (Packer.ftree0)
         self.sfmin = [0.0] * S if self.need_ff else []
-        self.bmin = [0.0] * len(pk.blocks) if self.need_ff else []
+        self.ftree = pk.ftree0[:] if self.need_ff else []
         self.Unp: Any = None
         self.freenp: Any = None
         if self.need_np:  # numpy only for mask rules (RAND): SJF-BCO, FF and LS start without it
@@ -215,9 +216,18 @@ class PackState:
     def enough_anywhere(self, j: int) -> bool:
         """Do G_j GPUs, idle or not, pass U + load_j <= theta? The G_j-th least U decides, since fl(U + l) is
         monotone in U."""
-        heap = self.aheap
+        heap, U, uver = self.aheap, self.U, self.uver
         g = self.pk.size[j]
-        taken = _pop_current(heap, self.uver, g)
+        # one entry per GPU whose key may lag behind U (U only grows): a stale entry at the top is re-keyed, a
+        # current one is the least (U, index) of all
+        taken: list[tuple[float, int, int]] = []
+        while len(taken) < g and heap:
+            e = heap[0]
+            gg = e[1]
+            if uver[gg] == e[2]:
+                taken.append(heapq.heappop(heap))
+            else:
+                heapq.heapreplace(heap, (U[gg], gg, uver[gg]))
         ok = len(taken) == g and taken[-1][0] + self.pk.load[j] <= self.lim
         for e in taken:
             heapq.heappush(heap, e)
@@ -228,14 +238,13 @@ class PackState:
         """Start job j at the current slot on ``chosen`` (idle GPUs that passed the rule)."""
         pk = self.pk
         load = pk.load[j]
-        U, free, fver, uver, aheap, gs = self.U, self.free, self.fver, self.uver, self.aheap, pk.gpu_server_list
+        U, free, fver, uver, gs = self.U, self.free, self.fver, self.uver, pk.gpu_server_list
         servers = set()
         for g in chosen:
             free[g] = 0
             fver[g] += 1
             U[g] += load
-            uver[g] += 1
-            heapq.heappush(aheap, (U[g], g, uver[g]))
+            uver[g] += 1          # its entry in aheap is re-keyed lazily (enough_anywhere)
             servers.add(gs[g])
         srv = tuple(sorted(servers))
         if self.Unp is not None and self.freenp is not None:
@@ -353,9 +362,11 @@ class PackState:
             smv[s] = acc / cap
             bisect.insort(smean, (smv[s], s))
 
-    def _update_ff(self, srv: tuple[int, ...]) -> None:
-        """Refresh the least idle load of the servers ``srv`` and of their blocks."""
-        pk, U, free, sfmin, bmin = self.pk, self.U, self.free, self.sfmin, self.bmin
+    def _update_ff(self, srv: Iterable[int]) -> None:
+        """Refresh the least idle load of the servers ``srv``, of their blocks and of the blocks' ancestors in
+        First-Fit's tree."""
+        pk, U, free, sfmin, tree = self.pk, self.U, self.free, self.sfmin, self.ftree
+        size, bs = pk.fsize, pk.BLOCK
         blocks = set()
         for s in srv:
             first = pk.server_first[s]
@@ -364,10 +375,18 @@ class PackState:
                 if free[g] and U[g] < m:
                     m = U[g]
             sfmin[s] = m
-            blocks.add(s // pk.block)
+            blocks.add(s // bs)
         for b in blocks:
-            lo, hi = pk.blocks[b]
-            bmin[b] = min(sfmin[lo:hi])
+            i = size + b
+            tree[i] = min(sfmin[b * bs:b * bs + bs])
+            i >>= 1
+            while i:
+                left, right = tree[2 * i], tree[2 * i + 1]
+                v = left if left < right else right
+                if tree[i] == v:
+                    break          # the ancestors hold the same minimum already
+                tree[i] = v
+                i >>= 1
 
     def finish(self, cutoff: float) -> Packing | None:
         """Run every placed job to completion; None if the makespan reaches ``cutoff``."""
@@ -464,19 +483,36 @@ class Lbsgf(Rule):
 
 class FirstFit(Rule):
     """FF: the first G_j idle GPUs passing the limit in cluster order (server by server, GPU index order).
-    Blocks of servers and servers whose least idle U fails the limit are skipped whole."""
+
+    A server, or a block of servers, whose least idle U fails the limit holds no such GPU (fl(U + load) is
+    monotone in U), so it is skipped whole; the next block worth scanning is found in a min segment tree over
+    the blocks in O(log S) rather than by a scan of every block. The same GPUs as a plain scan, in the same
+    order."""
 
     needs = frozenset({"ff"})
     name = "ff"
 
     def choose(self, st: PackState, j: int) -> list[int] | None:
-        pk, U, free, lim = st.pk, st.U, st.free, st.lim
+        pk, U, free, lim, tree, sfmin = st.pk, st.U, st.free, st.lim, st.ftree, st.sfmin
         load, g = pk.load[j], pk.size[j]
-        sfmin, out = st.sfmin, []
-        for b, (lo, hi) in enumerate(pk.blocks):
-            if not st.bmin[b] + load <= lim:
-                continue
-            for s in range(lo, hi):
+        size, n_blocks, n_servers, bs, out = pk.fsize, pk.n_blocks, pk.n_servers, pk.BLOCK, []
+        i = size                               # the leaf of block 0
+        while True:
+            # climb to the leftmost node at or right of i whose subtree holds a block passing the limit
+            while not tree[i] + load <= lim:
+                while i & 1:
+                    i >>= 1
+                if not i:
+                    return None
+                i += 1
+            while i < size:                    # descend to its leftmost passing leaf
+                i <<= 1
+                if not tree[i] + load <= lim:
+                    i += 1
+            b = i - size
+            if b >= n_blocks:                  # padding (only reachable with an infinite limit)
+                return None
+            for s in range(b * bs, min(b * bs + bs, n_servers)):
                 if not sfmin[s] + load <= lim:
                     continue
                 first = pk.server_first[s]
@@ -485,7 +521,9 @@ class FirstFit(Rule):
                         out.append(gg)
                         if len(out) == g:
                             return out
-        return None
+            if b + 1 >= n_blocks:
+                return None
+            i += 1
 
 
 class MaskRule(Rule):
@@ -513,13 +551,14 @@ lbsgf: Rule = Lbsgf()
 class Packer:
     """Per-instance precomputation and the packing loop shared by SJF-BCO and the baselines FF, LS, RAND."""
 
-    BLOCK = 32  # servers per block of First-Fit's skip list
+    BLOCK = 16  # servers per leaf of First-Fit's segment tree
 
     def __init__(self, inst: RarInstance, lam: float | None = None):
         self.inst = inst
         self.est = estimates(inst)
         servers = inst.cluster.servers
         self.n_servers = len(servers)
+        self.server_ids = inst.cluster.server_ids
         self.cap_list = [s.gpus for s in servers]
         self.server_first = [0] * self.n_servers
         acc = 0
@@ -530,8 +569,12 @@ class Packer:
         self.gpu_server_list = self.gpu_server
         self.gpu_local = [g for c in self.cap_list for g in range(c)]               # GPU -> index on its server
         self.n_gpus = acc
-        self.block = self.BLOCK
-        self.blocks = [(lo, min(lo + self.block, self.n_servers)) for lo in range(0, self.n_servers, self.block)]
+        # First-Fit's min segment tree over blocks of BLOCK servers, every GPU idle at U = 0 (padding: +inf)
+        self.n_blocks = -(-self.n_servers // self.BLOCK)
+        self.fsize = size = 1 << max(0, self.n_blocks - 1).bit_length()
+        self.ftree0 = [0.0] * size + [0.0] * self.n_blocks + [math.inf] * (size - self.n_blocks)
+        for i in range(size - 1, 0, -1):
+            self.ftree0[i] = min(self.ftree0[2 * i], self.ftree0[2 * i + 1])
         self.jobs = inst.jobs
         self.size = [j.gpus for j in self.jobs]
         self.iters = [j.iterations for j in self.jobs]
@@ -554,7 +597,7 @@ class Packer:
         return v
 
     def placement(self, gpus: Sequence[int]) -> dict[str, int]:
-        ids = self.inst.cluster.server_ids
+        ids = self.server_ids
         out: dict[int, int] = {}
         for g in gpus:
             s = self.gpu_server_list[int(g)]

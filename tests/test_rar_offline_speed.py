@@ -1,0 +1,97 @@
+"""Issue 29: the RAR-DDLS packer's faster structures choose exactly what a plain scan chooses.
+
+* First-Fit's segment tree over blocks of servers against a scan of every GPU in index order, and the lazily re-keyed
+  heap of ``enough_anywhere`` against a sort of every GPU's load, on packings driven step by step (many servers, so
+  that the tree has several levels and padding);
+* SJF-BCO, FF, LS and RAND against the pre-issue-16 numpy oracles (``tests/reference_rar_heuristics.py``) on
+  instances with many servers;
+* ``Cluster.server_ids`` is computed once and still follows the servers.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from optsched.algorithms import sjf_bco as alg  # noqa: E402
+from optsched.algorithms.baselines import ff_rule  # noqa: E402
+from optsched.cluster import Cluster, Server  # noqa: E402
+from optsched.generators.rar import random_rar_instance  # noqa: E402
+from test_rar_scale import same_as_reference  # noqa: E402
+
+
+def scan_first_fit(st_: alg.PackState, j: int) -> list[int] | None:
+    """The first G_j idle GPUs with U + load <= limit, in GPU index order: FF by definition."""
+    pk = st_.pk
+    ok = [g for g in range(pk.n_gpus) if st_.free[g] and st_.U[g] + pk.load[j] <= st_.lim]
+    return ok[:pk.size[j]] if len(ok) >= pk.size[j] else None
+
+
+def scan_enough(st_: alg.PackState, j: int) -> bool:
+    """Do G_j GPUs, idle or not, pass the limit? By sorting every GPU's load."""
+    pk = st_.pk
+    return sorted(st_.U)[pk.size[j] - 1] + pk.load[j] <= st_.lim if pk.size[j] <= pk.n_gpus else False
+
+
+def drive_first_fit(inst, theta: float) -> int:
+    """Pack ``inst`` in instance order under ``theta`` with FF, checking every question the packer asks against the
+    scans; returns how many choices were compared."""
+    pk = alg.Packer(inst)
+    st_ = pk.new_state(theta, [ff_rule])
+    compared = 0
+    for j in range(len(pk.jobs)):
+        while True:
+            want = scan_first_fit(st_, j)
+            got = ff_rule.choose(st_, j)
+            assert got == want, (j, st_.t)
+            compared += 1
+            if got is not None:
+                st_.commit(j, got)
+                break
+            assert st_.enough_anywhere(j) == scan_enough(st_, j)
+            if not scan_enough(st_, j) or not st_.n_active:
+                return compared
+            st_.advance()
+    return compared
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 80), st.integers(10, 120), st.integers(0, 10_000), st.floats(0.02, 1.0))
+def test_first_fit_tree_and_lazy_heap_agree_with_scans(servers, jobs, seed, share):
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    # a limit between the largest single load and the total: tight enough that many GPUs fail it
+    pk = alg.Packer(inst)
+    theta = max(pk.load) + share * sum(lo * g for lo, g in zip(pk.load, pk.size)) / pk.n_gpus
+    assert drive_first_fit(inst, theta) > 0
+
+
+def test_first_fit_tree_with_one_server_and_an_infinite_limit():
+    inst = random_rar_instance(12, 1, 3)
+    drive_first_fit(inst, float("inf"))
+    drive_first_fit(random_rar_instance(30, 33, 3), float("inf"))   # 3 blocks, a padded tree
+
+
+@pytest.mark.parametrize("servers,seed", [(17, 0), (33, 1), (70, 2)])
+def test_many_server_instances_match_the_reference(servers, seed):
+    inst = random_rar_instance(4 * servers, servers, seed, server_gpus=(1, 2, 4, 8), horizon=300)
+    for name in ("sjf-bco", "ff", "ls", "rand"):
+        same_as_reference(inst, name, seed=seed)
+
+
+def test_contended_many_server_instance_matches_the_reference():
+    inst = random_rar_instance(90, 40, 5, contention_xi=1.0, server_gpus=(2, 4), horizon=400)
+    assert alg.Packer(inst).p_matters
+    for name in ("sjf-bco", "ff", "ls"):
+        same_as_reference(inst, name)
+
+
+def test_server_ids_are_computed_once_and_follow_the_servers():
+    c = Cluster((Server("b", 2), Server("a", 4)))
+    assert c.server_ids == ("b", "a") and c.server_ids is c.server_ids
+    assert Cluster((Server("x", 1),)).server_ids == ("x",)
