@@ -5,6 +5,8 @@
   that the tree has several levels and padding);
 * SJF-BCO, FF, LS and RAND against the pre-issue-16 numpy oracles (``tests/reference_rar_heuristics.py``) on
   instances with many servers;
+* the evaluator, which re-rates no neighbour where contention cannot change a speed, against the oracle's
+  evaluator (every job's contention re-derived at every event);
 * ``Cluster.server_ids`` is computed once and still follows the servers.
 """
 
@@ -19,10 +21,14 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from optsched import solve  # noqa: E402
 from optsched.algorithms import sjf_bco as alg  # noqa: E402
 from optsched.algorithms.baselines import ff_rule  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
+from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.generators.rar import random_rar_instance  # noqa: E402
+from optsched.perf.rar import contention_binds  # noqa: E402
+from reference_rar_heuristics import evaluate_reference  # noqa: E402
 from test_rar_scale import same_as_reference  # noqa: E402
 
 
@@ -89,6 +95,17 @@ def test_contended_many_server_instance_matches_the_reference():
     assert alg.Packer(inst).p_matters
     for name in ("sjf-bco", "ff", "ls"):
         same_as_reference(inst, name)
+
+
+@pytest.mark.parametrize("xi", [None, 0.1, 1.0])
+def test_evaluator_with_and_without_binding_contention_matches_the_reference(xi):
+    inst = random_rar_instance(120, 12, 4, contention_xi=xi, server_gpus=(2, 4), horizon=600)
+    assert contention_binds(inst) == (xi == 1.0)
+    for seed in range(3):   # RAND's schedules split many jobs over several servers
+        sched = solve(inst, "rand", seed=seed).schedule
+        assert sum(len(sj.placement) > 1 for sj in sched) > 10
+        ev = evaluate(inst, sched)
+        assert (ev.makespan, dict(ev.completions)) == evaluate_reference(inst, sched)
 
 
 def test_server_ids_are_computed_once_and_follow_the_servers():

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InstanceError
-from ..perf.rar import contention_k, iteration_time, iterations_per_slot, max_contention, tau_bounds
+from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, tau_bounds
 from ..problems.rar import RarInstance
 from ..registry import algorithm
 from ..result import Schedule, ScheduledJob
@@ -585,7 +585,7 @@ class Packer:
         self.lam = [float(lam) if lam is not None else float(j.lam) for j in self.jobs]
         self._phi: dict[tuple[int, int, int], int] = {}
         # with xi_1 * p <= 1 for every reachable p, k = max(1, xi_1 p) = 1 and contention never changes phi
-        self.p_matters = contention_k(max_contention(inst), inst.contention_xi) > 1.0
+        self.p_matters = contention_binds(inst)
 
     def phi_of(self, j: int, n_servers: int, p: int) -> int:
         """phi of job j on ``n_servers`` servers at contention ``p``, from [`optsched.perf.rar`][] (cached), so

@@ -27,7 +27,7 @@ from typing import Mapping
 
 from ..cluster import check_placement_in
 from ..errors import ScheduleError
-from ..perf.rar import phi_for
+from ..perf.rar import contention_binds, phi_for
 from ..problems.rar import RarInstance
 from ..result import Schedule
 
@@ -92,7 +92,9 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     Event-driven: at each slot where something happens, the jobs completing then release their GPUs first,
     then the jobs starting then take theirs (half-open slots). A running job keeps (iterations left at slot
     ``since``, phi since then); its completion is since + ceil(left / phi) while phi holds. A start or an end
-    of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated.
+    of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated; and
+    none of them when contention cannot change a speed in this instance
+    ([`contention_binds`][optsched.perf.rar.contention_binds]: every split job then runs at its p = 1 speed).
     """
     check_feasible(inst, schedule)
     jobs = {j.id: j for j in inst.jobs}
@@ -109,10 +111,13 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     heap: list[tuple[int, str, int]] = []
     completions: dict[str, int] = {}
     phi_cache: dict[tuple[str, int], int] = {}
+    binds = contention_binds(inst)
 
     def p_of(jid: str) -> int:
         pl = placement[jid]
-        return max(len(split_on[s]) for s in pl) if len(pl) > 1 else 0
+        if len(pl) <= 1:
+            return 0
+        return max(len(split_on[s]) for s in pl) if binds else 1
 
     def rerate(jid: str, t: int) -> None:
         p = p_of(jid)
@@ -145,7 +150,7 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
             pl = placement[jid]
             for s, n in pl.items():
                 used[s] -= n
-            if len(pl) > 1:
+            if len(pl) > 1 and binds:
                 for s in pl:
                     split_on[s].discard(jid)
                     touched |= split_on[s]
@@ -161,7 +166,7 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
                         f"server {s!r} over capacity in slot {t}: {used[s]} GPUs used by "
                         f"{', '.join(holders)}, it has {cap[s]}", field="placement", job=jid)
             running.add(jid)
-            if len(pl) > 1:
+            if len(pl) > 1 and binds:
                 for s in pl:
                     split_on[s].add(jid)
                     touched |= split_on[s]
