@@ -7,11 +7,14 @@
   instances with many servers;
 * the evaluator, which re-rates no neighbour where contention cannot change a speed, against the oracle's
   evaluator (every job's contention re-derived at every event);
+* the instance and schedule readers' fast paths for plain rows against their checked paths (same objects, same
+  errors);
 * ``Cluster.server_ids`` is computed once and still follows the servers.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from optsched import solve  # noqa: E402
 from optsched.algorithms import sjf_bco as alg  # noqa: E402
 from optsched.algorithms.baselines import ff_rule  # noqa: E402
 from optsched.cluster import Cluster, Server  # noqa: E402
+from optsched.errors import InstanceError  # noqa: E402
 from optsched.evaluators.rar import evaluate  # noqa: E402
 from optsched.generators.rar import random_rar_instance  # noqa: E402
 from optsched.perf.rar import contention_binds  # noqa: E402
@@ -112,3 +116,69 @@ def test_server_ids_are_computed_once_and_follow_the_servers():
     c = Cluster((Server("b", 2), Server("a", 4)))
     assert c.server_ids == ("b", "a") and c.server_ids is c.server_ids
     assert Cluster((Server("x", 1),)).server_ids == ("x",)
+
+
+# -- the readers' plain-type fast paths read what the checked paths read, and leave every error to them --------
+def _read_both(read, module, fast_name, doc):
+    """``read(doc)`` with the fast path and with it switched off: (result or error text) of each."""
+    def run():
+        try:
+            return read(copy.deepcopy(doc))
+        except InstanceError as exc:
+            return ("error", str(exc), exc.field, exc.job)
+    fast = run()
+    saved = getattr(module, fast_name)
+    setattr(module, fast_name, lambda j: None)
+    try:
+        slow = run()
+    finally:
+        setattr(module, fast_name, saved)
+    return fast, slow
+
+
+JOB_VARIANTS = [
+    {}, {"gpus": 2.0}, {"gpus": 2.5}, {"gpus": True}, {"iterations": "7"}, {"gradient_size": 0}, {"lambda": 2},
+    {"lambda": None}, {"lamda": 2}, {"id": ""}, {"id": 3}, {"backward_time": float("nan")}, {"batch_size": -1.0},
+    {"gpus": 0}, {"forward_time_per_sample": float("inf")}, {"drop": "backward_time"}, {"drop": "lambda"},
+]
+
+
+@pytest.mark.parametrize("variant", JOB_VARIANTS)
+def test_instance_fast_path_reads_like_the_checked_path(variant):
+    import optsched.problems.rar as rar
+
+    doc = rar.to_dict(random_rar_instance(6, 2, 1))
+    job = doc["jobs"][3]
+    for k, v in variant.items():
+        if k == "drop":
+            job.pop(v)
+        else:
+            job[k] = v
+    fast, slow = _read_both(rar.from_dict, rar, "_plain_job", doc)
+    assert fast == slow
+    if isinstance(fast, rar.RarInstance):
+        assert [type(getattr(a, f)) for a in fast.jobs for f in ("gpus", "lam", "batch_size")] == \
+            [type(getattr(a, f)) for a in slow.jobs for f in ("gpus", "lam", "batch_size")]
+
+
+ROW_VARIANTS = [
+    {}, {"start": 2.0}, {"start": True}, {"start": None}, {"completion": 5}, {"completion": None},
+    {"placement": {"s0": 1.0}}, {"placement": {"s0": True}}, {"placement": []}, {"placement": {"s0": 0, "s1": 2}},
+    {"stage_placement": {"s0": [1]}}, {"extra": 1}, {"id": ""}, {"drop": "start"}, {"drop": "placement"},
+]
+
+
+@pytest.mark.parametrize("variant", ROW_VARIANTS)
+def test_schedule_fast_path_reads_like_the_checked_path(variant):
+    import optsched.io as oio
+
+    inst = random_rar_instance(6, 2, 1)
+    doc = oio.schedule_to_dict(solve(inst, "ls").schedule)
+    row = doc["jobs"][2]
+    for k, v in variant.items():
+        if k == "drop":
+            row.pop(v)
+        else:
+            row[k] = v
+    fast, slow = _read_both(oio.schedule_from_dict, oio, "_plain_scheduled_job", doc)
+    assert fast == slow

@@ -198,8 +198,11 @@ def check_placement_in(cap: Mapping[str, int], placement: Mapping[str, int], *, 
             raise error(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
 def _is_number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v not in (float("inf"), float("-inf"))
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v not in _INFINITIES
 
 
 def servers_from(pairs: Iterable[tuple[str, int]]) -> tuple[Server, ...]:

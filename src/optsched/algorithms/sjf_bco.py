@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InstanceError
+from ..limits import paused_gc
 from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, tau_bounds
 from ..problems.rar import RarInstance
 from ..registry import algorithm
@@ -772,8 +773,9 @@ def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | N
     ``theta_bisection``, ``kappa``, ``max_estimated_load`` (W-hat_max, Lemma 2), ``makespan_packing``,
     ``rho_hat``, ``u``, ``l``, ``gpu_assignment`` (job -> [[server id, GPU index on the server], ...]).
     """
-    pk, best = run_sjf_bco(inst, kappa, lam)
-    return pk.schedule(best, "sjf-bco"), info_for(pk, best)
+    with paused_gc():   # millions of acyclic heap entries: the collector's passes would find nothing
+        pk, best = run_sjf_bco(inst, kappa, lam)
+        return pk.schedule(best, "sjf-bco"), info_for(pk, best)
 
 
 def info_for(pk: Packer, best: Packing) -> dict:

@@ -27,6 +27,7 @@ from typing import Mapping
 
 from ..cluster import check_placement_in
 from ..errors import ScheduleError
+from ..limits import paused_gc
 from ..perf.rar import contention_binds, phi_for
 from ..problems.rar import RarInstance
 from ..result import Schedule
@@ -95,7 +96,13 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated; and
     none of them when contention cannot change a speed in this instance
     ([`contention_binds`][optsched.perf.rar.contention_binds]: every split job then runs at its p = 1 speed).
+    Python's cyclic garbage collector is paused meanwhile ([`paused_gc`][optsched.limits.paused_gc]).
     """
+    with paused_gc():
+        return _evaluate(inst, schedule)
+
+
+def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     check_feasible(inst, schedule)
     jobs = {j.id: j for j in inst.jobs}
     cap = inst.cluster.capacity
