@@ -182,3 +182,14 @@ def test_schedule_fast_path_reads_like_the_checked_path(variant):
             row[k] = v
     fast, slow = _read_both(oio.schedule_from_dict, oio, "_plain_scheduled_job", doc)
     assert fast == slow
+
+
+def test_with_completions_equals_building_the_jobs_again():
+    from optsched.result import Schedule, ScheduledJob
+
+    jobs = (ScheduledJob("a", 0, {"s1": 2, "s0": 1, "s2": 0}), ScheduledJob("b", 3.0, {"s0": 4}, 9.0, {"s0": (2, 2)}))
+    got = Schedule(jobs, "x", "y").with_completions({"a": 5, "b": 7.5})
+    want = Schedule(tuple(ScheduledJob(j.id, j.start, j.placement, c, j.stage_placement)
+                          for j, c in zip(jobs, (5, 7.5))), "x", "y")
+    assert got == want and [j.completion for j in got] == [5, 7.5]
+    assert list(got["a"].placement.items()) == [("s0", 1), ("s1", 2)] and jobs[0].completion is None
