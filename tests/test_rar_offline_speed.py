@@ -3,6 +3,7 @@
 * First-Fit's segment tree over blocks of servers against a scan of every GPU in index order, and the lazily re-keyed
   heap of ``enough_anywhere`` against a sort of every GPU's load, on packings driven step by step (many servers, so
   that the tree has several levels and padding);
+* LBSGF's lazily re-keyed heap of servers by mean load against a sort, on packings driven step by step;
 * SJF-BCO, FF, LS and RAND against the pre-issue-16 numpy oracles (``tests/reference_rar_heuristics.py``) on
   instances with many servers;
 * the evaluator, which re-rates no neighbour where contention cannot change a speed, against the oracle's
@@ -85,6 +86,42 @@ def test_first_fit_tree_with_one_server_and_an_infinite_limit():
     inst = random_rar_instance(12, 1, 3)
     drive_first_fit(inst, float("inf"))
     drive_first_fit(random_rar_instance(30, 33, 3), float("inf"))   # 3 blocks, a padded tree
+
+
+def scan_lbsgf_servers(st_: alg.PackState, j: int) -> list[int]:
+    """Algorithm 3's servers by a sort: (mean U, index) ascending, until they hold lambda_j * G_j GPUs."""
+    pk = st_.pk
+    means = []
+    for s in range(pk.n_servers):
+        acc = 0.0
+        for g in range(pk.server_first[s], pk.server_first[s] + pk.cap_list[s]):
+            acc += st_.U[g]
+        means.append((acc / pk.cap_list[s], s))
+    out, acc = [], 0
+    for _, s in sorted(means):
+        out.append(s)
+        acc += pk.cap_list[s]
+        if acc >= pk.lam[j] * pk.size[j] - alg._EPS:
+            break
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 60), st.integers(10, 100), st.integers(0, 10_000), st.sampled_from([1.0, 2.0]))
+def test_lbsgf_server_heap_agrees_with_a_sort(servers, jobs, seed, lam):
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    pk = alg.Packer(inst, lam=lam)
+    st_ = pk.new_state(float(inst.horizon), [alg.lbsgf])
+    for j in alg.sjf_order(inst):
+        while True:
+            assert alg.Lbsgf._servers(st_, j) == scan_lbsgf_servers(st_, j)
+            got = alg.lbsgf.choose(st_, j)
+            if got is not None:
+                st_.commit(j, got)
+                break
+            if not alg.lbsgf.enough(st_, j) or not st_.n_active:
+                return
+            st_.advance()
 
 
 @pytest.mark.parametrize("servers,seed", [(17, 0), (33, 1), (70, 2)])

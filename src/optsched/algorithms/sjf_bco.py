@@ -35,7 +35,6 @@ True
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -146,16 +145,19 @@ class PackState:
 
     Every question a rule asks is answered from incremental structures, so placing a job costs about
     O(G_j log N) (or the few servers LBSGF looks at) instead of O(N) numpy work: a heap of the idle GPUs by
-    (U, index) for the least-loaded rules, a heap of all GPUs by (U, index) for "can this job ever fit?", the
-    servers sorted by mean load for LBSGF, the least idle load per server and per block of servers for
-    First-Fit. Heap entries carry a version and are dropped lazily once stale. A running job keeps (iterations
+    (U, index) for the least-loaded rules, a heap of all GPUs by (U, index) for "can this job ever fit?", a heap
+    of the servers by mean load for LBSGF, the least idle load per server and a min segment tree over blocks of
+    servers for First-Fit. Entries of the idle heap carry a version and are dropped lazily once stale; the two
+    heaps keyed by loads hold one entry per GPU or server, re-keyed lazily when a stale one reaches the top
+    (loads only grow, so a stale key is a lower bound). A running job keeps (iterations
     left at slot ``tu``, phi since ``tu``) and one entry in the completion heap; when a split job starts or
     ends only the split jobs sharing one of its servers get their contention and phi recomputed (eq. 6). The
     floating-point sums are those of the numpy original (same order), so the choices are bit-identical. The
     state can be copied (SJF-BCO's checkpoints at kappa boundaries).
     """
 
-    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin", "ftree",
+    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sver", "sfmin",
+                 "ftree",
                  "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
                  "cnt", "sjobs", "pc", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
 
@@ -174,8 +176,11 @@ class PackState:
         self.need_ff = "ff" in needs
         self.need_np = "numpy" in needs
         self.fheap = [(0.0, g, 0) for g in range(ng)] if self.need_heap else []
-        self.smean = [(0.0, s) for s in range(S)] if self.need_srv else []
+        # LBSGF: each server's mean U, and a heap of (mean, server, version) with one entry per server whose key may
+        # lag behind the mean (means only grow), re-keyed when it reaches the top
+        self.smean = [(0.0, s, 0) for s in range(S)] if self.need_srv else []   # sorted, hence a heap
         self.smv = [0.0] * S if self.need_srv else []
+        self.sver = [0] * S if self.need_srv else []
         # First-Fit: each server's least idle U, and a min segment tree over blocks of servers (Packer.ftree0)
         self.sfmin = [0.0] * S if self.need_ff else []
         self.ftree = pk.ftree0[:] if self.need_ff else []
@@ -350,18 +355,16 @@ class PackState:
 
     # -- the structures of the rules -------------------------------------------------------------------------
     def _update_means(self, srv: tuple[int, ...]) -> None:
-        """Re-sort the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as numpy's
-        bincount computes it)."""
-        pk, U, smean, smv = self.pk, self.U, self.smean, self.smv
+        """Refresh the mean U of the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as
+        numpy's bincount computes it); their heap entries turn stale and are re-keyed lazily (Lbsgf)."""
+        pk, U, smv, sver = self.pk, self.U, self.smv, self.sver
         for s in srv:
             first, cap = pk.server_first[s], pk.cap_list[s]
             acc = 0.0
             for g in range(first, first + cap):
                 acc += U[g]
-            i = bisect.bisect_left(smean, (smv[s], s))
-            del smean[i]
             smv[s] = acc / cap
-            bisect.insort(smean, (smv[s], s))
+            sver[s] += 1
 
     def _update_ff(self, srv: Iterable[int]) -> None:
         """Refresh the least idle load of the servers ``srv``, of their blocks and of the blocks' ancestors in
@@ -453,11 +456,21 @@ class Lbsgf(Rule):
         pk = st.pk
         target = pk.lam[j] * pk.size[j] - _EPS
         acc, out, caps = 0, [], pk.cap_list
-        for _, s in st.smean:
+        heap, smv, sver = st.smean, st.smv, st.sver
+        taken = []
+        while heap:      # servers by (mean U, index) ascending: a current entry at the top is the least of all
+            e = heap[0]
+            s = e[1]
+            if e[2] != sver[s]:
+                heapq.heapreplace(heap, (smv[s], s, sver[s]))
+                continue
+            taken.append(heapq.heappop(heap))
             out.append(s)
             acc += caps[s]
             if acc >= target:
                 break
+        for e in taken:
+            heapq.heappush(heap, e)
         return out
 
     def _candidates(self, st: PackState, j: int, idle: bool) -> list[tuple[float, int, int]]:
