@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overlo
 
 from .errors import InstanceError, SolverError
 from .io import BUNDLED_PREFIX, bundled_path, check_format, check_output, read_json, write_json
-from .limits import check_seed, require_memory
+from .limits import check_seed, paused_gc, require_memory
 from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
 
@@ -96,7 +96,8 @@ def load(path: str | os.PathLike[str], expect: type[Any] | None = None) -> Any:
         tag = check_format(data)
         if tag != want.format:
             raise InstanceError(f"expected a {want.name} file, got {tag}", field="format")
-    obj = from_dict(data, Path(path).stem)
+    with paused_gc():   # a large file's objects: acyclic, freed by reference counting
+        obj = from_dict(data, Path(path).stem)
     if expect is not None and not isinstance(obj, expect):
         raise InstanceError(f"expected {expect.__name__}, the file holds {type(obj).__name__}", field="format")
     return obj

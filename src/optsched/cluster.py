@@ -20,6 +20,7 @@ different types, e.g. with [`Cluster.typed`][optsched.cluster.Cluster.typed] or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Mapping
 
 from .errors import InstanceError
@@ -141,8 +142,10 @@ class Cluster:
         """True if the servers have more than one GPU type."""
         return len(self.gpu_types) > 1
 
-    @property
+    @cached_property
     def server_ids(self) -> tuple[str, ...]:
+        """The server ids in cluster order (computed once: the cluster is frozen, and packers and evaluators read
+        it per job)."""
         return tuple(s.id for s in self.servers)
 
     @property
@@ -195,8 +198,11 @@ def check_placement_in(cap: Mapping[str, int], placement: Mapping[str, int], *, 
             raise error(f"{n} GPUs on {sid!r}, which has {cap[sid]}", field=field, job=job)
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
 def _is_number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v not in (float("inf"), float("-inf"))
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v not in _INFINITIES
 
 
 def servers_from(pairs: Iterable[tuple[str, int]]) -> tuple[Server, ...]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Mapping
 
 from .errors import InstanceError
+from .limits import paused_gc
 from .result import Schedule, ScheduledJob
 
 SCHEDULE_FORMAT = "optsched/schedule@1"
@@ -112,7 +113,8 @@ def read_json(path: str | os.PathLike) -> Any:
     p = Path(path)
     text = read_text(p)
     try:
-        return json.loads(text)
+        with paused_gc():
+            return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"malformed JSON in {p} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -363,7 +365,7 @@ class Fields:
     job id."""
 
     def __init__(self, data: Any, where: str, job: str | None = None):
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):   # a parsed file's objects are dicts
             raise InstanceError(f"must be a JSON object, got {type(data).__name__}", field=where or None, job=job)
         self.data, self.where, self.job = data, where, job
 
@@ -379,7 +381,8 @@ class Fields:
 
     def number(self, key: str, default: Any = ...) -> float:
         v = self.raw(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        t = type(v)
+        if t is not float and t is not int and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise InstanceError(f"must be a number, got {v!r}", field=self.path(key), job=self.job)
         return v
 
@@ -467,7 +470,11 @@ def schedule_from_dict(data: Mapping[str, Any]) -> Schedule:
     check_format(data, SCHEDULE_FORMAT)
     rows = []
     for i, j in enumerate(top.array("jobs")):
-        jid = j.get("id") if isinstance(j, Mapping) else None
+        fast = _plain_scheduled_job(j)
+        if fast is not None:
+            rows.append(fast)
+            continue
+        jid = j.get("id") if type(j) is dict or isinstance(j, Mapping) else None
         jf = Fields(j, f"jobs[{i}]", jid if isinstance(jid, str) else None).only(
             "id", "start", "completion", "placement", "stage_placement")
         pf = jf.obj("placement")
@@ -488,9 +495,36 @@ def schedule_from_dict(data: Mapping[str, Any]) -> Schedule:
     return Schedule(tuple(rows), algorithm=str(data.get("algorithm", "")), instance=str(data.get("instance", "")))
 
 
+_SCHEDULED_KEYS = frozenset(("id", "start", "completion", "placement"))
+
+
+def _plain_scheduled_job(j: Any) -> ScheduledJob | None:
+    """A schedule row whose fields all have their plain types (no stage placement), as the checked reading of
+    [`schedule_from_dict`][optsched.io.schedule_from_dict] builds it; None for anything else, which that reading
+    then reports."""
+    if type(j) is not dict or not _SCHEDULED_KEYS.issuperset(j):
+        return None
+    jid, start, placement = j.get("id"), j.get("start"), j.get("placement")
+    if type(jid) is not str or not jid or (type(start) is not int and type(start) is not float):
+        return None
+    if type(placement) is not dict:
+        return None
+    for n in placement.values():
+        if type(n) is not int:
+            return None
+    completion = None
+    if "completion" in j:
+        completion = j["completion"]
+        if type(completion) is not int and type(completion) is not float:
+            return None
+    return ScheduledJob(jid, start, placement, completion)
+
+
 def load_schedule(path: str | os.PathLike) -> Schedule:
     """Read a schedule file (format ``optsched/schedule@1``)."""
-    return schedule_from_dict(read_json(path))
+    data = read_json(path)
+    with paused_gc():
+        return schedule_from_dict(data)
 
 
 def save_schedule(schedule: Schedule, path: str | os.PathLike, makespan: float | None = None, **extra: Any) -> None:

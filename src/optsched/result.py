@@ -95,6 +95,14 @@ class ScheduledJob:
             object.__setattr__(self, "stage_placement",
                                FrozenDict({s: tuple(int(x) for x in c) for s, c in self.stage_placement.items()}))
 
+    def _with_completion(self, completion: float | None) -> ScheduledJob:
+        """This job with ``completion`` (equal to ``ScheduledJob(id, start, placement, completion, stage_placement)``,
+        without normalising the normalised placements again)."""
+        new = object.__new__(ScheduledJob)
+        new.__dict__.update(self.__dict__)
+        new.__dict__["completion"] = completion
+        return new
+
     @property
     def gpus(self) -> int:
         return sum(self.placement.values())
@@ -148,9 +156,10 @@ class Schedule:
         return max(x for x in c if x is not None)
 
     def with_completions(self, completions: Mapping[str, float]) -> Schedule:
-        """A copy whose jobs carry the given completion times."""
-        return Schedule(tuple(ScheduledJob(j.id, j.start, j.placement, completions[j.id], j.stage_placement)
-                              for j in self.jobs), self.algorithm, self.instance)
+        """A copy whose jobs carry the given completion times (the jobs' other fields are shared: they are
+        normalised and frozen already, so the copies skip ``__post_init__``)."""
+        return Schedule(tuple(j._with_completion(completions[j.id]) for j in self.jobs), self.algorithm,
+                        self.instance)
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per job: ``id, start, completion, gpus, servers, placement`` (and ``stage_placement``)."""

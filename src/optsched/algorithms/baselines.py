@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from ..limits import paused_gc
 from ..problems.rar import RarInstance
 from ..registry import algorithm
 from .sjf_bco import FirstFit, LeastLoaded, MaskRule, Packer, Packing, Rule, bisect_theta, info_for
@@ -40,11 +41,12 @@ ls_rule: Rule = LeastLoaded("ls")
 
 
 def _bisected(inst: RarInstance, rule, name: str):
-    pk = Packer(inst)
-    order = list(range(len(inst.jobs)))
-    best = bisect_theta(pk, lambda theta, m: pk.run(order, theta, lambda j: rule, cutoff=m))
-    assert best is not None
-    return pk.schedule(best, name), info_for(pk, best)
+    with paused_gc():   # as in SJF-BCO: the packings' objects are acyclic
+        pk = Packer(inst)
+        order = list(range(len(inst.jobs)))
+        best = bisect_theta(pk, lambda theta, m: pk.run(order, theta, lambda j: rule, cutoff=m))
+        assert best is not None
+        return pk.schedule(best, name), info_for(pk, best)
 
 
 @algorithm("ff", RarInstance)

@@ -35,14 +35,14 @@ True
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InstanceError
-from ..perf.rar import contention_k, iteration_time, iterations_per_slot, max_contention, tau_bounds
+from ..limits import paused_gc
+from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, tau_bounds
 from ..problems.rar import RarInstance
 from ..registry import algorithm
 from ..result import Schedule, ScheduledJob
@@ -145,17 +145,20 @@ class PackState:
 
     Every question a rule asks is answered from incremental structures, so placing a job costs about
     O(G_j log N) (or the few servers LBSGF looks at) instead of O(N) numpy work: a heap of the idle GPUs by
-    (U, index) for the least-loaded rules, a heap of all GPUs by (U, index) for "can this job ever fit?", the
-    servers sorted by mean load for LBSGF, the least idle load per server and per block of servers for
-    First-Fit. Heap entries carry a version and are dropped lazily once stale. A running job keeps (iterations
+    (U, index) for the least-loaded rules, a heap of all GPUs by (U, index) for "can this job ever fit?", a heap
+    of the servers by mean load for LBSGF, the least idle load per server and a min segment tree over blocks of
+    servers for First-Fit. Entries of the idle heap carry a version and are dropped lazily once stale; the two
+    heaps keyed by loads hold one entry per GPU or server, re-keyed lazily when a stale one reaches the top
+    (loads only grow, so a stale key is a lower bound). A running job keeps (iterations
     left at slot ``tu``, phi since ``tu``) and one entry in the completion heap; when a split job starts or
     ends only the split jobs sharing one of its servers get their contention and phi recomputed (eq. 6). The
     floating-point sums are those of the numpy original (same order), so the choices are bit-identical. The
     state can be copied (SJF-BCO's checkpoints at kappa boundaries).
     """
 
-    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sfmin",
-                 "bmin", "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
+    __slots__ = ("pk", "lim", "t", "U", "free", "fver", "fheap", "uver", "aheap", "smean", "smv", "sver", "sfmin",
+                 "ftree",
+                 "Unp", "freenp", "start", "comp", "gpus", "srv", "rem", "phi", "tu", "cver", "cheap",
                  "cnt", "sjobs", "pc", "n_active", "need_heap", "need_srv", "need_ff", "need_np")
 
     def __init__(self, pk: Packer, theta: float, needs: frozenset[str] = frozenset()):
@@ -173,10 +176,14 @@ class PackState:
         self.need_ff = "ff" in needs
         self.need_np = "numpy" in needs
         self.fheap = [(0.0, g, 0) for g in range(ng)] if self.need_heap else []
-        self.smean = [(0.0, s) for s in range(S)] if self.need_srv else []
+        # LBSGF: each server's mean U, and a heap of (mean, server, version) with one entry per server whose key may
+        # lag behind the mean (means only grow), re-keyed when it reaches the top
+        self.smean = [(0.0, s, 0) for s in range(S)] if self.need_srv else []   # sorted, hence a heap
         self.smv = [0.0] * S if self.need_srv else []
+        self.sver = [0] * S if self.need_srv else []
+        # First-Fit: each server's least idle U, and a min segment tree over blocks of servers (Packer.ftree0)
         self.sfmin = [0.0] * S if self.need_ff else []
-        self.bmin = [0.0] * len(pk.blocks) if self.need_ff else []
+        self.ftree = pk.ftree0[:] if self.need_ff else []
         self.Unp: Any = None
         self.freenp: Any = None
         if self.need_np:  # numpy only for mask rules (RAND): SJF-BCO, FF and LS start without it
@@ -215,9 +222,18 @@ class PackState:
     def enough_anywhere(self, j: int) -> bool:
         """Do G_j GPUs, idle or not, pass U + load_j <= theta? The G_j-th least U decides, since fl(U + l) is
         monotone in U."""
-        heap = self.aheap
+        heap, U, uver = self.aheap, self.U, self.uver
         g = self.pk.size[j]
-        taken = _pop_current(heap, self.uver, g)
+        # one entry per GPU whose key may lag behind U (U only grows): a stale entry at the top is re-keyed, a
+        # current one is the least (U, index) of all
+        taken: list[tuple[float, int, int]] = []
+        while len(taken) < g and heap:
+            e = heap[0]
+            gg = e[1]
+            if uver[gg] == e[2]:
+                taken.append(heapq.heappop(heap))
+            else:
+                heapq.heapreplace(heap, (U[gg], gg, uver[gg]))
         ok = len(taken) == g and taken[-1][0] + self.pk.load[j] <= self.lim
         for e in taken:
             heapq.heappush(heap, e)
@@ -228,14 +244,13 @@ class PackState:
         """Start job j at the current slot on ``chosen`` (idle GPUs that passed the rule)."""
         pk = self.pk
         load = pk.load[j]
-        U, free, fver, uver, aheap, gs = self.U, self.free, self.fver, self.uver, self.aheap, pk.gpu_server_list
+        U, free, fver, uver, gs = self.U, self.free, self.fver, self.uver, pk.gpu_server_list
         servers = set()
         for g in chosen:
             free[g] = 0
             fver[g] += 1
             U[g] += load
-            uver[g] += 1
-            heapq.heappush(aheap, (U[g], g, uver[g]))
+            uver[g] += 1          # its entry in aheap is re-keyed lazily (enough_anywhere)
             servers.add(gs[g])
         srv = tuple(sorted(servers))
         if self.Unp is not None and self.freenp is not None:
@@ -340,22 +355,22 @@ class PackState:
 
     # -- the structures of the rules -------------------------------------------------------------------------
     def _update_means(self, srv: tuple[int, ...]) -> None:
-        """Re-sort the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as numpy's
-        bincount computes it)."""
-        pk, U, smean, smv = self.pk, self.U, self.smean, self.smv
+        """Refresh the mean U of the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as
+        numpy's bincount computes it); their heap entries turn stale and are re-keyed lazily (Lbsgf)."""
+        pk, U, smv, sver = self.pk, self.U, self.smv, self.sver
         for s in srv:
             first, cap = pk.server_first[s], pk.cap_list[s]
             acc = 0.0
             for g in range(first, first + cap):
                 acc += U[g]
-            i = bisect.bisect_left(smean, (smv[s], s))
-            del smean[i]
             smv[s] = acc / cap
-            bisect.insort(smean, (smv[s], s))
+            sver[s] += 1
 
-    def _update_ff(self, srv: tuple[int, ...]) -> None:
-        """Refresh the least idle load of the servers ``srv`` and of their blocks."""
-        pk, U, free, sfmin, bmin = self.pk, self.U, self.free, self.sfmin, self.bmin
+    def _update_ff(self, srv: Iterable[int]) -> None:
+        """Refresh the least idle load of the servers ``srv``, of their blocks and of the blocks' ancestors in
+        First-Fit's tree."""
+        pk, U, free, sfmin, tree = self.pk, self.U, self.free, self.sfmin, self.ftree
+        size, bs = pk.fsize, pk.BLOCK
         blocks = set()
         for s in srv:
             first = pk.server_first[s]
@@ -364,10 +379,18 @@ class PackState:
                 if free[g] and U[g] < m:
                     m = U[g]
             sfmin[s] = m
-            blocks.add(s // pk.block)
+            blocks.add(s // bs)
         for b in blocks:
-            lo, hi = pk.blocks[b]
-            bmin[b] = min(sfmin[lo:hi])
+            i = size + b
+            tree[i] = min(sfmin[b * bs:b * bs + bs])
+            i >>= 1
+            while i:
+                left, right = tree[2 * i], tree[2 * i + 1]
+                v = left if left < right else right
+                if tree[i] == v:
+                    break          # the ancestors hold the same minimum already
+                tree[i] = v
+                i >>= 1
 
     def finish(self, cutoff: float) -> Packing | None:
         """Run every placed job to completion; None if the makespan reaches ``cutoff``."""
@@ -433,11 +456,21 @@ class Lbsgf(Rule):
         pk = st.pk
         target = pk.lam[j] * pk.size[j] - _EPS
         acc, out, caps = 0, [], pk.cap_list
-        for _, s in st.smean:
+        heap, smv, sver = st.smean, st.smv, st.sver
+        taken = []
+        while heap:      # servers by (mean U, index) ascending: a current entry at the top is the least of all
+            e = heap[0]
+            s = e[1]
+            if e[2] != sver[s]:
+                heapq.heapreplace(heap, (smv[s], s, sver[s]))
+                continue
+            taken.append(heapq.heappop(heap))
             out.append(s)
             acc += caps[s]
             if acc >= target:
                 break
+        for e in taken:
+            heapq.heappush(heap, e)
         return out
 
     def _candidates(self, st: PackState, j: int, idle: bool) -> list[tuple[float, int, int]]:
@@ -464,19 +497,36 @@ class Lbsgf(Rule):
 
 class FirstFit(Rule):
     """FF: the first G_j idle GPUs passing the limit in cluster order (server by server, GPU index order).
-    Blocks of servers and servers whose least idle U fails the limit are skipped whole."""
+
+    A server, or a block of servers, whose least idle U fails the limit holds no such GPU (fl(U + load) is
+    monotone in U), so it is skipped whole; the next block worth scanning is found in a min segment tree over
+    the blocks in O(log S) rather than by a scan of every block. The same GPUs as a plain scan, in the same
+    order."""
 
     needs = frozenset({"ff"})
     name = "ff"
 
     def choose(self, st: PackState, j: int) -> list[int] | None:
-        pk, U, free, lim = st.pk, st.U, st.free, st.lim
+        pk, U, free, lim, tree, sfmin = st.pk, st.U, st.free, st.lim, st.ftree, st.sfmin
         load, g = pk.load[j], pk.size[j]
-        sfmin, out = st.sfmin, []
-        for b, (lo, hi) in enumerate(pk.blocks):
-            if not st.bmin[b] + load <= lim:
-                continue
-            for s in range(lo, hi):
+        size, n_blocks, n_servers, bs, out = pk.fsize, pk.n_blocks, pk.n_servers, pk.BLOCK, []
+        i = size                               # the leaf of block 0
+        while True:
+            # climb to the leftmost node at or right of i whose subtree holds a block passing the limit
+            while not tree[i] + load <= lim:
+                while i & 1:
+                    i >>= 1
+                if not i:
+                    return None
+                i += 1
+            while i < size:                    # descend to its leftmost passing leaf
+                i <<= 1
+                if not tree[i] + load <= lim:
+                    i += 1
+            b = i - size
+            if b >= n_blocks:                  # padding (only reachable with an infinite limit)
+                return None
+            for s in range(b * bs, min(b * bs + bs, n_servers)):
                 if not sfmin[s] + load <= lim:
                     continue
                 first = pk.server_first[s]
@@ -485,7 +535,9 @@ class FirstFit(Rule):
                         out.append(gg)
                         if len(out) == g:
                             return out
-        return None
+            if b + 1 >= n_blocks:
+                return None
+            i += 1
 
 
 class MaskRule(Rule):
@@ -513,13 +565,14 @@ lbsgf: Rule = Lbsgf()
 class Packer:
     """Per-instance precomputation and the packing loop shared by SJF-BCO and the baselines FF, LS, RAND."""
 
-    BLOCK = 32  # servers per block of First-Fit's skip list
+    BLOCK = 16  # servers per leaf of First-Fit's segment tree
 
     def __init__(self, inst: RarInstance, lam: float | None = None):
         self.inst = inst
         self.est = estimates(inst)
         servers = inst.cluster.servers
         self.n_servers = len(servers)
+        self.server_ids = inst.cluster.server_ids
         self.cap_list = [s.gpus for s in servers]
         self.server_first = [0] * self.n_servers
         acc = 0
@@ -530,8 +583,12 @@ class Packer:
         self.gpu_server_list = self.gpu_server
         self.gpu_local = [g for c in self.cap_list for g in range(c)]               # GPU -> index on its server
         self.n_gpus = acc
-        self.block = self.BLOCK
-        self.blocks = [(lo, min(lo + self.block, self.n_servers)) for lo in range(0, self.n_servers, self.block)]
+        # First-Fit's min segment tree over blocks of BLOCK servers, every GPU idle at U = 0 (padding: +inf)
+        self.n_blocks = -(-self.n_servers // self.BLOCK)
+        self.fsize = size = 1 << max(0, self.n_blocks - 1).bit_length()
+        self.ftree0 = [0.0] * size + [0.0] * self.n_blocks + [math.inf] * (size - self.n_blocks)
+        for i in range(size - 1, 0, -1):
+            self.ftree0[i] = min(self.ftree0[2 * i], self.ftree0[2 * i + 1])
         self.jobs = inst.jobs
         self.size = [j.gpus for j in self.jobs]
         self.iters = [j.iterations for j in self.jobs]
@@ -542,7 +599,7 @@ class Packer:
         self.lam = [float(lam) if lam is not None else float(j.lam) for j in self.jobs]
         self._phi: dict[tuple[int, int, int], int] = {}
         # with xi_1 * p <= 1 for every reachable p, k = max(1, xi_1 p) = 1 and contention never changes phi
-        self.p_matters = contention_k(max_contention(inst), inst.contention_xi) > 1.0
+        self.p_matters = contention_binds(inst)
 
     def phi_of(self, j: int, n_servers: int, p: int) -> int:
         """phi of job j on ``n_servers`` servers at contention ``p``, from [`optsched.perf.rar`][] (cached), so
@@ -554,7 +611,7 @@ class Packer:
         return v
 
     def placement(self, gpus: Sequence[int]) -> dict[str, int]:
-        ids = self.inst.cluster.server_ids
+        ids = self.server_ids
         out: dict[int, int] = {}
         for g in gpus:
             s = self.gpu_server_list[int(g)]
@@ -729,8 +786,9 @@ def sjf_bco(inst: RarInstance, *, seed: int | None = None, time_limit: float | N
     ``theta_bisection``, ``kappa``, ``max_estimated_load`` (W-hat_max, Lemma 2), ``makespan_packing``,
     ``rho_hat``, ``u``, ``l``, ``gpu_assignment`` (job -> [[server id, GPU index on the server], ...]).
     """
-    pk, best = run_sjf_bco(inst, kappa, lam)
-    return pk.schedule(best, "sjf-bco"), info_for(pk, best)
+    with paused_gc():   # millions of acyclic heap entries: the collector's passes would find nothing
+        pk, best = run_sjf_bco(inst, kappa, lam)
+        return pk.schedule(best, "sjf-bco"), info_for(pk, best)
 
 
 def info_for(pk: Packer, best: Packing) -> dict:

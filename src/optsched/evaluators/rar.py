@@ -27,7 +27,8 @@ from typing import Mapping
 
 from ..cluster import check_placement_in
 from ..errors import ScheduleError
-from ..perf.rar import phi_for
+from ..limits import paused_gc
+from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, phi_for
 from ..problems.rar import RarInstance
 from ..result import Schedule
 
@@ -70,7 +71,8 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
             raise ScheduleError("job scheduled twice", field=f"{where}.id", job=sj.id)
         seen.add(sj.id)
         start = sj.start
-        if isinstance(start, bool) or not isinstance(start, (int, float)) or not float(start).is_integer():
+        if type(start) is not int and (isinstance(start, bool) or not isinstance(start, (int, float))
+                                       or not float(start).is_integer()):
             raise ScheduleError(f"start must be an integer slot, got {start!r}", field=f"{where}.start", job=sj.id)
         if start < 0:
             raise ScheduleError(f"negative start {start!r}", field=f"{where}.start", job=sj.id)
@@ -92,8 +94,16 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     Event-driven: at each slot where something happens, the jobs completing then release their GPUs first,
     then the jobs starting then take theirs (half-open slots). A running job keeps (iterations left at slot
     ``since``, phi since then); its completion is since + ceil(left / phi) while phi holds. A start or an end
-    of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated.
+    of a split job changes p only for the split jobs on its servers (eq. 6), so only those are re-rated; and
+    none of them when contention cannot change a speed in this instance
+    ([`contention_binds`][optsched.perf.rar.contention_binds]: every split job then runs at its p = 1 speed).
+    Python's cyclic garbage collector is paused meanwhile ([`paused_gc`][optsched.limits.paused_gc]).
     """
+    with paused_gc():
+        return _evaluate(inst, schedule)
+
+
+def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     check_feasible(inst, schedule)
     jobs = {j.id: j for j in inst.jobs}
     cap = inst.cluster.capacity
@@ -109,6 +119,41 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     heap: list[tuple[int, str, int]] = []
     completions: dict[str, int] = {}
     phi_cache: dict[tuple[str, int], int] = {}
+    binds = contention_binds(inst)
+
+    def take(jid: str, t: int) -> dict[str, int]:
+        """Start ``jid`` at ``t`` on its GPUs (refused if a server is then over capacity); its placement."""
+        pl = placement[jid]
+        for s, n in pl.items():
+            used[s] += n
+            if used[s] > cap[s]:
+                holders = sorted(a for a in running if s in placement[a]) + [jid]
+                raise ScheduleError(
+                    f"server {s!r} over capacity in slot {t}: {used[s]} GPUs used by "
+                    f"{', '.join(holders)}, it has {cap[s]}", field="placement", job=jid)
+        running.add(jid)
+        return pl
+
+    if not binds:
+        # every job keeps the speed of its own placement (p = 1 if split, else 0) from start to end: its completion
+        # is known at its start, and the replay only checks the capacity (the same events in the same order)
+        n_starts, nxt = len(starts), 0
+        ends: list[tuple[int, str]] = []
+        while nxt < n_starts or ends:
+            t = int(min(ends[0][0] if ends else math.inf, starts[nxt][0] if nxt < n_starts else math.inf))
+            while ends and ends[0][0] == t:
+                jid = heapq.heappop(ends)[1]
+                completions[jid] = t
+                running.discard(jid)
+                for s, n in placement[jid].items():
+                    used[s] -= n
+            while nxt < n_starts and starts[nxt][0] == t:
+                jid = starts[nxt][1]
+                nxt += 1
+                pl = take(jid, t)   # its counts are all positive: len(pl) servers
+                phi = iterations_per_slot(iteration_time(inst, jobs[jid], len(pl), 1 if len(pl) > 1 else 0))
+                heapq.heappush(ends, (t + math.ceil(left[jid] / phi), jid))
+        return _evaluation(inst, schedule, completions)
 
     def p_of(jid: str) -> int:
         pl = placement[jid]
@@ -152,15 +197,7 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
         while nxt < len(starts) and starts[nxt][0] == t:
             jid = starts[nxt][1]
             nxt += 1
-            pl = placement[jid]
-            for s, n in pl.items():
-                used[s] += n
-                if used[s] > cap[s]:
-                    holders = sorted(a for a in running if s in placement[a]) + [jid]
-                    raise ScheduleError(
-                        f"server {s!r} over capacity in slot {t}: {used[s]} GPUs used by "
-                        f"{', '.join(holders)}, it has {cap[s]}", field="placement", job=jid)
-            running.add(jid)
+            pl = take(jid, t)
             if len(pl) > 1:
                 for s in pl:
                     split_on[s].add(jid)
@@ -170,6 +207,10 @@ def evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
         for jid in touched:
             if jid in running:
                 rerate(jid, t)
+    return _evaluation(inst, schedule, completions)
+
+
+def _evaluation(inst: RarInstance, schedule: Schedule, completions: dict[str, int]) -> Evaluation:
     makespan = max(completions.values())
     return Evaluation(
         completions=completions,

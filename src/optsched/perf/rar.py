@@ -34,8 +34,8 @@ from ..problems.rar import (
     tau_bounds,
 )
 
-__all__ = ["contention", "contention_k", "f_degradation", "iteration_time", "iterations_per_slot",
-           "max_contention", "phi_for", "tau_bounds"]
+__all__ = ["contention", "contention_binds", "contention_k", "f_degradation", "iteration_time",
+           "iterations_per_slot", "max_contention", "phi_for", "tau_bounds"]
 
 
 def contention(placements: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
@@ -58,6 +58,23 @@ def contention(placements: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
                 per_server[s] = per_server.get(s, 0) + 1
     return {j: (max(per_server[s] for s, n in pl.items() if n > 0) if j in split else 0)
             for j, pl in placements.items()}
+
+
+def contention_binds(inst: RarInstance) -> bool:
+    """Can contention change some job's speed in ``inst``? Only if k = max(1, xi_1 p) exceeds 1 at the largest
+    reachable p ([`max_contention`][optsched.perf.rar.max_contention]; k grows with p). When it does not, every
+    split job has the bandwidth of p = 1 whatever runs beside it, so a scorer need not re-rate a job's neighbours
+    when it starts or ends.
+
+    ```pycon
+    >>> from optsched.generators.rar import random_rar_instance
+    >>> inst = random_rar_instance(20, 4, 0)
+    >>> contention_binds(inst), contention_binds(random_rar_instance(20, 4, 0, contention_xi=1.0))
+    (False, True)
+
+    ```
+    """
+    return contention_k(max_contention(inst), inst.contention_xi) > 1.0
 
 
 def phi_for(inst: RarInstance, job: RarJob, placement: Mapping[str, int], p: int) -> int:
