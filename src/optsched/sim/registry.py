@@ -98,6 +98,7 @@ PERF_MODELS: dict[str, str] = {
     "measured": "optsched.perf.measured:MeasuredPerf",
     "mixed": "optsched.perf.mixed:MixedPerf",
     "ring": "optsched.perf.ring:RingPerf",
+    "table": "optsched.perf.table:TablePerf",
     "hetero": "optsched.perf.hetero:HeteroPerf",
 }
 #: the scheduler families (the workload kind and metrics a policy was written for)
