@@ -290,7 +290,8 @@ class ElasticFlowAdmission(AdmissionPolicy):
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
         cache = self._ladders
-        admitted = [j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))]
+        admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
+                          key=lambda x: (deadline_of(x), x.arrival_s, x.index))
         out = []
         ok_before: set[str] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
@@ -413,9 +414,9 @@ class EDFWithAdmission(EDFElastic):
 class GandivaTimeSlicing(SchedulerPlacer):
     """Gandiva-style time slicing: each job runs on the GPU count it asked for (``job.gpus``); when jobs wait, a
     job that has run for ``quantum_s`` since it last started yields to the jobs that waited longest (round robin,
-    suspend-resume). Order: a running job within its slice first, then by the time the job last started or
-    stopped waiting (arrival, or its last preemption), then deadline; a job that does not fit is skipped
-    (backfilling)."""
+    suspend-resume). Order: a running job within its slice first, then by the time the job joined the queue (its
+    arrival, its last preemption, or for a running job the end of its slice), then deadline; a job that does not
+    fit is skipped (backfilling)."""
 
     name = "gandiva-ts"
     elastic = False
@@ -442,8 +443,11 @@ class GandivaTimeSlicing(SchedulerPlacer):
         waiting = any(j.status == QUEUED for j in active)
 
         def key(j: Job) -> tuple:
-            in_slice = j.status == RUNNING and (not waiting or now - since[j.id] < q - DEADLINE_TOL_S)
-            return (0 if in_slice else 1, since[j.id], deadline_of(j), j.index)
+            if j.status == RUNNING:
+                if not waiting or now - since[j.id] < q - DEADLINE_TOL_S:
+                    return (0, since[j.id], deadline_of(j), j.index)  # within its slice
+                return (1, since[j.id] + q, deadline_of(j), j.index)  # back in the queue at its slice's end
+            return (1, since[j.id], deadline_of(j), j.index)
 
         free = view.cluster.total_gpus
         keep: list[Job] = []
