@@ -134,20 +134,29 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
 
 
 # -- the plan ----------------------------------------------------------------------------------------------------
-def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list[int]) -> float:
-    """When ``work`` ends with share index ``share`` on the profile (inf: never)."""
-    cap = lad.counts[share]
-    k, n = 0, len(times)
-    while k < n:
-        i = lad.best_upto(min(cap, free[k]))
-        s = lad.speed_at(i)
-        end = times[k + 1] if k + 1 < n else math.inf
+def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list[int],
+            limit: float = math.inf) -> float:
+    """When ``work`` ends with share index ``share`` on the profile (inf: never, or not by ``limit``)."""
+    counts, speeds = lad.counts, lad.speeds
+    cap, top = counts[share], speeds[share]
+    bisect_right = bisect.bisect_right
+    n = len(times)
+    for k in range(n):
+        t0 = times[k]
+        if t0 > limit:
+            break
+        f = free[k]
+        if f >= cap:
+            s = top
+        else:
+            i = bisect_right(counts, f) - 1
+            s = speeds[i] if i >= 0 else 0.0
         if s > 0:
-            t = times[k] + work / s
+            end = times[k + 1] if k + 1 < n else math.inf
+            t = t0 + work / s
             if t <= end:
                 return t
-            work -= s * (end - times[k])
-        k += 1
+            work -= s * (end - t0)
     return math.inf
 
 
@@ -159,14 +168,20 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list
         if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
             times.insert(k + 1, finish)
             free.insert(k + 1, free[k])
-    cap = lad.counts[share]
+    counts = lad.counts
+    cap = counts[share]
     now_count, change = -1, math.inf
     for k in range(len(times)):
         if times[k] >= finish:
             if change == math.inf and now_count > 0:
                 change = times[k]
             break
-        c = lad.counts[i] if (i := lad.best_upto(min(cap, free[k]))) >= 0 else 0
+        f = free[k]
+        if f >= cap:
+            c = cap
+        else:
+            i = bisect.bisect_right(counts, f) - 1
+            c = counts[i] if i >= 0 else 0
         if now_count < 0:
             now_count = c
         elif c != now_count and change == math.inf:
@@ -199,16 +214,22 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         limit = deadline + DEADLINE_TOL_S
         if share == "max":
             best = len(lad.counts) - 1
-            fin = _finish(lad, best, work, times, free)
+            fin = _finish(lad, best, work, times, free, limit)
             ok = fin <= limit
         else:
-            lo, hi = 0, len(lad.counts) - 1
-            fin = _finish(lad, hi, work, times, free)
+            # the smallest share that still ends by the deadline: the smallest count often does (one call),
+            # else the largest must, then a binary search between them
+            lo, hi = 1, len(lad.counts) - 1
+            best, fin = 0, _finish(lad, 0, work, times, free, limit)
             ok = fin <= limit
-            best = hi
-            while ok and lo < hi:  # the smallest share that still ends by the deadline
+            if not ok and hi > 0:
+                best, fin = hi, _finish(lad, hi, work, times, free, limit)
+                ok = fin <= limit
+            else:
+                lo = hi
+            while ok and lo < hi:
                 mid = (lo + hi) // 2
-                f = _finish(lad, mid, work, times, free)
+                f = _finish(lad, mid, work, times, free, limit)
                 if f <= limit:
                     hi, best, fin = mid, mid, f
                 else:
@@ -286,6 +307,8 @@ class ElasticFlowAdmission(AdmissionPolicy):
         self.share = share
         self.declined: list[str] = []
         self._ladders: dict[str, Ladder] = {}
+        # (time, job ids in deadline order, their plan) of the last admission: read by ElasticFlow's scheduler
+        self.last_plan: tuple[float, list[str], dict[str, tuple[int, float]]] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
@@ -293,25 +316,26 @@ class ElasticFlowAdmission(AdmissionPolicy):
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
                           key=lambda x: (deadline_of(x), x.arrival_s, x.index))
         out = []
-        ok_before: set[str] | None = None
+        last: tuple[list[Job], dict] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             if not math.isfinite(deadline_of(j)):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            if ok_before is None:
-                plans, _ = plan_jobs(self._entries(admitted, view), now, total, self.share)
-                ok_before = set(plans)
             trial = sorted([*admitted, j], key=lambda x: (deadline_of(x), x.arrival_s, x.index))
-            plans, _ = plan_jobs(self._entries(trial, view), now, total, self.share)
-            if j.id in plans and ok_before <= set(plans):
+            plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
+            ok = j.id in plans
+            if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
+                before, _ = plan_jobs(self._entries(admitted, view), now, total, self.share)
+                ok = set(before) <= set(plans)
+            if ok:
                 admitted = trial
-                ok_before = set(plans)
+                last = (trial, plans)
                 out.append(j)
             else:
                 self.declined.append(j.id)
-        for j in new_jobs:
-            if j.id in self.declined:
                 cache.pop(j.id, None)
+        # the scheduler deciding at this instant plans the same jobs from the same remaining work: it may reuse this
+        self.last_plan = (now, [x.id for x in last[0]], last[1]) if last is not None else None
         return out
 
     def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
@@ -351,8 +375,14 @@ class ElasticFlow(SchedulerPlacer):
         total -= sum(ending.values())
         entries = [(j, ladder_of(j, view, self._ladders), j.remaining_iterations(now)) for j in order
                    if j not in ending]
-        plans, _ = plan_jobs([(j, lad, w, deadline_of(j)) for j, lad, w in entries
-                              if math.isfinite(deadline_of(j))], now, total)
+        planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
+        memo = getattr(view.admission, "last_plan", None) if not ending else None
+        if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
+                and memo[1] == [j.id for j, *_ in planned]):
+            by_id = memo[2]
+            plans = {j: by_id[j.id] for j, *_ in planned if j.id in by_id}
+        else:
+            plans, _ = plan_jobs(planned, now, total)
         target = {j: plans[j][0] if j in plans else 0 for j, *_ in entries}
         self._wake = min((p[1] for p in plans.values()), default=math.inf)
         lend(entries, target, total - sum(target.values()))
