@@ -274,3 +274,22 @@ def test_the_elasticflow_shaped_generator_is_deterministic_and_has_non_monotone_
     rows = {j.throughput for j in a.jobs}
     assert any(any(v2 < v1 for (_, v1), (_, v2) in zip(r, r[1:])) for r in rows)
     assert np.all([j.deadline_s > j.arrival_s for j in a.jobs])
+
+
+# -- the exact side ----------------------------------------------------------------------------------------------------
+def test_the_exact_models_take_table_jobs_and_refuse_best_effort_ones():
+    from optsched.exact.deadline import brute_force_deadline, deadline_upper_bound, solve_deadline_cpsat
+
+    row = ((1, 1.0), (2, 0.8), (4, 2.4))             # non-monotone: 2 GPUs slower than 1
+    jobs = (_job("a", 0.0, 300.0, 240, row), _job("b", 60.0, 240.0, 240, row), _job("c", 0.0, 600.0, 360, row))
+    wl = DeadlineWorkload(paper_cluster(2, 2), jobs, time_unit_s=60.0)
+    opt, brute = solve_deadline_cpsat(wl, time_limit=20, seed=0), brute_force_deadline(wl)
+    assert opt.status.value == "optimal" and opt.objective == brute.objective      # two methods agree
+    bound = deadline_upper_bound(wl).value
+    assert opt.objective <= bound + 1e-9
+    for name in ("elasticflow", "edf-elastic", "elasticflow-fixed"):
+        assert simulate(wl, scheduler=name).summary["deadlines_met"] <= bound + 1e-9
+    be = wl.with_jobs([*jobs, _job("z", 0.0, None, 10, row, best_effort=True)])
+    with pytest.raises(InstanceError, match=r"best_effort \(job 'z'\)"):
+        solve_deadline_cpsat(be, time_limit=5)
+    assert deadline_upper_bound(be).value == bound
