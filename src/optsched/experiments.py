@@ -123,9 +123,9 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
                                 field="throughputs")
         if isinstance(servers, str):
             raise InstanceError("give a server count for an ElasticFlow trace", field="servers")
-        for name, value in (("load", load), ("window", window), ("n_jobs", n_jobs), ("drain_h", drain_h)):
-            if value is not None:
-                raise InstanceError("does not apply to an ElasticFlow trace (it brings its own jobs)", field=name)
+        for opt, given in (("load", load), ("window", window), ("n_jobs", n_jobs), ("drain_h", drain_h)):
+            if given is not None:
+                raise InstanceError("does not apply to an ElasticFlow trace (it brings its own jobs)", field=opt)
         ef = read_elasticflow_trace(spec, throughputs, EF_NODES if servers is None else servers,
                                     EF_GPUS_PER_NODE if gpus_per_server is None else gpus_per_server)
         return simulate(ef, scheduler=scheduler, placement=placement, admission=admission, perf=perf,

@@ -62,10 +62,10 @@ from ..io import Fields, atomic_open, check_format, csv_jobs, is_finite_number, 
 from ..registry import Problem, register_problem
 
 __all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "FORMAT_V2", "V2_COLUMNS",
-           "HEAVY_MODELS", "MODELS", "WEIGHTS",
-           "DeadlineJob", "DeadlineWorkload", "ModelProfile", "comm_time_s", "from_csv_text", "from_dict",
-           "job_weight", "job_weight_int", "meets_deadline", "paper_cluster", "read_deadline_workload", "run_time_s",
-           "speedup_ok", "step_time_s", "to_csv_text", "to_dict", "weight_scale", "write_deadline_workload"]
+           "HEAVY_MODELS", "MODELS", "WEIGHTS", "DeadlineJob", "DeadlineWorkload", "ModelProfile", "comm_time_s",
+           "from_csv_text", "from_dict", "job_weight", "job_weight_int", "meets_deadline", "paper_cluster",
+           "read_deadline_workload", "read_throughputs", "run_time_s", "speedup_ok", "step_time_s", "to_csv_text",
+           "to_dict", "weight_scale", "write_deadline_workload"]
 
 FORMAT = "optsched/deadline-workload@1"
 #: format 2: explicit deadlines, best-effort jobs, measured throughput tables, allowed GPU counts (JSON only)
@@ -318,8 +318,8 @@ class DeadlineJob:
         if self.epochs is None and self.iterations is None:
             raise InstanceError("must be given (or iterations)", field="epochs", job=jid)
         for name in ("epochs", "iterations"):
-            v = getattr(self, name)
-            if v is not None and (not is_finite_number(v) or v <= 0):
+            work = getattr(self, name)
+            if work is not None and (not is_finite_number(work) or work <= 0):
                 bad(name, "must be a positive number")
         if not isinstance(self.best_effort, bool):
             if self.best_effort in (0, 1) and not isinstance(self.best_effort, float):
@@ -712,12 +712,61 @@ def _job(rec: Mapping[str, Any], where: str, v2: bool = False,
         raise InstanceError(exc.reason, field=f"{where}.{exc.field}" if exc.field else where, job=exc.job) from None
 
 
+def _number(text: str | None, where: str, job: str | None = None, integer: bool = False) -> float:
+    try:
+        v = float(text) if text is not None else math.nan
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or (integer and not float(v).is_integer()):
+        raise InstanceError(f"must be {'an integer' if integer else 'a number'}, got {text!r}", field=where, job=job)
+    return v
+
+
+def read_throughputs(folder: str | os.PathLike) -> dict[str, dict[int, dict[int, float]]]:
+    """ElasticFlow's throughput folder: one ``<model>.csv`` per model, header ``global_batch_size,1,2,4,...``,
+    one row per global batch with iterations per second on each GPU count (empty or ``nan``: not measured);
+    returns model -> global batch -> GPU count -> iterations/s. Errors name the file, the row and the column
+    ([`optsched.problems.elasticflow`][] reads the trace that goes with it)."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise InstanceError(f"no such folder: {d}", field="throughputs")
+    out: dict[str, dict[int, dict[int, float]]] = {}
+    files = sorted(p for p in d.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
+    if not files:
+        raise InstanceError(f"{d} holds no <model>.csv throughput table", field="throughputs")
+    for p in files:
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.reader(fh))
+        if not rows or not rows[0] or rows[0][0].strip() != "global_batch_size":
+            raise InstanceError("the header must start with global_batch_size, then GPU counts", field=f"{p} row 0")
+        counts = [int(_number(h.strip(), f"{p} row 0 column {h.strip()!r}", integer=True)) for h in rows[0][1:]]
+        if any(c < 1 for c in counts):
+            raise InstanceError("GPU counts must be positive integers", field=f"{p} row 0")
+        table: dict[int, dict[int, float]] = {}
+        for i, row in enumerate(rows[1:], start=1):
+            if not any(c.strip() for c in row):
+                continue
+            b = int(_number(row[0].strip(), f"{p} row {i} column global_batch_size", integer=True))
+            cells: dict[int, float] = {}
+            for c, text in zip(counts, row[1:]):
+                if not text.strip() or text.strip().lower() == "nan":
+                    continue
+                v = _number(text.strip(), f"{p} row {i} column {c}")
+                if v <= 0:
+                    raise InstanceError(f"must be a positive number of iterations per second, got {text!r}",
+                                        field=f"{p} row {i} column {c}")
+                cells[c] = v
+            if not cells:
+                raise InstanceError("no measured throughput", field=f"{p} row {i}")
+            table[b] = cells
+        out[p.stem] = table
+    return out
+
+
 def _table(data: Any, base: Path | None) -> dict[str, dict[int, dict[int, float]]]:
     """The ``throughputs`` of a format-2 document: an object (model -> batch -> GPU count -> iterations/s) or a
     path (relative to the document's folder) of a JSON file holding one or of a folder of ElasticFlow's
-    per-model CSVs ([`optsched.problems.elasticflow.read_throughputs`][])."""
-    from .elasticflow import read_throughputs
-
+    per-model CSVs ([`read_throughputs`][optsched.problems.deadline.read_throughputs])."""
     if isinstance(data, str):
         p = Path(data)
         if not p.is_absolute() and base is not None:

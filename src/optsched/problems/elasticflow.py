@@ -4,7 +4,7 @@
   (GPU counts) and one row per global batch size with the measured iterations per second on each count (an
   empty or ``nan`` cell: the count is not measured). Rows need not grow with the count (a model may be fastest
   on one GPU).
-  [`read_throughputs`][optsched.problems.elasticflow.read_throughputs] returns model -> batch -> count -> it/s.
+  [`read_throughputs`][optsched.problems.deadline.read_throughputs] returns model -> batch -> count -> it/s.
 * **Trace CSV**: ``job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,duration`` (and optionally
   ``best_effort``; other columns are ignored): ``submit_time`` and ``ddl`` in seconds, ``ddl`` an *absolute*
   deadline, ``iteration`` the work in iterations of the global ``batch_size``, ``num_gpu`` the count the user
@@ -39,68 +39,20 @@ optsched.errors.InstanceError: ...bad.csv row 1 column iteration (job '0'): must
 from __future__ import annotations
 
 import csv
-import math
 import os
 from pathlib import Path
 
 from ..cluster import Cluster, Server
 from ..errors import InstanceError
-from .deadline import PAPER_B_INTER, PAPER_B_INTRA, DeadlineJob, DeadlineWorkload
+from .deadline import PAPER_B_INTER, PAPER_B_INTRA, DeadlineJob, DeadlineWorkload, _number, read_throughputs
 
+# read_throughputs: re-exported from the format module, where format 2 reads a folder by reference
 __all__ = ["TRACE_COLUMNS", "is_elasticflow_trace", "read_elasticflow_trace", "read_throughputs"]
 
 #: the columns an ElasticFlow trace must have
 TRACE_COLUMNS = ("job_id", "submit_time", "iteration", "model_name", "ddl", "batch_size", "num_gpu")
 #: ElasticFlow's Fig. 8a cluster (``cluster_specs/n16g4.csv``): 16 nodes of 4 GPUs
 EF_NODES, EF_GPUS_PER_NODE = 16, 4
-
-
-def _number(text: str | None, where: str, job: str | None = None, integer: bool = False) -> float:
-    try:
-        v = float(text) if text is not None else math.nan
-    except ValueError:
-        v = math.nan
-    if not math.isfinite(v) or (integer and not float(v).is_integer()):
-        raise InstanceError(f"must be {'an integer' if integer else 'a number'}, got {text!r}", field=where, job=job)
-    return v
-
-
-def read_throughputs(folder: str | os.PathLike) -> dict[str, dict[int, dict[int, float]]]:
-    """ElasticFlow's throughput folder (module docstring): model -> global batch -> GPU count -> iterations/s."""
-    d = Path(folder)
-    if not d.is_dir():
-        raise InstanceError(f"no such folder: {d}", field="throughputs")
-    out: dict[str, dict[int, dict[int, float]]] = {}
-    files = sorted(p for p in d.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
-    if not files:
-        raise InstanceError(f"{d} holds no <model>.csv throughput table", field="throughputs")
-    for p in files:
-        with open(p, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.reader(fh))
-        if not rows or not rows[0] or rows[0][0].strip() != "global_batch_size":
-            raise InstanceError("the header must start with global_batch_size, then GPU counts", field=f"{p} row 0")
-        counts = [int(_number(h.strip(), f"{p} row 0 column {h.strip()!r}", integer=True)) for h in rows[0][1:]]
-        if any(c < 1 for c in counts):
-            raise InstanceError("GPU counts must be positive integers", field=f"{p} row 0")
-        table: dict[int, dict[int, float]] = {}
-        for i, row in enumerate(rows[1:], start=1):
-            if not any(c.strip() for c in row):
-                continue
-            b = int(_number(row[0].strip(), f"{p} row {i} column global_batch_size", integer=True))
-            cells: dict[int, float] = {}
-            for c, text in zip(counts, row[1:]):
-                if not text.strip() or text.strip().lower() == "nan":
-                    continue
-                v = _number(text.strip(), f"{p} row {i} column {c}")
-                if v <= 0:
-                    raise InstanceError(f"must be a positive number of iterations per second, got {text!r}",
-                                        field=f"{p} row {i} column {c}")
-                cells[c] = v
-            if not cells:
-                raise InstanceError("no measured throughput", field=f"{p} row {i}")
-            table[b] = cells
-        out[p.stem] = table
-    return out
 
 
 def is_elasticflow_trace(path: str | os.PathLike) -> bool:
@@ -120,7 +72,7 @@ def read_elasticflow_trace(path: str | os.PathLike, throughputs: str | os.PathLi
                            nodes: int = EF_NODES, gpus_per_node: int = EF_GPUS_PER_NODE,
                            name: str | None = None) -> DeadlineWorkload:
     """ElasticFlow's trace CSV with its throughput folder (or a table as
-    [`read_throughputs`][optsched.problems.elasticflow.read_throughputs] returns) on ``nodes`` x
+    [`read_throughputs`][optsched.problems.deadline.read_throughputs] returns) on ``nodes`` x
     ``gpus_per_node`` GPUs (default its Fig. 8a cluster, 16 x 4), as a format-2 deadline workload (module
     docstring)."""
     p = Path(path)
