@@ -307,3 +307,14 @@ def test_a_policy_with_wake_ups_launches_between_rounds_and_is_not_bounded_by_th
     opt = solve_deadline_cpsat(wl, time_limit=10, seed=0)
     assert run.summary["deadlines_met"] > opt.objective                 # not a grid schedule: not bounded by it
     assert run.summary["deadlines_met"] <= deadline_upper_bound(wl).value + 1e-9
+
+
+def test_the_generate_command_writes_an_elasticflow_shaped_format_2_workload(tmp_path, capsys):
+    out = tmp_path / "ef.json"
+    assert main(["generate", "deadline", "--elasticflow", "12", "--seed", "3", "-o", str(out)]) == 0
+    wl = read_deadline_workload(out)
+    assert json.loads(out.read_text())["format"] == FORMAT_V2
+    assert wl.jobs == elasticflow_shaped_workload(12, seed=3).jobs
+    capsys.readouterr()
+    assert main(["simulate", str(out), "--scheduler", "elasticflow", "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["jobs"] == 12
