@@ -236,6 +236,12 @@ def run_deadline_entry(policy: str, *, kind: str, seed: int, mode: str) -> tuple
     """``run_deadline`` (ring model of the workload's cluster, min-feasible GPU requests) in event mode or in
     300 s rounds; the door gets the DeadlineWorkload itself and applies the same defaults."""
     wl = _deadline_workload(kind, seed)
+    # issue 25 renamed the fixed-reservation policy: the base's "elasticflow" is the candidate's "elasticflow-fixed"
+    if policy == "elasticflow":
+        from optsched.sim.registry import SCHEDULERS
+
+        if "elasticflow-fixed" in SCHEDULERS:
+            policy = "elasticflow-fixed"
     run = _legacy("optsched.sim.deadline", "run_deadline")
     if run is not None:
         r = run(wl, policy, mode="event", round_s=300.0 if mode == "round" else None, seed=0)

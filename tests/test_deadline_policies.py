@@ -25,7 +25,7 @@ from optsched.sim.deadline import (
     utilisation_series,
 )
 from optsched.sim.deadline.common import JobTimes
-from optsched.sim.deadline.elasticflow import Reservation, _peak
+from optsched.sim.deadline.elasticflow_fixed import Reservation, _peak
 from optsched.sim.registry import scheduler_names
 
 
@@ -58,7 +58,7 @@ def test_themis_starts_batches_only_on_an_empty_cluster():
 # -- ElasticFlow ---------------------------------------------------------------------------------------------
 def test_reservations_never_overlap_beyond_the_cluster_and_admitted_jobs_meet_their_deadlines():
     wl = deadline_workload(lam=10, window_h=12, nodes=2, seed=4)
-    run = simulate(wl, scheduler="elasticflow")
+    run = simulate(wl, scheduler="elasticflow-fixed")
     jobs = run.job_objects
     admitted = [j for j in jobs if j.id in run.admission.reservations]
     declined = [j for j in jobs if j.id not in run.admission.reservations]
@@ -92,7 +92,7 @@ def test_reserve_takes_the_fewest_gpus_that_meet_the_deadline():
 def test_elasticflow_lends_leftovers_and_counts_rescalings_as_migrations():
     wl = DeadlineWorkload(paper_cluster(1, 4), (DeadlineJob("a", "ResNet-50", 0, 1.5, 2),
                                                 DeadlineJob("b", "ResNet-50", 600, 1.5, 2)))
-    run = simulate(wl, scheduler="elasticflow")
+    run = simulate(wl, scheduler="elasticflow-fixed")
     a, b = run.job_objects
     assert run.admission.reservations[a.id].gpus == 1 and a.segments[0][2].gpus == 4   # reserved 1, lent 3 more
     assert run.custom["deadline"]["deadlines_met"] == 2 and run.custom["deadline"]["declined"] == 0
@@ -136,7 +136,7 @@ def test_blox_policies_run_deadline_workloads_on_their_requested_gpus(policy):
 
 # -- registry, metrics -----------------------------------------------------------------------------------------
 def test_policies_and_the_ring_model_are_registered_by_name():
-    for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow"):
+    for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow-fixed", "elasticflow"):
         assert build_scheduling(name).name == name and name in scheduler_names("deadline")
     assert isinstance(build_perf({"name": "ring", "intra_bandwidth": 10, "inter_bandwidth": 6}), RingPerf)
     wl = tiny_deadline_workload(3, seed=1)
@@ -149,7 +149,7 @@ def test_policies_and_the_ring_model_are_registered_by_name():
 def test_the_policies_plan_with_whatever_performance_model_runs():
     # Blox's constant model: a GPU more never helps, so DRS (eq. 11) and ElasticFlow give every job one GPU
     wl = deadline_workload(lam=4, window_h=4, nodes=2, seed=8)
-    for name in ("drs", "elasticflow"):
+    for name in ("drs", "elasticflow-fixed"):
         r = simulate(to_workload(wl), wl.cluster, scheduler=name, mode="event")  # ElasticFlow with its admission
         assert all(pl.gpus == 1 for j in r.job_objects for *_, pl, _ in j.segments), name
 
@@ -173,7 +173,7 @@ def test_metrics_by_hand():
 def test_a_heterogeneous_cluster_runs():
     c = Cluster((Server("big", 4), Server("small", 2)), intra_bandwidth=10.0, inter_bandwidth=6.0)
     wl = DeadlineWorkload(c, deadline_workload(lam=4, window_h=4, seed=6).jobs)
-    for p in ("drs", "edf", "themis", "elasticflow"):
+    for p in ("drs", "edf", "themis", "elasticflow-fixed", "elasticflow"):
         assert simulate(wl, scheduler=p).custom["deadline"]["jobs"] == len(wl)
 
 
@@ -188,7 +188,7 @@ def test_elasticflow_keeps_a_job_that_overruns_its_reservation_by_a_rounding_err
 
     wl = DeadlineWorkload(paper_cluster(1, 1), (job("t0", "AlexNet", 300.0, 1.5, 2), job("t1", "AlexNet", 0.0, 0.5, 2),
                                                 job("t2", "TSM", 0.0, 1.0, 6)), time_unit_s=60.0)
-    run = simulate(wl, scheduler="elasticflow", round_s=60.0)
+    run = simulate(wl, scheduler="elasticflow-fixed", round_s=60.0)
     admitted = {j.id: j for j in run.job_objects if j.id in run.admission.reservations}
     assert sorted(admitted) == ["t0", "t2"]
     assert all(meets_deadline(j.completion_s, j.deadline_s) for j in admitted.values())

@@ -157,7 +157,8 @@ def drs_section(seed: int = 0) -> str:
     bound = deadline_upper_bound(wl, time_limit=10.0)
     rows: list[list[object]] = []
     for name, label in (("drs", "DRS"), ("norm", "NoRM"), ("edf", "EDF"), ("deadline-fifo", "FIFO"),
-                        ("themis", "Themis"), ("elasticflow", "ElasticFlow-style")):
+                        ("themis", "Themis"), ("elasticflow-fixed", "ElasticFlow-style, fixed"),
+                        ("elasticflow", "ElasticFlow")):
         m = simulate(wl, scheduler=name, seed=seed).custom["deadline"]
         rows.append([label, f"{m['deadlines_met']} / {m['jobs']}", round(m["r_trace"], 3),
                      round(m["avg_wait_s"] / 3600, 2), round(m["avg_completion_s"] / 3600, 2),

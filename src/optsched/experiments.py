@@ -95,7 +95,7 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
             window: tuple[int, int] | None = None, n_jobs: int | None = None, servers: int | str | None = None,
             gpus_per_server: int | None = None, perf: Any = None, restore_s: float = 0.0, philly_filter: str = "blox",
             philly_order: str = "file", progress: bool = False, label: str | None = None, philly_frame=None,
-            drain_h: float | None = None) -> SimResult:
+            drain_h: float | None = None, throughputs: str | None = None) -> SimResult:
     """Build the workload ``spec`` and simulate it; returns the [`SimResult`][optsched.sim.metrics.SimResult].
     Jobs too large for the cluster are dropped from generated traces (``max_gpus``); the run stops once every
     tracked job has finished (the later jobs only provide load, as in Blox), or, with ``drain_h``, at the
@@ -105,7 +105,9 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
     A deadline-workload or contention file runs with its kind's defaults (its cluster, model and mode, e.g.
     ``drs`` / ``contention-greedy`` unless ``scheduler`` is given: [`optsched.sim.simulate`][]); the options
     that only shape generated traces (``load``, ``window``, ``n_jobs``, the Philly ones, ``drain_h``) and a
-    cluster size do not apply to them.
+    cluster size do not apply to them. An ElasticFlow trace CSV (pkusys/ElasticFlow's format) runs as a deadline
+    workload with its throughput folder ``throughputs`` on ``servers`` x ``gpus_per_server`` GPUs (default its
+    Fig. 8a cluster, 16 x 4): [`optsched.problems.elasticflow`][].
 
     ```pycon
     >>> run_one("synthetic", scheduler="srtf", load=4.0, n_jobs=5, servers=2).summary["finished_tracked"]
@@ -113,6 +115,25 @@ def run_one(spec: str, *, scheduler: Any = None, placement: Any = "consolidated"
 
     ```
     """
+    from .problems.elasticflow import EF_GPUS_PER_NODE, EF_NODES, is_elasticflow_trace, read_elasticflow_trace
+
+    if is_elasticflow_trace(spec):
+        if throughputs is None:
+            raise InstanceError("an ElasticFlow trace needs its throughput folder (one <model>.csv per model)",
+                                field="throughputs")
+        if isinstance(servers, str):
+            raise InstanceError("give a server count for an ElasticFlow trace", field="servers")
+        for opt, given in (("load", load), ("window", window), ("n_jobs", n_jobs), ("drain_h", drain_h)):
+            if given is not None:
+                raise InstanceError("does not apply to an ElasticFlow trace (it brings its own jobs)", field=opt)
+        ef = read_elasticflow_trace(spec, throughputs, EF_NODES if servers is None else servers,
+                                    EF_GPUS_PER_NODE if gpus_per_server is None else gpus_per_server)
+        return simulate(ef, scheduler=scheduler, placement=placement, admission=admission, perf=perf,
+                        mode="event" if event else ("round" if round_s is not None else None), round_s=round_s,
+                        seed=seed, progress=progress, restore_s=restore_s, label=label)
+    if throughputs is not None:
+        raise InstanceError("applies to an ElasticFlow trace CSV only (header job_id,submit_time,iteration,"
+                            "model_name,ddl,...)", field="throughputs")
     own = _own_kind_file(spec)
     if own is not None:
         for name, value in (("load", load), ("window", window), ("n_jobs", n_jobs), ("drain_h", drain_h),

@@ -68,6 +68,8 @@ class Problem:
     # ``optsched generate KIND`` sub-parser, and the one-line summary printed of a generated instance
     generate_cli: str | None = None
     summary: str | None = None
+    # older or newer format tags the same reader takes (a format's versions)
+    other_formats: tuple[str, ...] = ()
 
     @property
     def cls(self) -> type:
@@ -129,7 +131,8 @@ def register_problem(problem: Problem) -> Problem:
         _PROBLEMS[key] = problem
     for cls in problem.classes:
         _BY_CLASS[cls] = problem
-    _BY_FORMAT[problem.format] = problem
+    for tag in (problem.format, *problem.other_formats):
+        _BY_FORMAT[tag] = problem
     return problem
 
 

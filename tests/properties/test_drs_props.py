@@ -56,7 +56,7 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
     assert opt.objective == brute_force_deadline(wl).objective
     bound = deadline_upper_bound(wl).value
     assert opt.objective <= bound + 1e-9
-    for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "las", "tiresias"):
+    for name in ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow-fixed", "las", "tiresias"):
         run = simulate(wl, scheduler=name, round_s=UNIT)
         m = run.custom["deadline"]
         assert m["deadlines_met"] <= bound + 1e-9, name
@@ -65,7 +65,7 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
         on_grid = all(float(t0 / UNIT).is_integer() for j in run.job_objects for t0, *_ in j.segments)
         if on_grid and m["migrations"] == 0 and m["preemptions"] == 0:
             assert m["deadlines_met"] <= opt.objective, name
-        if name == "elasticflow":
+        if name == "elasticflow-fixed":
             for j in run.job_objects:
                 if j.id in run.admission.reservations:
                     assert j.completion_s <= j.deadline_s + 1e-6
@@ -74,7 +74,7 @@ def test_no_policy_beats_the_optimum_and_nothing_beats_the_bound(wl):
 @settings(max_examples=40)
 @given(wl=tiny())
 def test_elasticflow_admitted_jobs_meet_their_deadlines_in_event_mode(wl):
-    run = simulate(wl, scheduler="elasticflow")
+    run = simulate(wl, scheduler="elasticflow-fixed")
     admitted = [j for j in run.job_objects if j.id in run.admission.reservations]
     assert all(j.completion_s <= j.deadline_s + 1e-6 for j in admitted)
     assert run.custom["deadline"]["deadlines_met"] >= len(admitted)

@@ -3,7 +3,8 @@
 ``optsched generate deadline --lam 4 --window-h 24 --seed 0 -o trace.json`` writes the paper's default trace
 (4 nodes x 4 GPUs, 10 / 6 GB/s, alpha shares 10/30/60 %); ``--tiny N`` writes N jobs on a small cluster with
 one-GPU run times of 3-16 grid units (solve it with ``optsched solve FILE -a deadline-cpsat`` or
-``deadline-brute``).
+``deadline-brute``); ``--elasticflow N`` writes a format-2 workload of ElasticFlow's kind (16 x 4 GPUs,
+measured-style tables, explicit deadlines).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def register(kinds) -> None:
     p.add_argument("--heavy-share", type=float, default=0.2, help="share of AlexNet + VGG-16 jobs (default 0.2)")
     p.add_argument("--tiny", type=positive_int("--tiny"), default=None, metavar="N",
                    help="a tiny instance of N jobs instead (for the exact models)")
+    p.add_argument("--elasticflow", type=positive_int("--elasticflow"), default=None, metavar="N",
+                   help="a format-2 workload of ElasticFlow's kind instead: N jobs (about 200 in its Fig. 8a) on "
+                        "16 x 4 GPUs unless --nodes / --gpus-per-node, our made-up measured-style throughput "
+                        "tables, explicit deadlines (elasticflow_shaped_workload); --load sets its offered load")
+    p.add_argument("--load", type=positive_float("--load"), default=3.0,
+                   help="with --elasticflow: offered GPU-seconds over the cluster's (default 3)")
     p.add_argument("--time-unit", type=positive_float("--time-unit"), default=60.0,
                    help="time grid of the exact models, seconds (default 60)")
     add_seed_and_output(p)
@@ -41,8 +48,15 @@ def register(kinds) -> None:
 
 
 def build(args: argparse.Namespace):
-    from ..generators.deadline import deadline_workload, tiny_deadline_workload
+    from ..generators.deadline import deadline_workload, elasticflow_shaped_workload, tiny_deadline_workload
 
+    if args.elasticflow is not None:
+        if args.tiny is not None:
+            from ..errors import InstanceError
+
+            raise InstanceError("give --tiny or --elasticflow, not both", field="--elasticflow")
+        return elasticflow_shaped_workload(args.elasticflow, nodes=args.nodes or 16,
+                                           gpus_per_node=args.gpus_per_node or 4, seed=args.seed, load=args.load)
     if args.tiny is not None:
         return tiny_deadline_workload(args.tiny, nodes=args.nodes or 2, gpus_per_node=args.gpus_per_node or 2,
                                       seed=args.seed, time_unit_s=args.time_unit, intra_bandwidth=args.b_intra,
@@ -55,6 +69,10 @@ def build(args: argparse.Namespace):
 
 def summary(wl) -> str:
     """One line: jobs, cluster, bandwidths, the priority mix and the jobs no plan can finish in time."""
+    if any(j.throughput is not None for j in wl.jobs):
+        caps = wl.capacities
+        return (f"{wl.name}: {len(wl.jobs)} jobs with measured-style throughput tables and explicit deadlines, "
+                f"{len(caps)} x {caps[0]} GPUs, {len(wl.unreachable())} unreachable deadlines")
     mix = "/".join(str(sum(j.alpha == a for j in wl.jobs)) for a in (0.5, 1.0, 1.5))
     caps = wl.capacities
     shape = f"{len(caps)} x {caps[0]}" if len(set(caps)) == 1 else "+".join(map(str, caps))

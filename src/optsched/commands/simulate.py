@@ -158,9 +158,16 @@ def register(sub) -> None:
                     "workload: philly, pollux:N, synthetic, or a workload file (docs/formats.md). With --sweep, "
                     "run every scheduler x placement x admission x load and write a table, CSV and plots.",
         epilog="Examples: optsched simulate philly --scheduler las --load 8 -o run.json; "
-               "optsched simulate --sweep philly --schedulers fifo,las --loads 1-9 --out docs/results")
+               "optsched simulate --sweep philly --schedulers fifo,las --loads 1-9 --out docs/results; "
+               "optsched simulate ElasticFlow/traces_for_ElasticFlow/elasticVpollux_e.csv --throughputs "
+               "ElasticFlow/scheduler/throughputs_T4 --scheduler elasticflow")
     p.add_argument("workload", nargs="?", default=None,
                    help="philly | pollux:N | synthetic | path to a workload file (default philly for --sweep)")
+    p.add_argument("--throughputs", metavar="DIR", default=None,
+                   help="with an ElasticFlow trace CSV as WORKLOAD (pkusys/ElasticFlow's job_id,submit_time,"
+                        "iteration,model_name,ddl,... file): its throughput folder, one <model>.csv per model "
+                        "(e.g. scheduler/throughputs_T4); runs as a deadline workload on --servers x "
+                        "--gpus-per-server GPUs (default 16 x 4), e.g. --scheduler elasticflow")
     p.add_argument("--scheduler", default=None,
                    help="scheduling policy name (optsched list schedulers; default: the workload kind's: fifo, drs "
                         "for a deadline workload, contention-greedy for a contention job set)")
@@ -299,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
                   load=args.load, seed=args.seed, round_s=args.round_s, event=args.event, window=_window(args),
                   n_jobs=args.jobs, servers=args.servers, gpus_per_server=args.gpus_per_server, perf=args.perf,
                   restore_s=args.restore_s, philly_filter=args.philly_filter, philly_order=args.philly_order,
-                  progress=not (args.no_progress or args.quiet), drain_h=args.drain_h)
+                  progress=not (args.no_progress or args.quiet), drain_h=args.drain_h, throughputs=args.throughputs)
     out = sys.stderr if args.output == "-" else sys.stdout  # the run's JSON itself goes to standard output
     rounds = res.custom.get("contention")
     if rounds is not None:  # the contention family: the repository's round accounting beside the exact JCT

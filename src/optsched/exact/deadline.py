@@ -19,6 +19,12 @@ meet its deadline is left out (it would only take GPUs from others).
   preemptive, migrating and elastic ones included (an energy relaxation; proof in the formulation). The
   exact models are bounded by it, and so is every simulated policy.
 
+Format 2 ([`FORMAT_V2`][optsched.problems.deadline.FORMAT_V2]): explicit deadlines and measured throughput rows are
+accepted (a row need not grow with the count: each node vector's time is read from the row, so a slower count is
+simply never worth choosing, and the energy bound takes every count's speed as it is). Best-effort jobs are
+refused by the exact models ([`check_exact`][optsched.exact.deadline.check_exact]: they have no deadline to meet)
+and left out of the upper bound, as out of the ratio it bounds.
+
 Grid rounding: a start k (time k x unit) is allowed from ceil(r_j / unit); a node vector of run time T lasts
 ceil(T / unit) units on its nodes (exact for starts on the grid: a job started later on the grid cannot use
 those GPUs before) and meets the deadline iff k <= floor((d_j + tol - T) / unit), ``tol`` the package's
@@ -84,6 +90,28 @@ class GridMode:
     @property
     def cross(self) -> bool:
         return sum(1 for c in self.vector if c) > 1
+
+
+def check_exact(inst: DeadlineWorkload) -> None:
+    """Raise [`InstanceError`][optsched.errors.InstanceError] naming the first job the exact models cannot take:
+    a best-effort job (no deadline: the models maximise deadlines met; drop it, e.g.
+    ``inst.with_jobs(j for j in inst.jobs if not j.best_effort)``).
+
+    ```pycon
+    >>> from optsched.problems.deadline import paper_cluster
+    >>> check_exact(DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "TSN", 0, epochs=1, best_effort=True),)))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: best_effort (job 'a'): a best-effort job has no deadline: the exact models \
+maximise deadlines met (drop it: inst.with_jobs(j for j in inst.jobs if not j.best_effort))
+
+    ```
+    """
+    for j in inst.jobs:
+        if j.best_effort:
+            raise InstanceError("a best-effort job has no deadline: the exact models maximise deadlines met (drop "
+                                "it: inst.with_jobs(j for j in inst.jobs if not j.best_effort))", field="best_effort",
+                                job=j.id)
 
 
 def _earliest(job: DeadlineJob, unit: float) -> int:
@@ -160,6 +188,7 @@ def solve_deadline_cpsat(inst: DeadlineWorkload, *, time_unit_s: float | None = 
 
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit, num_workers=num_workers,
                            seed=seed, log=log)
+    check_exact(inst)
     unit = _unit(inst, time_unit_s)
     scale = weight_scale(weights)
     t0 = time.perf_counter()
@@ -237,6 +266,7 @@ def brute_force_deadline(inst: DeadlineWorkload, *, time_unit_s: float | None = 
     unit = _unit(inst, time_unit_s)
     if inst.n_jobs > max_jobs:
         raise InstanceError(f"at most {max_jobs} jobs for the brute force, got {inst.n_jobs}", field="jobs")
+    check_exact(inst)
     t0 = time.perf_counter()
     caps = list(inst.capacities)
     jobs = list(inst.jobs)
@@ -375,8 +405,9 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
 
     t0 = time.perf_counter()
     scale = weight_scale(weights)
-    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs}
-    ok = [j for j in inst.jobs if energy[j.id] < math.inf]
+    # best-effort jobs are out of the ratio this bounds (format 2)
+    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs if not j.best_effort}
+    ok = [j for j in inst.jobs if not j.best_effort and energy[j.id] < math.inf]
     reachable = sum(job_weight(j.alpha, weights) for j in ok)
     if not ok:
         return DeadlineBound(0.0, SolveStatus.OPTIMAL, 0.0, energy, {"windows": 0})

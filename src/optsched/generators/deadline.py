@@ -37,7 +37,8 @@ from ..errors import InstanceError
 from ..limits import require_memory
 from ..problems.deadline import ALPHAS, HEAVY_MODELS, MODELS, DeadlineJob, DeadlineWorkload, paper_cluster
 
-__all__ = ["DEFAULT_ALPHA_SHARES", "DEFAULT_HEAVY_SHARE", "deadline_workload", "tiny_deadline_workload"]
+__all__ = ["DEFAULT_ALPHA_SHARES", "DEFAULT_HEAVY_SHARE", "EF_PROFILES", "deadline_workload",
+           "elasticflow_shaped_workload", "profile_row", "tiny_deadline_workload"]
 
 DEFAULT_ALPHA_SHARES = (0.1, 0.3, 0.6)
 DEFAULT_HEAVY_SHARE = 0.2
@@ -164,3 +165,102 @@ def tiny_deadline_workload(n_jobs: int = 4, *, nodes: int = 2, gpus_per_node: in
     meta = {"generator": "tiny_deadline_workload", "run_units": [lo, hi], "max_release_units": max_release_units}
     return DeadlineWorkload(cluster, tuple(jobs), f"tiny-{n_jobs}j-{nodes}x{gpus_per_node}-s{seed}", seed,
                             time_unit_s, meta=meta)
+
+
+#: the models of [`elasticflow_shaped_workload`][optsched.generators.deadline.elasticflow_shaped_workload]: OUR
+#: made-up profiles in the shape of measured tables (not anyone's measurements): name -> (iterations/s on one GPU
+#: at the smaller global batch, scaling exponent, the count after which adding GPUs slows the job down, global
+#: batches). Throughput on n <= peak GPUs is t1 x n ** exponent, beyond it falls as (peak / n) ** 0.3: rows that
+#: do not grow with the count, as in measured tables (a model fastest on one GPU: peak 1).
+EF_PROFILES: dict[str, tuple[float, float, int, tuple[int, int]]] = {
+    "resnet-like": (0.30, 0.92, 64, (256, 512)),
+    "vgg-like": (0.20, 0.75, 16, (128, 256)),
+    "bert-like": (1.20, 0.85, 32, (64, 128)),
+    "speech-like": (0.50, 0.80, 16, (64, 128)),
+    "yolo-like": (0.45, 0.70, 4, (32, 64)),
+    "recsys-like": (2.00, 0.50, 1, (8192, 16384)),
+}
+#: the GPU counts of the generated tables (ElasticFlow's tables list powers of two)
+EF_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def profile_row(model: str, batch_index: int = 0) -> tuple[tuple[int, float], ...]:
+    """The throughput row (GPU count, iterations/s) of an [`EF_PROFILES`][optsched.generators.deadline.EF_PROFILES]
+    model at its first (0) or second (1, twice the batch: half the iterations per second) global batch.
+
+    ```pycon
+    >>> [round(v, 3) for _, v in profile_row("recsys-like")][:3]      # fastest on one GPU
+    [2.0, 1.625, 1.32]
+
+    ```
+    """
+    t1, e, peak, _ = EF_PROFILES[model]
+    t1 = t1 / (2 ** batch_index)
+    row = []
+    for n in EF_COUNTS:
+        v = t1 * min(n, peak) ** e * (1.0 if n <= peak else (peak / n) ** 0.3)
+        row.append((n, v))
+    return tuple(row)
+
+
+def elasticflow_shaped_workload(n_jobs: int = 200, *, nodes: int = 16, gpus_per_node: int = 4, seed: int = 0,
+                                load: float = 3.0, slack: tuple[float, float] = (0.5, 1.5),
+                                best_effort_share: float = 0.0, name: str = "") -> DeadlineWorkload:
+    """A format-2 workload of ElasticFlow's kind (its Fig. 8a setting: about 200 jobs on 16 x 4 GPUs):
+    throughput rows in the shape of measured tables ([`EF_PROFILES`][optsched.generators.deadline.EF_PROFILES],
+    OUR made-up numbers, some rows non-monotone), explicit deadlines, a requested count per job.
+
+    Each job draws a model uniformly, one of its two global batches, a requested count in {1, 4, 8, 16} (weights
+    60:23:14:3, at most the model's peak), and a heavy-tailed run time on that count (log-normal, median 3 h,
+    sigma 1.8, clipped to [36 s, 200 h]; its iterations follow); its deadline is its arrival plus ``slack``
+    (uniform range) times that run time. These shapes follow the public Fig. 8a trace's statistics (counts
+    mostly 1, 4 and 8; median run time about 3 h; deadlines 0.5-1.5 x the run time; offered load about 3).
+    Arrivals are Poisson at the rate that offers ``load`` x the cluster's GPU-seconds (requested counts). A
+    ``best_effort_share`` of the jobs have no deadline.
+
+    ```pycon
+    >>> wl = elasticflow_shaped_workload(20, seed=1)
+    >>> len(wl), wl.total_gpus, all(j.throughput is not None and j.deadline_s > j.arrival_s for j in wl.jobs)
+    (20, 64, True)
+
+    ```
+    """
+    n_jobs = _count(n_jobs, "n_jobs")
+    nodes, gpus_per_node = _count(nodes, "nodes"), _count(gpus_per_node, "gpus_per_node")
+    load = _positive(load, "load")
+    be_share = _share(best_effort_share, "best_effort_share")
+    lo, hi = slack
+    if not (0 < lo <= hi and math.isfinite(hi)):
+        raise InstanceError(f"must be 0 < lo <= hi, got {slack!r}", field="slack")
+    rng = np.random.default_rng(seed)
+    names = list(EF_PROFILES)
+    total = nodes * gpus_per_node
+    drafts = []
+    for i in range(n_jobs):
+        model = names[int(rng.integers(len(names)))]
+        bi = int(rng.integers(2))
+        row = profile_row(model, bi)
+        peak = EF_PROFILES[model][2]
+        asks = [c for c in (1, 4, 8, 16) if c <= min(peak, total)] or [1]
+        w = np.array([60, 23, 14, 3][:len(asks)], dtype=float)
+        ask = asks[int(rng.choice(len(asks), p=w / w.sum()))]
+        hours = float(min(max(rng.lognormal(np.log(3.0), 1.8), 0.01), 200.0))
+        thr = dict(row)[ask]
+        iters = max(1.0, round(hours * 3600.0 * thr))
+        drafts.append((f"e{i:04d}", model, bi, row, ask, iters, iters / thr, float(rng.uniform(lo, hi)),
+                       bool(rng.random() < be_share)))
+    mean_gpu_s = float(np.mean([d[4] * d[6] for d in drafts]))
+    rate = load * total / mean_gpu_s  # arrivals per second
+    t = 0.0
+    jobs = []
+    for jid, model, bi, row, ask, iters, run_s, f, be in drafts:
+        t += float(rng.exponential(1.0 / rate))
+        arr = round(t, 3)
+        jobs.append(DeadlineJob(jid, model, arr, deadline_at_s=None if be else round(arr + f * run_s, 3),
+                                best_effort=be, iterations=iters, batch=EF_PROFILES[model][3][bi], gpus=ask,
+                                throughput=row))
+    cluster = paper_cluster(nodes, gpus_per_node)
+    meta = {"generator": "elasticflow_shaped_workload", "load": load, "slack": [lo, hi],
+            "best_effort_share": be_share, "profiles": "our made-up measured-style tables"}
+    return DeadlineWorkload(cluster, tuple(jobs), name or f"ef-shaped-{n_jobs}j-{nodes}x{gpus_per_node}-s{seed}",
+                            seed, meta=meta)

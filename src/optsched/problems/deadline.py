@@ -61,12 +61,15 @@ from ..errors import InstanceError
 from ..io import Fields, atomic_open, check_format, csv_jobs, is_finite_number, read_json, read_text, write_json
 from ..registry import Problem, register_problem
 
-__all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "HEAVY_MODELS", "MODELS", "WEIGHTS",
-           "DeadlineJob", "DeadlineWorkload", "ModelProfile", "comm_time_s", "from_csv_text", "from_dict",
-           "job_weight", "job_weight_int", "meets_deadline", "paper_cluster", "read_deadline_workload", "run_time_s",
-           "speedup_ok", "step_time_s", "to_csv_text", "to_dict", "weight_scale", "write_deadline_workload"]
+__all__ = ["ALPHAS", "BYTES_PER_PARAM", "COLUMNS", "DEADLINE_TOL_S", "FORMAT", "FORMAT_V2", "V2_COLUMNS",
+           "HEAVY_MODELS", "MODELS", "WEIGHTS", "DeadlineJob", "DeadlineWorkload", "ModelProfile", "comm_time_s",
+           "from_csv_text", "from_dict", "job_weight", "job_weight_int", "meets_deadline", "paper_cluster",
+           "read_deadline_workload", "read_throughputs", "run_time_s", "speedup_ok", "step_time_s", "to_csv_text",
+           "to_dict", "weight_scale", "write_deadline_workload"]
 
 FORMAT = "optsched/deadline-workload@1"
+#: format 2: explicit deadlines, best-effort jobs, measured throughput tables, allowed GPU counts (JSON only)
+FORMAT_V2 = "optsched/deadline-workload@2"
 #: the priority levels of the paper (section 1 of the digest; smaller is more urgent)
 ALPHAS = (0.5, 1.0, 1.5)
 #: bytes per parameter on the wire (fp32 gradients; the paper's factor is unknown, digest eq. 5)
@@ -239,10 +242,27 @@ class DeadlineJob:
     and the profile: ``dataset_size`` (samples), per-GPU ``batch``, ``params`` (parameter count),
     ``step_time_s`` (T_cal, one batch on one GPU). Profile fields left as None take the catalogue's values.
 
+    Format 2 ([`FORMAT_V2`][optsched.problems.deadline.FORMAT_V2]) adds, all optional:
+
+    * ``deadline_at_s``: an explicit absolute deadline (seconds, >= the arrival) instead of eqs. (6)-(7);
+    * ``best_effort``: a job without a deadline (its ``deadline_s`` is inf; reported apart from the ratio);
+    * ``throughput``: a measured row ((GPU count, iterations per second), ...) at the job's global ``batch``
+      (ElasticFlow's tables: rows need not grow with the count); the job's work is then ``iterations`` of that
+      batch and its time on n GPUs ``iterations / throughput(n)`` (n not in the row: the largest listed count
+      below it, the rest idle). ``model`` is then any name;
+    * ``iterations``: the work in iterations (table jobs), or in one-GPU batches instead of ``epochs``;
+    * ``gpu_counts``: the GPU counts a job may take (default: every count up to its maximum, or the row's);
+    * ``gpus``: the GPU count the user asked for (ElasticFlow's ``num_gpu``), given to the policies that do not
+      choose counts.
+
     ```pycon
     >>> j = DeadlineJob("a", "VGG-16", 60.0, 0.5, epochs=2)
     >>> j.batch, j.work_batches, round(j.run_time_1gpu_s, 2), round(j.deadline_s, 2)
     (16, 6250.0, 362.5, 241.25)
+    >>> t = DeadlineJob("b", "bert", 0.0, deadline_at_s=900.0, iterations=1000, batch=64,
+    ...                 throughput=((1, 2.0), (2, 3.0), (4, 2.5)))
+    >>> t.run_time_1gpu_s, t.deadline_s, t.iteration_time_s(4), t.iteration_time_s(3), t.counts
+    (500.0, 900.0, 0.4, 0.3333333333333333, (1, 2, 4))
 
     ```
     """
@@ -250,12 +270,18 @@ class DeadlineJob:
     id: str
     model: str
     arrival_s: float
-    alpha: float
-    epochs: float
+    alpha: float = 1.0
+    epochs: float | None = None
     dataset_size: int | None = None
     batch: int | None = None
     params: int | None = None
     step_time_s: float | None = None
+    deadline_at_s: float | None = None
+    best_effort: bool = False
+    iterations: float | None = None
+    throughput: tuple[tuple[int, float], ...] | None = None
+    gpu_counts: tuple[int, ...] | None = None
+    gpus: int | None = None
 
     def __post_init__(self) -> None:
         jid = self.id
@@ -266,21 +292,49 @@ class DeadlineJob:
         def bad(name: str, msg: str):
             raise InstanceError(f"{msg}, got {getattr(self, name)!r}", field=name, job=jid)
 
-        if not isinstance(self.model, str) or self.model not in MODELS:
-            raise InstanceError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})", field="model", job=jid)
-        prof = MODELS[self.model]
-        for name in ("dataset_size", "batch", "params", "step_time_s"):
-            if getattr(self, name) is None:
-                object.__setattr__(self, name, getattr(prof, name))
+        table = self.throughput is not None
+        if table:
+            self._check_row()
+            if not isinstance(self.model, str) or not self.model:
+                bad("model", "must be a non-empty string")
+            if self.iterations is None:
+                raise InstanceError("a job with a throughput table needs its work in iterations", field="iterations",
+                                    job=jid)
+            if self.batch is None:
+                raise InstanceError("a job with a throughput table needs its global batch (the table's row)",
+                                    field="batch", job=jid)
+        else:
+            if not isinstance(self.model, str) or self.model not in MODELS:
+                raise InstanceError(f"unknown model {self.model!r} (known: {', '.join(MODELS)})", field="model",
+                                    job=jid)
+            prof = MODELS[self.model]
+            for name in ("dataset_size", "batch", "params", "step_time_s"):
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, getattr(prof, name))
         if not is_finite_number(self.arrival_s) or self.arrival_s < 0:
             bad("arrival_s", "must be a finite number >= 0")
         if not is_finite_number(self.alpha) or float(self.alpha) not in ALPHAS:
             bad("alpha", f"must be one of {', '.join(f'{a:g}' for a in ALPHAS)}")
-        if not is_finite_number(self.epochs) or self.epochs <= 0:
-            bad("epochs", "must be a positive number")
+        if self.epochs is None and self.iterations is None:
+            raise InstanceError("must be given (or iterations)", field="epochs", job=jid)
+        for name in ("epochs", "iterations"):
+            work = getattr(self, name)
+            if work is not None and (not is_finite_number(work) or work <= 0):
+                bad(name, "must be a positive number")
+        if not isinstance(self.best_effort, bool):
+            if self.best_effort in (0, 1) and not isinstance(self.best_effort, float):
+                object.__setattr__(self, "best_effort", bool(self.best_effort))
+            else:
+                bad("best_effort", "must be true or false")
+        if self.deadline_at_s is not None:
+            if not is_finite_number(self.deadline_at_s) or self.deadline_at_s < self.arrival_s:
+                bad("deadline_at_s", f"must be a finite time >= the arrival ({self.arrival_s!r})")
+            object.__setattr__(self, "deadline_at_s", float(self.deadline_at_s))
         ints: dict[str, int] = {}
-        for name in ("dataset_size", "batch", "params"):
+        for name in ("dataset_size", "batch", "params", "gpus"):
             v: Any = getattr(self, name)
+            if v is None:
+                continue
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
                 object.__setattr__(self, name, v)
@@ -289,14 +343,53 @@ class DeadlineJob:
             if v < 1:
                 bad(name, "must be a positive integer")
             ints[name] = v
-        step: Any = self.step_time_s
-        if not is_finite_number(step) or step <= 0:
-            bad("step_time_s", "must be a positive number (seconds)")
-        if ints["dataset_size"] < ints["batch"]:
-            raise InstanceError(f"{self.dataset_size} samples are fewer than one batch of {self.batch}: no plan can "
-                                "ever run a step of an epoch", field="dataset_size", job=jid)
-        for name in ("arrival_s", "alpha", "epochs", "step_time_s"):
+        if self.gpu_counts is not None:
+            try:
+                counts = tuple(sorted({int(c) for c in self.gpu_counts if float(c) == int(c) and int(c) >= 1}))
+            except (TypeError, ValueError):
+                counts = ()
+            if not counts or len(counts) != len(set(self.gpu_counts)):
+                bad("gpu_counts", "must list distinct positive integers")
+            object.__setattr__(self, "gpu_counts", counts)
+        if not table:
+            step: Any = self.step_time_s
+            if not is_finite_number(step) or step <= 0:
+                bad("step_time_s", "must be a positive number (seconds)")
+            if ints["dataset_size"] < ints["batch"]:
+                raise InstanceError(f"{self.dataset_size} samples are fewer than one batch of {self.batch}: no plan "
+                                    "can ever run a step of an epoch", field="dataset_size", job=jid)
+            object.__setattr__(self, "step_time_s", float(step))
+        for name in ("arrival_s", "alpha"):
             object.__setattr__(self, name, float(getattr(self, name)))
+        for name in ("epochs", "iterations"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, float(getattr(self, name)))
+
+    def _check_row(self) -> None:
+        row: Any = self.throughput
+        out = []
+        try:
+            items = list(row.items()) if isinstance(row, Mapping) else [tuple(p) for p in row]
+        except TypeError:
+            items = None
+        if not items:
+            raise InstanceError(f"must map GPU counts to iterations per second, got {row!r}", field="throughput",
+                                job=self.id)
+        for n, v in items:
+            try:
+                n_i = int(n)
+                ok = float(n) == n_i and n_i >= 1
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise InstanceError(f"GPU count {n!r} must be a positive integer", field="throughput", job=self.id)
+            if isinstance(v, bool) or not is_finite_number(v) or v <= 0:
+                raise InstanceError(f"throughput on {n_i} GPUs must be a positive number (iterations/s), got {v!r}",
+                                    field="throughput", job=self.id)
+            out.append((n_i, float(v)))
+        if len({n for n, _ in out}) != len(out):
+            raise InstanceError("a GPU count appears twice", field="throughput", job=self.id)
+        object.__setattr__(self, "throughput", tuple(sorted(out)))
 
     # the fields are set by __post_init__; these typed views keep mypy honest
     @property
@@ -306,7 +399,9 @@ class DeadlineJob:
 
     @property
     def t_cal(self) -> float:
-        """T_cal: one batch on one GPU (s)."""
+        """T_cal: one batch on one GPU (s); a table job: one iteration on its row's smallest count."""
+        if self.throughput is not None:
+            return 1.0 / self.throughput[0][1]
         assert self.step_time_s is not None
         return self.step_time_s
 
@@ -322,30 +417,93 @@ class DeadlineJob:
 
     @property
     def work_batches(self) -> float:
-        """The work in one-GPU batches: epochs x dataset_size / batch."""
+        """The work in one-GPU batches: epochs x dataset_size / batch (or ``iterations`` when given; a table
+        job's unit of work is one iteration of its global batch)."""
+        if self.iterations is not None:
+            return self.iterations
+        assert self.epochs is not None
         return self.epochs * self.n_samples / self.per_gpu_batch
 
     @property
+    def counts(self) -> tuple[int, ...]:
+        """The GPU counts the job may take: ``gpu_counts``, else the counts of its throughput row, else
+        1..``max_gpus``."""
+        if self.gpu_counts is not None:
+            return tuple(c for c in self.gpu_counts if c <= self.max_gpus) or (min(self.gpu_counts),)
+        if self.throughput is not None:
+            return tuple(n for n, _ in self.throughput)
+        return tuple(range(1, self.max_gpus + 1))
+
+    @property
     def max_gpus(self) -> int:
-        """The most GPUs a plan may give the job: each GPU gets at least one batch per epoch (N_step >= 1)."""
-        return self.n_samples // self.per_gpu_batch
+        """The most GPUs a plan may give the job: each GPU gets at least one batch per epoch (N_step >= 1); a table
+        job: its row's largest count (and ``gpu_counts``' largest)."""
+        if self.throughput is not None:
+            m = self.throughput[-1][0]
+        else:
+            m = self.n_samples // self.per_gpu_batch
+        if self.gpu_counts is not None:
+            m = min(m, max(self.gpu_counts))
+        return m
+
+    def iteration_time_s(self, n: int) -> float:
+        """A table job: seconds per iteration on ``n`` GPUs (the largest count of its row not above ``n``; inf if
+        ``n`` is below the row's smallest count)."""
+        assert self.throughput is not None
+        best = None
+        for c, v in self.throughput:
+            if c > n:
+                break
+            best = v
+        return math.inf if best is None else 1.0 / best
 
     @property
     def run_time_1gpu_s(self) -> float:
-        """T_run on one GPU (the job's "maximum run time")."""
+        """T_run on one GPU (the job's "maximum run time"; a table job: on its row's smallest count)."""
+        if self.throughput is not None:
+            return self.work_batches / self.throughput[0][1]
         return self.work_batches * self.t_cal
 
     @property
     def deadline_s(self) -> float:
-        """Eqs. (6)-(7): T_dl = T_arr + alpha * T_run(1 GPU)."""
+        """Eqs. (6)-(7): T_dl = T_arr + alpha * T_run(1 GPU); ``deadline_at_s`` when given; inf for a best-effort
+        job."""
+        if self.best_effort:
+            return math.inf
+        if self.deadline_at_s is not None:
+            return self.deadline_at_s
         return self.arrival_s + self.alpha * self.run_time_1gpu_s
 
+    @property
+    def is_v1(self) -> bool:
+        """The job uses only format 1's fields."""
+        return (all(getattr(self, f) is None for f in V2_COLUMNS if f != "best_effort") and not self.best_effort
+                and self.epochs is not None)
+
     def to_record(self) -> dict[str, Any]:
-        return {c: getattr(self, c) for c in COLUMNS}
+        if self.is_v1:
+            return {c: getattr(self, c) for c in COLUMNS}
+        out = {c: getattr(self, c) for c in COLUMNS if getattr(self, c) is not None}
+        if self.deadline_at_s is not None:
+            out["deadline_s"] = self.deadline_at_s
+        if self.best_effort:
+            out["best_effort"] = True
+        if self.iterations is not None:
+            out["iterations"] = self.iterations
+        if self.gpu_counts is not None:
+            out["gpu_counts"] = list(self.gpu_counts)
+        if self.gpus is not None:
+            out["gpus"] = self.gpus
+        return out
 
 
 COLUMNS = ("id", "model", "arrival_s", "alpha", "epochs", "dataset_size", "batch", "params", "step_time_s")
 _REQUIRED = ("id", "model", "arrival_s", "alpha", "epochs")
+#: the job fields format 2 adds (``throughput`` is carried by the document's ``throughputs`` table)
+V2_COLUMNS = ("deadline_at_s", "best_effort", "iterations", "throughput", "gpu_counts", "gpus")
+# format 2's JSON job keys beyond COLUMNS (``deadline_s`` is the explicit deadline), and its required ones
+_V2_KEYS = ("deadline_s", "best_effort", "iterations", "throughput", "gpu_counts", "gpus")
+_REQUIRED_V2 = ("id", "model", "arrival_s")
 
 
 # -- the workload ---------------------------------------------------------------------------------------------
@@ -423,12 +581,17 @@ class DeadlineWorkload:
         return self.cluster.inter_bandwidth if cross else self.cluster.intra_bandwidth
 
     def step_time_s(self, job: DeadlineJob, n_gpu: int, cross: bool) -> float:
-        """Eq. (2) for ``job`` on ``n_gpu`` GPUs, on one node (``cross=False``) or several."""
+        """Eq. (2) for ``job`` on ``n_gpu`` GPUs, on one node (``cross=False``) or several (a table job: one
+        iteration, the same on one node or several)."""
+        if job.throughput is not None:
+            return job.iteration_time_s(n_gpu)
         return step_time_s(job.t_cal, n_gpu, job.n_params, self.bandwidth(cross), self.bytes_per_param)
 
     def run_time_s(self, job: DeadlineJob, n_gpu: int, cross: bool, work_batches: float | None = None) -> float:
         """Eq. (1): the job's run time (or that of ``work_batches`` of its batches) on a plan."""
         w = job.work_batches if work_batches is None else work_batches
+        if job.throughput is not None:
+            return w * job.iteration_time_s(n_gpu)
         return run_time_s(w, job.t_cal, n_gpu, job.n_params, self.bandwidth(cross), self.bytes_per_param)
 
     def best_run_time_s(self, job: DeadlineJob) -> float:
@@ -466,8 +629,12 @@ class DeadlineWorkload:
 
 # -- JSON -----------------------------------------------------------------------------------------------------
 def to_dict(wl: DeadlineWorkload) -> dict[str, Any]:
-    """The JSON document (every job field written, catalogue defaults included)."""
-    out: dict[str, Any] = {"format": FORMAT}
+    """The JSON document (every job field written, catalogue defaults included): format 1 when every job uses
+    only its fields, else format 2 with the jobs' throughput rows gathered in one ``throughputs`` table
+    (model -> global batch -> GPU count -> iterations/s; a row that differs from its model's and batch's is
+    written on the job)."""
+    v1 = all(j.is_v1 for j in wl.jobs)
+    out: dict[str, Any] = {"format": FORMAT if v1 else FORMAT_V2}
     if wl.name:
         out["name"] = wl.name
     if wl.seed is not None:
@@ -478,7 +645,19 @@ def to_dict(wl: DeadlineWorkload) -> dict[str, Any]:
                       "intra_bandwidth": wl.cluster.intra_bandwidth, "inter_bandwidth": wl.cluster.inter_bandwidth}
     if wl.meta:
         out["meta"] = _plain(wl.meta)
-    out["jobs"] = [j.to_record() for j in wl.jobs]
+    jobs = [j.to_record() for j in wl.jobs]
+    if not v1:
+        table: dict[str, dict[str, dict[str, float]]] = {}
+        for j, rec in zip(wl.jobs, jobs):
+            if j.throughput is None:
+                continue
+            row = {str(n): v for n, v in j.throughput}
+            have = table.setdefault(j.model, {}).setdefault(str(j.batch), row)
+            if have != row:
+                rec["throughput"] = row
+        if table:
+            out["throughputs"] = table
+    out["jobs"] = jobs
     return out
 
 
@@ -495,19 +674,139 @@ def _plain(x: Any) -> Any:
         return str(x)
 
 
-def _job(rec: Mapping[str, Any], where: str) -> DeadlineJob:
+def _job(rec: Mapping[str, Any], where: str, v2: bool = False,
+         table: Mapping[str, Mapping[int, Mapping[int, float]]] | None = None) -> DeadlineJob:
     jid = rec.get("id") if isinstance(rec, Mapping) else None
-    jf = Fields(rec, where, jid if isinstance(jid, str) else None).only(*COLUMNS)
-    for name in _REQUIRED:
+    jf = Fields(rec, where, jid if isinstance(jid, str) else None).only(*COLUMNS, *(_V2_KEYS if v2 else ()))
+    for name in (_REQUIRED if not v2 else _REQUIRED_V2):
         jf.raw(name)
+    kw = {k: rec[k] for k in COLUMNS if k in rec}
+    if v2:
+        if "deadline_s" in rec:
+            kw["deadline_at_s"] = jf.number("deadline_s")
+        if "best_effort" in rec:
+            be = rec["best_effort"]
+            if not isinstance(be, bool):
+                raise InstanceError(f"must be true or false, got {be!r}", field=f"{where}.best_effort",
+                                    job=kw.get("id"))
+            kw["best_effort"] = be
+        for k in ("iterations", "gpus"):
+            if k in rec:
+                kw[k] = rec[k]
+        if "gpu_counts" in rec:
+            kw["gpu_counts"] = tuple(jf.array("gpu_counts"))
+        if "throughput" in rec:
+            row = jf.obj("throughput").data
+            kw["throughput"] = tuple(row.items())
+        elif table is not None and rec.get("model") in table:
+            rows = table[rec["model"]]
+            b = rec.get("batch")
+            if not isinstance(b, (int, float)) or isinstance(b, bool) or int(b) not in rows:
+                raise InstanceError(f"the throughput table of {rec['model']!r} has no row for batch {b!r} "
+                                    f"(rows: {', '.join(str(k) for k in sorted(rows))})", field=f"{where}.batch",
+                                    job=kw.get("id"))
+            kw["throughput"] = tuple(rows[int(b)].items())
     try:
-        return DeadlineJob(**{k: rec[k] for k in COLUMNS if k in rec})
+        return DeadlineJob(**kw)
     except InstanceError as exc:
         raise InstanceError(exc.reason, field=f"{where}.{exc.field}" if exc.field else where, job=exc.job) from None
 
 
-def from_dict(data: Mapping[str, Any], name: str = "") -> DeadlineWorkload:
-    """Validate a parsed ``optsched/deadline-workload@1`` JSON document (errors name the field path and job).
+def _number(text: str | None, where: str, job: str | None = None, integer: bool = False) -> float:
+    try:
+        v = float(text) if text is not None else math.nan
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or (integer and not float(v).is_integer()):
+        raise InstanceError(f"must be {'an integer' if integer else 'a number'}, got {text!r}", field=where, job=job)
+    return v
+
+
+def read_throughputs(folder: str | os.PathLike) -> dict[str, dict[int, dict[int, float]]]:
+    """ElasticFlow's throughput folder: one ``<model>.csv`` per model, header ``global_batch_size,1,2,4,...``,
+    one row per global batch with iterations per second on each GPU count (empty or ``nan``: not measured);
+    returns model -> global batch -> GPU count -> iterations/s. Errors name the file, the row and the column
+    ([`optsched.problems.elasticflow`][] reads the trace that goes with it)."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise InstanceError(f"no such folder: {d}", field="throughputs")
+    out: dict[str, dict[int, dict[int, float]]] = {}
+    files = sorted(p for p in d.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
+    if not files:
+        raise InstanceError(f"{d} holds no <model>.csv throughput table", field="throughputs")
+    for p in files:
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            rows = list(csv.reader(fh))
+        if not rows or not rows[0] or rows[0][0].strip() != "global_batch_size":
+            raise InstanceError("the header must start with global_batch_size, then GPU counts", field=f"{p} row 0")
+        counts = [int(_number(h.strip(), f"{p} row 0 column {h.strip()!r}", integer=True)) for h in rows[0][1:]]
+        if any(c < 1 for c in counts):
+            raise InstanceError("GPU counts must be positive integers", field=f"{p} row 0")
+        table: dict[int, dict[int, float]] = {}
+        for i, row in enumerate(rows[1:], start=1):
+            if not any(c.strip() for c in row):
+                continue
+            b = int(_number(row[0].strip(), f"{p} row {i} column global_batch_size", integer=True))
+            cells: dict[int, float] = {}
+            for c, text in zip(counts, row[1:]):
+                if not text.strip() or text.strip().lower() == "nan":
+                    continue
+                v = _number(text.strip(), f"{p} row {i} column {c}")
+                if v <= 0:
+                    raise InstanceError(f"must be a positive number of iterations per second, got {text!r}",
+                                        field=f"{p} row {i} column {c}")
+                cells[c] = v
+            if not cells:
+                raise InstanceError("no measured throughput", field=f"{p} row {i}")
+            table[b] = cells
+        out[p.stem] = table
+    return out
+
+
+def _table(data: Any, base: Path | None) -> dict[str, dict[int, dict[int, float]]]:
+    """The ``throughputs`` of a format-2 document: an object (model -> batch -> GPU count -> iterations/s) or a
+    path (relative to the document's folder) of a JSON file holding one or of a folder of ElasticFlow's
+    per-model CSVs ([`read_throughputs`][optsched.problems.deadline.read_throughputs])."""
+    if isinstance(data, str):
+        p = Path(data)
+        if not p.is_absolute() and base is not None:
+            p = base / p
+        if p.is_dir():
+            return read_throughputs(p)
+        if not p.is_file():
+            raise InstanceError(f"no such file or folder: {p}", field="throughputs")
+        data = read_json(p)
+    if not isinstance(data, Mapping):
+        raise InstanceError(f"must be an object or a path, got {type(data).__name__}", field="throughputs")
+    out: dict[str, dict[int, dict[int, float]]] = {}
+    for model, rows in data.items():
+        if not isinstance(rows, Mapping):
+            raise InstanceError("must map global batch sizes to rows", field=f"throughputs.{model}")
+        out[str(model)] = {}
+        for b, row in rows.items():
+            where = f"throughputs.{model}.{b}"
+            try:
+                bi = int(b)
+            except (TypeError, ValueError):
+                raise InstanceError(f"batch size {b!r} must be an integer", field=where) from None
+            if not isinstance(row, Mapping):
+                raise InstanceError("must map GPU counts to iterations per second", field=where)
+            cells: dict[int, float] = {}
+            for n, v in row.items():
+                try:
+                    ni = int(n)
+                except (TypeError, ValueError):
+                    raise InstanceError(f"GPU count {n!r} must be an integer", field=where) from None
+                if isinstance(v, bool) or not is_finite_number(v) or v <= 0 or ni < 1:
+                    raise InstanceError(f"throughput on {n} GPUs must be a positive number, got {v!r}", field=where)
+                cells[ni] = float(v)
+            out[str(model)][bi] = cells
+    return out
+
+
+def from_dict(data: Mapping[str, Any], name: str = "", base: str | os.PathLike | None = None) -> DeadlineWorkload:
+    """Validate a parsed ``optsched/deadline-workload@1`` or ``@2`` JSON document (errors name the field path and
+    job). ``base``: the folder a format-2 ``throughputs`` path is relative to (default: the working folder).
 
     ```pycon
     >>> from_dict({"format": FORMAT, "jobs": [{"id": "a", "model": "TSN", "arrival_s": 0, "alpha": 2,
@@ -515,12 +814,21 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> DeadlineWorkload:
     Traceback (most recent call last):
     ...
     optsched.errors.InstanceError: jobs[0].alpha (job 'a'): must be one of 0.5, 1, 1.5, got 2
+    >>> wl = from_dict({"format": FORMAT_V2, "throughputs": {"bert": {"64": {"1": 2.0, "2": 3.5}}},
+    ...                 "jobs": [{"id": "a", "model": "bert", "arrival_s": 0, "deadline_s": 600, "batch": 64,
+    ...                           "iterations": 1000}, {"id": "b", "model": "TSN", "arrival_s": 5, "epochs": 1,
+    ...                           "best_effort": True}]})
+    >>> wl.jobs[0].throughput, wl.jobs[0].deadline_s, wl.jobs[1].deadline_s
+    (((1, 2.0), (2, 3.5)), 600.0, inf)
 
     ```
     """
+    v2 = isinstance(data, Mapping) and data.get("format") == FORMAT_V2
     top = Fields(data, "").only("format", "name", "seed", "time_unit_s", "bytes_per_param", "cluster", "meta",
-                                "jobs")
-    check_format(data, FORMAT)
+                                "jobs", *(("throughputs",) if v2 else ()))
+    check_format(data, FORMAT_V2 if v2 else FORMAT)
+    table = _table(data["throughputs"], Path(base) if base is not None else None) \
+        if v2 and "throughputs" in data else None
     cluster = paper_cluster()
     if "cluster" in data:
         cf = top.obj("cluster").only("servers", "intra_bandwidth", "inter_bandwidth")
@@ -534,7 +842,7 @@ def from_dict(data: Mapping[str, Any], name: str = "") -> DeadlineWorkload:
     if not isinstance(meta, Mapping):
         raise InstanceError(f"must be an object, got {type(meta).__name__}", field="meta")
     seed = top.integer("seed") if "seed" in data else None
-    jobs = tuple(_job(j, f"jobs[{i}]") for i, j in enumerate(top.array("jobs")))
+    jobs = tuple(_job(j, f"jobs[{i}]", v2, table) for i, j in enumerate(top.array("jobs")))
     try:
         return DeadlineWorkload(cluster, jobs, str(data.get("name", name) or name), seed,
                                 top.number("time_unit_s", 60.0), top.number("bytes_per_param", BYTES_PER_PARAM),
@@ -555,7 +863,11 @@ def to_csv_text(wl: DeadlineWorkload) -> str:
     """The CSV flavour: ``# key: value`` lines (format, name, seed, servers as GPUs per node, bandwidths, time
     unit, bytes per parameter), then a header with the [`COLUMNS`][optsched.problems.deadline.COLUMNS] and one job per
     line. ``meta`` is not
-    carried (JSON only)."""
+    carried (JSON only), nor format 2 (a job using its fields raises an error naming it)."""
+    for j in wl.jobs:
+        if not j.is_v1:
+            raise InstanceError("uses format 2's fields (explicit deadline, best effort, throughput table, GPU "
+                                "counts), which only the JSON form carries", field="format", job=j.id)
     buf = _io.StringIO()
     buf.write(f"# format: {FORMAT}\n")
     if wl.name:
@@ -642,7 +954,7 @@ def read_deadline_workload(path: str | os.PathLike) -> DeadlineWorkload:
     p = Path(path)
     if p.suffix.lower() == ".csv":
         return from_csv_text(read_text(p, encoding="utf-8-sig"), name=p.stem)
-    return from_dict(read_json(p), name=p.stem)
+    return from_dict(read_json(p), name=p.stem, base=p.parent)
 
 
 def write_deadline_workload(wl: DeadlineWorkload, path: str | os.PathLike) -> None:
@@ -663,6 +975,6 @@ PROBLEM = register_problem(Problem(
     generator="optsched.generators.deadline:deadline_workload",
     generate_cli="optsched.commands._generate_deadline:register",
     summary="optsched.commands._generate_deadline:summary",
-    default_algorithm="deadline-cpsat",
+    default_algorithm="deadline-cpsat", other_formats=(FORMAT_V2,),
     algorithms={"deadline-cpsat": "optsched.exact.deadline", "deadline-brute": "optsched.exact.deadline"},
 ))

@@ -69,13 +69,17 @@ class OnlineSetup:
 
 def _deadline(wl: DeadlineWorkload, request: str | None) -> OnlineSetup:
     from ..perf.ring import RingPerf
+    from ..perf.table import TablePerf
     from .deadline.metrics import DeadlineMetrics
     from .deadline.run import to_workload
 
+    # a workload with measured throughput rows (format 2, ElasticFlow's traces) gets the table model
+    model = TablePerf if any(j.throughput is not None for j in wl.jobs) else RingPerf
+    best_effort = [j.id for j in wl.jobs if j.best_effort]
     return OnlineSetup("deadline", to_workload(wl, request or "min-feasible"), wl.cluster,
                        {"scheduler": "drs", "mode": "event", "round_s": 300.0},
-                       [DeadlineMetrics({j.id: j.alpha for j in wl.jobs})],
-                       perf_factory=lambda: RingPerf.for_workload(wl))
+                       [DeadlineMetrics({j.id: j.alpha for j in wl.jobs}, best_effort or None)],
+                       perf_factory=lambda: model.for_workload(wl))
 
 
 def _contention(inst: ContentionInstance) -> OnlineSetup:
@@ -96,8 +100,13 @@ def _load(path: str | os.PathLike) -> Any:
     from ..api import load
     from ..generators.workload import csv_kind, resolve_workload
     from ..io import check_format, read_json
+    from ..problems.elasticflow import is_elasticflow_trace
 
     p = Path(path)
+    if is_elasticflow_trace(p):
+        raise InstanceError(f"{p} is an ElasticFlow trace: it needs its throughput folder (read it with "
+                            "optsched.problems.elasticflow.read_elasticflow_trace, or optsched simulate PATH "
+                            "--throughputs DIR)", field="workload")
     if p.suffix.lower() == ".csv":
         if csv_kind(p) in ("pollux", "philly"):
             return resolve_workload(str(p))

@@ -68,6 +68,11 @@ SCHEDULERS: dict[str, str] = {
     "deadline-fifo": "optsched.sim.deadline.baselines:DeadlineFIFO",
     "themis": "optsched.sim.deadline.themis:ThemisFTF",
     "elasticflow": "optsched.sim.deadline.elasticflow:ElasticFlow",
+    "elasticflow-fixed": "optsched.sim.deadline.elasticflow_fixed:ElasticFlowFixed",
+    "elasticflow-noadmit": "optsched.sim.deadline.elasticflow:ElasticFlowNoAdmission",
+    "edf-elastic": "optsched.sim.deadline.elasticflow:EDFElastic",
+    "edf-admission": "optsched.sim.deadline.elasticflow:EDFWithAdmission",
+    "gandiva-ts": "optsched.sim.deadline.elasticflow:GandivaTimeSlicing",
     # paper 004: the repository's round policies and the agent
     "contention-las": "optsched.sim.contention.policies:ContentionLas",
     "contention-srtf": "optsched.sim.contention.policies:ContentionSrtf",
@@ -91,6 +96,8 @@ ADMISSIONS: dict[str, str] = {
     "accept-all": "optsched.sim.policies:AcceptAll",
     "accept-k": "optsched.sim.policies:AcceptK",
     "elasticflow": "optsched.sim.deadline.elasticflow:ElasticFlowAdmission",
+    "elasticflow-fixed": "optsched.sim.deadline.elasticflow_fixed:ElasticFlowFixedAdmission",
+    "edf-admission": "optsched.sim.deadline.elasticflow:EDFAdmission",
 }
 #: performance models (the perf layer knows nothing of the simulator, so their table lives here)
 PERF_MODELS: dict[str, str] = {
@@ -98,6 +105,7 @@ PERF_MODELS: dict[str, str] = {
     "measured": "optsched.perf.measured:MeasuredPerf",
     "mixed": "optsched.perf.mixed:MixedPerf",
     "ring": "optsched.perf.ring:RingPerf",
+    "table": "optsched.perf.table:TablePerf",
     "hetero": "optsched.perf.hetero:HeteroPerf",
 }
 #: the scheduler families (the workload kind and metrics a policy was written for)

@@ -160,8 +160,10 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
         held[s] += k
         need -= k
     if need > 0:
-        for s in sorted(range(len(free)), key=lambda i: (int(free[i]), i)):
-            if s in pl.servers or free[s] <= 0:
+        # nodes by free GPUs ascending, ties by index (a stable sort), the empty ones skipped
+        arr = np.asarray(free)
+        for s in np.flatnonzero(arr > 0)[np.argsort(arr[arr > 0], kind="stable")].tolist():
+            if s in held:
                 continue
             k = min(int(free[s]), need)
             held[s] = held.get(s, 0) + k

@@ -1,50 +1,49 @@
-"""An ElasticFlow-style policy: admission control with guaranteed deadlines, minimum shares, leftovers shared.
+"""ElasticFlow (Gu et al., NSDI '23) as its paper describes it, and the baselines it compares against by its own
+definitions (``docs/algorithms/elasticflow.md``).
 
-ElasticFlow (Gu et al., ASPLOS 2023) takes jobs with a deadline and no GPU count, admits a job only if every
-admitted deadline can still be met, gives each admitted job the fewest GPUs that meet its deadline (its
-*minimum satisfactory share*) and lends the GPUs left over to the jobs that gain most from them, rescaling jobs
-elastically. Its public artifact (pkusys/ElasticFlow, ``scheduler.py``) plans on a profile of future free GPUs
-(``future_free_gpus``), re-plans every admitted job in deadline order at each arrival
-(``estimate_all_jobs``), declines the new job when that fails (``ef_sim_jobs_access_control``), hands free
-GPUs out by marginal GPU-time (``allocate_free_gpus``) and uses power-of-two counts on a buddy allocator. Our
-version keeps the idea and makes the guarantee provable in our model, with these simplifications (also in
-``docs/algorithms/drs.md``):
+ElasticFlow takes jobs with a deadline and no GPU count. Every job's GPU count comes from a *ladder* of allowed
+counts (``gpu_counts`` of a format-2 job, else its throughput row's counts, else the powers of two up to its
+maximum: the paper's buddy allocation), with the performance model's speed at each (worst-case bandwidth:
+across nodes from two GPUs on, as the fixed variant); only counts faster than every smaller one are kept, so a
+non-monotone row never makes a job slower.
 
-* **Reservations.** An admitted job holds a *reservation* (g GPUs on [s, e)) in a profile of reserved GPUs over
-  future time, kept by the admission policy
-  ([`ElasticFlowAdmission.reservations`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.reservations]). A new
-  job (in arrival
-  order) gets the fewest GPUs g for which some start s in {now} U {reservation ends} leaves g GPUs unreserved on
-  [s, s + T_run(g)) and ends by its deadline; counts no faster than a smaller count are skipped. No such g: the
-  job is *declined* (dropped: it never runs, and misses its deadline). Admitted reservations are never re-planned
-  (ElasticFlow re-plans them all in deadline order; fixed reservations keep the proof short, see below).
-* **Worst-case bandwidth.** T_run(g) of a reservation is the performance model's time across nodes for every
-  g >= 2 (B_inter for the ring model: the job may end up split); a placement on one node is only faster (true
-  of the ring and constant models, the ones this guarantee is stated for).
-* **Leftovers.** At each decision the jobs whose reservation has begun get their g GPUs; GPUs left over start
-  admitted jobs before their reservation (earliest deadline first, up to g), then go to running jobs by the
-  largest gain in batches/s per GPU, each step to the next count that is faster (worst-case bandwidth). Lent
-  GPUs are taken back (a job shrinks to its g, or a job running early stops) when a reservation needs them.
-  Any count, not only powers of two.
-* **Guarantee.** Reservations never overlap beyond the cluster's GPUs (admission checks it), so at every
-  instant the reserved jobs get their g GPUs; a job holding more than g runs at least as fast as on g
-  (leftovers only add faster counts), and a job started early has done extra work. So every admitted job
-  finishes by its reservation's end, hence by its deadline, provided moves cost nothing (``migration_s`` and
-  ``restore_s`` of the simulator at 0, the default; a rescaling is a migration to another GPU count, counted
-  in ``migrations``). ``tests/test_deadline_policies.py`` checks it.
+* **Plan** ([`plan_jobs`][optsched.sim.deadline.elasticflow.plan_jobs]): the deadline jobs, in deadline order,
+  each on a profile of the GPUs the earlier ones leave free over future time. A job given *share* g runs, in
+  each interval of the profile, on its fastest ladder count not above min(g, free GPUs); its *minimum
+  satisfactory share* is the smallest g with which its remaining work ends by its deadline (a binary search: the
+  work done grows with g). No such g: the job is *infeasible*. The profile then loses what the job uses, up to
+  its planned end. Allocations change over time: a job may run on 2 GPUs now and 8 once an earlier job ends.
+* **Admission** ([`ElasticFlowAdmission`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission]): at each
+  arrival every admitted job is re-planned *from its remaining work*, with the new job among them; the new job
+  is admitted iff it and every job feasible without it are feasible (otherwise declined: it never runs).
+  Best-effort jobs (no deadline) are always admitted and only get leftovers.
+* **Scheduling** ([`ElasticFlow`][optsched.sim.deadline.elasticflow.ElasticFlow]): at every decision (arrival,
+  completion, the next change of a plan) the plan is made again from the remaining work and each job gets its
+  planned count now; the GPUs left over go, one step at a time, to the job whose next faster ladder count saves
+  the most remaining run time per added GPU (a job holding none first, earliest deadline first), with a heap of
+  each job's next step ([`lend`][optsched.sim.deadline.elasticflow.lend]). Rescaling is ``Decision.migrate``;
+  its stall is the launch mechanism's ([`RescaleOverhead`][optsched.sim.deadline.elasticflow.RescaleOverhead]
+  grows with the GPU count; the default, none, keeps the plan exact).
 
-Jobs admitted by another admission policy (no reservation) are run best effort on leftovers (earliest deadline
-first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="elasticflow"``
-(``optsched.simulate(wl, scheduler="elasticflow")`` does: the policy names its admission).
+Baselines, named apart from paper 003's ``edf`` and ``themis``:
+
+* ``edf-elastic``: elastic, preemptive EDF re-planned at every event: each job in deadline order gets its
+  largest useful ladder count still free (no admission);
+* ``edf-admission``: the same scheduler behind an admission that plans every job that way (share = its largest
+  count) and declines a job that would make a feasible job infeasible;
+* ``elasticflow-noadmit``: ElasticFlow's planning and leftovers with every job admitted (infeasible jobs get
+  leftovers only);
+* ``gandiva-ts``: Gandiva-style time slicing: every job on the GPU count it asked for, round robin in slices
+  of ``quantum_s`` when jobs wait ([`GandivaTimeSlicing`][optsched.sim.deadline.elasticflow.GandivaTimeSlicing]).
 
 ```pycon
 >>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
 >>> from optsched.sim import simulate
->>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 0.5, 3),
-...                                              DeadlineJob("b", "ResNet-50", 0, 0.5, 3),
-...                                              DeadlineJob("c", "ResNet-50", 0, 1.0, 3)))
->>> run = simulate(wl, scheduler="elasticflow")
->>> run.summary["declined"], run.summary["deadlines_met"]
+>>> row = ((1, 1.0), (2, 1.8), (4, 3.0))                  # iterations/s on 1, 2, 4 GPUs
+>>> jobs = [DeadlineJob(i, "m", 0.0, deadline_at_s=d, iterations=300, batch=8, throughput=row)
+...         for i, d in (("a", 200.0), ("b", 320.0), ("c", 90.0))]
+>>> run = simulate(DeadlineWorkload(paper_cluster(1, 4), tuple(jobs)), scheduler="elasticflow")
+>>> run.summary["deadlines_met"], run.summary["declined"]   # c would need 3.3 iterations/s: declined
 (2, 1)
 
 ```
@@ -52,201 +51,492 @@ first, one GPU each, then leftovers). Use ``scheduler="elasticflow", admission="
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from ...problems.deadline import DEADLINE_TOL_S
-from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
+from ..base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import JobTimes, deadline_of, grow, place, shrink
+from .common import deadline_of, hypothetical
+from .elasticflow_fixed import apply_targets
 
-__all__ = ["ElasticFlow", "ElasticFlowAdmission", "Reservation", "reservation_of", "reserve"]
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """``gpus`` GPUs reserved for a job on [``start_s``, ``end_s``)."""
-
-    gpus: int
-    start_s: float
-    end_s: float
+__all__ = ["EDFAdmission", "EDFElastic", "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowNoAdmission",
+           "GandivaTimeSlicing", "Ladder", "RescaleOverhead", "lend", "plan_jobs"]
 
 
-def _worst_time(jt: JobTimes, g: int) -> float:
-    return jt.run_time_s(g, cross=g > 1)
-
-
-def _peak(profile: Sequence[Reservation], a: float, b: float) -> int:
-    """Most GPUs reserved at any instant of [a, b)."""
-    points = [a] + [r.start_s for r in profile if a < r.start_s < b]
-    return max((sum(r.gpus for r in profile if r.start_s <= t < r.end_s) for t in points), default=0)
-
-
-def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reservation],
-            total_gpus: int) -> Reservation | None:
-    """The fewest GPUs (and, for them, the earliest start in {now} U {ends of reservations}) with which the job
-    fits beside ``profile`` and ends by ``deadline_s`` at worst-case bandwidth; None if there is none.
+class Ladder:
+    """A job's useful GPU counts (ascending, each faster than every smaller one) and their speeds (units of work
+    per second).
 
     ```pycon
-    >>> jt = JobTimes(lambda n, cross: 1.0 / n, 100.0)     # 100 s on one GPU, perfect scaling
-    >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4)     # 2 GPUs free now: enough
-    Reservation(gpus=2, start_s=0.0, end_s=50.0)
-    >>> reserve(jt, 60.0, 0.0, [Reservation(3, 0.0, 30.0)], 4)     # 1 free now: 4 GPUs from t = 30
-    Reservation(gpus=4, start_s=30.0, end_s=55.0)
-    >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4) is None
-    True
+    >>> lad = Ladder.of_speeds({1: 1.0, 2: 1.8, 4: 1.5, 8: 2.5})   # 4 GPUs slower than 2: dropped
+    >>> lad.counts, lad.best_upto(5), lad.best_upto(0)
+    ([1, 2, 8], 1, -1)
 
     ```
     """
-    starts = sorted({now, *(r.end_s for r in profile if r.end_s > now)})
-    fastest = 0.0
-    for g in range(1, min(total_gpus, jt.max_gpus) + 1):
-        dur = _worst_time(jt, g)
-        speed = 1.0 / dur if dur > 0 else math.inf
-        if speed <= fastest:
-            continue  # no faster than a smaller count: it cannot meet a deadline the smaller one missed
-        fastest = speed
-        for s in starts:
-            if s + dur > deadline_s:
-                break
-            if _peak(profile, s, s + dur) + g <= total_gpus:
-                return Reservation(g, s, s + dur)
-    return None
+
+    __slots__ = ("counts", "speeds")
+
+    def __init__(self, counts: list[int], speeds: list[float]):
+        self.counts, self.speeds = counts, speeds
+
+    @classmethod
+    def of_speeds(cls, speed: dict[int, float]) -> Ladder:
+        counts: list[int] = []
+        speeds: list[float] = []
+        for n in sorted(speed):
+            s = speed[n]
+            if s > 0 and (not speeds or s > speeds[-1]):
+                counts.append(n)
+                speeds.append(s)
+        return cls(counts, speeds)
+
+    def best_upto(self, cap: int) -> int:
+        """Index of the fastest count not above ``cap`` (-1: none)."""
+        return bisect.bisect_right(self.counts, cap) - 1
+
+    def speed_at(self, i: int) -> float:
+        return 0.0 if i < 0 else self.speeds[i]
 
 
-def reservation_of(job: Job, view: SimView) -> Reservation | None:
-    """The reservation the run's admission policy (``view.admission``) holds for ``job``, if any."""
-    return getattr(view.admission, "reservations", {}).get(job.id)
+def allowed_counts(job: Job, total: int) -> list[int]:
+    """The counts a job may take (module docstring), at most ``total``."""
+    spec = job.spec
+    given = getattr(spec, "gpu_counts", None)
+    row = getattr(spec, "throughput", None)
+    cap = min(total, int(getattr(spec, "max_gpus", None) or total))
+    if given:
+        counts = [c for c in given if c <= cap]
+    elif row:
+        counts = [n for n, _ in row if n <= total]
+    else:
+        counts = []
+        c = 1
+        while c <= cap:
+            counts.append(c)
+            c *= 2
+    return counts
 
 
+def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
+    """The job's [`Ladder`][optsched.sim.deadline.elasticflow.Ladder] under the run's performance model (cached by
+    job id: speeds do not depend on the work left)."""
+    lad = cache.get(job.id)
+    if lad is None:
+        perf = view.perf
+        counts = allowed_counts(job, view.cluster.total_gpus)
+        lad = cache[job.id] = Ladder.of_speeds({n: 1.0 / perf.alone_time_s(job, hypothetical(n, n > 1))
+                                                for n in counts})
+    return lad
+
+
+# -- the plan ----------------------------------------------------------------------------------------------------
+def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list[int],
+            limit: float = math.inf) -> float:
+    """When ``work`` ends with share index ``share`` on the profile (inf: never, or not by ``limit``)."""
+    counts, speeds = lad.counts, lad.speeds
+    cap, top = counts[share], speeds[share]
+    bisect_right = bisect.bisect_right
+    n = len(times)
+    for k in range(n):
+        t0 = times[k]
+        if t0 > limit:
+            break
+        f = free[k]
+        if f >= cap:
+            s = top
+        else:
+            i = bisect_right(counts, f) - 1
+            s = speeds[i] if i >= 0 else 0.0
+        if s > 0:
+            end = times[k + 1] if k + 1 < n else math.inf
+            t = t0 + work / s
+            if t <= end:
+                return t
+            work -= s * (end - t0)
+    return math.inf
+
+
+def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list[int]) -> tuple[int, float]:
+    """Remove the job's use from the profile up to ``finish`` (in place); returns (its count now, the time its
+    count first changes)."""
+    if finish < math.inf:
+        k = bisect.bisect_right(times, finish) - 1
+        if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
+            times.insert(k + 1, finish)
+            free.insert(k + 1, free[k])
+    counts = lad.counts
+    cap = counts[share]
+    now_count, change = -1, math.inf
+    for k in range(len(times)):
+        if times[k] >= finish:
+            if change == math.inf and now_count > 0:
+                change = times[k]
+            break
+        f = free[k]
+        if f >= cap:
+            c = cap
+        else:
+            i = bisect.bisect_right(counts, f) - 1
+            c = counts[i] if i >= 0 else 0
+        if now_count < 0:
+            now_count = c
+        elif c != now_count and change == math.inf:
+            change = times[k]
+        free[k] -= c
+    return max(now_count, 0), change
+
+
+def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, total: int, share: str = "min"
+              ) -> tuple[dict[Any, tuple[int, float]], list[Any]]:
+    """Plan ``(key, ladder, remaining work, deadline)`` jobs, in the order given (deadline order), on ``total``
+    GPUs from ``now`` (module docstring). ``share``: ``"min"`` (the minimum satisfactory share, ElasticFlow) or
+    ``"max"`` (the largest count, EDF's plan). Returns {key: (GPUs now, time that count first changes)} for the
+    feasible jobs and the keys of the infeasible ones (they take nothing from the profile).
+
+    ```pycon
+    >>> lin = Ladder([1, 2, 4], [1.0, 2.0, 4.0])          # perfect scaling
+    >>> plan_jobs([("a", lin, 200.0, 100.0), ("b", lin, 300.0, 125.0), ("c", lin, 100.0, 30.0)], 0.0, 4)
+    ({'a': (2, 100.0), 'b': (2, 100.0)}, ['c'])
+
+    ```
+    """
+    times, free = [now], [total]
+    plans: dict[Any, tuple[int, float]] = {}
+    failed: list[Any] = []
+    for key, lad, work, deadline in jobs:
+        if not lad.counts:
+            failed.append(key)
+            continue
+        limit = deadline + DEADLINE_TOL_S
+        if share == "max":
+            best = len(lad.counts) - 1
+            fin = _finish(lad, best, work, times, free, limit)
+            ok = fin <= limit
+        else:
+            # the smallest share that still ends by the deadline: the smallest count often does (one call),
+            # else the largest must, then a binary search between them
+            lo, hi = 1, len(lad.counts) - 1
+            best, fin = 0, _finish(lad, 0, work, times, free, limit)
+            ok = fin <= limit
+            if not ok and hi > 0:
+                best, fin = hi, _finish(lad, hi, work, times, free, limit)
+                ok = fin <= limit
+            else:
+                lo = hi
+            while ok and lo < hi:
+                mid = (lo + hi) // 2
+                f = _finish(lad, mid, work, times, free, limit)
+                if f <= limit:
+                    hi, best, fin = mid, mid, f
+                else:
+                    lo = mid + 1
+        if not ok:
+            failed.append(key)
+            continue
+        plans[key] = _take(lad, best, fin, times, free)
+    return plans, failed
+
+
+def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spare: int) -> int:
+    """Lend ``spare`` GPUs to ``(key, ladder, remaining work)`` jobs holding ``target[key]`` GPUs (a ladder count
+    or 0): step by step, the job whose next ladder count saves the most remaining run time per added GPU gets it
+    (a job holding none saves an unbounded time: those come first, in the order given); a step that no longer
+    fits is dropped. A heap of each job's next step, O((jobs + steps) log jobs). Updates ``target``; returns the
+    GPUs left. Below: b starts (1 GPU), a goes to 2 (saves 50 s), b to 2 (saves 17 s); a's next step (2 more
+    GPUs) does not fit the one left.
+
+    ```pycon
+    >>> a, b = Ladder([1, 2, 4], [1.0, 2.0, 4.0]), Ladder([1, 2], [1.0, 1.2])
+    >>> target = {"a": 1, "b": 0}
+    >>> lend([("a", a, 100.0), ("b", b, 100.0)], target, 4), target
+    (1, {'a': 2, 'b': 2})
+
+    ```
+    """
+    heap: list[tuple[float, int, int]] = []
+
+    def step(i: int, lad: Ladder, work: float, g: int) -> None:
+        k = lad.best_upto(g) + 1
+        if k < len(lad.counts) and lad.counts[k] - g <= spare:
+            t_now = math.inf if g <= 0 else work / lad.speeds[k - 1]
+            gain = (t_now - work / lad.speeds[k]) / (lad.counts[k] - g)
+            heapq.heappush(heap, (-gain, i, k))
+
+    for i, (key, lad, work) in enumerate(jobs):
+        step(i, lad, work, target[key])
+    while spare > 0 and heap:
+        _, i, k = heapq.heappop(heap)
+        key, lad, work = jobs[i]
+        add = lad.counts[k] - target[key]
+        if add > spare:
+            continue  # it never fits again: the GPUs left only decrease
+        spare -= add
+        target[key] = lad.counts[k]
+        step(i, lad, work, target[key])
+    return spare
+
+
+def _deadline_order(view: SimView) -> list[Job]:
+    return sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
+
+
+def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
+    """The running jobs a rounding error from their end, with their GPUs: they keep them until they complete
+    (stopping one would leave a few ulps of work waiting for GPUs, perhaps for hours)."""
+    return {j: j.held_gpus for j in jobs if j.status == RUNNING and j.finish_time() <= now + DEADLINE_TOL_S}
+
+
+# -- admission -----------------------------------------------------------------------------------------------------
 class ElasticFlowAdmission(AdmissionPolicy):
-    """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
-    ([`reserve`][optsched.sim.deadline.elasticflow.reserve]); declined jobs are dropped (listed in
-    [`declined`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.declined], never run). The reservations are
-    its own state ([`reservations`][optsched.sim.deadline.elasticflow.ElasticFlowAdmission.reservations], job id ->
-    [`Reservation`][optsched.sim.deadline.elasticflow.Reservation]), which the scheduler reads through
-    ``view.admission``."""
+    """ElasticFlow's admission control (module docstring): a new job is admitted iff re-planning every admitted
+    job from its remaining work, with the new one, keeps it and every job feasible without it feasible; declined
+    jobs are dropped (listed in ``declined``). ``share``: ``"min"`` (minimum satisfactory shares) or ``"max"``
+    (each job on its largest count: EDF with admission control)."""
 
     name = "elasticflow"
 
-    def __init__(self) -> None:
+    def __init__(self, share: str = "min") -> None:
+        if share not in ("min", "max"):
+            from ...errors import InstanceError
+
+            raise InstanceError(f"must be 'min' or 'max', got {share!r}", field="share")
+        self.share = share
         self.declined: list[str] = []
-        self.reservations: dict[str, Reservation] = {}
+        self._ladders: dict[str, Ladder] = {}
+        # (time, job ids in deadline order, their plan) of the last admission: read by ElasticFlow's scheduler
+        self.last_plan: tuple[float, list[str], dict[str, tuple[int, float]]] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
-        now = view.now
-        total = view.cluster.total_gpus
-        profile = [r for j in view.jobs.active.values()
-                   if (r := self.reservations.get(j.id)) is not None and r.end_s > now]
+        now, total = view.now, view.cluster.total_gpus
+        cache = self._ladders
+        admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
+                          key=lambda x: (deadline_of(x), x.arrival_s, x.index))
         out = []
+        last: tuple[list[Job], dict] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
-            r = reserve(JobTimes.of(j, view.perf, now), deadline_of(j), now, profile, total)
-            if r is None:
-                self.declined.append(j.id)
+            if not math.isfinite(deadline_of(j)):
+                out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            self.reservations[j.id] = r
-            profile.append(r)
-            out.append(j)
+            trial = sorted([*admitted, j], key=lambda x: (deadline_of(x), x.arrival_s, x.index))
+            plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
+            ok = j.id in plans
+            if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
+                before, _ = plan_jobs(self._entries(admitted, view), now, total, self.share)
+                ok = set(before) <= set(plans)
+            if ok:
+                admitted = trial
+                last = (trial, plans)
+                out.append(j)
+            else:
+                self.declined.append(j.id)
+                cache.pop(j.id, None)
+        # the scheduler deciding at this instant plans the same jobs from the same remaining work: it may reuse this
+        self.last_plan = (now, [x.id for x in last[0]], last[1]) if last is not None else None
         return out
 
+    def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
+        now = view.now
+        return [(j.id, ladder_of(j, view, self._ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
 
+
+class EDFAdmission(ElasticFlowAdmission):
+    """EDF with admission control (ElasticFlow's baseline): the plan gives each job its largest count."""
+
+    name = "edf-admission"
+
+    def __init__(self, share: str = "max") -> None:
+        super().__init__(share)
+
+
+# -- schedulers ----------------------------------------------------------------------------------------------------
 class ElasticFlow(SchedulerPlacer):
-    """ElasticFlow-style scheduling: admitted jobs get their reserved GPUs, leftovers go to the jobs that gain
-    most (module docstring; use with admission ``elasticflow``); rescaling through ``Decision.migrate``."""
+    """ElasticFlow's scheduling (module docstring): re-plan every job from its remaining work at each decision,
+    the planned counts now, leftovers by the largest run time saved per GPU; use with admission ``elasticflow``
+    (the default through the door)."""
 
     name = "elasticflow"
     elastic = True
     family = "deadline"
-    default_admission = "elasticflow"  # the door pairs it with its admission unless the user names another
+    default_admission = "elasticflow"
 
     def __init__(self) -> None:
         self._wake = math.inf
+        self._ladders: dict[str, Ladder] = {}
 
     def targets(self, view: SimView) -> dict[Job, int]:
         """The GPU count every active job should hold now."""
-        now = view.now
-        total = view.cluster.total_gpus
-        active = sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
-        target: dict[Job, int] = {}
-        wake = math.inf
-        # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
-        # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
-        # reservation that starts now would make it finish a whole run later and miss its deadline
-        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j, view)) is not None
-                   and now >= r.end_s and j.finish_time() <= now + DEADLINE_TOL_S}
-        held = sum(j.held_gpus for j in overrun)
-        for j in overrun:
-            target[j] = j.held_gpus
-            wake = min(wake, j.finish_time())
-        for j in active:
-            if j in overrun:
-                continue
-            r = reservation_of(j, view)
-            if r is not None and r.start_s <= now < r.end_s and held + r.gpus <= total:
-                target[j] = r.gpus
-                held += r.gpus
-            else:
-                target[j] = 0
-                if r is not None and now < r.start_s:
-                    wake = min(wake, r.start_s)
-        spare = total - held
-        # early starts (and a job a few ulps past its reservation's end), earliest deadline first
-        for j in active:
-            if spare <= 0:
-                break
-            if target[j] == 0:
-                r = reservation_of(j, view)
-                give = min(r.gpus if r is not None else 1, spare)
-                target[j] = give
-                spare -= give
-        times = {j: JobTimes.of(j, view.perf, now) for j in active if target[j] > 0}
-        while spare > 0:  # leftovers: the largest gain in batches/s per GPU, to the next faster count
-            best = None
-            for j, jt in times.items():
-                g = target[j]
-                base = jt.speed(g, cross=g > 1)
-                for g2 in range(g + 1, min(g + spare, jt.max_gpus) + 1):
-                    s2 = jt.speed(g2, cross=True)
-                    if s2 > base:
-                        gain = (s2 - base) / (g2 - g)
-                        if best is None or gain > best[0]:
-                            best = (gain, j, g2)
-                        break
-            if best is None:
-                break
-            _, j, g2 = best
-            spare -= g2 - target[j]
-            target[j] = g2
-        self._wake = wake
+        now, total = view.now, view.cluster.total_gpus
+        order = _deadline_order(view)
+        ending = _ending(order, now)
+        total -= sum(ending.values())
+        entries = [(j, ladder_of(j, view, self._ladders), j.remaining_iterations(now)) for j in order
+                   if j not in ending]
+        planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
+        memo = getattr(view.admission, "last_plan", None) if not ending else None
+        if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
+                and memo[1] == [j.id for j, *_ in planned]):
+            by_id = memo[2]
+            plans = {j: by_id[j.id] for j, *_ in planned if j.id in by_id}
+        else:
+            plans, _ = plan_jobs(planned, now, total)
+        target = {j: plans[j][0] if j in plans else 0 for j, *_ in entries}
+        self._wake = min((p[1] for p in plans.values()), default=math.inf)
+        lend(entries, target, total - sum(target.values()))
+        target.update(ending)
         return target
 
     def decide(self, view: SimView) -> Decision:
-        target = self.targets(view)
-        b = DecisionBuilder(view, elastic=True)
-        running = [j for j in target if j.status == RUNNING]
-        for j in running:  # shrink or stop first: their GPUs go back to the pool
-            pl = j.placement
-            assert pl is not None
-            if target[j] == 0:
-                b.preempt(j)
-            elif target[j] < pl.gpus:
-                b.migrate(j, Placement.of(shrink(pl, target[j])))
-        for j in sorted(running, key=lambda j: -target[j]):
-            pl = j.placement
-            assert pl is not None
-            if target[j] > pl.gpus:
-                new_g = grow(pl, target[j], b.free)
-                if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
-                    continue
-                b.migrate(j, Placement.of(new_g))
-        for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
-                        key=lambda j: (-target[j], deadline_of(j), j.index)):
-            got = place(b.free, target[j])
-            if got is None:  # pragma: no cover
+        return apply_targets(view, self.targets(view))
+
+    def next_wakeup(self, now: float) -> float:
+        return self._wake if self._wake > now else math.inf
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self._ladders.pop(job.id, None)
+
+
+class ElasticFlowNoAdmission(ElasticFlow):
+    """ElasticFlow without admission control: every job is admitted; an infeasible job gets leftovers only."""
+
+    name = "elasticflow-noadmit"
+    default_admission = "accept-all"
+
+
+class EDFElastic(SchedulerPlacer):
+    """ElasticFlow's EDF baseline: elastic and preemptive, re-planned at every event; each job in deadline order
+    gets its largest useful count still free. Not paper 003's ``edf`` (one job on the whole cluster)."""
+
+    name = "edf-elastic"
+    elastic = True
+    family = "deadline"
+
+    def __init__(self) -> None:
+        self._ladders: dict[str, Ladder] = {}
+
+    def decide(self, view: SimView) -> Decision:
+        order = _deadline_order(view)
+        target = _ending(order, view.now)
+        free = view.cluster.total_gpus - sum(target.values())
+        for j in order:
+            if j in target:
                 continue
-            b.launch(j, Placement.of(got))
+            lad = ladder_of(j, view, self._ladders)
+            i = lad.best_upto(free)
+            target[j] = lad.counts[i] if i >= 0 else 0
+            free -= target[j]
+        return apply_targets(view, target)
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self._ladders.pop(job.id, None)
+
+
+class EDFWithAdmission(EDFElastic):
+    """EDF with admission control (ElasticFlow's baseline): ``edf-elastic`` behind admission ``edf-admission``."""
+
+    name = "edf-admission"
+    default_admission = "edf-admission"
+
+
+class GandivaTimeSlicing(SchedulerPlacer):
+    """Gandiva-style time slicing: each job runs on the GPU count it asked for (``job.gpus``); when jobs wait, a
+    job that has run for ``quantum_s`` since it last started yields to the jobs that waited longest (round robin,
+    suspend-resume). Order: a running job within its slice first, then by the time the job joined the queue (its
+    arrival, its last preemption, or for a running job the end of its slice), then deadline; a job that does not
+    fit is skipped (backfilling)."""
+
+    name = "gandiva-ts"
+    elastic = False
+    family = "deadline"
+
+    def __init__(self, quantum_s: float = 60.0) -> None:
+        if not (quantum_s > 0 and math.isfinite(quantum_s)):
+            from ...errors import InstanceError
+
+            raise InstanceError(f"must be a positive number of seconds, got {quantum_s!r}", field="quantum_s")
+        self.quantum_s = float(quantum_s)
+        self._since: dict[str, float] = {}  # job id -> when it last started (running) or became ready (waiting)
+        self._wake = math.inf
+
+    def decide(self, view: SimView) -> Decision:
+        from ..base import DecisionBuilder
+        from .common import place
+
+        now, q = view.now, self.quantum_s
+        since = self._since
+        active = list(view.jobs.active.values())
+        for j in active:
+            since.setdefault(j.id, j.arrival_s)
+        waiting = any(j.status == QUEUED for j in active)
+
+        def key(j: Job) -> tuple:
+            if j.status == RUNNING:
+                if not waiting or now - since[j.id] < q - DEADLINE_TOL_S:
+                    return (0, since[j.id], deadline_of(j), j.index)  # within its slice
+                return (1, since[j.id] + q, deadline_of(j), j.index)  # back in the queue at its slice's end
+            return (1, since[j.id], deadline_of(j), j.index)
+
+        free = view.cluster.total_gpus
+        keep: list[Job] = []
+        for j in sorted(active, key=key):
+            if j.gpus <= free:
+                keep.append(j)
+                free -= j.gpus
+        kept = set(keep)
+        b = DecisionBuilder(view)
+        wake = math.inf
+        for j in active:
+            if j.status == RUNNING and j not in kept:
+                b.preempt(j)
+                since[j.id] = now
+        for j in keep:
+            if j.status == QUEUED:
+                pl = place(b.free, j.gpus)
+                if pl is None:  # fragmented: wait for the next decision
+                    continue
+                b.launch(j, Placement.of(pl))
+                since[j.id] = now
+                wake = min(wake, now + q)
+            else:
+                wake = min(wake, since[j.id] + q)
+        self._wake = wake
         return b.build()
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self._since.pop(job.id, None)
+
+
+class RescaleOverhead(LaunchMechanism):
+    """A launch mechanism whose rescaling stall grows with the GPU count, as ElasticFlow measures it: a move
+    (``Decision.migrate``, an elastic rescaling) stalls ``migration_s + migration_per_gpu_s`` x the larger of the
+    old and new GPU counts. The defaults (0) charge nothing.
+
+    ```pycon
+    >>> from optsched.sim.state import Placement
+    >>> RescaleOverhead(migration_s=2.0, migration_per_gpu_s=0.5).migration_stall_s(
+    ...     None, Placement.of({0: 2}), Placement.of({0: 4, 1: 4}), 0.0)
+    6.0
+
+    ```
+    """
+
+    name = "rescale-overhead"
+
+    def __init__(self, restore_s: float = 0.0, checkpoint_s: float = 0.0, start_s: float = 0.0,
+                 migration_s: float = 0.0, migration_per_gpu_s: float = 0.0):
+        super().__init__(restore_s, checkpoint_s, start_s, migration_s)
+        if isinstance(migration_per_gpu_s, bool) or not (0 <= migration_per_gpu_s < math.inf):
+            from ...errors import InstanceError
+
+            raise InstanceError(f"must be a finite number >= 0, got {migration_per_gpu_s!r}",
+                                field="migration_per_gpu_s")
+        self.migration_per_gpu_s = float(migration_per_gpu_s)
+
+    def migration_stall_s(self, job: Job, old: Placement, new: Placement, now: float) -> float:
+        return self.migration_s + self.migration_per_gpu_s * max(old.gpus, new.gpus)

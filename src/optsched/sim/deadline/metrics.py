@@ -1,7 +1,10 @@
 """Deadline metrics of a simulation run (paper 003, section 4) and their plots.
 
-* R_trace (eq. 13) = deadlines met / jobs, over every job of the trace (a declined or unfinished job misses);
-  also weighted by 1/alpha (``r_trace_urgency``);
+* R_trace (eq. 13) = deadlines met / jobs, over every job of the trace with a deadline (a declined or
+  unfinished job misses); also weighted by 1/alpha (``r_trace_urgency``). Best-effort jobs (format 2, no
+  deadline) are left out of both, as ElasticFlow counts them, and reported apart: ``best_effort_jobs``,
+  ``best_effort_finished``, ``best_effort_avg_completion_s`` (in the summary too) and a ``best_effort`` column
+  of the per-job table, present when the workload has such jobs;
 * average wait T_wait = mean(T_start - T_arr) and average completion T_comp = mean(T_end - T_arr), over the jobs
   that started / finished (the paper divides by M: all its jobs run; ours differ only for declined jobs);
 * utilisation: time-weighted busy GPUs / GPUs over [first arrival, end of the run], and its series over time
@@ -25,7 +28,7 @@ Numbers are our simulator's. Plot functions take and return a matplotlib ``Axes`
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -41,6 +44,8 @@ __all__ = ["DeadlineMetrics", "deadline_metrics", "met_mask", "plot_metric_vs", 
 #: another meaning: ``jobs``, ``preemptions``, ``makespan_s``, ...; all are in ``custom["deadline"]``)
 SUMMARY_KEYS = ("deadlines_met", "r_trace", "r_trace_urgency", "avg_wait_s", "avg_completion_s", "declined",
                 "unfinished")
+#: added to the summary when the workload has best-effort jobs
+BEST_EFFORT_KEYS = ("best_effort_jobs", "best_effort_finished", "best_effort_avg_completion_s")
 
 
 def met_mask(jobs: pd.DataFrame) -> np.ndarray:
@@ -52,11 +57,14 @@ def met_mask(jobs: pd.DataFrame) -> np.ndarray:
 
 
 def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = None,
-                     declined: int | None = None) -> dict[str, Any]:
+                     declined: int | None = None, best_effort: Iterable[str] | None = None) -> dict[str, Any]:
     """The deadline metrics of one run (module docstring). ``alphas`` (job id -> alpha) enables the
     urgency-weighted ratio; taken from the jobs' specs when absent. ``declined`` overrides the count of jobs
-    never admitted."""
-    df = result.jobs
+    never admitted. ``best_effort``: ids of the jobs without a deadline (left out of the ratios)."""
+    full = result.jobs
+    be_ids = set(best_effort or ())
+    be = full["id"].isin(be_ids).to_numpy() if be_ids else np.zeros(len(full), dtype=bool)
+    df = full[~be] if be_ids else full
     n = len(df)
     met = met_mask(df)
     if alphas is None:
@@ -68,7 +76,7 @@ def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = Non
     comp = (df["completion_s"] - df["arrival_s"])[finished]
     s = result.summary
     n_declined = int(df["admitted_s"].isna().sum()) if declined is None else int(declined)
-    return {
+    out = {
         "jobs": int(n),
         "deadlines_met": int(met.sum()),
         "r_trace": float(met.mean()) if n else math.nan,
@@ -82,6 +90,13 @@ def deadline_metrics(result: SimResult, alphas: Mapping[str, float] | None = Non
         "unfinished": int((~finished).sum()) - n_declined,
         "makespan_s": float(df["completion_s"].max() - df["arrival_s"].min()) if finished.any() else math.nan,
     }
+    if be_ids:
+        b = full[be]
+        done = b["completion_s"].notna()
+        out.update({"best_effort_jobs": int(len(b)), "best_effort_finished": int(done.sum()),
+                    "best_effort_avg_completion_s": float((b["completion_s"] - b["arrival_s"])[done].mean())
+                    if done.any() else math.nan})
+    return out
 
 
 class DeadlineMetrics(MetricCollector):
@@ -92,13 +107,17 @@ class DeadlineMetrics(MetricCollector):
 
     name = "deadline"
 
-    def __init__(self, alphas: Mapping[str, float] | None = None):
+    def __init__(self, alphas: Mapping[str, float] | None = None, best_effort: Iterable[str] | None = None):
         self.alphas = dict(alphas) if alphas is not None else None
+        self.best_effort = list(best_effort) if best_effort is not None else None
 
     def finish(self, result: SimResult) -> None:
-        m = deadline_metrics(result, self.alphas)
+        m = deadline_metrics(result, self.alphas, best_effort=self.best_effort)
         result.custom["deadline"] = m
         result.summary.update({k: m[k] for k in SUMMARY_KEYS})
+        if self.best_effort:
+            result.summary.update({k: m[k] for k in BEST_EFFORT_KEYS})
+            result.jobs["best_effort"] = result.jobs["id"].isin(set(self.best_effort))
 
 
 def utilisation_series(result: SimResult, bin_s: float = 3600.0, end_s: float | None = None) -> pd.DataFrame:

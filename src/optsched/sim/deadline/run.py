@@ -9,7 +9,8 @@
   reads it) and a GPU *request* for the policies that do not choose counts (LAS, Tiresias):
   ``request="min-feasible"`` (default) asks for the fewest GPUs that meet the deadline if the job started at
   its arrival on an empty cluster (one node when the count fits one, the count with the shortest run time if
-  none does), ``"one"`` for one GPU.
+  none does; the count the job asked for, ``gpus``, when it has one), ``"one"`` for one GPU. A best-effort job
+  has no deadline.
 
 Through the door a deadline workload runs in event mode by default (a decision at every arrival and completion,
 as the paper's scheduler), with the ring model of its cluster, DRS unless another scheduler is named (the
@@ -50,6 +51,8 @@ def request_gpus(wl: DeadlineWorkload, job: DeadlineJob, rule: str = "min-feasib
     """
     if rule == "one":
         return 1
+    if job.gpus is not None and rule == "min-feasible":
+        return min(job.gpus, wl.total_gpus)  # the count the user asked for (format 2, ElasticFlow's num_gpu)
     if rule != "min-feasible":
         raise InstanceError(f"must be 'min-feasible' or 'one', got {rule!r}", field="request")
     big = max(wl.capacities)
@@ -66,5 +69,6 @@ def request_gpus(wl: DeadlineWorkload, job: DeadlineJob, rule: str = "min-feasib
 def to_workload(wl: DeadlineWorkload, request: str = "min-feasible") -> Workload:
     """The simulator's workload of a deadline workload (module docstring)."""
     jobs = tuple(WorkloadJob(j.id, j.arrival_s, request_gpus(wl, j, request), j.work_batches, j.t_cal,
-                             model=j.model, deadline_s=j.deadline_s, spec=j) for j in wl.jobs)
+                             model=j.model, deadline_s=None if j.best_effort else j.deadline_s, spec=j)
+                 for j in wl.jobs)
     return Workload(jobs, wl.name, wl.seed, {**wl.meta, "problem": "deadline", "request": request})

@@ -1,0 +1,301 @@
+"""The fixed-reservation ElasticFlow-style policy (``elasticflow-fixed``): admission control with guaranteed
+deadlines, one reservation per job, leftovers shared. ElasticFlow as its paper describes it (re-planning every
+admitted job at each arrival) is ``elasticflow`` ([`.elasticflow`][optsched.sim.deadline.elasticflow]).
+
+ElasticFlow (Gu et al., ASPLOS 2023) takes jobs with a deadline and no GPU count, admits a job only if every
+admitted deadline can still be met, gives each admitted job the fewest GPUs that meet its deadline (its
+*minimum satisfactory share*) and lends the GPUs left over to the jobs that gain most from them, rescaling jobs
+elastically. Its public artifact (pkusys/ElasticFlow, ``scheduler.py``) plans on a profile of future free GPUs
+(``future_free_gpus``), re-plans every admitted job in deadline order at each arrival
+(``estimate_all_jobs``), declines the new job when that fails (``ef_sim_jobs_access_control``), hands free
+GPUs out by marginal GPU-time (``allocate_free_gpus``) and uses power-of-two counts on a buddy allocator. Our
+version keeps the idea and makes the guarantee provable in our model, with these simplifications (also in
+``docs/algorithms/drs.md``):
+
+* **Reservations.** An admitted job holds a *reservation* (g GPUs on [s, e)) in a profile of reserved GPUs over
+  future time, kept by the admission policy
+  ([`ElasticFlowFixedAdmission.reservations`][optsched.sim.deadline.elasticflow_fixed.ElasticFlowFixedAdmission.reservations]).
+  A new job (in arrival order) gets the fewest GPUs g for which some start s in {now} U {reservation ends}
+  leaves g GPUs unreserved on [s, s + T_run(g)) and ends by its deadline; counts no faster than a smaller
+  count are skipped. No such g: the job is *declined* (dropped: it never runs, and misses its deadline).
+  Admitted reservations are never re-planned (ElasticFlow re-plans them all in deadline order: ``elasticflow``;
+  fixed reservations keep the proof short, see below).
+* **Worst-case bandwidth.** T_run(g) of a reservation is the performance model's time across nodes for every
+  g >= 2 (B_inter for the ring model: the job may end up split); a placement on one node is only faster (true
+  of the ring and constant models, the ones this guarantee is stated for).
+* **Leftovers.** At each decision the jobs whose reservation has begun get their g GPUs; GPUs left over start
+  admitted jobs before their reservation (earliest deadline first, up to g), then go to running jobs by the
+  largest gain in batches/s per GPU, each step to the next count that is faster (worst-case bandwidth). Lent
+  GPUs are taken back (a job shrinks to its g, or a job running early stops) when a reservation needs them.
+  Any count, not only powers of two.
+* **Guarantee.** Reservations never overlap beyond the cluster's GPUs (admission checks it), so at every
+  instant the reserved jobs get their g GPUs; a job holding more than g runs at least as fast as on g
+  (leftovers only add faster counts), and a job started early has done extra work. So every admitted job
+  finishes by its reservation's end, hence by its deadline, provided moves cost nothing (``migration_s`` and
+  ``restore_s`` of the simulator at 0, the default; a rescaling is a migration to another GPU count, counted
+  in ``migrations``). ``tests/test_deadline_policies.py`` checks it.
+
+Jobs admitted by another admission policy (no reservation) are run best effort on leftovers (earliest deadline
+first, one GPU each, then leftovers). Use ``scheduler="elasticflow-fixed", admission="elasticflow-fixed"``
+(``optsched.simulate(wl, scheduler="elasticflow-fixed")`` does: the policy names its admission).
+
+```pycon
+>>> from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
+>>> from optsched.sim import simulate
+>>> wl = DeadlineWorkload(paper_cluster(1, 2), (DeadlineJob("a", "ResNet-50", 0, 0.5, 3),
+...                                              DeadlineJob("b", "ResNet-50", 0, 0.5, 3),
+...                                              DeadlineJob("c", "ResNet-50", 0, 1.0, 3)))
+>>> run = simulate(wl, scheduler="elasticflow-fixed")
+>>> run.summary["declined"], run.summary["deadlines_met"]
+(2, 1)
+
+```
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ...problems.deadline import DEADLINE_TOL_S
+from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
+from ..state import QUEUED, RUNNING, Job, Placement, SimView
+from .common import JobTimes, deadline_of, grow, place, shrink
+
+__all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
+           "reservation_of", "reserve"]
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """``gpus`` GPUs reserved for a job on [``start_s``, ``end_s``)."""
+
+    gpus: int
+    start_s: float
+    end_s: float
+
+
+def _worst_time(jt: JobTimes, g: int) -> float:
+    return jt.run_time_s(g, cross=g > 1)
+
+
+def _peak(profile: Sequence[Reservation], a: float, b: float) -> int:
+    """Most GPUs reserved at any instant of [a, b)."""
+    points = [a] + [r.start_s for r in profile if a < r.start_s < b]
+    return max((sum(r.gpus for r in profile if r.start_s <= t < r.end_s) for t in points), default=0)
+
+
+def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reservation],
+            total_gpus: int) -> Reservation | None:
+    """The fewest GPUs (and, for them, the earliest start in {now} U {ends of reservations}) with which the job
+    fits beside ``profile`` and ends by ``deadline_s`` at worst-case bandwidth; None if there is none.
+
+    ```pycon
+    >>> jt = JobTimes(lambda n, cross: 1.0 / n, 100.0)     # 100 s on one GPU, perfect scaling
+    >>> reserve(jt, 60.0, 0.0, [Reservation(2, 0.0, 30.0)], 4)     # 2 GPUs free now: enough
+    Reservation(gpus=2, start_s=0.0, end_s=50.0)
+    >>> reserve(jt, 60.0, 0.0, [Reservation(3, 0.0, 30.0)], 4)     # 1 free now: 4 GPUs from t = 30
+    Reservation(gpus=4, start_s=30.0, end_s=55.0)
+    >>> reserve(jt, 50.0, 0.0, [Reservation(3, 0.0, 30.0)], 4) is None
+    True
+
+    ```
+    """
+    starts = sorted({now, *(r.end_s for r in profile if r.end_s > now)})
+    fastest = 0.0
+    for g in range(1, min(total_gpus, jt.max_gpus) + 1):
+        dur = _worst_time(jt, g)
+        speed = 1.0 / dur if dur > 0 else math.inf
+        if speed <= fastest:
+            continue  # no faster than a smaller count: it cannot meet a deadline the smaller one missed
+        fastest = speed
+        for s in starts:
+            if s + dur > deadline_s:
+                break
+            if _peak(profile, s, s + dur) + g <= total_gpus:
+                return Reservation(g, s, s + dur)
+    return None
+
+
+def _next_step(jt: JobTimes, g: int, limit: int) -> tuple[float, int] | None:
+    """(gain, g2): the next count g2 in (g, limit] faster than g at worst-case bandwidth and its gain in
+    batches/s per added GPU; None if there is none."""
+    base = jt.speed(g, cross=g > 1)
+    for g2 in range(g + 1, limit + 1):
+        s2 = jt.speed(g2, cross=True)
+        if s2 > base:
+            return (s2 - base) / (g2 - g), g2
+    return None
+
+
+def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) -> int:
+    """Lend ``spare`` GPUs, one step at a time, to the job with the largest gain in batches/s per GPU, each step
+    to its next faster count (worst-case bandwidth), ties to the earlier job of ``times``; updates ``target`` in
+    place and returns the GPUs left. A heap of each job's next step: a job whose next step does not fit the GPUs
+    left never fits again (they only decrease), so it leaves the heap (O((jobs + steps) log jobs), where
+    rescanning every job per step cost O(jobs x steps)).
+
+    ```pycon
+    >>> times = {"a": JobTimes(lambda n, c: 1.0 / n, 100.0, 3), "b": JobTimes(lambda n, c: 1.0 / n ** 0.5, 100.0)}
+    >>> target = {"a": 1, "b": 1}
+    >>> leftovers(times, target, 4), target["a"], target["b"]
+    (0, 3, 3)
+
+    ```
+    """
+    import heapq
+
+    heap: list[tuple[float, int, int]] = []
+    jobs = list(times)
+    for i, j in enumerate(jobs):
+        jt = times[j]
+        step = _next_step(jt, target[j], min(target[j] + spare, jt.max_gpus))
+        if step is not None:
+            heap.append((-step[0], i, step[1]))
+    heapq.heapify(heap)
+    while spare > 0 and heap:
+        _, i, g2 = heapq.heappop(heap)
+        j = jobs[i]
+        g = target[j]
+        if g2 - g > spare:
+            # the scan found g2 with more GPUs free; no count in (g, g + spare] is faster than g, and the
+            # spare GPUs only decrease: this job is done
+            continue
+        spare -= g2 - g
+        target[j] = g2
+        jt = times[j]
+        step = _next_step(jt, g2, min(g2 + spare, jt.max_gpus))
+        if step is not None:
+            heapq.heappush(heap, (-step[0], i, step[1]))
+    return spare
+
+
+def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
+    """The decision that brings every job of ``target`` to its GPU count: running jobs shrink or stop first
+    (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
+    then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
+    Rescalings are ``Decision.migrate``."""
+    b = DecisionBuilder(view, elastic=True)
+    running = [j for j in target if j.status == RUNNING]
+    for j in running:  # shrink or stop first: their GPUs go back to the pool
+        pl = j.placement
+        assert pl is not None
+        if target[j] == 0:
+            b.preempt(j)
+        elif target[j] < pl.gpus:
+            b.migrate(j, Placement.of(shrink(pl, target[j])))
+    for j in sorted(running, key=lambda j: -target[j]):
+        pl = j.placement
+        assert pl is not None
+        if target[j] > pl.gpus:
+            new_g = grow(pl, target[j], b.free)
+            if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+                continue
+            b.migrate(j, Placement.of(new_g))
+    for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
+                    key=lambda j: (-target[j], deadline_of(j), j.index)):
+        got = place(b.free, target[j])
+        if got is None:  # pragma: no cover
+            continue
+        b.launch(j, Placement.of(got))
+    return b.build()
+
+
+def reservation_of(job: Job, view: SimView) -> Reservation | None:
+    """The reservation the run's admission policy (``view.admission``) holds for ``job``, if any."""
+    return getattr(view.admission, "reservations", {}).get(job.id)
+
+
+class ElasticFlowFixedAdmission(AdmissionPolicy):
+    """Admit a job only if a reservation meeting its deadline fits beside the admitted jobs' reservations
+    ([`reserve`][optsched.sim.deadline.elasticflow_fixed.reserve]); declined jobs are dropped (listed in
+    [`declined`][optsched.sim.deadline.elasticflow_fixed.ElasticFlowFixedAdmission.declined], never run). The
+    reservations are its own state
+    ([`reservations`][optsched.sim.deadline.elasticflow_fixed.ElasticFlowFixedAdmission.reservations], job id ->
+    [`Reservation`][optsched.sim.deadline.elasticflow_fixed.Reservation]), which the scheduler reads through
+    ``view.admission``."""
+
+    name = "elasticflow-fixed"
+
+    def __init__(self) -> None:
+        self.declined: list[str] = []
+        self.reservations: dict[str, Reservation] = {}
+
+    def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
+        now = view.now
+        total = view.cluster.total_gpus
+        profile = [r for j in view.jobs.active.values()
+                   if (r := self.reservations.get(j.id)) is not None and r.end_s > now]
+        out = []
+        for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
+            r = reserve(JobTimes.of(j, view.perf, now), deadline_of(j), now, profile, total)
+            if r is None:
+                self.declined.append(j.id)
+                continue
+            self.reservations[j.id] = r
+            profile.append(r)
+            out.append(j)
+        return out
+
+
+class ElasticFlowFixed(SchedulerPlacer):
+    """ElasticFlow-style scheduling with fixed reservations: admitted jobs get their reserved GPUs, leftovers go
+    to the jobs that gain most (module docstring; use with admission ``elasticflow-fixed``); rescaling through
+    ``Decision.migrate``."""
+
+    name = "elasticflow-fixed"
+    elastic = True
+    family = "deadline"
+    default_admission = "elasticflow-fixed"  # the door pairs it with its admission unless the user names another
+
+    def __init__(self) -> None:
+        self._wake = math.inf
+
+    def targets(self, view: SimView) -> dict[Job, int]:
+        """The GPU count every active job should hold now."""
+        now = view.now
+        total = view.cluster.total_gpus
+        active = sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
+        target: dict[Job, int] = {}
+        wake = math.inf
+        # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
+        # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
+        # reservation that starts now would make it finish a whole run later and miss its deadline
+        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j, view)) is not None
+                   and now >= r.end_s and j.finish_time() <= now + DEADLINE_TOL_S}
+        held = sum(j.held_gpus for j in overrun)
+        for j in overrun:
+            target[j] = j.held_gpus
+            wake = min(wake, j.finish_time())
+        for j in active:
+            if j in overrun:
+                continue
+            r = reservation_of(j, view)
+            if r is not None and r.start_s <= now < r.end_s and held + r.gpus <= total:
+                target[j] = r.gpus
+                held += r.gpus
+            else:
+                target[j] = 0
+                if r is not None and now < r.start_s:
+                    wake = min(wake, r.start_s)
+        spare = total - held
+        # early starts (and a job a few ulps past its reservation's end), earliest deadline first
+        for j in active:
+            if spare <= 0:
+                break
+            if target[j] == 0:
+                r = reservation_of(j, view)
+                give = min(r.gpus if r is not None else 1, spare)
+                target[j] = give
+                spare -= give
+        times = {j: JobTimes.of(j, view.perf, now) for j in active if target[j] > 0}
+        leftovers(times, target, spare)
+        self._wake = wake
+        return target
+
+    def decide(self, view: SimView) -> Decision:
+        return apply_targets(view, self.targets(view))
+
+    def next_wakeup(self, now: float) -> float:
+        return self._wake if self._wake > now else math.inf
