@@ -238,8 +238,10 @@ def run_deadline_entry(policy: str, *, kind: str, seed: int, mode: str) -> tuple
     wl = _deadline_workload(kind, seed)
     # issue 25 renamed the fixed-reservation policy: the base's "elasticflow" is the candidate's "elasticflow-fixed"
     if policy == "elasticflow":
-        from optsched.sim.registry import SCHEDULERS
-
+        try:
+            from optsched.sim.registry import SCHEDULERS
+        except ImportError:  # a tree from before the registry (the base): the name is still its own
+            SCHEDULERS = {}
         if "elasticflow-fixed" in SCHEDULERS:
             policy = "elasticflow-fixed"
     run = _legacy("optsched.sim.deadline", "run_deadline")
