@@ -237,7 +237,9 @@ def solve_placement(inst: PlacementInstance, algorithm: str = "heavy-edge", *, s
             bound = p.alpha
         elif isinstance(proven, (int, float)) and math.isfinite(proven):
             bound = max(bound, float(proven) - 1e-6)  # the model rounds column costs up to 1e-6 ms
-    info = {"cut_weight_mb": p.cut_weight, **{k: v for k, v in p.info.items() if k in ("form", "solver", "servers")}}
+    # "interrupted" (the signal that stopped the exact model) lets optsched.solve label the result and the CLI exit
+    info = {"cut_weight_mb": p.cut_weight,
+            **{k: v for k, v in p.info.items() if k in ("form", "solver", "servers", "interrupted")}}
     if algorithm == "exact-cut":
         info["cut_status"] = p.status.value
     if not p.x:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from ._args import positive_float, positive_int, seed
+from ._output import signal_exit
+from .solve import NO_SCHEDULE
 
 
 def register(sub) -> None:
@@ -14,7 +17,10 @@ def register(sub) -> None:
                                    "GPUs per server per stage, the per-iteration time alpha (eq. 7, ms) and "
                                    "the cut weight of the replica graph (MB). JOB is a file in format "
                                    "optsched/pipeline-job@1 or a catalogue entry 'model:NAME[:CONFIG]' "
-                                   "(see 'optsched place --list-models').")
+                                   "(see 'optsched place --list-models'). Exit code 3 when an exact model stopped "
+                                   "without a placement; Ctrl-C (130) or SIGTERM (143) stops an exact model within "
+                                   "about a second, and the best placement found so far is printed with status "
+                                   "'interrupted'.")
     p.add_argument("job", nargs="?", help="job file, or model:NAME[:CONFIG] from the Table I catalogue")
     p.add_argument("--free", help="free GPUs per server, e.g. s0=8,s1=3,s2=1")
     p.add_argument("-a", "--algorithm", default="heavy-edge", choices=("heavy-edge", "exact-time", "exact-cut"))
@@ -121,10 +127,16 @@ def run(args: argparse.Namespace) -> int:
           f"{job.allreduce} all-reduce")
     print(f"algorithm={p.algorithm} status={p.status} runtime={p.runtime_s * 1e3:.2f} ms"
           + (f" form={p.info.get('form')} solver={p.info.get('solver')}" if p.algorithm != "heavy-edge" else ""))
+    stopped_by = signal_exit(p.status, p.info)  # 130 or 143 when Ctrl-C or SIGTERM stopped the exact model
+    if not p.x:
+        print(f"no placement found ({p.status})", file=sys.stderr)
+        return stopped_by or NO_SCHEDULE
+    if stopped_by:
+        print("status 'interrupted': the best placement found before the signal", file=sys.stderr)
     width = max([6, *(len(s) for s in p.x)])
     print(f"{'server':<{width}}  GPUs  per-stage counts")
     for sid, col in p.x.items():
         print(f"{sid:<{width}}  {sum(col):>4}  {list(col)}")
     print(f"alpha={p.alpha:.4f} ms  cut_weight={p.cut_weight:.4f} MB  "
           f"(alpha_max={alpha_max(job, net):.4f} ms, compute bound={compute_lower_bound(job):.4f} ms)")
-    return 0
+    return stopped_by

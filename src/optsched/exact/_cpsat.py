@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 from ..errors import InstanceError, SolverError
 from ..limits import MAX_SEED
 from ..result import SolveStatus
+from ._stop import run_stoppable
 
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
@@ -274,36 +275,10 @@ class Run:
 
 
 def _run_stoppable(sol: cp_model.CpSolver, model: cp_model.CpModel, callback: Any) -> tuple[Any, str | None]:
-    """``sol.solve(model, callback)``, stopped within a fraction of a second by Ctrl-C (KeyboardInterrupt) or the
-    CLI's SIGTERM (SystemExit): CP-SAT runs in a helper thread while this (main) thread waits in Python, where
-    signal handlers run, and calls ``stop_search`` when one arrives. Returns CP-SAT's status code and the signal's
-    name (``"SIGINT"``, ``"SIGTERM"``) or ``None``. Off the main thread (no signal reaches it) it simply solves."""
-    if threading.current_thread() is not threading.main_thread():
-        return sol.solve(model, callback), None
-    box: dict[str, Any] = {}
-    signal_name: str | None = None
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["code"] = sol.solve(model, callback)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="cp-sat", daemon=True).start()
-    while True:
-        try:
-            while not done.wait(0.05):
-                pass
-            break
-        except (KeyboardInterrupt, SystemExit) as exc:
-            signal_name = signal_name or ("SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM")
-            sol.stop_search()
-    if "error" in box:
-        raise box["error"]
-    return box["code"], signal_name
+    """``sol.solve(model, callback)`` through [`run_stoppable`][optsched.exact._stop.run_stoppable]: Ctrl-C or the
+    CLI's SIGTERM calls ``stop_search`` within a fraction of a second. Returns CP-SAT's status code and the signal's
+    name (``"SIGINT"``, ``"SIGTERM"``) or ``None``."""
+    return run_stoppable(lambda: sol.solve(model, callback), sol.stop_search, name="cp-sat")
 
 
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None,
