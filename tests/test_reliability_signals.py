@@ -1,0 +1,150 @@
+"""Issue 28, signals to every exact solver: ``optsched place`` maps an interrupted exact model to exit 130 (SIGINT) or
+143 (SIGTERM) as ``solve`` does; a CBC or HiGHS run is stopped (its process ends with ours: no orphan) and reported
+interrupted; the total-JCT branch and bound stops with its best schedule, labelled interrupted, and takes a
+deterministic limit. Each signal is sent once the solver visibly runs (CP-SAT's threads, CBC's process) and only the
+behaviour is asserted (exit code, status, file written, no process left), never a duration."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import optsched
+from optsched.exact._stop import run_stoppable
+from optsched.generators.total_jct import random_total_jct_instance
+from optsched.result import SolveStatus
+
+ROOT = Path(__file__).resolve().parent.parent
+FREE = ",".join(f"s{i}=3" for i in range(16))  # 48 GPUs on 16 servers: a partition no solver proves quickly
+
+
+def _job(tmp_path: Path) -> str:
+    """A 12-stage job of 4 replicas each (48 GPUs): exact-cut runs for minutes with CP-SAT and with CBC."""
+    stages = [{"replicas": 4, "forward_ms": 1.0 + i % 3, "backward_ms": 2.0 + i % 5, "d_out_mb": 3.0 + i % 4,
+               "params_mb": 10.0 + i} for i in range(12)]
+    del stages[-1]["d_out_mb"]
+    p = tmp_path / "job.json"
+    p.write_text(json.dumps({"format": "optsched/pipeline-job@1", "id": "big", "allreduce": "ring", "stages": stages}))
+    return str(p)
+
+
+def _threads(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _alive(pid: int, name: str) -> bool:
+    """Whether process ``pid`` still runs a program whose command line holds ``name`` (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return name.encode() in f.read()
+    except OSError:
+        return False
+
+
+def _foreground() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell's foreground job (a background runner ignores SIGINT)
+
+
+def _interrupt(argv: list[str], sig: int, started: Callable[[int], bool]) -> tuple[subprocess.Popen, str, str]:
+    """Run ``optsched ARGV``, wait (generously: the machine may be loaded) until ``started(pid)``, then a second,
+    send ``sig`` and wait for the exit."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    p = subprocess.Popen([sys.executable, "-m", "optsched", *argv], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, preexec_fn=_foreground)
+    try:
+        deadline = time.monotonic() + 180
+        while not started(p.pid) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert p.poll() is None, "the solve ended before the signal: the instance is too easy"
+        time.sleep(1.0)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=180)  # without the stop, the limits below would take many minutes
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    return p, out, err
+
+
+def _cpsat_runs(pid: int) -> bool:
+    return _threads(pid) >= 4  # the solving thread and CP-SAT's workers beside the main thread
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_place_maps_an_interrupted_exact_model_to_130_or_143(tmp_path, sig, code):
+    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--deterministic-limit", "100000"]
+    p, out, err = _interrupt(argv, sig, _cpsat_runs)
+    assert p.returncode == code, err
+    assert "Traceback" not in err and "terminate called" not in err
+    assert "status=interrupted" in out  # the best placement found, never passed off as a finished run
+    assert "status=time limit" not in out
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_cbc_and_leaves_no_process(tmp_path, sig, code):
+    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--solver", "cbc", "--time-limit", "3000"]
+    seen: list[int] = []
+
+    def cbc_runs(pid: int) -> bool:
+        seen[:] = [c for c in _children(pid) if _alive(c, "cbc")]
+        return bool(seen)
+
+    p, out, err = _interrupt(argv, sig, cbc_runs)
+    assert seen, "CBC never started"
+    assert p.returncode == code, err
+    assert "Traceback" not in err
+    assert "status=interrupted" in out
+    assert not [c for c in seen if _alive(c, "cbc")], "an orphaned cbc process is still running"
+
+
+def test_a_signal_stops_the_total_jct_branch_and_bound_with_its_best_schedule(tmp_path):
+    inst, sched = tmp_path / "tjct.json", tmp_path / "out.json"
+    optsched.save(random_total_jct_instance(16, 0), inst)
+    argv = ["solve", str(inst), "-a", "total-jct-bnb", "--deterministic-limit", "100000", "-o", str(sched)]
+    # the search's thread and CP-SAT's beside the main thread
+    p, out, err = _interrupt(argv, signal.SIGINT, lambda pid: _threads(pid) >= 3)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    assert json.loads(sched.read_text())["status"] == "interrupted"  # the best schedule is kept and labelled
+    assert "status=interrupted" in out
+
+
+def test_the_branch_and_bound_takes_a_deterministic_limit_as_its_only_limit():
+    inst = random_total_jct_instance(16, 0)
+    runs = [optsched.solve(inst, "total-jct-bnb", deterministic_limit=0.3, num_workers=1) for _ in range(2)]
+    for r in runs:
+        assert r.info["limit"] == "deterministic" and r.info["time_limit_s"] is None, r.info
+        assert r.status == SolveStatus.TIME_LIMIT  # too large to prove in 3,000 nodes
+    # the search alone under a node budget does the same work on any machine, at any load
+    assert runs[0].info["nodes"] == runs[1].info["nodes"] and runs[0].objective == runs[1].objective
+
+
+def test_run_stoppable_returns_the_work_and_no_signal():
+    assert run_stoppable(lambda: 42, stop=lambda: None) == (42, None)
+    with pytest.raises(ZeroDivisionError):
+        run_stoppable(lambda: 1 // 0, stop=lambda: None)
