@@ -1,8 +1,8 @@
 """Issue 28, signals to every exact solver: ``optsched place`` maps an interrupted exact model to exit 130 (SIGINT) or
 143 (SIGTERM) as ``solve`` does; a CBC or HiGHS run is stopped (its process ends with ours: no orphan) and reported
 interrupted; the total-JCT branch and bound stops with its best schedule, labelled interrupted, and takes a
-deterministic limit. Each signal is sent once the solver visibly runs (CP-SAT's threads, CBC's process) and only the
-behaviour is asserted (exit code, status, file written, no process left), never a duration."""
+deterministic limit. Each signal is sent a second after the solver visibly runs (its progress line on stderr, CBC's
+process); only the behaviour is asserted (exit code, status, file written, no process left), never a duration."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -34,13 +35,6 @@ def _job(tmp_path: Path) -> str:
     p = tmp_path / "job.json"
     p.write_text(json.dumps({"format": "optsched/pipeline-job@1", "id": "big", "allreduce": "ring", "stages": stages}))
     return str(p)
-
-
-def _threads(pid: int) -> int:
-    try:
-        return len(os.listdir(f"/proc/{pid}/task"))
-    except OSError:
-        return 0
 
 
 def _children(pid: int) -> list[int]:
@@ -70,35 +64,48 @@ def _foreground() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell's foreground job (a background runner ignores SIGINT)
 
 
-def _interrupt(argv: list[str], sig: int, started: Callable[[int], bool]) -> tuple[subprocess.Popen, str, str]:
-    """Run ``optsched ARGV``, wait (generously: the machine may be loaded) until ``started(pid)``, then a second,
-    send ``sig`` and wait for the exit."""
+def _interrupt(argv: list[str], sig: int, line: str, started: Callable[[int], bool] = lambda pid: True
+               ) -> tuple[subprocess.Popen, str, str]:
+    """Run ``optsched ARGV``, wait (generously: the machine may be loaded) for a line on stderr starting with ``line``
+    (the solver's progress line as it starts) and for ``started(pid)``, then a second, send ``sig`` and wait for the
+    exit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     p = subprocess.Popen([sys.executable, "-m", "optsched", *argv], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, preexec_fn=_foreground)
+    err: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:
+        assert p.stderr is not None
+        for ln in p.stderr:
+            err.append(ln)
+            if ln.startswith(line):
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 180
-        while not started(p.pid) and p.poll() is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 300
+        while not (seen.is_set() and started(p.pid)) and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert p.poll() is None, "the solve ended before the signal: the instance is too easy"
+        assert seen.is_set() and p.poll() is None, f"the solve did not start or ended early: {''.join(err)}"
         time.sleep(1.0)
         p.send_signal(sig)
-        out, err = p.communicate(timeout=180)  # without the stop, the limits below would take many minutes
+        p.wait(timeout=180)  # without the stop, the limits below would take many minutes
+        out = p.stdout.read() if p.stdout is not None else ""
     finally:
         if p.poll() is None:
             p.kill()
-            p.communicate()
-    return p, out, err
-
-
-def _cpsat_runs(pid: int) -> bool:
-    return _threads(pid) >= 4  # the solving thread and CP-SAT's workers beside the main thread
+            p.wait()
+    reader.join(timeout=60)
+    return p, out, "".join(err)
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_place_maps_an_interrupted_exact_model_to_130_or_143(tmp_path, sig, code):
-    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--deterministic-limit", "100000"]
-    p, out, err = _interrupt(argv, sig, _cpsat_runs)
+    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--deterministic-limit", "100000",
+            "--progress"]
+    p, out, err = _interrupt(argv, sig, "cp-sat: solving")
     assert p.returncode == code, err
     assert "Traceback" not in err and "terminate called" not in err
     assert "status=interrupted" in out  # the best placement found, never passed off as a finished run
@@ -107,14 +114,15 @@ def test_place_maps_an_interrupted_exact_model_to_130_or_143(tmp_path, sig, code
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_cbc_and_leaves_no_process(tmp_path, sig, code):
-    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--solver", "cbc", "--time-limit", "3000"]
+    argv = ["place", _job(tmp_path), "--free", FREE, "-a", "exact-cut", "--solver", "cbc", "--time-limit", "3000",
+            "--progress"]
     seen: list[int] = []
 
     def cbc_runs(pid: int) -> bool:
         seen[:] = [c for c in _children(pid) if _alive(c, "cbc")]
         return bool(seen)
 
-    p, out, err = _interrupt(argv, sig, cbc_runs)
+    p, out, err = _interrupt(argv, sig, "cbc: solving", cbc_runs)
     assert seen, "CBC never started"
     assert p.returncode == code, err
     assert "Traceback" not in err
@@ -125,9 +133,9 @@ def test_a_signal_stops_cbc_and_leaves_no_process(tmp_path, sig, code):
 def test_a_signal_stops_the_total_jct_branch_and_bound_with_its_best_schedule(tmp_path):
     inst, sched = tmp_path / "tjct.json", tmp_path / "out.json"
     optsched.save(random_total_jct_instance(16, 0), inst)
-    argv = ["solve", str(inst), "-a", "total-jct-bnb", "--deterministic-limit", "100000", "-o", str(sched)]
-    # the search's thread and CP-SAT's beside the main thread
-    p, out, err = _interrupt(argv, signal.SIGINT, lambda pid: _threads(pid) >= 3)
+    argv = ["solve", str(inst), "-a", "total-jct-bnb", "--deterministic-limit", "100000", "-o", str(sched),
+            "--progress"]
+    p, out, err = _interrupt(argv, signal.SIGINT, "branch and bound: solving")
     assert p.returncode == 130, err
     assert "Traceback" not in err
     assert json.loads(sched.read_text())["status"] == "interrupted"  # the best schedule is kept and labelled

@@ -43,6 +43,9 @@ def register(sub) -> None:
                        help="seconds, for exact models (default 30)")
     limit.add_argument("--deterministic-limit", type=positive_float("--deterministic-limit"), default=None,
                        help="CP-SAT deterministic time instead of seconds (reproducible runs)")
+    p.add_argument("--progress", action="store_true",
+                   help="a line on stderr when an exact model starts, then every 10 s (default when stderr is a "
+                        "terminal)")
     p.add_argument("--list-models", action="store_true", help="list the catalogue's models and exit")
     p.set_defaults(func=run)
 
@@ -93,6 +96,7 @@ def load_job(spec: str, job_id: str | None = None):
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import InstanceError
+    from ..exact._cpsat import heartbeat
     from ..perf.pipeline import Network, alpha_max, compute_lower_bound
     from ..placement import place
     from ..problems.placement import PlacementInstance
@@ -115,10 +119,12 @@ def run(args: argparse.Namespace) -> int:
         time_limit = 30.0
     flags = {"solver": "--solver", "time_limit": "--time-limit", "form": "--form",
              "deterministic_limit": "--deterministic-limit"}
+    every = 10.0 if (args.progress or sys.stderr.isatty()) and args.algorithm != "heavy-edge" else None
     try:
-        p = place(job, dict(inst.free), args.algorithm, network=net, select=args.select, form=args.form,
-                  solver=args.solver, seed=args.seed, time_limit=time_limit,
-                  deterministic_limit=args.deterministic_limit)
+        with heartbeat(every, sys.stderr):
+            p = place(job, dict(inst.free), args.algorithm, network=net, select=args.select, form=args.form,
+                      solver=args.solver, seed=args.seed, time_limit=time_limit,
+                      deterministic_limit=args.deterministic_limit)
     except InstanceError as exc:  # name the flag the user typed, not the library's keyword
         if exc.field in flags:
             raise InstanceError(exc.reason, field=flags[exc.field], job=exc.job) from None

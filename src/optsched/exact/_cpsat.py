@@ -54,7 +54,7 @@ from ._stop import run_stoppable
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
 
-__all__ = ["Params", "Run", "beat", "heartbeat", "meets", "new_solver", "solve", "status_of"]
+__all__ = ["Params", "Run", "beat", "heartbeat", "meets", "new_solver", "solve", "started", "status_of"]
 
 # (seconds between lines, stream) while a heartbeat() block is active; None: quiet (the library default)
 _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.ContextVar("heartbeat", default=None)
@@ -62,8 +62,8 @@ _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.Co
 
 @contextlib.contextmanager
 def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
-    """While the block runs, every CP-SAT solve prints a line to ``stream`` every ``every_s`` seconds (elapsed
-    time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
+    """While the block runs, every CP-SAT solve prints a line to ``stream`` when it starts, one every ``every_s``
+    seconds (elapsed time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
     ``every_s=None`` leaves solves quiet (the CLI turns it on for terminals and ``--progress``).
 
     ```pycon
@@ -73,8 +73,8 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
     >>> out = io.StringIO()
     >>> with heartbeat(30.0, out):
     ...     _ = solve(m, Params(time_limit=5))
-    >>> out.getvalue().startswith("cp-sat: done in")
-    True
+    >>> [line.split(" (")[0].split(" in ")[0] for line in out.getvalue().splitlines()]
+    ['cp-sat: solving', 'cp-sat: done']
 
     ```
     """
@@ -90,6 +90,11 @@ def beat() -> tuple[float, TextIO] | None:
     ``None``: for solvers
     other than CP-SAT that report the same way ([`_beat`][optsched.exact._cpsat._beat]'s ``who``)."""
     return _HEARTBEAT.get()
+
+
+def started(stream: TextIO, who: str = "cp-sat") -> None:
+    """The heartbeat's first line, printed as a solve starts: the search runs and a signal now stops it."""
+    print(f"{who}: solving (Ctrl-C stops it and keeps the best solution found)", file=stream, flush=True)
 
 
 def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "", who: str = "cp-sat") -> None:
@@ -301,6 +306,7 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     callback = _improvements(best if beat is not None else None, on_solution) \
         if beat is not None or on_solution is not None else None
     if beat is not None:
+        started(beat[1])
         threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best, scale), daemon=True).start()
     try:
         try:

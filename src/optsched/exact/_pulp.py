@@ -37,6 +37,7 @@ from typing import Any
 import pulp
 
 from ..errors import SolverError
+from . import _cpsat
 from ._stop import run_stoppable
 
 SOLVERS = ("cbc", "highs")
@@ -97,6 +98,9 @@ def run(prob: pulp.LpProblem, name: str = "cbc", time_limit: float | None = None
     .solver]); Ctrl-C or SIGTERM stops the solver's process (module docstring)."""
     slv = solver(name, time_limit, **kw)
     child = _Child(slv.path)
+    beat = _cpsat.beat()
+    if beat is not None:  # the CLI's progress lines (optsched place --progress, or a terminal)
+        _cpsat.started(beat[1], who=name)
     with tempfile.TemporaryDirectory(prefix="optsched-pulp-") as tmp, warnings.catch_warnings():
         # PuLP 3.x announces its 4.0 API on every solver object
         warnings.simplefilter("ignore", DeprecationWarning)

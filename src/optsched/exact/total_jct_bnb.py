@@ -390,6 +390,8 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
             rec(0, -1, -1, tuple(() for _ in caps), [], 0)
 
     # the search runs in a helper thread while this one waits for Ctrl-C or SIGTERM (as CP-SAT's solves do)
+    if hb:
+        _cpsat.started(hb[1], who="branch and bound")
     _, signal_name = run_stoppable(search, halt, name="branch-and-bound")
     searched = not stop[0]
     if thread is not None:
