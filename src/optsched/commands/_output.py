@@ -48,4 +48,4 @@ def signal_exit(status: Any, info: Any) -> int:
 
     if status != SolveStatus.INTERRUPTED:
         return 0
-    return INTERRUPTED_EXIT.get((info or {}).get("interrupted"), 130)
+    return INTERRUPTED_EXIT.get(str((info or {}).get("interrupted")), 130)

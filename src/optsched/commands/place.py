@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 
@@ -135,10 +136,10 @@ def run(args: argparse.Namespace) -> int:
           + (f" form={p.info.get('form')} solver={p.info.get('solver')}" if p.algorithm != "heavy-edge" else ""))
     stopped_by = signal_exit(p.status, p.info)  # 130 or 143 when Ctrl-C or SIGTERM stopped the exact model
     if not p.x:
-        print(f"no placement found ({p.status})", file=sys.stderr)
+        logging.getLogger(__name__).warning("no placement found (%s)", p.status)
         return stopped_by or NO_SCHEDULE
     if stopped_by:
-        print("status 'interrupted': the best placement found before the signal", file=sys.stderr)
+        logging.getLogger(__name__).warning("status 'interrupted': the best placement found before the signal")
     width = max([6, *(len(s) for s in p.x)])
     print(f"{'server':<{width}}  GPUs  per-stage counts")
     for sid, col in p.x.items():

@@ -22,12 +22,15 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from ._args import dask_address, output_dir, output_file, positive_float, positive_int, seed, seed_list
 from ._output import clean, evaluation_dict, signal_exit
+
+_log = logging.getLogger(__name__)  # diagnostics, not the command's output: one line each on stderr (optsched.cli)
 
 
 def register(sub) -> None:
@@ -255,7 +258,7 @@ def run_batch(args: argparse.Namespace) -> int:
                           deterministic_limit=args.deterministic_limit, keep_results=args.out_dir is not None,
                           progress=progress)
     if args.dask is not None and not args.json:
-        print(f"Dask: {runs.attrs['tasks'].text()}", file=sys.stderr)
+        _log.info("Dask: %s", runs.attrs["tasks"].text())
     gaps = gap_table(runs)
     summary = gap_summary(gaps)
     written = []
@@ -299,8 +302,8 @@ def run_batch(args: argparse.Namespace) -> int:
     refused = runs[runs["status"] == "inapplicable"]
     for kind, rows in (("failed", failed), ("did not apply", refused)):
         if len(rows):
-            print(f"{len(rows)} of {len(runs)} runs {kind}; first: {rows['instance'].iloc[0]} "
-                  f"{rows['algorithm'].iloc[0]}: {rows['error'].iloc[0]}", file=sys.stderr)
+            _log.warning("%d of %d runs %s; first: %s %s: %s", len(rows), len(runs), kind, rows["instance"].iloc[0],
+                         rows["algorithm"].iloc[0], rows["error"].iloc[0])
     if args.strict and (len(failed) or (algs is not None and len(refused))):
         return FAILED
     applied = runs[~runs["status"].isin(["error", "inapplicable"])]
