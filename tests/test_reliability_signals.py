@@ -19,6 +19,7 @@ from typing import Callable
 import pytest
 
 import optsched
+from optsched.exact._cpsat import meets
 from optsched.exact._stop import run_stoppable
 from optsched.generators.total_jct import random_total_jct_instance
 from optsched.result import SolveStatus
@@ -156,3 +157,66 @@ def test_run_stoppable_returns_the_work_and_no_signal():
     assert run_stoppable(lambda: 42, stop=lambda: None) == (42, None)
     with pytest.raises(ZeroDivisionError):
         run_stoppable(lambda: 1 // 0, stop=lambda: None)
+
+
+def _interrupted_first(monkeypatch, module) -> list[int]:
+    """Make ``module``'s first CP-SAT call return as if Ctrl-C had stopped it (the real run, relabelled)."""
+    import dataclasses
+
+    from optsched.exact import _cpsat
+
+    calls: list[int] = []
+    real = _cpsat.solve
+
+    def first_interrupted(*a, **kw):
+        run = real(*a, **kw)
+        calls.append(1)
+        if len(calls) == 1:
+            return dataclasses.replace(run, status=SolveStatus.INTERRUPTED, interrupted="SIGINT")
+        return run
+
+    monkeypatch.setattr(module._cpsat, "solve", first_interrupted)
+    return calls
+
+
+def test_exact_interval_makes_no_further_cpsat_call_after_a_signal(monkeypatch):
+    from optsched.exact import rar_interval
+
+    inst = optsched.generate("rar", jobs=8, servers=2, seed=3)
+    calls = _interrupted_first(monkeypatch, rar_interval)
+    res = optsched.solve(inst, "exact-interval", deterministic_limit=1.0, num_workers=1)
+    if calls:  # the instance needed CP-SAT (its incumbent did not meet the closed-form bound)
+        assert len(calls) == 1, "a signal was ignored: exact-interval went on to its next model"
+        assert res.info["interrupted"] == "SIGINT"
+        assert res.status in (SolveStatus.INTERRUPTED, SolveStatus.OPTIMAL)  # optimal only when the bound meets it
+        assert res.schedule is not None
+
+
+def test_the_placement_result_keeps_the_signal_for_the_cli(monkeypatch):
+    """`optsched solve placement.json -a exact-cut` exits 143 on SIGTERM: the signal's name reaches the Result."""
+    from optsched import placement
+    from optsched.generators.placement import random_placement_instance
+
+    inst = random_placement_instance(seed=1)
+    real = placement.place
+
+    def stopped(*a, **kw):
+        import dataclasses
+
+        p = real(*a, **kw)
+        return dataclasses.replace(p, status=SolveStatus.INTERRUPTED, info={**p.info, "interrupted": "SIGTERM"})
+
+    monkeypatch.setattr(placement, "place", stopped)
+    for alg in ("exact-time", "exact-cut"):
+        res = optsched.solve(inst, alg)
+        assert res.info["interrupted"] == "SIGTERM", (alg, res.info)
+        # labelled interrupted, unless its objective meets its proven bound (then it is optimal, whatever stopped it)
+        assert res.status == SolveStatus.INTERRUPTED or meets(res.objective, res.lower_bound), (alg, res)
+
+
+def test_the_deadline_bound_takes_a_deterministic_limit():
+    from optsched.exact.deadline import deadline_upper_bound
+
+    wl = optsched.generate("deadline", lam=4, window_h=4, seed=1)
+    b = deadline_upper_bound(wl, deterministic_limit=5)
+    assert b.info["limit"] == "deterministic" and b.info["time_limit_s"] is None
