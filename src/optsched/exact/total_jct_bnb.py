@@ -449,7 +449,9 @@ def _start_cpsat(inst: TotalJctInstance, params: _cpsat.Params, inc: _Incumbent,
 @algorithm("total-jct-bnb", TotalJctInstance, exact=True,
           description="exact total (weighted) completion time by branch and bound with CP-SAT beside it")
 def _registered_bnb(inst: TotalJctInstance, *, seed: int | None = None, time_limit: float | None = None,
-                    **options) -> Result:
-    if time_limit is None and options.get("deterministic_limit") is None:
+                    deterministic_limit: float | None = None, **options) -> Result:
+    # deterministic_limit named so that solve_many, which reads the signature, passes it (as exact's, issue 28)
+    if time_limit is None and deterministic_limit is None:
         time_limit = 60.0
-    return solve_total_jct_bnb(inst, seed=seed, time_limit=time_limit, **options)
+    return solve_total_jct_bnb(inst, seed=seed, time_limit=time_limit, deterministic_limit=deterministic_limit,
+                               **options)
