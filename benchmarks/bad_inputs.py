@@ -4,23 +4,27 @@ source tree, classified by outcome. Prints the count per outcome (and lists the 
 Run: ``.venv/bin/python benchmarks/bad_inputs.py [--src OTHER/src] [--timeout 60] [--only SUBSTRING]``. The cases
 live in ``tests/bad_inputs.py``; ``tests/test_bad_inputs.py`` asserts the same expectations in process. Standard
 output is read through a pipe, so ``-o /dev/stdout`` cases are the pipe cases; the signal cases send SIGINT or
-SIGTERM to an exact solve and wait at most 5 s for it to end.
+SIGTERM to an exact solve (CP-SAT, CBC, HiGHS, the total-JCT branch and bound; ``solve`` and ``place``) once its
+``--progress`` line says it is solving, and wait at most 5 s for it to end.
 
 Outcomes: ``clean`` (the expected exit code, one line on stderr, no traceback, nothing left behind, every input as it
 was), ``traceback``, ``hang`` (no exit within the timeout, or 5 s after the signal), ``accepted`` (exit 0 for a bad
 input), ``wrong exit code``, ``destroyed`` (an input file, a link or an existing output was replaced),
-``several lines``, ``file left behind``.
+``several lines``, ``file left behind``, ``process left behind`` (a solver process still running after a signal case
+ended).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -58,11 +62,25 @@ def _as_a_foreground_job() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _threads(pid: int) -> int:
+def _children(pid: int) -> set[int]:
+    """The processes ``pid``'s threads started (Linux's /proc/PID/task/TID/children)."""
+    out: set[int] = set()
     try:
-        return len(os.listdir(f"/proc/{pid}/task"))
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out |= {int(c) for c in f.read().split()}
     except OSError:
-        return 0
+        pass
+    return out
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures: Path,
@@ -81,28 +99,55 @@ def run_case(src: str, argv: list[str], expected: int, timeout: float, fixtures:
         p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL,  # bytes: a case may write a PNG to standard output
                              preexec_fn=_as_a_foreground_job)
+        lines: list[bytes] = []
+        solving = threading.Event()
+
+        def read_stderr() -> None:  # stderr read as it comes: the signal cases wait for the "...: solving" line
+            assert p.stderr is not None
+            for ln in p.stderr:
+                lines.append(ln)
+                if b": solving (" in ln:
+                    solving.set()
+
+        def read_stdout() -> None:
+            assert p.stdout is not None
+            p.stdout.read()
+
+        readers = [threading.Thread(target=f, daemon=True) for f in (read_stderr, read_stdout)]
+        for r in readers:
+            r.start()
+        children: set[int] = set()
         try:
             if sig is not None:
-                # the signal must reach the solve itself: wait for CP-SAT's threads (a loaded machine may take long
-                # to import and build the model), then the case's delay
+                # the signal must reach the solve itself: wait for the solver's progress line (a loaded machine may
+                # take long to import and build the model), then the case's delay
                 deadline = time.monotonic() + 300
-                while _threads(p.pid) < 4 and p.poll() is None and time.monotonic() < deadline:
+                while not solving.is_set() and p.poll() is None and time.monotonic() < deadline:
                     time.sleep(0.05)
                 time.sleep(delay)
+                children = _children(p.pid)
                 p.send_signal(getattr(signal, sig))
                 timeout = 5.0
-            _, raw = p.communicate(timeout=timeout)
+            p.wait(timeout=timeout)
             code: int | None = p.returncode
         except subprocess.TimeoutExpired:
             p.kill()
-            _, raw = p.communicate()
+            p.wait()
             code = None
-        err = raw.decode("utf-8", errors="replace")
+        for r in readers:
+            r.join(timeout=30)
+        err = b"".join(lines).decode("utf-8", errors="replace")
         destroyed = bad_inputs.snapshot(paths) != inputs
         left = bad_inputs.files_under(work) - before
         if sig is not None:  # a summary and the schedule written are expected: the exit code decides
             left = set()
+        orphans = [c for c in children if _running(c)]
+        for c in orphans:  # the case's verdict is taken; the machine is not left with its solver running
+            with contextlib.suppress(OSError):
+                os.kill(c, signal.SIGKILL)
         last = (err.strip().splitlines() or [""])[-1][:160]
+        if orphans and code is not None and "Traceback" not in err:
+            return "process left behind", last
         return classify(code, err, expected, left, destroyed, lines_expected=sig is not None), last
 
 

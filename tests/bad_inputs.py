@@ -41,6 +41,17 @@ def _pjob() -> dict:
                        {"replicas": 1, "forward_ms": 2.0, "backward_ms": 4.0, "params_mb": 5.0}]}
 
 
+BIG_FREE = ",".join(f"s{i}=3" for i in range(16))
+
+
+def _big_pjob() -> dict:
+    """12 stages of 4 replicas (48 GPUs): on BIG_FREE's 16 servers, exact-cut runs for minutes with any solver."""
+    stages = [{"replicas": 4, "forward_ms": 1.0 + i % 3, "backward_ms": 2.0 + i % 5, "d_out_mb": 3.0 + i % 4,
+               "params_mb": 10.0 + i} for i in range(12)]
+    del stages[-1]["d_out_mb"]
+    return {"format": "optsched/pipeline-job@1", "id": "big", "allreduce": "ring", "stages": stages}
+
+
 def _placement() -> dict:
     job = _pjob()
     job.pop("format")
@@ -190,6 +201,20 @@ def make_fixtures(root: Path) -> dict[str, str]:
 
         optsched.save(optsched.generate("rar", jobs=12, servers=3, seed=1), big)
     paths["big"] = str(big)
+    # the same for total JCT (branch and bound) and placement (a 48-replica partition, CP-SAT, CBC and HiGHS)
+    big_tjct, big_pjob, big_plc = root / "big_tjct.json", root / "big_pjob.json", root / "big_plc.json"
+    if not big_tjct.exists():
+        import optsched
+        from optsched.generators.total_jct import random_total_jct_instance
+
+        optsched.save(random_total_jct_instance(16, 0), big_tjct)
+    pjob = _big_pjob()
+    big_pjob.write_text(json.dumps(pjob))
+    pjob.pop("format")
+    free = dict(part.split("=") for part in BIG_FREE.split(","))
+    big_plc.write_text(json.dumps({"format": "optsched/placement@1", "free": {s: int(n) for s, n in free.items()},
+                                   "job": pjob}))
+    paths.update(big_tjct=str(big_tjct), big_pjob=str(big_pjob), big_plc=str(big_plc))
     d = root / "a_dir"
     d.mkdir(exist_ok=True)
     paths["dir"] = str(d)
@@ -417,13 +442,31 @@ case("simulate-ok-dev-stdout", f"simulate {{ok_csv}} {SIM} --servers 1 -o /dev/s
 # cases that write to this process's own standard output by path (/dev/...) or to /dev/full run in a subprocess only
 SUBPROCESS_ONLY = {name for name, argv, _ in CASES if any(a.startswith(("/dev/", "/proc/")) for a in argv)}
 
-# (name, argv, signal, seconds before it once CP-SAT's threads run, expected exit code): an exact solve stopped by
-# a signal ends within a second with the best schedule labelled "interrupted" (benchmarks/bad_inputs.py runs them)
+# (name, argv, signal, seconds before it once the solver's "...: solving" progress line is on stderr, expected exit
+# code): an exact solve stopped by a signal ends within a second with the best result labelled "interrupted", and
+# leaves no solver process behind (benchmarks/bad_inputs.py runs them)
 SIGNAL_CASES: list[tuple[str, list[str], str, float, int]] = [
-    ("solve-exact-sigint", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGINT", 1.0, 130),
-    ("solve-exact-sigterm", "solve {big} -a exact --time-limit 60 -o {out}.json".split(), "SIGTERM", 1.0, 143),
-    ("solve-exact-sigint-deterministic", "solve {big} -a exact --deterministic-limit 100 -o {out}.json".split(),
-     "SIGINT", 1.0, 130),
+    ("solve-exact-sigint", "solve {big} -a exact --time-limit 60 -o {out}.json --progress".split(), "SIGINT", 1.0,
+     130),
+    ("solve-exact-sigterm", "solve {big} -a exact --time-limit 60 -o {out}.json --progress".split(), "SIGTERM", 1.0,
+     143),
+    ("solve-exact-sigint-deterministic",
+     "solve {big} -a exact --deterministic-limit 100 -o {out}.json --progress".split(), "SIGINT", 1.0, 130),
+    ("solve-total-jct-bnb-sigint",
+     "solve {big_tjct} -a total-jct-bnb --deterministic-limit 1000 -o {out}.json --progress".split(), "SIGINT", 1.0,
+     130),
+    ("solve-total-jct-bnb-sigterm",
+     "solve {big_tjct} -a total-jct-bnb --time-limit 600 -o {out}.json --progress".split(), "SIGTERM", 1.0, 143),
+    ("place-exact-cut-sigint", f"place {{big_pjob}} --free {BIG_FREE} -a exact-cut --deterministic-limit 1000 "
+     "--progress".split(), "SIGINT", 1.0, 130),
+    ("place-exact-cut-sigterm", f"place {{big_pjob}} --free {BIG_FREE} -a exact-cut --time-limit 600 "
+     "--progress".split(), "SIGTERM", 1.0, 143),
+    ("place-exact-cut-cbc-sigint", f"place {{big_pjob}} --free {BIG_FREE} -a exact-cut --solver cbc --time-limit 600 "
+     "--progress".split(), "SIGINT", 1.0, 130),
+    ("place-exact-cut-cbc-sigterm", f"place {{big_pjob}} --free {BIG_FREE} -a exact-cut --solver cbc "
+     "--time-limit 600 --progress".split(), "SIGTERM", 1.0, 143),
+    ("place-exact-cut-highs-sigterm", f"place {{big_pjob}} --free {BIG_FREE} -a exact-cut --solver highs "
+     "--time-limit 600 --progress".split(), "SIGTERM", 1.0, 143),
 ]
 
 # -- the top level -------------------------------------------------------------------------------------------------

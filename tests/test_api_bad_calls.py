@@ -157,6 +157,15 @@ case("solve-det-limit-nan", "deterministic_limit",
      lambda: optsched.solve(_rar(), "exact", deterministic_limit=NAN))
 case("solve-det-limit-heuristic", "deterministic_limit",
      lambda: optsched.solve(_rar(), "ff", deterministic_limit=1))
+# the total-JCT branch and bound takes a deterministic limit too (issue 28), checked like CP-SAT's
+case("solve-bnb-det-limit-0", "deterministic_limit",
+     lambda: optsched.solve(_tjct(), "total-jct-bnb", deterministic_limit=0))
+case("solve-bnb-det-limit-str", "deterministic_limit",
+     lambda: optsched.solve(_tjct(), "total-jct-bnb", deterministic_limit="5"))
+case("solve-bnb-det-limit-inf", "deterministic_limit",
+     lambda: optsched.solve(_tjct(), "total-jct-bnb", deterministic_limit=INF))
+case("place-det-limit-cbc", "deterministic_limit",
+     lambda: _place(_job(), {"s0": 4}, "exact-time", solver="cbc", deterministic_limit=5))
 case("solve-workload", "instance", lambda: optsched.solve(_workload()))
 case("evaluate-workload", "", lambda: optsched.evaluate(_workload(), _rar_sched()))
 

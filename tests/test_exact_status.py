@@ -83,8 +83,10 @@ def test_solve_many_passes_the_deterministic_limit_to_the_cpsat_models():
     from optsched.experiments import SerialExecutor, solve_many
 
     insts = {"a": optsched.generate("rar", jobs=4, servers=2, seed=3),
-             "d": optsched.generate("deadline", lam=0.5, window_h=2, seed=1)}
-    runs = solve_many(insts, ["exact", "deadline-cpsat"], deterministic_limit=5, threads=1,
+             "d": optsched.generate("deadline", lam=0.5, window_h=2, seed=1),
+             "t": optsched.generate("total-jct", jobs=5, seed=0), "p": optsched.generate("placement", seed=0)}
+    runs = solve_many(insts, ["exact", "deadline-cpsat", "total-jct-bnb", "exact-time"], deterministic_limit=5,
+                      threads=1,
                       executor=SerialExecutor(), keep_results=True, progress=False)
     for res in runs["result"]:
         assert res.info["limit"] == "deterministic", res.info  # dropped, the 60-s wall-clock default applied

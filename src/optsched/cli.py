@@ -59,10 +59,11 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; input errors are one line on stderr and exit code 2, never a traceback.
 
-    Exit codes: 0 done; 1 a solver or run failed; 2 bad input (files, flags, output paths); 3 ``solve``: an exact
-    model stopped by its limit before finding a schedule; 130 interrupted (Ctrl-C); 141 the output pipe closed; 143
-    SIGTERM. A signal during an exact solve stops CP-SAT within a fraction of a second: ``solve`` then prints the best
-    schedule found and writes it (``-o``) with status ``interrupted``, never as a finished run, and exits 130 or 143.
+    Exit codes: 0 done; 1 a solver or run failed; 2 bad input (files, flags, output paths); 3 ``solve`` (``place``): an
+    exact model stopped before finding a schedule (a placement); 130 interrupted (Ctrl-C); 141 the output pipe closed;
+    143 SIGTERM. A signal during an exact solve stops the solver within about a second (CP-SAT's search, the CBC or
+    HiGHS process, the total-JCT branch and bound): ``solve`` and ``place`` then print the best result found, ``solve``
+    writes it (``-o``), with status ``interrupted``, never as a finished run, and exit 130 or 143.
     """
     if argv is None:
         argv = sys.argv[1:]

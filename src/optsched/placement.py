@@ -237,7 +237,10 @@ def solve_placement(inst: PlacementInstance, algorithm: str = "heavy-edge", *, s
             bound = p.alpha
         elif isinstance(proven, (int, float)) and math.isfinite(proven):
             bound = max(bound, float(proven) - 1e-6)  # the model rounds column costs up to 1e-6 ms
-    info = {"cut_weight_mb": p.cut_weight, **{k: v for k, v in p.info.items() if k in ("form", "solver", "servers")}}
+    # "interrupted" (the signal that stopped the exact model) lets optsched.solve label the result and the CLI exit
+    info = {"cut_weight_mb": p.cut_weight,
+            **{k: v for k, v in p.info.items()
+               if k in ("form", "solver", "servers", "interrupted", "limit", "time_limit_s", "deterministic_limit")}}
     if algorithm == "exact-cut":
         info["cut_status"] = p.status.value
     if not p.x:
@@ -254,9 +257,10 @@ def _heavy_edge(inst: PlacementInstance, **kw: Any) -> Result:
 
 
 @register_algorithm("exact-time", PlacementInstance, exact=True)
-def _exact_time(inst: PlacementInstance, **kw: Any) -> Result:
+def _exact_time(inst: PlacementInstance, *, deterministic_limit: float | None = None, **kw: Any) -> Result:
     """min alpha over every count matrix on the free GPUs (CP-SAT; CBC/HiGHS with solver=)"""
-    return solve_placement(inst, "exact-time", **kw)
+    # deterministic_limit named so that solve_many, which reads the signature, passes it (issue 28)
+    return solve_placement(inst, "exact-time", deterministic_limit=deterministic_limit, **kw)
 
 
 @register_algorithm("exact-cut", PlacementInstance)

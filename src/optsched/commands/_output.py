@@ -1,4 +1,5 @@
-"""What the commands print for scripts (``--json``): an evaluation's figures, table cells as plain JSON values."""
+"""What the commands print for scripts (``--json``): an evaluation's figures, table cells as plain JSON values; and
+the exit code of a run a signal stopped."""
 
 from __future__ import annotations
 
@@ -26,3 +27,25 @@ def clean(v: Any) -> Any:
     if hasattr(v, "item"):
         return clean(v.item())
     return v
+
+
+INTERRUPTED_EXIT = {"SIGINT": 130, "SIGTERM": 143}  # 128 + the signal's number, as a shell reports it
+
+
+def signal_exit(status: Any, info: Any) -> int:
+    """130 (Ctrl-C) or 143 (SIGTERM) when a signal stopped an exact model (``status`` is ``interrupted``; ``info``
+    names the signal), else 0. A command still prints (and writes) the best result found so far, labelled
+    ``interrupted``, so an interrupted run never passes for a finished one: ``solve`` and ``place`` both use this.
+
+    ```pycon
+    >>> from optsched.result import SolveStatus
+    >>> signal_exit(SolveStatus.INTERRUPTED, {"interrupted": "SIGTERM"}), signal_exit(SolveStatus.OPTIMAL, {})
+    (143, 0)
+
+    ```
+    """
+    from ..result import SolveStatus
+
+    if status != SolveStatus.INTERRUPTED:
+        return 0
+    return INTERRUPTED_EXIT.get(str((info or {}).get("interrupted")), 130)

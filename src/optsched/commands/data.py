@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
 MISSING = 1  # exit code of verify: a file is missing or its checksum differs
@@ -90,5 +91,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"{n} {f} {state} {path}")
         bad = sorted({n for n, _, s, _ in rows if s != "ok"})
         if bad:
-            print(f"to fix: optsched data fetch {' '.join(bad)}", file=sys.stderr)
+            logging.getLogger(__name__).warning("to fix: optsched data fetch %s", " ".join(bad))
     return 0 if all(s == "ok" for _, _, s, _ in rows) else MISSING

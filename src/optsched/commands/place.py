@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import sys
 
 from ._args import positive_float, positive_int, seed
+from ._output import signal_exit
+from .solve import NO_SCHEDULE
 
 
 def register(sub) -> None:
@@ -14,7 +18,10 @@ def register(sub) -> None:
                                    "GPUs per server per stage, the per-iteration time alpha (eq. 7, ms) and "
                                    "the cut weight of the replica graph (MB). JOB is a file in format "
                                    "optsched/pipeline-job@1 or a catalogue entry 'model:NAME[:CONFIG]' "
-                                   "(see 'optsched place --list-models').")
+                                   "(see 'optsched place --list-models'). Exit code 3 when an exact model stopped "
+                                   "without a placement; Ctrl-C (130) or SIGTERM (143) stops an exact model within "
+                                   "about a second, and the best placement found so far is printed with status "
+                                   "'interrupted'.")
     p.add_argument("job", nargs="?", help="job file, or model:NAME[:CONFIG] from the Table I catalogue")
     p.add_argument("--free", help="free GPUs per server, e.g. s0=8,s1=3,s2=1")
     p.add_argument("-a", "--algorithm", default="heavy-edge", choices=("heavy-edge", "exact-time", "exact-cut"))
@@ -37,6 +44,9 @@ def register(sub) -> None:
                        help="seconds, for exact models (default 30)")
     limit.add_argument("--deterministic-limit", type=positive_float("--deterministic-limit"), default=None,
                        help="CP-SAT deterministic time instead of seconds (reproducible runs)")
+    p.add_argument("--progress", action="store_true",
+                   help="a line on stderr when an exact model starts, then every 10 s (default when stderr is a "
+                        "terminal)")
     p.add_argument("--list-models", action="store_true", help="list the catalogue's models and exit")
     p.set_defaults(func=run)
 
@@ -87,6 +97,7 @@ def load_job(spec: str, job_id: str | None = None):
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import InstanceError
+    from ..exact._cpsat import heartbeat
     from ..perf.pipeline import Network, alpha_max, compute_lower_bound
     from ..placement import place
     from ..problems.placement import PlacementInstance
@@ -109,10 +120,12 @@ def run(args: argparse.Namespace) -> int:
         time_limit = 30.0
     flags = {"solver": "--solver", "time_limit": "--time-limit", "form": "--form",
              "deterministic_limit": "--deterministic-limit"}
+    every = 10.0 if (args.progress or sys.stderr.isatty()) and args.algorithm != "heavy-edge" else None
     try:
-        p = place(job, dict(inst.free), args.algorithm, network=net, select=args.select, form=args.form,
-                  solver=args.solver, seed=args.seed, time_limit=time_limit,
-                  deterministic_limit=args.deterministic_limit)
+        with heartbeat(every, sys.stderr):
+            p = place(job, dict(inst.free), args.algorithm, network=net, select=args.select, form=args.form,
+                      solver=args.solver, seed=args.seed, time_limit=time_limit,
+                      deterministic_limit=args.deterministic_limit)
     except InstanceError as exc:  # name the flag the user typed, not the library's keyword
         if exc.field in flags:
             raise InstanceError(exc.reason, field=flags[exc.field], job=exc.job) from None
@@ -121,10 +134,16 @@ def run(args: argparse.Namespace) -> int:
           f"{job.allreduce} all-reduce")
     print(f"algorithm={p.algorithm} status={p.status} runtime={p.runtime_s * 1e3:.2f} ms"
           + (f" form={p.info.get('form')} solver={p.info.get('solver')}" if p.algorithm != "heavy-edge" else ""))
+    stopped_by = signal_exit(p.status, p.info)  # 130 or 143 when Ctrl-C or SIGTERM stopped the exact model
+    if not p.x:
+        logging.getLogger(__name__).warning("no placement found (%s)", p.status)
+        return stopped_by or NO_SCHEDULE
+    if stopped_by:
+        logging.getLogger(__name__).warning("status 'interrupted': the best placement found before the signal")
     width = max([6, *(len(s) for s in p.x)])
     print(f"{'server':<{width}}  GPUs  per-stage counts")
     for sid, col in p.x.items():
         print(f"{sid:<{width}}  {sum(col):>4}  {list(col)}")
     print(f"alpha={p.alpha:.4f} ms  cut_weight={p.cut_weight:.4f} MB  "
           f"(alpha_max={alpha_max(job, net):.4f} ms, compute bound={compute_lower_bound(job):.4f} ms)")
-    return 0
+    return stopped_by

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import time
@@ -83,6 +84,8 @@ SUMMARY_ROWS = (
     ("declined", "jobs declined (admission)", "{:d}"),
     ("wall_s", "wall time (s)", "{:.2f}"), ("events_per_s", "events per second", "{:,.0f}"),
 )
+
+_log = logging.getLogger(__name__)  # diagnostics, not the command's output: one line each on stderr (optsched.cli)
 
 
 # -- argument helpers ------------------------------------------------------------------------------------------
@@ -386,9 +389,9 @@ def run_sweep_cli(args: argparse.Namespace) -> int:
         print(markdown_table(result))
         print("written: " + ", ".join(str(p) for p in paths))
     if args.dask is not None and not args.quiet and result.stats is not None:
-        print(f"Dask: {result.stats.text()}", file=sys.stderr)
+        _log.info("Dask: %s", result.stats.text())
     if len(failed):
-        print(f"{len(failed)} of {len(result.runs)} runs failed (status and error in {args.name}.csv); first: "
-              f"{failed['error'].iloc[0]}", file=sys.stderr)
+        _log.warning("%d of %d runs failed (status and error in %s.csv); first: %s", len(failed), len(result.runs),
+                     args.name, failed["error"].iloc[0])
     return 4 if args.strict and len(failed) else 0
 

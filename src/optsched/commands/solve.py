@@ -22,12 +22,15 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from ._args import dask_address, output_dir, output_file, positive_float, positive_int, seed, seed_list
-from ._output import clean, evaluation_dict
+from ._output import clean, evaluation_dict, signal_exit
+
+_log = logging.getLogger(__name__)  # diagnostics, not the command's output: one line each on stderr (optsched.cli)
 
 
 def register(sub) -> None:
@@ -172,7 +175,7 @@ def run_one(args: argparse.Namespace) -> int:
     # which limit applied says something only when a limit stopped the run (not on a proven optimum)
     stopped = res.status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN)
     print(res.summary() + (f" limit={limit}" if limit and alg.exact and stopped else ""), file=out)
-    signal_exit = _signal_exit(res)
+    stopped_by = signal_exit(res.status, res.info)
     ev = None
     # a problem without an evaluator (the contention round model) is scored by its exact methods themselves
     scored = problem_of(inst).evaluator is not None or res.evaluation is not None
@@ -185,7 +188,7 @@ def run_one(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1, default=str))
     if res.schedule is None:
         print(f"no schedule found ({res.status}); nothing written", file=out)
-        return signal_exit or NO_SCHEDULE
+        return stopped_by or NO_SCHEDULE
     if ev is not None:
         print(ev.summary(), file=out)
     if args.output and res.schedule is not None:
@@ -195,20 +198,9 @@ def run_one(args: argparse.Namespace) -> int:
                       lower_bound=res.lower_bound, runtime_s=round(res.runtime_s, 6), seed=res.seed, **extra)
         if not to_stdout:
             print(f"schedule written to {args.output}"
-                  + (" (status 'interrupted': the best schedule found before the signal)" if signal_exit else ""),
+                  + (" (status 'interrupted': the best schedule found before the signal)" if stopped_by else ""),
                   file=out)
-    return signal_exit
-
-
-def _signal_exit(res: Any) -> int:
-    """130 (Ctrl-C) or 143 (SIGTERM) when a signal stopped the exact model, else 0. The best schedule found so far
-    is still printed and written, with status ``interrupted`` in the file, so an interrupted run never passes for
-    a finished one."""
-    from ..result import SolveStatus
-
-    if res.status != SolveStatus.INTERRUPTED:
-        return 0
-    return {"SIGINT": 130, "SIGTERM": 143}.get(res.info.get("interrupted"), 130)
+    return stopped_by
 
 
 def unique_stems(names: list[str]) -> dict[str, str]:
@@ -266,7 +258,7 @@ def run_batch(args: argparse.Namespace) -> int:
                           deterministic_limit=args.deterministic_limit, keep_results=args.out_dir is not None,
                           progress=progress)
     if args.dask is not None and not args.json:
-        print(f"Dask: {runs.attrs['tasks'].text()}", file=sys.stderr)
+        _log.info("Dask: %s", runs.attrs["tasks"].text())
     gaps = gap_table(runs)
     summary = gap_summary(gaps)
     written = []
@@ -310,8 +302,8 @@ def run_batch(args: argparse.Namespace) -> int:
     refused = runs[runs["status"] == "inapplicable"]
     for kind, rows in (("failed", failed), ("did not apply", refused)):
         if len(rows):
-            print(f"{len(rows)} of {len(runs)} runs {kind}; first: {rows['instance'].iloc[0]} "
-                  f"{rows['algorithm'].iloc[0]}: {rows['error'].iloc[0]}", file=sys.stderr)
+            _log.warning("%d of %d runs %s; first: %s %s: %s", len(rows), len(runs), kind, rows["instance"].iloc[0],
+                         rows["algorithm"].iloc[0], rows["error"].iloc[0])
     if args.strict and (len(failed) or (algs is not None and len(refused))):
         return FAILED
     applied = runs[~runs["status"].isin(["error", "inapplicable"])]

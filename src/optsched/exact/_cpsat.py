@@ -49,11 +49,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 from ..errors import InstanceError, SolverError
 from ..limits import MAX_SEED
 from ..result import SolveStatus
+from ._stop import run_stoppable
 
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools takes ~0.5 s to import: only the functions that solve load it
     from ortools.sat.python import cp_model
 
-__all__ = ["Params", "Run", "beat", "heartbeat", "meets", "new_solver", "solve", "status_of"]
+__all__ = ["Params", "Run", "beat", "heartbeat", "meets", "new_solver", "solve", "started", "status_of"]
 
 # (seconds between lines, stream) while a heartbeat() block is active; None: quiet (the library default)
 _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.ContextVar("heartbeat", default=None)
@@ -61,8 +62,8 @@ _HEARTBEAT: contextvars.ContextVar[tuple[float, TextIO] | None] = contextvars.Co
 
 @contextlib.contextmanager
 def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
-    """While the block runs, every CP-SAT solve prints a line to ``stream`` every ``every_s`` seconds (elapsed
-    time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
+    """While the block runs, every CP-SAT solve prints a line to ``stream`` when it starts, one every ``every_s``
+    seconds (elapsed time, best objective, proven bound) and one when it ends, so a long exact solve is never silent.
     ``every_s=None`` leaves solves quiet (the CLI turns it on for terminals and ``--progress``).
 
     ```pycon
@@ -72,8 +73,8 @@ def heartbeat(every_s: float | None, stream: TextIO) -> Iterator[None]:
     >>> out = io.StringIO()
     >>> with heartbeat(30.0, out):
     ...     _ = solve(m, Params(time_limit=5))
-    >>> out.getvalue().startswith("cp-sat: done in")
-    True
+    >>> [line.split(" (")[0].split(" in ")[0] for line in out.getvalue().splitlines()]
+    ['cp-sat: solving', 'cp-sat: done']
 
     ```
     """
@@ -89,6 +90,11 @@ def beat() -> tuple[float, TextIO] | None:
     ``None``: for solvers
     other than CP-SAT that report the same way ([`_beat`][optsched.exact._cpsat._beat]'s ``who``)."""
     return _HEARTBEAT.get()
+
+
+def started(stream: TextIO, who: str = "cp-sat") -> None:
+    """The heartbeat's first line, printed as a solve starts: the search runs and a signal now stops it."""
+    print(f"{who}: solving (Ctrl-C stops it and keeps the best solution found)", file=stream, flush=True)
 
 
 def _beat(stream: TextIO, t0: float, best: list[float | None], final: str = "", who: str = "cp-sat") -> None:
@@ -274,39 +280,12 @@ class Run:
 
 
 def _run_stoppable(sol: cp_model.CpSolver, model: cp_model.CpModel, callback: Any) -> tuple[Any, str | None]:
-    """``sol.solve(model, callback)``, stopped within a fraction of a second by Ctrl-C (KeyboardInterrupt) or the
-    CLI's SIGTERM (SystemExit): CP-SAT runs in a helper thread while this (main) thread waits in Python, where
-    signal handlers run, and calls ``stop_search`` when one arrives. Returns CP-SAT's status code and the signal's
-    name (``"SIGINT"``, ``"SIGTERM"``) or ``None``. Off the main thread (no signal reaches it) it simply solves."""
-    if threading.current_thread() is not threading.main_thread():
-        return sol.solve(model, callback), None
-    box: dict[str, Any] = {}
-    signal_name: str | None = None
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["code"] = sol.solve(model, callback)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="cp-sat", daemon=True).start()
-    while True:
-        try:
-            while not done.wait(0.05):
-                if signal_name is not None:
-                    # again, until the thread ends: a stop that came before CP-SAT had set up its search (a
-                    # signal in the first moments, or under load) finds nothing to stop and is lost
-                    sol.stop_search()
-            break
-        except (KeyboardInterrupt, SystemExit) as exc:
-            signal_name = signal_name or ("SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM")
-            sol.stop_search()
-    if "error" in box:
-        raise box["error"]
-    return box["code"], signal_name
+    """``sol.solve(model, callback)`` through [`run_stoppable`][optsched.exact._stop.run_stoppable]: Ctrl-C or the
+    CLI's SIGTERM calls ``stop_search`` within a fraction of a second. Returns CP-SAT's status code and the signal's
+    name (``"SIGINT"``, ``"SIGTERM"``) or ``None``."""
+    # stop_search again after the grace period, every 50 ms: a stop that came before CP-SAT had set up its search
+    # (a signal in the first moments, or under load) finds nothing to stop and is lost
+    return run_stoppable(lambda: sol.solve(model, callback), sol.stop_search, force=sol.stop_search, name="cp-sat")
 
 
 def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver | None = None,
@@ -329,6 +308,7 @@ def solve(model: cp_model.CpModel, params: Params, *, solver: cp_model.CpSolver 
     callback = _improvements(best if beat is not None else None, on_solution) \
         if beat is not None or on_solution is not None else None
     if beat is not None:
+        started(beat[1])
         threading.Thread(target=_heartbeat_loop, args=(stop, beat, t0, best, scale), daemon=True).start()
     try:
         try:

@@ -392,7 +392,7 @@ class DeadlineBound:
 
 
 def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time_limit: float | None = 30.0,
-                         seed: int | None = 0) -> DeadlineBound:
+                         seed: int | None = 0, deterministic_limit: float | None = None) -> DeadlineBound:
     """The energy relaxation (``docs/formulations/deadline.md``, "Upper bound"): choose jobs y_j in {0, 1} to
     maximise the weighted count subject to, for every window [a, b] with a an arrival and b a deadline,
     sum over the jobs whose window lies inside [a, b] of E_j y_j <= G (b - a), E_j =
@@ -400,7 +400,9 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
     and y_j = 0 for a job that cannot finish in its window at all. Every schedule's set of on-time jobs
     satisfies these constraints, so the optimum of this knapsack-like program (or CP-SAT's proven bound on it
     when the time limit stops the search) bounds every policy and every exact model. Coefficients are rounded
-    in the safe direction (energies down, capacities up, to milliseconds)."""
+    in the safe direction (energies down, capacities up, to milliseconds). ``deterministic_limit`` replaces
+    ``time_limit`` by CP-SAT's deterministic time ([`optsched.exact._cpsat`][]): the bound is then the same on any
+    machine."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -432,7 +434,7 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
             md.add(sum(e_ms[j.id] * y[j.id] for j in inside) <= cap_ms)
             n_cons += 1
     md.maximize(sum(job_weight_int(j.alpha, weights) * y[j.id] for j in ok))
-    run = _cpsat.solve(md, _cpsat.Params(time_limit=time_limit, seed=seed))
+    run = _cpsat.solve(md, _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit, seed=seed))
     info = {"windows": n_cons, "weights": weights, "wall_s": time.perf_counter() - t0, **run.info()}
     if run.status == SolveStatus.OPTIMAL:
         value = float(run.objective) / scale if run.objective is not None else reachable

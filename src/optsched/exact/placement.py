@@ -208,7 +208,7 @@ def min_time_placement(job: PipelineJob, net: Network, free: Mapping[str, int], 
     if solver == "cpsat":
         n_val, status, bound, run_info = _min_time_cpsat(job, model, params)
     else:
-        n_val, status, bound = _min_time_pulp(job, model, solver, time_limit)
+        n_val, status, bound, run_info = _min_time_pulp(job, model, solver, time_limit)
     if n_val is None:
         return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, form, math.inf,
                               info={"model": "min-time", "columns": len(model.cost), **run_info})
@@ -277,12 +277,14 @@ def _size_constraints(m: ColumnModel, total, add) -> None:
 
 
 _STATUS = {"optimal": SolveStatus.OPTIMAL, "infeasible": SolveStatus.INFEASIBLE,
-           "time limit": SolveStatus.TIME_LIMIT}
+           "time limit": SolveStatus.TIME_LIMIT, "interrupted": SolveStatus.INTERRUPTED}
 
 
-def _solve_pulp(prob, solver: str, time_limit: float | None) -> SolveStatus:
-    """Solve a PuLP model with CBC or HiGHS (both out of process, [`optsched.exact._pulp`][]) to a zero gap."""
-    return _STATUS.get(_pulp.solve(prob, solver, time_limit, gap_rel=0.0), SolveStatus.UNKNOWN)
+def _solve_pulp(prob, solver: str, time_limit: float | None) -> tuple[SolveStatus, bool, dict[str, Any]]:
+    """Solve a PuLP model with CBC or HiGHS (both out of process, [`optsched.exact._pulp`][]) to a zero gap:
+    the status, whether the variables hold a solution, and the run's info (the signal that stopped it)."""
+    run = _pulp.run(prob, solver, time_limit, gap_rel=0.0)
+    return _STATUS.get(run.status, SolveStatus.UNKNOWN), run.found, run.info()
 
 
 def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: float | None):
@@ -301,10 +303,10 @@ def _min_time_pulp(job: PipelineJob, m: ColumnModel, solver: str, time_limit: fl
         prob += nv[i] <= int(m.ub[i]) * yv[i]
         prob += nv[i] >= yv[i]
         prob += a >= float(m.cost[i]) * yv[i]
-    status = _solve_pulp(prob, solver, time_limit)
-    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or not n or nv[0].varValue is None:
-        return None, status, None
-    return [int(round(v.varValue or 0)) for v in nv], status, None
+    status, found, info = _solve_pulp(prob, solver, time_limit)
+    if not found or not n or nv[0].varValue is None:
+        return None, status, None, info
+    return [int(round(v.varValue or 0)) for v in nv], status, None, info
 
 
 # -- min-time: the per-server compact MILP (digest 6(a); the reference the column model is measured against) --
@@ -372,10 +374,10 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
                 if items[a][1] == items[b][1] and all(items[c][1] != items[a][1] for c in range(a + 1, b)):
                     prob += (pulp.lpSum(weight[s] * x[s, a] for s in range(S))
                              >= pulp.lpSum(weight[s] * x[s, b] for s in range(S)))
-    status = _solve_pulp(prob, solver, time_limit)
-    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or alpha_v.varValue is None:
+    status, found, run_info = _solve_pulp(prob, solver, time_limit)
+    if not found or alpha_v.varValue is None:
         return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, form, math.inf,
-                              info={"model": "min-time-per-server"})
+                              info={"model": "min-time-per-server", **run_info})
     counts = {}
     for m, (sid, _) in enumerate(items):
         col = tuple(int(round(sum(c * (w[s, m, c].varValue or 0) for c in range(1, min(ks[s], items[m][1]) + 1))))
@@ -383,7 +385,7 @@ def min_time_placement_per_server(job: PipelineJob, net: Network, free: Mapping[
         if any(col):
             counts[sid] = col
     best = max(column_cost(job, net, c) for c in counts.values())  # `a` indexes servers above
-    info = {"model": "min-time-per-server", "variables": len(w), "objective_value": alpha_v.varValue}
+    info = {"model": "min-time-per-server", "variables": len(w), "objective_value": alpha_v.varValue, **run_info}
     return ExactPlacement(counts, best, status, time.perf_counter() - t0, solver, form, best, info=info)
 
 
@@ -414,7 +416,7 @@ def min_cut_placement(job: PipelineJob, free: Mapping[str, int], *, solver: str 
     if solver == "cpsat":
         part, status, bound, run_info = _min_cut_cpsat(V, E, items, groups, params)
     else:
-        part, status, bound = _min_cut_pulp(V, E, items, groups, solver, time_limit)
+        part, status, bound, run_info = _min_cut_pulp(V, E, items, groups, solver, time_limit)
     if part is None:
         return ExactPlacement({}, math.inf, status, time.perf_counter() - t0, solver, "mapping", math.inf,
                               info={"model": "min-cut", **run_info})
@@ -490,11 +492,11 @@ def _min_cut_pulp(V, E, items, groups, solver, time_limit):
             prob += z[e][m] <= a[u][m]
             prob += z[e][m] <= a[v][m]
     _cut_symmetry(nV, groups, lambda v, m: a[v][m], prob.addConstraint, pulp.lpSum)
-    status = _solve_pulp(prob, solver, time_limit)
-    if status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or a[0][0].varValue is None:
-        return None, status, None
+    status, found, info = _solve_pulp(prob, solver, time_limit)
+    if not found or a[0][0].varValue is None:
+        return None, status, None, info
     part = [max(range(M), key=lambda m: a[v][m].varValue or 0) for v in range(nV)]
-    return part, status, None
+    return part, status, None, info
 
 
 def alpha_min(job: PipelineJob, net: Network, *, method: str = "exact", time_limit: float | None = 10.0) -> float:

@@ -224,7 +224,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
     is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each
     CP-SAT call that many deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a
-    limit the best schedule found is returned with status ``time limit`` and the best proven bound.
+    limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
+    SIGTERM (which stop the CP-SAT call that runs), with status ``interrupted`` and no further call.
     """
     t0 = time.perf_counter()
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
@@ -269,6 +270,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
         prun = _cpsat.solve(probe.model, pp)
         probes += 1
+        if prun.interrupted:  # Ctrl-C or SIGTERM: no further solve, the best schedule so far
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
         if prun.status == SolveStatus.INFEASIBLE:
             lb = lo = mid + 1
             continue
@@ -300,6 +303,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             ub, best, ub_name = ms, sched, "relaxation"
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets an evaluated schedule")
+    if run.interrupted:
+        return done(SolveStatus.INTERRUPTED, lb, interrupted=run.interrupted)
     # R1: schedules with pairwise contention only, each scored by the evaluator at most its model makespan
     if any(p_sensitive(inst, j) for j in inst.jobs):
         r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
@@ -314,6 +319,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                 ub, best, ub_name = ms, sched, "restriction R1"
         if lb >= ub:
             return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R1")
+        if run0.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=run0.interrupted)
     info["best_by"] = ub_name
     if not close_gap or (params.limit == "time" and params.time_limit is not None
                          and time.perf_counter() - t0 >= params.time_limit):
@@ -329,6 +336,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         ub, best = int(res.objective), res.schedule
     if res.lower_bound is not None:
         lb = max(lb, int(res.lower_bound))
+    if lb < ub and res.info.get("interrupted"):
+        return done(SolveStatus.INTERRUPTED, lb, interrupted=res.info["interrupted"])
     status = SolveStatus.OPTIMAL if lb >= ub else SolveStatus.TIME_LIMIT
     return done(status, min(lb, ub), closed_by="time-indexed model on the gap" if lb >= ub else None)
 
