@@ -68,6 +68,7 @@ import numpy as np
 import pandas as pd
 
 from .cluster import as_cluster
+from .data import data_path
 from .errors import InstanceError
 from .generators.workload import load_philly, resolve_workload
 from .io import atomic_open
@@ -550,13 +551,16 @@ def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
 # sweep sets itself (the seed, the progress bar, the label, the trace it hands each worker)
 _RUN_ONE_KEYS = tuple(n for n in inspect.signature(run_one).parameters
                       if n not in ("spec", "seed", "progress", "label", "philly_frame"))
-_FRAME: tuple[str, pd.DataFrame] | None = None   # the Philly trace, read once per worker process
+_FRAME: tuple[tuple[str, Path], pd.DataFrame] | None = None   # the Philly trace, read once per worker process
 
 
 def _philly_frame(order: str) -> pd.DataFrame:
+    """The Philly trace in ``order``, read once per process while the data folder stays the same (a test or a user
+    that points ``OPTSCHED_DATA`` elsewhere gets that folder's trace, not the one read before)."""
     global _FRAME
-    if _FRAME is None or _FRAME[0] != order:
-        _FRAME = (order, load_philly(order=order))
+    key = (order, data_path("philly", "philly.csv"))
+    if _FRAME is None or _FRAME[0] != key:
+        _FRAME = (key, load_philly(key[1], order=order))
     return _FRAME[1]
 
 
