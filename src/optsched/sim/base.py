@@ -679,6 +679,10 @@ class Composed(SchedulerPlacer):
             waiting = bool(self._q)
         change = sched.keys_change
         if self._frozen:
+            if not self._rebuild_needed and self._cross and self._cross[0][0] <= now:
+                # crossings due since our last decision (an outside driver's decision came instead): re-key them
+                # now, so that the wake-up below is the next crossing to come, not one already past
+                self._expire(now)
             self._key_change = self._cross_top()
         elif self.naive and change in ("at-expiry", "relative"):  # no heap: the running keys' expiries, read anew
             running_key = sched.running_key
