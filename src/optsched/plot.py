@@ -58,9 +58,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["add_note", "assign_lanes", "bootstrap_interval", "chrome_trace", "coincidence_note", "coinciding",
            "figure_legend", "gantt", "gap_summary", "gap_table", "integer_ticks", "legend_outside", "metric_label",
-           "occupancy", "plot_cdfs", "plot_gaps", "plot_series", "plot_vs_load", "queue", "save_axes",
-           "schedule_segments", "series_style", "series_styles", "sim_segments", "sim_title", "utilisation",
-           "write_chrome_trace"]
+           "occupancy", "plot_cdfs", "plot_dots", "plot_gaps", "plot_series", "plot_vs_load", "queue", "save_axes",
+           "schedule_segments", "series_style", "series_styles", "sim_segments", "sim_title", "style_handle",
+           "utilisation", "write_chrome_trace"]
 
 SEGMENT_COLUMNS = ["job", "server", "gpus", "start", "end"]
 
@@ -130,10 +130,21 @@ def integer_ticks(ax: Axes, axis: str = "x") -> Axes:
     return ax
 
 
-def legend_outside(ax: Axes, *, fontsize: float = 7, title: str | None = None) -> Any:
-    """The legend to the right of the axes, never over the data."""
+def legend_outside(ax: Axes, *, fontsize: float = 7, title: str | None = None, handles: Sequence[Any] | None = None
+                   ) -> Any:
+    """The legend to the right of the axes, never over the data (``handles``: proxies to show instead of the
+    axes' own)."""
+    extra = {"handles": list(handles)} if handles is not None else {}
     return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=fontsize,
-                     frameon=False, title=title, title_fontsize=fontsize)
+                     frameon=False, title=title, title_fontsize=fontsize, **extra)
+
+
+def style_handle(label: str, style: Mapping[str, Any], hollow: bool = False) -> Any:
+    """A legend proxy showing a series' colour, dash and marker together."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], label=label, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
+                  markerfacecolor="none" if hollow else style["color"])
 
 
 def figure_legend(fig: Any, ax: Axes, *, ncol: int | None = None, fontsize: float = 8) -> Any:
@@ -612,7 +623,8 @@ def plot_cdfs(curves: Mapping[str, Sequence[float] | np.ndarray], ax: Axes | Non
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     if curves:
-        legend_outside(ax, fontsize=fontsize)
+        legend_outside(ax, fontsize=fontsize, handles=[style_handle(str(lab), styles[lab], k % 2 == 1)
+                                                       for k, lab in enumerate(styles)])
     labels = list(sorted_)
     same = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:]
             if len(sorted_[a]) and np.array_equal(sorted_[a], sorted_[b])]
@@ -809,37 +821,56 @@ def gap_summary(gaps: pd.DataFrame, by: Sequence[str] = ("algorithm",)) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorithm", title: str | None = None,
-              percent: bool = True) -> Axes:
-    """Every run's gap to its instance's reference (one dot per run, jittered sideways, the algorithm's own
-    colour and marker), beside it the mean as a black square with its 95 % percentile-bootstrap interval over
-    instances (never below 0, as no gap is); the legend says so."""
+def plot_dots(table: pd.DataFrame, value: str, by: str, ax: Axes | None = None, *,
+              order: Sequence[Any] | None = None, scale: float = 1.0, ylabel: str | None = None,
+              title: str | None = None, dot_label: str = "one run", legend: bool = True) -> Axes:
+    """One column per ``by`` value: every row's ``value`` as a dot (jittered sideways, the value's own colour and
+    marker), beside them the mean as a black square with its 95 % percentile-bootstrap interval
+    ([`bootstrap_interval`][optsched.plot.bootstrap_interval], inside the range of the dots); the legend says
+    which is which. Categories on x never hide each other.
+
+    ```pycon
+    >>> t = pd.DataFrame({"policy": ["a", "a", "b", "b"], "cs": [1.0, 1.2, 2.0, 2.2]})
+    >>> ax = plot_dots(t, "cs", "policy")
+    >>> [x.get_text() for x in ax.get_xticklabels()]
+    ['a', 'b']
+
+    ```
+    """
     ax = _new_axes(ax, (7, 4))
-    names = list(dict.fromkeys(gaps[by]))
+    names = [n for n in (order or list(dict.fromkeys(table[by]))) if (table[by] == n).any()]
     styles = series_styles(names)
-    summary = gap_summary(gaps, (by,)).set_index(by)
-    k = 100.0 if percent else 1.0
     rng = np.random.default_rng(0)
     for i, name in enumerate(names):
-        v = gaps.loc[gaps[by] == name, "gap"].dropna().to_numpy(dtype=float) * k
+        v = table.loc[table[by] == name, value].dropna().to_numpy(dtype=float) / scale
         ax.scatter(i - 0.1 + rng.uniform(-0.12, 0.12, len(v)), v, s=14, alpha=0.6, color=styles[name]["color"],
-                   marker=styles[name]["marker"], label="one run (instance)" if i == 0 else None)
-        m = summary.loc[name]
-        if not math.isnan(m["mean_gap"]):
-            lo = m["mean_gap"] - (m["ci_low"] if not math.isnan(m["ci_low"]) else m["mean_gap"])
-            hi = (m["ci_high"] if not math.isnan(m["ci_high"]) else m["mean_gap"]) - m["mean_gap"]
-            ax.errorbar(i + 0.25, m["mean_gap"] * k, yerr=[[max(0.0, lo) * k], [max(0.0, hi) * k]], fmt="s",
-                        color="black", capsize=3, markersize=4,
-                        label="mean, 95 % bootstrap interval" if i == 0 else None)
+                   marker=styles[name]["marker"], label=dot_label if i == 0 else None)
+        if len(v):
+            m = float(v.mean())
+            lo, hi = bootstrap_interval(v)
+            ax.errorbar(i + 0.25, m, yerr=[[max(0.0, m - lo)], [max(0.0, hi - m)]], fmt="s", color="black",
+                        capsize=3, markersize=4, label="mean, 95 % bootstrap interval" if i == 0 else None)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=30, ha="right")
-    kinds = sorted(set(gaps.get("reference_kind", pd.Series(dtype=str)).dropna()))
-    ax.set_ylabel(f"gap to the {' / '.join(kinds) or 'reference'}" + (" (%)" if percent else ""))
-    ax.axhline(0, color="grey", linewidth=0.5)
-    ax.set_title(title or f"gap to the optimum or best bound, {gaps['instance'].nunique()} instances (our solvers)",
-                 fontsize=9)
-    if names:
+    ax.set_xticklabels([str(n) for n in names], rotation=30, ha="right")
+    ax.set_ylabel(ylabel or metric_label(value, hours=scale == 3600.0))
+    if title:
+        ax.set_title(title, fontsize=9)
+    if names and legend:
         legend_outside(ax)
+    return ax
+
+
+def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorithm", title: str | None = None,
+              percent: bool = True) -> Axes:
+    """Every run's gap to its instance's reference ([`plot_dots`][optsched.plot.plot_dots]: one dot per run, the
+    mean as a black square with its 95 % percentile-bootstrap interval over instances, never below 0 as no gap
+    is)."""
+    kinds = sorted(set(gaps.get("reference_kind", pd.Series(dtype=str)).dropna()))
+    ax = plot_dots(gaps, "gap", by, ax, scale=0.01 if percent else 1.0, dot_label="one run (instance)",
+                   ylabel=f"gap to the {' / '.join(kinds) or 'reference'}" + (" (%)" if percent else ""),
+                   title=title or f"gap to the optimum or best bound, {gaps['instance'].nunique()} instances "
+                                  "(our solvers)")
+    ax.axhline(0, color="grey", linewidth=0.5)
     return ax
 
 
