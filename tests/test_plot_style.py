@@ -224,3 +224,53 @@ def test_drs_figures_keep_drs_visible_and_tick_nodes_at_whole_numbers():
         assert lines["DRS"].get_zorder() > lines["NoRM"].get_zorder()          # DRS on top of NoRM
         assert lines["DRS"].get_xdata()[0] != lines["NoRM"].get_xdata()[0]     # and beside it
     plt.close(fig)
+
+
+def test_predictor_cdfs_name_identical_predictors_and_show_the_seen_groups_apart():
+    from benchmarks import predictors
+
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 5000, 200).astype(float)
+    errors = pd.DataFrame({"random-forest": base + rng.integers(0, 50, 200), "median": base, "mean": base,
+                           "perfect": 0.0})
+    fig = predictors.plot(errors, None, seen=rng.random(200) < 0.4)
+    assert len(fig.axes) == 2                                   # every job, and the seen groups only
+    for ax in fig.axes:
+        steps = [ln for ln in ax.get_lines() if ln.get_drawstyle() == "steps-post"]
+        assert len(steps) == 3                                  # perfect is not drawn
+        assert len({str(ln._unscaled_dash_pattern) for ln in steps}) == 3
+        assert "median and mean are identical" in " ".join(t.get_text() for t in ax.texts).replace("\n", " ")
+    plt.close(fig)
+
+
+def test_table2_figure_has_titled_panels_integer_cases_and_no_bars_on_a_log_axis():
+    from benchmarks import table2
+
+    rows = []
+    for job in table2.JOBS:
+        for i in range(6):
+            r = {"job": job, "he_alpha": 10.0 + i, "cut_alpha": 9.0 + i, "map_cpsat_alpha": 8.0 + i,
+                 "sel_cpsat_alpha": 8.0 + i, "he_ms": 0.3}
+            r.update({f"{f}_{s}_ms": 10.0 + i for f in ("map", "sel") for s in table2.SOLVERS})
+            rows.append(r)
+    fig = table2.plot(rows, None)
+    for ax in fig.axes:
+        assert ax.get_title()
+        if ax.get_yscale() == "log":
+            assert not [p for p in ax.patches if type(p).__name__ == "Rectangle"]   # no bars on a log axis
+    top = fig.axes[0]
+    lo, hi = top.get_xlim()
+    assert _is_integer_axis(top.get_xticks(), lo, hi)
+    assert top.get_legend() is None and fig.axes[1].get_legend() is not None     # one legend, beside the panels
+    assert "coincide exactly" in " ".join(t.get_text() for t in top.texts).replace("\n", " ")
+    plt.close(fig)
+
+
+def test_highlighted_series_is_thicker_and_on_top():
+    t = pd.DataFrame({"p": ["DRS"] * 2 + ["NoRM"] * 2, "x": [1, 2] * 2, "y": [1.0, 2.0, 1.0, 2.0]})
+    fig, ax = plt.subplots()
+    plot_series(t, "x", "y", "p", ax, highlight=("DRS",))
+    lines = {ln.get_label(): ln for ln in _data_lines(ax)}
+    assert lines["DRS"].get_linewidth() > lines["NoRM"].get_linewidth()
+    assert lines["DRS"].get_zorder() > lines["NoRM"].get_zorder()
+    plt.close(fig)

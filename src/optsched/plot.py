@@ -71,7 +71,7 @@ LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 
                                (0, (5, 2, 1, 2, 1, 2)))
 METRIC_LABELS = {  # column name -> words (the unit is added by metric_label)
     "avg_jct_s": "average JCT", "p90_jct_s": "90th-percentile JCT", "p99_jct_s": "99th-percentile JCT",
-    "avg_responsiveness_s": "average responsiveness (first start \u2212 arrival)",
+    "avg_responsiveness_s": "average responsiveness, first start \u2212 arrival",
     "avg_runtime_jct_s": "average run time", "makespan_s": "makespan", "avg_wait_s": "average wait",
     "avg_completion_s": "average completion time", "utilisation": "GPU utilisation",
     "mean_utilisation": "mean GPU utilisation", "r_trace": "deadlines met / jobs (R_trace)",
@@ -166,7 +166,9 @@ def add_note(ax: Axes, text: str, *, y: float = -0.2, fontsize: float = 7) -> No
 
 
 def _fmt(v: Any) -> str:
-    return f"{v:.3g}" if isinstance(v, (float, np.floating)) else str(v)
+    if isinstance(v, (float, np.floating)):
+        return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else f"{v:.3g}"
+    return str(v)
 
 
 def coinciding(table: pd.DataFrame, x: str, y: str, by: str, rtol: float = 1e-9) -> list[tuple[tuple[Any, ...],
@@ -226,8 +228,10 @@ def coincidence_note(table: pd.DataFrame, x: str, y: str, by: str, *, xname: str
         else:
             pos = [xs_all.index(v) for v in xs]
             run = pos == list(range(pos[0], pos[0] + len(pos)))
-            where = (f"at {xname or x} {_fmt(xs[0])}\u2013{_fmt(xs[-1])}" if run and len(xs) > 2 else
-                     f"at {xname or x} {', '.join(_fmt(v) for v in xs)}")
+            name, _, unit = str(xname or x).partition(" (")
+            unit = f" ({unit}" if unit else ""
+            where = (f"at {name} {_fmt(xs[0])}\u2013{_fmt(xs[-1])}{unit}" if run and len(xs) > 2 else
+                     f"at {name} {', '.join(_fmt(v) for v in xs)}{unit}")
         parts.append(f"{who_text} coincide exactly {where}")
     return ("; ".join(parts) + " (drawn side by side).") if parts else ""
 
@@ -236,14 +240,16 @@ def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = 
                 err: str | None = None, lo: str | None = None, hi: str | None = None, scale: float = 1.0,
                 labels: Mapping[Any, str] | None = None, order: Sequence[Any] | None = None,
                 xlabel: str | None = None, ylabel: str | None = None, dodge: float = 0.012,
-                note: bool = True, highlight: Sequence[Any] = (), near: float = 0.01) -> Axes:
+                note: bool = True, highlight: Sequence[Any] = (), near: float = 0.01, logx: bool = False,
+                logy: bool = False) -> Axes:
     """One line per value of ``by`` (``y`` against ``x``), each with its own colour, marker and dash
     ([`series_style`][optsched.plot.series_style]), an interval as error bars (``err``: a half-width column, or
     ``lo``/``hi``: bound columns), the series nudged sideways by ``dodge`` of the x range each so that equal
     points stay visible, and a note under the axes naming the series that coincide exactly (and those within
     ``near`` of the y range of each other at every point). ``highlight`` series (the method a figure is about)
     are drawn on top of the others, with a thicker line. Few x values are ticked where they are; whole-number x
-    values get whole-number ticks only.
+    values get whole-number ticks only. ``logx``: a log x axis, the nudge a factor instead of a step;
+    ``logy``: a log y axis (``near`` then compares orders of magnitude).
 
     ```pycon
     >>> t = pd.DataFrame({"p": ["a", "a", "b", "b"], "n": [2, 4, 2, 4], "y": [1.0, 2.0, 1.0, 3.0]})
@@ -257,11 +263,15 @@ def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = 
     names = [n for n in (order or list(dict.fromkeys(table[by]))) if (table[by] == n).any()]
     styles = series_styles(names)
     xs = sorted(set(pd.to_numeric(table[x], errors="coerce").dropna().tolist()))
-    span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
+    if logx:
+        span = math.log10(xs[-1] / xs[0]) if len(xs) > 1 and xs[0] > 0 else 1.0
+    else:
+        span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
     top = [n for n in names if n in set(highlight)]
     for i, name in enumerate(names):
         g = table[table[by] == name].sort_values(x)
-        xv = g[x].to_numpy(dtype=float) + (dodge * span * (i - (len(names) - 1) / 2) if dodge else 0.0)
+        step = dodge * span * (i - (len(names) - 1) / 2) if dodge else 0.0
+        xv = g[x].to_numpy(dtype=float) * 10 ** step if logx else g[x].to_numpy(dtype=float) + step
         yv = g[y].to_numpy(dtype=float) / scale
         yerr = None
         if err is not None:
@@ -269,13 +279,14 @@ def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = 
         elif lo is not None and hi is not None:
             low, high = g[lo].to_numpy(dtype=float) / scale, g[hi].to_numpy(dtype=float) / scale
             yerr = np.vstack([np.nan_to_num(yv - low), np.nan_to_num(high - yv)])
-        ax.errorbar(xv, yv, yerr=yerr, capsize=2.5, markersize=5, linewidth=1.3, elinewidth=0.9, alpha=0.9,
-                    label=str((labels or {}).get(name, name)), markerfacecolor="none" if i % 2 else None,
-                    zorder=4 if name in top else 2, **styles[name])
-    if top:  # the highlighted series: thicker data lines
-        for line in ax.get_lines():
-            if line.get_label() in {str((labels or {}).get(n, n)) for n in top}:
-                line.set_linewidth(2.4)
+        ax.errorbar(xv, yv, yerr=yerr, capsize=2.5, markersize=5, linewidth=2.6 if name in top else 1.3,
+                    elinewidth=0.9, alpha=0.9, label=str((labels or {}).get(name, name)),
+                    markerfacecolor="none" if i % 2 else None, zorder=4 if name in top else 2, **styles[name])
+    if logx:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    if logy:
+        ax.set_yscale("log")
     if 0 < len(xs) <= 12:
         ax.set_xticks(xs)
         ax.set_xticklabels([_fmt(v) if not float(v).is_integer() else str(int(v)) for v in xs])
@@ -285,7 +296,7 @@ def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = 
     ax.set_ylabel(ylabel or metric_label(y, hours=scale == 3600.0))
     if note:
         text = coincidence_note(table, x, y, by, xname=xlabel or x, labels=labels)
-        close = _near_pairs(table, x, y, by, near)
+        close = _near_pairs(table, x, y, by, near, log=logy)
         if close:
             text += (" " if text else "") + "; ".join(
                 f"{(labels or {}).get(a, a)} and {(labels or {}).get(b, b)}" for a, b in close) + \
@@ -294,9 +305,13 @@ def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = 
     return ax
 
 
-def _near_pairs(table: pd.DataFrame, x: str, y: str, by: str, near: float) -> list[tuple[Any, Any]]:
-    """Pairs of series within ``near`` of the y range at every shared x, without being equal at all of them."""
+def _near_pairs(table: pd.DataFrame, x: str, y: str, by: str, near: float, log: bool = False
+                ) -> list[tuple[Any, Any]]:
+    """Pairs of series within ``near`` of the y range (of log10 y on a log axis) at every shared x, without being
+    equal at all of them."""
     piv = table.pivot_table(index=x, columns=by, values=y, aggfunc="first")
+    if log:
+        piv = np.log10(piv.where(piv > 0))
     if piv.empty or near <= 0:
         return []
     span = float(np.nanmax(piv.to_numpy()) - np.nanmin(piv.to_numpy())) or 1.0
