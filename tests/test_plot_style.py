@@ -274,3 +274,10 @@ def test_highlighted_series_is_thicker_and_on_top():
     assert lines["DRS"].get_linewidth() > lines["NoRM"].get_linewidth()
     assert lines["DRS"].get_zorder() > lines["NoRM"].get_zorder()
     plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["blox_policies_summary.csv", "blox_policies_bloxmode_summary.csv"])
+def test_blox_policy_figures_rest_on_three_seeds_with_intervals(name):
+    t = pd.read_csv(RESULTS / name)
+    jct = t[t["metric"] == "avg_jct_s"]
+    assert len(jct) and (jct["n"] >= 3).all() and jct["ci_low"].notna().all()

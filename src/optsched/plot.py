@@ -636,7 +636,9 @@ def plot_cdfs(curves: Mapping[str, Sequence[float] | np.ndarray], ax: Axes | Non
         ax.set_xscale("log")
     ax.set_xlabel(xlabel or ("JCT (hours)" if hours else "JCT (s)"))
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
+    import textwrap
+
+    ax.set_title(textwrap.fill(title, 72), fontsize=9)
     if curves:
         legend_outside(ax, fontsize=fontsize, handles=[style_handle(str(lab), styles[lab], k % 2 == 1)
                                                        for k, lab in enumerate(styles)])
@@ -669,7 +671,10 @@ def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | N
     plot_series(table, "load", "mean" if tidy else metric, by, ax, lo="ci_low" if has_ci else None,
                 hi="ci_high" if has_ci else None, scale=unit_scale, xlabel="load (jobs/hour)",
                 ylabel=metric_label(metric, hours=unit_scale != 1.0))
-    ax.set_title(title or f"{metric_label(metric, hours=unit_scale != 1.0)} vs load (our simulator)", fontsize=9)
+    import textwrap
+
+    ax.set_title(textwrap.fill(title or f"{metric_label(metric, hours=unit_scale != 1.0)} vs load (our simulator)",
+                               72), fontsize=9)
     legend_outside(ax, fontsize=8)
     return ax
 
