@@ -167,7 +167,8 @@ def add_note(ax: Axes, text: str, *, y: float = -0.2, fontsize: float = 7) -> No
 
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
-        return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else f"{v:.3g}"
+        f = float(v)
+        return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.3g}"
     return str(v)
 
 
