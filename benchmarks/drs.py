@@ -102,9 +102,10 @@ def md_table(df: pd.DataFrame, cols: list[tuple[str, str, str]]) -> str:
 
 # -- the sweeps ----------------------------------------------------------------------------------------------
 SWEEPS = {  # name -> (variable, label, workload builder, full values, quick values)
-    "fig7": ("lam", "lambda (jobs/h)", lambda v, s: deadline_workload(lam=v, seed=s), [2, 4, 6, 8, 10], [2, 6, 10]),
-    "fig8": ("nodes", "nodes (x 4 GPUs)", lambda v, s: deadline_workload(nodes=int(v), seed=s), [2, 3, 4], [2, 4]),
-    "fig9": ("urgent", "share of alpha = 0.5", lambda v, s: deadline_workload(urgent_share=v, seed=s),
+    "fig7": ("lam", r"\(\lambda\) (jobs/h)", lambda v, s: deadline_workload(lam=v, seed=s), [2, 4, 6, 8, 10],
+             [2, 6, 10]),
+    "fig8": ("nodes", "nodes (\u00d7 4 GPUs)", lambda v, s: deadline_workload(nodes=int(v), seed=s), [2, 3, 4], [2, 4]),
+    "fig9": ("urgent", r"share of \(\alpha = 0.5\)", lambda v, s: deadline_workload(urgent_share=v, seed=s),
              [0.1, 0.2, 0.3, 0.4, 0.5], [0.1, 0.5]),
     "fig10": ("window_h", "acceptance window (h)", lambda v, s: deadline_workload(window_h=v, seed=s),
               [12, 24, 48, 72], [12, 48]),
