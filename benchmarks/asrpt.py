@@ -1,7 +1,8 @@
 """A-SRPT vs its baselines on our simulator (paper 001, Figs. 6-9), the ratio to the exact optimum on tiny
 instances, predictor errors on the Philly mapping, and the 75,000-job run.
 
-Run: ``.venv/bin/python benchmarks/asrpt.py [--quick] [--seeds K] [--big]``.
+Run: ``.venv/bin/python benchmarks/asrpt.py [--quick] [--seeds K] [--big] [--replot]`` (``--replot``: only redraw the
+PNG from the committed ``asrpt.csv``).
 Writes ``docs/results/asrpt.md`` / ``asrpt.png`` (``--quick``: ``asrpt_quick.*``; ``--big``: only the large run,
 ``asrpt_big.md``, or ``asrpt_big_synthetic.md`` with ``--big-source synthetic``). Every number is OUR
 simulator's on OUR mapping of the Philly trace (paper 001 used the Alibaba PAI trace and a 250 x 8 GPU
@@ -259,26 +260,48 @@ def big_run(n_jobs: int, servers: int, policies, seed: int, load: float, source:
     return out, info
 
 
-def plot(tables: dict, path: Path) -> None:
+PANELS = (("n", "Fig. 6: number of jobs", "jobs"), ("share", "Fig. 7: share of single-GPU jobs",
+                                                         "share of single-GPU jobs"),
+          ("nic", "Fig. 8: NIC bandwidth (no single-GPU jobs)", "NIC bandwidth (Gbps)"))
+
+
+def plot_runs(runs: pd.DataFrame, path: Path | None):
+    """Total JCT (log scale) against each sweep's variable, one line per policy in the site's style
+    (``optsched.plot.plot_series``: own marker and dash, nudged apart, A-SRPT thick and on top, a note where
+    policies coincide), the mean over seeds with its 95 % percentile-bootstrap interval (a total JCT is positive,
+    and so is its interval; with 3 seeds it spans the seeds' range); jobs and NIC bandwidth on log axes.
+    ``runs``: the rows of ``asrpt.csv``. Written to ``path`` (returns the figure)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(tables), figsize=(5 * len(tables), 4))
-    for ax, (title, (t, var)) in zip(np.atleast_1d(axes), tables.items()):
-        for c in t.columns:
-            if c.startswith("red."):
-                continue
-            ax.plot([str(x) for x in t.index], t[c], marker="o", label=c,
-                    lw=2.5 if c == "A-SRPT" else 1.2)
-        ax.set_yscale("log")
+    from optsched.plot import bootstrap_interval, legend_outside, plot_series
+
+    panels = [p for p in PANELS if (runs["sweep"] == p[0]).any()]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.4 * len(panels) + 2.2, 4.6), squeeze=False)
+    order = list(dict.fromkeys(runs["policy"]))
+    for ax, (var, title, xlabel) in zip(axes[0], panels):
+        r = runs[runs["sweep"] == var]
+        rows = []
+        for (x, pol), g in r.groupby([var, "policy"], sort=False):
+            v = g["total_jct_h"].to_numpy(dtype=float)
+            lo, hi = bootstrap_interval(v)
+            rows.append({var: float(x), "policy": pol, "mean": float(v.mean()), "lo": lo, "hi": hi})
+        t = pd.DataFrame(rows)
+        plot_series(t, var, "mean", "policy", ax, lo="lo", hi="hi", order=order, xlabel=xlabel,
+                    ylabel="total JCT (hours, log scale; ours)", highlight=("A-SRPT",), dodge=0.012,
+                    logx=var != "share", logy=True)
+        if var == "share":
+            ax.invert_xaxis()   # the paper's order: from 80 % single-GPU jobs down to none
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(var)
-        ax.set_ylabel("total JCT (h), ours")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.suptitle("A-SRPT vs baselines, our simulator (Philly mapped to Table I), mean over seeds", fontsize=10)
+    legend_outside(axes[0][-1], fontsize=8, title="policy")
+    seeds = sorted(set(runs["seed"]))
+    fig.suptitle(f"A-SRPT vs baselines, our simulator (Philly mapped to Table I): mean over seeds "
+                 f"{min(seeds)}\u2013{max(seeds)} with 95 % bootstrap intervals", fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    if path is not None:
+        save_figure(fig, path, dpi=110, bbox_inches="tight")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,11 +311,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big", action="store_true", help="only the 75,000-job run on 250 x 8 GPUs")
     ap.add_argument("--big-jobs", type=int, default=75_000)
     ap.add_argument("--big-policies", default="a-srpt", help="comma-separated policy labels, or 'all'")
+    ap.add_argument("--replot", action="store_true", help="only redraw asrpt.png from the committed asrpt.csv")
     ap.add_argument("--big-source", default="philly", choices=("philly", "synthetic"))
     ap.add_argument("--big-taus", default="", help="extra A-SRPT rows at these tau values, e.g. 1,10,1000")
     args = ap.parse_args(argv)
     log = lambda s: print(s, flush=True)  # noqa: E731
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.replot:
+        plot_runs(pd.read_csv(RESULTS / "asrpt.csv"), RESULTS / "asrpt.png")
+        log(f"wrote {RESULTS / 'asrpt.png'}")
+        return 0
 
     if args.big:
         wanted = [p for p in POLICIES if args.big_policies == "all" or p[1] in args.big_policies.split(",")
@@ -420,8 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         fh.write("\n".join(lines) + "\n")
     pd.concat([f6.assign(sweep="n"), f7.assign(sweep="share"), f8.assign(sweep="nic"),
                f9.assign(sweep="predictor")]).to_csv(RESULTS / f"asrpt{sfx}.csv", index=False)
-    plot({"Fig. 6: jobs": (t6, "jobs"), "Fig. 7: single-GPU share": (t7, "share"),
-          "Fig. 8: NIC Gbps (0% single-GPU)": (t8, "nic")}, RESULTS / f"asrpt{sfx}.png")
+    plot_runs(pd.read_csv(RESULTS / f"asrpt{sfx}.csv"), RESULTS / f"asrpt{sfx}.png")
     log(f"wrote {RESULTS / f'asrpt{sfx}.md'}")
     return 0
 

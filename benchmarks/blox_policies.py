@@ -108,6 +108,36 @@ def checks(table: pd.DataFrame) -> list[str]:
     return out
 
 
+def replot(sfx: str, mode: str) -> list[Path]:
+    """Redraw ``blox_policies<sfx>_{jct,responsiveness}_vs_load.png`` from the committed tidy summary
+    (``<name>_summary.csv``) in the site's style, with the titles ``write_sweep`` gives them; the JCT CDF needs
+    every job's JCT, which no file keeps, so it is drawn only by a run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from optsched.experiments import seed_text
+    from optsched.plot import plot_vs_load, save_axes
+
+    name = f"blox_policies{sfx}"
+    summary = pd.read_csv(RESULTS / f"{name}_summary.csv")
+    runs = pd.read_csv(RESULTS / f"{name}.csv")
+    seeds = sorted(set(runs["seed"])) if "seed" in runs.columns else [0]
+    band = ", mean and 95 % interval over seeds" if len(seeds) > 1 else ""
+    title = f"Blox policy comparison on Philly, {mode} mode (our simulator)"
+    paths = []
+    for metric, stem, label in (("avg_jct_s", "jct_vs_load", "average JCT"),
+                                ("avg_responsiveness_s", "responsiveness_vs_load", "responsiveness")):
+        t = summary[summary["metric"] == metric]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        plot_vs_load(t, ax, metric=metric, by="scheduler",
+                     title=f"{title}: {label} vs load, seeds {seed_text(seeds)}{band}")
+        save_axes(ax, RESULTS / f"{name}_{stem}.png")
+        paths.append(RESULTS / f"{name}_{stem}.png")
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4 GPUs, window 300-400, loads 1 and 2; *_quick files")
@@ -126,8 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--admissions", default=",".join(ADMISSIONS),
                     help="admission variants of the study (default all; without accept-all the baseline row is "
                          "taken from blox_policies.csv, LAS at the same load)")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw the two vs-load PNGs of --mode from the committed summary CSV")
     args = ap.parse_args(argv)
     blox = args.mode == "blox"
+    if args.replot:
+        for p in replot("_bloxmode" if blox else "", args.mode):
+            print(p)
+        return 0
     # Blox's mode tracks its inclusive window (3000..4000: 1,001 jobs; quick 300..400)
     window = ((300, 401) if blox else (300, 400)) if args.quick else ((3000, 4001) if blox else (3000, 4000))
     if args.loads:

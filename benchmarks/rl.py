@@ -1,7 +1,9 @@
 """Paper 004's agent against the baselines in OUR simulator (repository round semantics): never the paper's numbers.
 
 Run: ``.venv/bin/python benchmarks/rl.py [--quick] [--seeds 5] [--timesteps 100000] [--reward paper] [--w1 0.4]
-[--sets 5] [--mixes normal,heavy,medium,low] [--branch-timesteps 100000] [--no-branches] [--agents DIR]``.
+[--sets 5] [--mixes normal,heavy,medium,low] [--branch-timesteps 100000] [--no-branches] [--agents DIR]``;
+``--replot`` only redraws ``rl_cs.png`` and ``rl_tradeoff.png`` from the committed ``rl.csv`` and
+``rl_branches.csv``.
 
 1. **Agents.** ``--seeds`` agents are trained with MaskablePPO (:mod:`optsched.rl.train`, the repository's
    hyper-parameters) on 10 Normal job sets each (seeds ``1000 x seed + i``), ``--timesteps`` steps, reward
@@ -219,40 +221,115 @@ def markdown(agg: pd.DataFrame, branches: pd.DataFrame | None, log: list, args, 
     return "\n".join(lines) + "\n"
 
 
-def plot_tradeoff(ax, agg: pd.DataFrame, branches: pd.DataFrame | None, mix: str):
-    """Average JCT against utilisation for one mix (the paper's Fig. 8 layout, our numbers); ``agg`` in hours (from
-    :func:`aggregate`), ``branches`` in seconds; returns ``ax``."""
+def plot_tradeoff(ax, agg: pd.DataFrame, branches: pd.DataFrame | None, mix: str, legend: bool = False):
+    """Average JCT against utilisation for one mix (the paper's Fig. 8 layout, our numbers) in the site's style:
+    the baselines as points with their 95 % interval over job sets, each agent's branches A-E as one line with
+    one marker per branch (no text labels to collide); ``agg`` in hours (from :func:`aggregate`), ``branches``
+    in seconds; returns ``ax``."""
+    from optsched.plot import legend_outside, series_style, style_handle
+
     g = agg[agg["mix"] == mix]
-    for _, r in g.iterrows():
-        if r["policy"] in ("LAS", "SRTF", "contention-greedy", "rl-base", "rl-hybrid", "widest-first-fit"):
-            ax.errorbar(r["utilisation"], r["avg_jct_s"], yerr=None if math.isnan(r["avg_jct_s_ci"])
-                        else r["avg_jct_s_ci"], fmt="o", label=r["policy"])
+    handles = []
+    for i, pol in enumerate(("LAS", "SRTF", "contention-greedy", "widest-first-fit", "rl-base", "rl-hybrid")):
+        r = g[g["policy"] == pol]
+        if r.empty:
+            continue
+        r = r.iloc[0]
+        st = series_style(i)
+        ax.errorbar(r["utilisation"], r["avg_jct_s"], yerr=None if math.isnan(r["avg_jct_s_ci"])
+                    else r["avg_jct_s_ci"], fmt=st["marker"], color=st["color"], capsize=3, markersize=7,
+                    linestyle="none")
+        handles.append(style_handle(f"{pol} (interval over job sets)", {**st, "linestyle": "none"}))
     if branches is not None and len(branches):
         b = branches[branches["mix"] == mix]
-        for pol, marker in (("rl-base", "^"), ("rl-hybrid", "v")):
-            bb = b[b["policy"] == pol]
-            ax.plot(bb["utilisation"], bb["avg_jct_s"] / 3600, marker + "--", color="grey", alpha=0.7,
-                    label=f"{pol}, branches A-E")
-            for _, r in bb.iterrows():
-                ax.annotate(r["branch"], (r["utilisation"], r["avg_jct_s"] / 3600), fontsize=7)
+        for k, (pol, colour) in enumerate((("rl-base", "0.2"), ("rl-hybrid", "tab:purple"))):
+            bb = b[b["policy"] == pol].sort_values("w1")
+            ax.plot(bb["utilisation"], bb["avg_jct_s"] / 3600, color=colour, linestyle=("--", ":")[k], zorder=1,
+                    linewidth=1.4)
+            for j, (_, r) in enumerate(bb.iterrows()):
+                ax.plot(r["utilisation"], r["avg_jct_s"] / 3600, linestyle="none", marker=BRANCH_MARKERS[j],
+                        color=colour, markerfacecolor="none" if k else colour, markersize=6, zorder=2)
+            handles.append(style_handle(f"{pol}, branches A\u2013E", {"color": colour, "linestyle": ("--", ":")[k],
+                                                                       "marker": ""}))
+        from matplotlib.lines import Line2D
+        handles += [Line2D([], [], linestyle="none", marker=m, color="0.4", markerfacecolor="none",
+                           label=f"branch {br} (W1 = {w:g})") for m, (br, w) in zip(BRANCH_MARKERS, BRANCHES.items())]
     ax.set_xlabel("GPU utilisation")
-    ax.set_ylabel("average JCT (h)")
-    ax.set_title(f"{mix}: job sets at t = 0, held-out seeds (ours)", fontsize=9)
+    ax.set_ylabel("average JCT (hours)")
+    ax.set_title(f"{mix} mix: job sets at t = 0, held-out seeds (ours)", fontsize=9)
+    if legend:
+        legend_outside(ax, handles=handles)
     return ax
 
 
-def plot_cs(ax, df: pd.DataFrame, mix: str = "normal"):
-    """Empirical CDF of the per-job mean CS of each policy on one mix (paper's Fig. 6 layout, our numbers)."""
-    d = df[df["mix"] == mix]
-    for pol in ("LAS", "SRTF", "widest-first-fit", "random", "contention-greedy", "rl-base", "rl-hybrid"):
-        vals = np.sort(np.concatenate([np.asarray(v) for v in d[d["policy"] == pol]["job_cs"]] or [np.array([])]))
-        if len(vals):
-            ax.step(vals, np.arange(1, len(vals) + 1) / len(vals), where="post", label=pol)
-    ax.set_xlabel("per-job mean contention sensitivity (1 / ratio)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"{mix}: CS distribution, held-out sets (ours)", fontsize=9)
-    ax.legend(fontsize=7)
-    return ax
+BRANCH_MARKERS = ("o", "s", "^", "D", "v")
+
+
+def plot_cs_sets(df: pd.DataFrame, mixes=MIXES):
+    """Mean contention sensitivity per held-out job set, one panel per mix, one column per policy
+    (``optsched.plot.plot_dots``: every (agent seed, job set) run as a dot, the mean with its 95 % bootstrap
+    interval): drawn from the per-run table ``rl.csv`` (column ``avg_cs``), so no policy hides another. Returns
+    the figure."""
+    import matplotlib.pyplot as plt
+
+    from optsched.plot import plot_dots
+
+    mixes = [m for m in mixes if (df["mix"] == m).any()]
+    order = ["LAS", "SRTF", "widest-first-fit", "random", "contention-greedy", "rl-base", "rl-hybrid"]
+    fig, axes = plt.subplots(1, len(mixes), figsize=(3.6 * len(mixes) + 2.2, 4.0), sharey=True, squeeze=False)
+    for k, (ax, mix) in enumerate(zip(axes[0], mixes)):
+        d = df[(df["mix"] == mix) & df["policy"].isin(order)]
+        plot_dots(d, "avg_cs", "policy", ax, order=order, ylabel="mean contention sensitivity (1 / ratio)",
+                  title=f"{mix} mix", dot_label="one held-out job set (per agent seed)",
+                  legend=k == len(mixes) - 1)
+        if k:
+            ax.set_ylabel("")
+    fig.suptitle("Mean contention sensitivity per held-out job set (lower: jobs slowed less by sharing; ours)",
+                 fontsize=10)
+    return fig
+
+
+def replot(out: Path) -> list[Path]:
+    """Redraw ``rl_cs.png`` and ``rl_tradeoff.png`` from the committed ``rl.csv`` and ``rl_branches.csv`` (no
+    training, no evaluation); the trade-off's baselines are the rows of ``rl.csv`` on the same job sets."""
+    import matplotlib.pyplot as plt
+
+    df = pd.read_csv(out / "rl.csv")
+    df["agent"] = df["agent"].fillna("").astype(str)
+    fig = plot_cs_sets(df)
+    save_figure(fig, out / "rl_cs.png", bbox_inches="tight")
+    plt.close(fig)
+    paths = [out / "rl_cs.png"]
+    bpath = out / "rl_branches.csv"
+    if bpath.exists():
+        bdf = pd.read_csv(bpath)
+        sets = set(bdf["instance_seed"])
+        ref = df[df["policy"].isin(["LAS", "SRTF", "contention-greedy"]) & df["instance_seed"].isin(sets)]
+        branches = bdf.groupby(["mix", "policy", "agent"], sort=False)[["avg_jct_s", "utilisation", "avg_cs"]] \
+            .mean().reset_index().rename(columns={"agent": "branch"})
+        branches["w1"] = branches["branch"].map(BRANCHES)
+        fig = tradeoff_figure(aggregate(ref), branches, [m for m in MIXES if (bdf["mix"] == m).any()])
+        save_figure(fig, out / "rl_tradeoff.png", bbox_inches="tight")
+        plt.close(fig)
+        paths.append(out / "rl_tradeoff.png")
+    return paths
+
+
+def tradeoff_figure(bagg: pd.DataFrame, branches: pd.DataFrame, mixes):
+    import matplotlib.pyplot as plt
+
+    cols = 2 if len(mixes) > 2 else len(mixes)
+    rows = -(-len(mixes) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols + 2.6, 4.4 * rows), squeeze=False)
+    flat = list(axes.flat)
+    for k, (ax, mix) in enumerate(zip(flat, mixes)):
+        plot_tradeoff(ax, bagg, branches, mix, legend=k == cols - 1)
+    for ax in flat[len(mixes):]:
+        ax.set_visible(False)
+    fig.suptitle("Average JCT against GPU utilisation: baselines and the W1 branches of both agents (ours)",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,7 +346,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--branches-only", action="store_true",
                     help="only the W1 branches (with LAS, SRTF, contention-greedy): rl_branches.*, rl_tradeoff.png")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents"))
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw rl_cs.png and rl_tradeoff.png from the committed rl.csv and rl_branches.csv")
     args = ap.parse_args(argv)
+    if args.replot:
+        import matplotlib
+        matplotlib.use("Agg")
+        for p in replot(ROOT / "docs" / "results"):
+            print(p)
+        return 0
     jobs, n_train = 256, 10
     if args.quick:
         args.seeds, args.timesteps, args.sets, args.branch_timesteps = 1, 2048, 1, 2048
@@ -283,7 +368,6 @@ def main(argv: list[str] | None = None) -> int:
     mixes = [m for m in args.mixes.split(",") if m]
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     if not args.branches_only:
         log: list = []
@@ -296,8 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(markdown(agg, None, log, args, wall, df))
         with atomic_open(out / "rl.csv", newline="") as fh:
             df.drop(columns=["job_cs"]).to_csv(fh, index=False)
-        fig, ax = plt.subplots(figsize=(5.5, 4))
-        plot_cs(ax, df, "normal")
+        fig = plot_cs_sets(df)
         save_figure(fig, out / "rl_cs.png", bbox_inches="tight")
         print(f"wrote {out / 'rl.md'} ({wall / 60:.1f} min)")
     if args.no_branches and not args.branches_only:
@@ -321,11 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         fh.write(text)
     with atomic_open(out / "rl_branches.csv", newline="") as fh:
         bdf.drop(columns=["job_cs"]).to_csv(fh, index=False)
-    fig, axes = plt.subplots(1, len(mixes), figsize=(4.2 * len(mixes), 3.8), squeeze=False)
-    for ax, mix in zip(axes[0], mixes):
-        plot_tradeoff(ax, bagg, branches, mix)
-    axes[0][0].legend(fontsize=6)
-    save_figure(fig, out / "rl_tradeoff.png", bbox_inches="tight")
+    save_figure(tradeoff_figure(bagg, branches, mixes), out / "rl_tradeoff.png", bbox_inches="tight")
     print(f"wrote {out / 'rl_branches.md'} ({wall / 60:.1f} min)")
     return 0
 

@@ -15,7 +15,9 @@ Availability: per case, a load u ~ U(0.6, 0.9) and per server busy ~ Binomial(8,
 GPUs are fragmented as in a busy cluster. The stage profiles are ESTIMATES (``optsched.models``): compare
 gaps and runtimes with the paper's, not absolute PITTs.
 
-    .venv/bin/python benchmarks/table2.py [--quick] [--cases 20] [--seed 0]
+    .venv/bin/python benchmarks/table2.py [--quick] [--cases 20] [--seed 0] [--replot]
+
+Besides the markdown it writes every case as ``table2_cases.csv``; ``--replot`` redraws ``table2.png`` from it.
 """
 
 from __future__ import annotations
@@ -166,35 +168,56 @@ def per_server_table(rows: list[dict]) -> list[str]:
     return out
 
 
-def plot(rows: list[dict], path: Path) -> None:
+METHODS = (("he_alpha", "Heavy-Edge (SelectMost servers)"), ("cut_alpha", "exact min-cut partition"),
+           ("map_cpsat_alpha", "optimum, mapping form"), ("sel_cpsat_alpha", "optimum, selection form"))
+SOLVER_NAMES = {"cpsat": "CP-SAT", "cbc": "CBC", "highs": "HiGHS"}
+CAPTION = ("Top: every availability case's per-iteration time (log scale) for Heavy-Edge, the exact min-cut "
+           "partition and the two optima, one marker and dash per method, nudged apart; the note under each panel "
+           "names the methods that coincide. Bottom: placement computation time per method over the cases (box "
+           "plots, log scale).")
+
+
+def plot(rows: list[dict], path: Path | None):
+    """Per job (columns): per-iteration time of every method on every availability case (points, one marker and
+    dash per method, log scale, whole-number case ticks, a note where methods coincide), and the placement
+    computation time per method (box plots, log scale); titled panels, one legend beside the top row. Written to
+    ``path`` (returns the figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import pandas as pd
 
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    from optsched.plot import legend_outside, plot_series
+
+    fig, axes = plt.subplots(2, len(JOBS), figsize=(7.2 * len(JOBS) + 2.8, 9.6), squeeze=False)
     for j, name in enumerate(JOBS):
         rs = [r for r in rows if r["job"] == name]
-        x = np.arange(len(rs))
+        long = pd.DataFrame([{"case": i + 1, "method": label, "ms": float(r[key])}
+                             for i, r in enumerate(rs) for key, label in METHODS])
         ax = axes[0, j]
-        for off, key, label in ((-0.3, "he_alpha", "Heavy-Edge (SelectMost)"), (-0.1, "cut_alpha", "exact min-cut"),
-                                (0.1, "map_cpsat_alpha", "exact min-time, mapping"),
-                                (0.3, "sel_cpsat_alpha", "exact min-time, selection")):
-            ax.bar(x + off, [r[key] for r in rs], width=0.2, label=label)
+        plot_series(long, "case", "ms", "method", ax, order=[m for _, m in METHODS], xlabel="availability case",
+                    ylabel="per-iteration time (ms, log scale; our estimates)", dodge=0.006)
         ax.set_yscale("log")
-        ax.set_title(f"{name}-like job: per-iteration time (ms, our estimates)")
-        ax.set_xlabel("availability case")
-        ax.legend(fontsize=7)
+        ax.set_xticks(range(1, len(rs) + 1, 1 if len(rs) <= 10 else 2))
+        ax.set_xticklabels([str(v) for v in range(1, len(rs) + 1, 1 if len(rs) <= 10 else 2)])
+        ax.set_title(f"{name}-like job: per-iteration time on each of {len(rs)} cases", fontsize=10)
+        if j == len(JOBS) - 1:
+            legend_outside(ax, fontsize=8, title="method")
         ax = axes[1, j]
         data = [[r["he_ms"] for r in rs]] + [[r[f"{f}_{s}_ms"] for r in rs] for f in ("map", "sel") for s in SOLVERS]
-        labels = ["HE"] + [f"{f}-{s}" for f in ("map", "sel") for s in SOLVERS]
+        labels = ["Heavy-Edge"] + [f"{'mapping' if f == 'map' else 'selection'}, {SOLVER_NAMES[s]}"
+                                   for f in ("map", "sel") for s in SOLVERS]
         ax.boxplot(data, tick_labels=labels)
         ax.set_yscale("log")
-        ax.set_ylabel("placement computation time (ms)")
-        ax.tick_params(axis="x", labelsize=7)
+        ax.set_ylabel("placement computation time (ms, log scale)")
+        ax.set_title(f"{name}-like job: placement computation time over the {len(rs)} cases", fontsize=10)
+        ax.tick_params(axis="x", labelsize=8, labelrotation=25)
     fig.suptitle("Table II with the optimum (our solvers on this machine; not the paper's numbers)")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    if path is not None:
+        save_figure(fig, path, dpi=110, bbox_inches="tight")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,9 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve (default 60)")
     ap.add_argument("--out", help="markdown output (default docs/results/table2.md; with --quick "
                                    "docs/results/table2_quick.md, so a smoke run never overwrites the full table)")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw the PNG from the committed per-case CSV (<out>_cases.csv), no solving")
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = str(ROOT / "docs" / "results" / ("table2_quick.md" if args.quick else "table2.md"))
+    cases_csv = Path(args.out).with_name(Path(args.out).stem + "_cases.csv")
+    if args.replot:
+        import pandas as pd
+
+        plot(pd.read_csv(cases_csv).to_dict("records"), Path(args.out).with_suffix(".png"))
+        print(f"written {Path(args.out).with_suffix('.png')}")
+        return 0
     from tqdm import tqdm
 
     n_cases = 4 if args.quick else args.cases
@@ -299,10 +331,16 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "![Table II plots](table2.png)",
         "",
+        CAPTION,
+        "",
     ]
     out = Path(args.out)
     with atomic_open(out, encoding="utf-8") as fh:
         fh.write("\n".join(lines))
+    import pandas as pd
+
+    with atomic_open(cases_csv, encoding="utf-8", newline="") as fh:
+        pd.DataFrame(rows).to_csv(fh, index=False)
     plot(rows, out.with_suffix(".png"))
     print("\n".join(lines[:30]))
     print(f"written {out} and {out.with_suffix('.png')}")

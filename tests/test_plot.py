@@ -144,7 +144,7 @@ def test_chrome_trace_has_one_event_per_gpu_and_segment(run, tmp_path):
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
     assert len(xs) == int(seg["gpus"].sum())
     assert sum(e["dur"] for e in xs) == pytest.approx(1e6 * float((seg["gpus"] * (seg["end"] - seg["start"])).sum()))
-    names = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+    names = [e for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"]
     assert len(names) == seg["server"].nunique()
 
 

@@ -1100,7 +1100,7 @@ def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sw
                 cdf_load: float | None = None) -> list[Path]:
     """Write ``<name>.md`` (per point, mean and 95 % interval over seeds), ``<name>.csv`` (every run),
     ``<name>_summary.csv`` (the tidy summary), and the plots ``<name>_jct_vs_load.png``,
-    ``<name>_responsiveness_vs_load.png`` (with the interval band over seeds) and ``<name>_jct_cdf.png``
+    ``<name>_responsiveness_vs_load.png`` (the 95 % interval over seeds as error bars) and ``<name>_jct_cdf.png``
     (at ``cdf_load``, default the highest load, every seed's tracked jobs pooled) to ``out_dir``, atomically.
     The plots need a ``load`` axis (or a fixed load); without one only the tables are written."""
     import matplotlib.pyplot as plt
@@ -1117,13 +1117,16 @@ def write_sweep(result: SweepResult, out_dir: str | os.PathLike, name: str = "sw
     if "load" not in result.axes:
         return paths
     others = [a for a in result.axes if a != "load"]
+    # legend labels name only what varies (scheduler), not the placement and admission every line shares
+    varying = [a for a in others if a in result.runs.columns and result.runs[a].nunique() > 1]
+    others = varying or others[:1]
     seeds = sorted({k[-1] for k in result.cdfs})
     for metric, stem, label in (("avg_jct_s", "jct_vs_load", "average JCT"),
                                 ("avg_responsiveness_s", "responsiveness_vs_load", "responsiveness")):
         t = result.summary([metric])
         t["combination"] = [_combo(r, others) for _, r in t.iterrows()]
         fig, ax = plt.subplots(figsize=(6, 4))
-        band = ", mean and 95% interval" if len(seeds) > 1 else ""
+        band = ", mean and 95 % interval over seeds" if len(seeds) > 1 else ""
         _plot_vs_load(t, ax=ax, by="combination", title=f"{title}: {label} vs load, seeds {seed_text(seeds)}{band}")
         save_axes(ax, d / f"{name}_{stem}.png")
         paths.append(d / f"{name}_{stem}.png")

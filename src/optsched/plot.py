@@ -56,11 +56,274 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .sim.metrics import SimResult
 
-__all__ = ["assign_lanes", "chrome_trace", "gantt", "gap_summary", "gap_table", "occupancy", "plot_cdfs",
-           "plot_gaps", "plot_vs_load", "queue", "save_axes", "schedule_segments", "sim_segments", "sim_title",
+__all__ = ["add_note", "assign_lanes", "bootstrap_interval", "chrome_trace", "coincidence_note", "coinciding",
+           "figure_legend", "gantt", "gap_summary", "gap_table", "integer_ticks", "legend_outside", "metric_label",
+           "occupancy", "plot_cdfs", "plot_dots", "plot_gaps", "plot_series", "plot_vs_load", "queue", "save_axes",
+           "schedule_segments", "series_style", "series_styles", "sim_segments", "sim_title", "style_handle",
            "utilisation", "write_chrome_trace"]
 
 SEGMENT_COLUMNS = ["job", "server", "gpus", "start", "end"]
+
+
+# -- one style for every figure of the site ---------------------------------------------------------------------
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
+LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 2)),
+                               (0, (5, 2, 1, 2, 1, 2)))
+METRIC_LABELS = {  # column name -> words (the unit is added by metric_label)
+    "avg_jct_s": "average JCT", "p90_jct_s": "90th-percentile JCT", "p99_jct_s": "99th-percentile JCT",
+    "avg_responsiveness_s": "average responsiveness, first start \u2212 arrival",
+    "avg_runtime_jct_s": "average run time", "makespan_s": "makespan", "avg_wait_s": "average wait",
+    "avg_completion_s": "average completion time", "utilisation": "GPU utilisation",
+    "mean_utilisation": "mean GPU utilisation", "r_trace": "deadlines met / jobs (R_trace)",
+    "avg_cs": "mean contention sensitivity", "preemptions": "preemptions", "migrations": "migrations",
+}
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """The ``i``-th series' colour, marker and line style: every series of a figure gets its own triple, so two
+    series drawn on top of each other stay apart by marker and dash even in grey print.
+
+    ```pycon
+    >>> a, b = series_style(0), series_style(1)
+    >>> a["marker"] != b["marker"] and a["linestyle"] != b["linestyle"] and a["color"] != b["color"]
+    True
+
+    ```
+    """
+    import matplotlib
+
+    return {"color": matplotlib.colormaps["tab10"](i % 10), "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+
+
+def series_styles(names: Sequence[Any]) -> dict[Any, dict[str, Any]]:
+    """[`series_style`][optsched.plot.series_style] for each name, in order (duplicates once)."""
+    return {n: series_style(i) for i, n in enumerate(dict.fromkeys(names))}
+
+
+def metric_label(metric: str, hours: bool = True) -> str:
+    """A column name in words with its unit: ``avg_jct_s`` -> ``average JCT (hours)``; a name ending in ``_s`` is
+    seconds, shown in hours when ``hours``; an unknown name loses its underscores.
+
+    ```pycon
+    >>> metric_label("avg_jct_s"), metric_label("avg_wait_s", hours=False), metric_label("utilisation")
+    ('average JCT (hours)', 'average wait (s)', 'GPU utilisation')
+
+    ```
+    """
+    words = METRIC_LABELS.get(metric)
+    if words is None:
+        base = metric.removesuffix("_s") if metric.endswith("_s") else metric
+        words = base.replace("avg_", "average ").replace("_", " ")
+    if metric.endswith("_s"):
+        return f"{words} ({'hours' if hours else 's'})"
+    return words
+
+
+def integer_ticks(ax: Axes, axis: str = "x") -> Axes:
+    """Ticks only at whole numbers on ``axis`` (``"x"``, ``"y"`` or ``"both"``): an axis of counts (nodes, GPUs,
+    cases) never shows 2.25."""
+    from matplotlib.ticker import MaxNLocator
+
+    for name in ("x", "y") if axis == "both" else (axis,):
+        getattr(ax, f"{name}axis").set_major_locator(MaxNLocator(integer=True))
+    return ax
+
+
+def legend_outside(ax: Axes, *, fontsize: float = 7, title: str | None = None, handles: Sequence[Any] | None = None
+                   ) -> Any:
+    """The legend to the right of the axes, never over the data (``handles``: proxies to show instead of the
+    axes' own)."""
+    extra = {"handles": list(handles)} if handles is not None else {}
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=fontsize,
+                     frameon=False, title=title, title_fontsize=fontsize, **extra)
+
+
+def style_handle(label: str, style: Mapping[str, Any], hollow: bool = False) -> Any:
+    """A legend proxy showing a series' colour, dash and marker together."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], label=label, color=style["color"], linestyle=style["linestyle"], marker=style["marker"],
+                  markerfacecolor="none" if hollow else style["color"])
+
+
+def figure_legend(fig: Any, ax: Axes, *, ncol: int | None = None, fontsize: float = 8) -> Any:
+    """One legend for a figure of several panels (the handles of ``ax``), centred below every panel."""
+    handles, labels = ax.get_legend_handles_labels()
+    return fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=fontsize,
+                      ncol=ncol or min(len(labels), 5), frameon=False)
+
+
+def add_note(ax: Axes, text: str, *, y: float = -0.2, fontsize: float = 7) -> None:
+    """A sentence under the axes (below its x label), e.g. which series coincide; nothing for an empty text."""
+    if text:
+        import textwrap
+
+        fig_w = float(ax.get_figure(root=True).get_figwidth())  # type: ignore[union-attr]
+        width = max(40, int(fig_w * ax.get_position().width * 16))
+        ax.text(0.0, y, textwrap.fill(text, width), transform=ax.transAxes, fontsize=fontsize, va="top",
+                ha="left", style="italic")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return str(int(f)) if f.is_integer() and abs(f) < 1e15 else f"{f:.3g}"
+    return str(v)
+
+
+def coinciding(table: pd.DataFrame, x: str, y: str, by: str, rtol: float = 1e-9) -> list[tuple[tuple[Any, ...],
+                                                                                              list[Any]]]:
+    """Groups of series (values of ``by``) whose ``y`` is equal (to ``rtol``) at the same ``x``: a list of
+    (names, the x values where exactly these series coincide).
+
+    ```pycon
+    >>> t = pd.DataFrame({"p": ["a", "a", "b", "b"], "x": [1, 2, 1, 2], "y": [5.0, 6.0, 5.0, 7.0]})
+    >>> coinciding(t, "x", "y", "p")
+    [(('a', 'b'), [1])]
+
+    ```
+    """
+    piv = table.pivot_table(index=x, columns=by, values=y, aggfunc="first", sort=True)
+    order = [n for n in dict.fromkeys(table[by]) if n in piv.columns]
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for xv, row in piv.iterrows():
+        vals = row.dropna()
+        used: set[Any] = set()
+        for a in order:
+            if a in used or a not in vals.index:
+                continue
+            same = [b for b in order if b not in used and b in vals.index
+                    and abs(float(vals[b]) - float(vals[a])) <= rtol * max(1.0, abs(float(vals[a])))]
+            if len(same) > 1:
+                used.update(same)
+                groups.setdefault(tuple(same), []).append(xv)
+    # a group also coincides wherever a larger group containing it does (LAS and Tiresias everywhere, all four
+    # at loads 1-7): list each group at every such x, and drop a group whose x values its superset already has
+    xs_of = {g: [xv for xv in piv.index if any(set(g) <= set(h) and xv in hx for h, hx in groups.items())]
+             for g in groups}
+    keep = {g: xs for g, xs in xs_of.items()
+            if not any(set(g) < set(h) and xs_of[h] == xs for h in groups)}
+    return sorted(keep.items(), key=lambda t: (-len(t[1]), -len(t[0])))
+
+
+def coincidence_note(table: pd.DataFrame, x: str, y: str, by: str, *, xname: str | None = None,
+                     labels: Mapping[Any, str] | None = None) -> str:
+    """A sentence naming the series that coincide exactly, and where (``""`` when none do): what a reader needs
+    when one line hides another.
+
+    ```pycon
+    >>> t = pd.DataFrame({"p": ["a", "a", "b", "b"], "x": [1, 2, 1, 2], "y": [5.0, 6.0, 5.0, 6.0]})
+    >>> coincidence_note(t, "x", "y", "p")
+    'a and b coincide exactly at every point (drawn side by side).'
+
+    ```
+    """
+    xs_all = sorted(set(table[x]))
+    parts = []
+    for names, xs in coinciding(table, x, y, by):
+        who = [str((labels or {}).get(n, n)) for n in names]
+        who_text = " and ".join(who) if len(who) == 2 else ", ".join(who[:-1]) + " and " + who[-1]
+        if len(xs) == len(xs_all):
+            where = "at every point"
+        else:
+            pos = [xs_all.index(v) for v in xs]
+            run = pos == list(range(pos[0], pos[0] + len(pos)))
+            name, _, unit = str(xname or x).partition(" (")
+            unit = f" ({unit}" if unit else ""
+            where = (f"at {name} {_fmt(xs[0])}\u2013{_fmt(xs[-1])}{unit}" if run and len(xs) > 2 else
+                     f"at {name} {', '.join(_fmt(v) for v in xs)}{unit}")
+        parts.append(f"{who_text} coincide exactly {where}")
+    return ("; ".join(parts) + " (drawn side by side).") if parts else ""
+
+
+def plot_series(table: pd.DataFrame, x: str, y: str, by: str, ax: Axes | None = None, *,
+                err: str | None = None, lo: str | None = None, hi: str | None = None, scale: float = 1.0,
+                labels: Mapping[Any, str] | None = None, order: Sequence[Any] | None = None,
+                xlabel: str | None = None, ylabel: str | None = None, dodge: float = 0.012,
+                note: bool = True, highlight: Sequence[Any] = (), near: float = 0.01, logx: bool = False,
+                logy: bool = False) -> Axes:
+    """One line per value of ``by`` (``y`` against ``x``), each with its own colour, marker and dash
+    ([`series_style`][optsched.plot.series_style]), an interval as error bars (``err``: a half-width column, or
+    ``lo``/``hi``: bound columns), the series nudged sideways by ``dodge`` of the x range each so that equal
+    points stay visible, and a note under the axes naming the series that coincide exactly (and those within
+    ``near`` of the y range of each other at every point). ``highlight`` series (the method a figure is about)
+    are drawn on top of the others, with a thicker line. Few x values are ticked where they are; whole-number x
+    values get whole-number ticks only. ``logx``: a log x axis, the nudge a factor instead of a step;
+    ``logy``: a log y axis (``near`` then compares orders of magnitude).
+
+    ```pycon
+    >>> t = pd.DataFrame({"p": ["a", "a", "b", "b"], "n": [2, 4, 2, 4], "y": [1.0, 2.0, 1.0, 3.0]})
+    >>> ax = plot_series(t, "n", "y", "p")
+    >>> [float(v) for v in ax.get_xticks()], len(ax.texts)   # the swept values; one note: a and b meet at 2
+    ([2.0, 4.0], 1)
+
+    ```
+    """
+    ax = _new_axes(ax, (6, 4))
+    names = [n for n in (order or list(dict.fromkeys(table[by]))) if (table[by] == n).any()]
+    styles = series_styles(names)
+    xs = sorted(set(pd.to_numeric(table[x], errors="coerce").dropna().tolist()))
+    if logx:
+        span = math.log10(xs[-1] / xs[0]) if len(xs) > 1 and xs[0] > 0 else 1.0
+    else:
+        span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
+    top = [n for n in names if n in set(highlight)]
+    for i, name in enumerate(names):
+        g = table[table[by] == name].sort_values(x)
+        step = dodge * span * (i - (len(names) - 1) / 2) if dodge else 0.0
+        xv = g[x].to_numpy(dtype=float) * 10 ** step if logx else g[x].to_numpy(dtype=float) + step
+        yv = g[y].to_numpy(dtype=float) / scale
+        yerr = None
+        if err is not None:
+            yerr = np.nan_to_num(g[err].to_numpy(dtype=float) / scale)
+        elif lo is not None and hi is not None:
+            low, high = g[lo].to_numpy(dtype=float) / scale, g[hi].to_numpy(dtype=float) / scale
+            yerr = np.vstack([np.nan_to_num(yv - low), np.nan_to_num(high - yv)])
+        ax.errorbar(xv, yv, yerr=yerr, capsize=2.5, markersize=5, linewidth=2.6 if name in top else 1.3,
+                    elinewidth=0.9, alpha=0.9, label=str((labels or {}).get(name, name)),
+                    markerfacecolor="none" if i % 2 else None, zorder=4 if name in top else 2, **styles[name])
+    if logx:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    if logy:
+        ax.set_yscale("log")
+    if 0 < len(xs) <= 12:
+        ax.set_xticks(xs)
+        ax.set_xticklabels([_fmt(v) if not float(v).is_integer() else str(int(v)) for v in xs])
+    elif xs and all(float(v).is_integer() for v in xs):
+        integer_ticks(ax, "x")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or metric_label(y, hours=scale == 3600.0))
+    if note:
+        text = coincidence_note(table, x, y, by, xname=xlabel or x, labels=labels)
+        close = _near_pairs(table, x, y, by, near, log=logy)
+        if close:
+            text += (" " if text else "") + "; ".join(
+                f"{(labels or {}).get(a, a)} and {(labels or {}).get(b, b)}" for a, b in close) + \
+                f" differ by less than {near:.0%} of the axis at every point (nudged apart to show both)."
+        add_note(ax, text)
+    return ax
+
+
+def _near_pairs(table: pd.DataFrame, x: str, y: str, by: str, near: float, log: bool = False
+                ) -> list[tuple[Any, Any]]:
+    """Pairs of series within ``near`` of the y range (of log10 y on a log axis) at every shared x, without being
+    equal at all of them."""
+    piv = table.pivot_table(index=x, columns=by, values=y, aggfunc="first")
+    if log:
+        piv = np.log10(piv.where(piv > 0))
+    if piv.empty or near <= 0:
+        return []
+    span = float(np.nanmax(piv.to_numpy()) - np.nanmin(piv.to_numpy())) or 1.0
+    order = [n for n in dict.fromkeys(table[by]) if n in piv.columns]
+    out = []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            d = (piv[a] - piv[b]).abs().dropna()
+            if len(d) and float(d.max()) <= near * span and not bool((d <= 1e-9 * span).all()):
+                out.append((a, b))
+    return out
 
 
 def _new_axes(ax: Axes | None, figsize: tuple[float, float] = (7, 4)) -> Axes:
@@ -350,29 +613,51 @@ def queue(result: SimResult, ax: Axes | None = None, *, title: str | None = None
 
 def plot_cdfs(curves: Mapping[str, Sequence[float] | np.ndarray], ax: Axes | None = None, *,
               title: str = "JCT CDF (our simulator)", ylabel: str = "fraction of jobs", fontsize: int = 8,
-              hours: bool = True, log: bool = True) -> Axes:
-    """One empirical CDF per label from raw values in seconds (sorted here), hours on a log x axis."""
+              hours: bool = True, log: bool = True, xlabel: str | None = None, scale: float | None = None) -> Axes:
+    """One empirical CDF per label from raw values in seconds (sorted here), hours on a log x axis; each curve
+    with its own colour, dash and a few markers ([`series_style`][optsched.plot.series_style]), the legend beside
+    the axes and a note under them naming curves that are identical (``xlabel``/``scale`` for values that are
+    not JCTs in seconds)."""
     ax = _new_axes(ax, (6, 4))
-    scale = 3600.0 if hours else 1.0
-    for label, values in curves.items():
-        v = np.sort(np.asarray(values, dtype=float))
+    scale = scale if scale is not None else (3600.0 if hours else 1.0)
+    styles = series_styles(list(curves))
+    sorted_ = {label: np.sort(np.asarray(values, dtype=float)) for label, values in curves.items()}
+    for label, v in sorted_.items():
         y = np.arange(1, len(v) + 1) / len(v) if len(v) else v
-        ax.step(v / scale, y, where="post", label=label)
+        st = styles[label]
+        ax.step(v / scale, y, where="post", label=label, color=st["color"], linestyle=st["linestyle"],
+                linewidth=1.3)
+        if len(v):  # markers at fixed quantiles, offset per curve, so curves on top of each other stay apart
+            k = list(styles).index(label)
+            q = np.clip(np.arange(0.1 + 0.02 * (k % 5), 1.0, 0.2), 0, 1)
+            idx = np.minimum((q * len(v)).astype(int), len(v) - 1)
+            ax.plot(v[idx] / scale, (idx + 1) / len(v), linestyle="none", marker=st["marker"], color=st["color"],
+                    markersize=5, markerfacecolor="none" if k % 2 else st["color"])
     if log and any(len(v) for v in curves.values()):
         ax.set_xscale("log")
-    ax.set_xlabel("JCT (hours)" if hours else "JCT (s)")
+    ax.set_xlabel(xlabel or ("JCT (hours)" if hours else "JCT (s)"))
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    import textwrap
+
+    ax.set_title(textwrap.fill(title, 72), fontsize=9)
     if curves:
-        ax.legend(fontsize=fontsize)
+        legend_outside(ax, fontsize=fontsize, handles=[style_handle(str(lab), styles[lab], k % 2 == 1)
+                                                       for k, lab in enumerate(styles)])
+    labels = list(sorted_)
+    same = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:]
+            if len(sorted_[a]) and np.array_equal(sorted_[a], sorted_[b])]
+    if same:
+        add_note(ax, "; ".join(f"{a} and {b} are identical" for a, b in same)
+                 + " (one curve drawn over the other; markers offset).", y=-0.16)
     return ax
 
 
 def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | None = None, by: str = "scheduler",
                  title: str | None = None, hours: bool = True) -> Axes:
-    """A metric against load, one line per ``by`` value. ``table`` is either a tidy summary
+    """A metric against load, one line per ``by`` value ([`plot_series`][optsched.plot.plot_series]: own marker
+    and dash per line, nudged apart, a note where lines coincide exactly). ``table`` is either a tidy summary
     ([`optsched.experiments.summarise`][]: ``load, metric, mean, ci_low, ci_high``; the 95 % interval over
-    seeds is drawn as a band) or one row per run with the ``metric`` column (seconds, shown in hours)."""
+    seeds is drawn as error bars) or one row per run with the ``metric`` column (seconds, shown in hours)."""
     ax = _new_axes(ax, (6, 4))
     scale = 3600.0 if hours else 1.0
     tidy = {"mean", "ci_low", "ci_high", "metric"} <= set(table.columns)
@@ -383,36 +668,48 @@ def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | N
     if metric is None:
         raise InstanceError("name the metric to plot", field="metric")
     unit_scale = scale if metric.endswith("_s") else 1.0
-    for name, g in table.groupby(by, sort=False):
-        g = g.sort_values("load")
-        y = (g["mean"] if tidy else g[metric]).to_numpy(dtype=float) / unit_scale
-        line, = ax.plot(g["load"], y, marker="o", label=str(name))
-        if tidy and g["ci_low"].notna().any():
-            ax.fill_between(g["load"], g["ci_low"].to_numpy(dtype=float) / unit_scale,
-                            g["ci_high"].to_numpy(dtype=float) / unit_scale, color=line.get_color(), alpha=0.2)
-    ax.set_xlabel("load (jobs/hour)")
-    unit = " (hours)" if unit_scale != 1.0 else ""
-    ax.set_ylabel(metric.removesuffix("_s") + unit)
-    ax.set_title(title or f"{metric} vs load (our simulator)")
-    ax.legend(fontsize=8)
+    has_ci = tidy and bool(table["ci_low"].notna().any())
+    plot_series(table, "load", "mean" if tidy else metric, by, ax, lo="ci_low" if has_ci else None,
+                hi="ci_high" if has_ci else None, scale=unit_scale, xlabel="load (jobs/hour)",
+                ylabel=metric_label(metric, hours=unit_scale != 1.0))
+    import textwrap
+
+    ax.set_title(textwrap.fill(title or f"{metric_label(metric, hours=unit_scale != 1.0)} vs load (our simulator)",
+                               72), fontsize=9)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
 # -- Chrome trace / Perfetto -------------------------------------------------------------------------------------
+def _slice_name(row: Mapping[str, Any]) -> str:
+    """``job 12 \u00b7 ResNet-50 \u00b7 4 GPUs`` (the model when the segments carry one; GPUs on this server)."""
+    parts = [f"job {row['job']}"]
+    model = row.get("model")
+    if isinstance(model, str) and model:
+        parts.append(model)
+    n = int(row["gpus"])
+    parts.append(f"{n} GPU{'s' if n != 1 else ''}")
+    return " \u00b7 ".join(parts)
+
+
 def chrome_trace(segments: pd.DataFrame | SimResult, *, instance: Any = None, time_unit_s: float = 1.0,
                  name: str = "optsched") -> dict[str, Any]:
     """Segments as a Chrome-trace document (``{"traceEvents": [...]}``, JSON Object Format): a complete event
-    (``"ph": "X"``) per job segment and GPU, one process per server and one thread per GPU, times in
-    microseconds (``time_unit_s`` seconds per unit of ``start``/``end``: 1 for a simulation, the instance's
-    slot or time unit for a schedule). Give a [`SimResult`][optsched.sim.metrics.SimResult],
-    [`sim_segments`][optsched.plot.sim_segments]
+    (``"ph": "X"``) per job segment and GPU, one process per server and one thread per GPU, named for a person
+    (``job 12 \u00b7 ResNet-50 \u00b7 4 GPUs``: job id, model when known, the job's GPUs on that server). Times are
+    whole microseconds (``time_unit_s`` seconds per unit of ``start``/``end``: 1 for a simulation, the instance's
+    slot or time unit for a schedule), start and end each rounded once, so a slice ends exactly where the next
+    one on its GPU starts and slices never overlap on a thread (a strict importer rejects mis-nested slices).
+    Give a [`SimResult`][optsched.sim.metrics.SimResult], [`sim_segments`][optsched.plot.sim_segments]
     or [`schedule_segments`][optsched.plot.schedule_segments] output (with ``instance`` for the servers' GPU counts).
 
     ```pycon
     >>> seg = pd.DataFrame({"job": ["a"], "server": ["s0"], "gpus": [2], "start": [0.0], "end": [3.0]})
     >>> ev = chrome_trace(seg)["traceEvents"]
     >>> {e["tid"]: e["dur"] for e in ev if e["ph"] == "X"}      # one complete event per GPU, 3 s in microseconds
-    {0: 3000000.0, 1: 3000000.0}
+    {0: 3000000, 1: 3000000}
+    >>> [e["name"] for e in ev if e["ph"] == "X"][0]
+    'job a \u00b7 2 GPUs'
 
     ```
     """
@@ -420,18 +717,26 @@ def chrome_trace(segments: pd.DataFrame | SimResult, *, instance: Any = None, ti
         segments = sim_segments(segments)
     cap = _capacity(instance) if instance is not None else None
     seg = assign_lanes(segments, cap)
+    if "model" not in seg.columns and instance is not None and getattr(instance, "jobs", None) is not None:
+        models = {str(j.id): getattr(j, "model", None) for j in instance.jobs}
+        seg["model"] = seg["job"].astype(str).map(models)
     servers = list(dict.fromkeys(seg["server"])) if cap is None else list(cap)
     pid = {s: i for i, s in enumerate(servers)}
     events: list[dict[str, Any]] = [{"ph": "M", "name": "process_name", "pid": pid[s], "tid": 0,
                                      "args": {"name": f"server {s}"}} for s in servers]
+    for s in servers:
+        lanes = sorted({int(k) for ls in seg.loc[seg["server"] == s, "lanes"] for k in ls} | set(
+            range(cap[s] if cap is not None else 0)))
+        events += [{"ph": "M", "name": "thread_name", "pid": pid[s], "tid": k, "args": {"name": f"GPU {k}"}}
+                   for k in lanes]
     scale = 1e6 * float(time_unit_s)
     for _, r in seg.iterrows():
         args = {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()
-                if k in ("gpus", "iterations", "segment", "tracked", "model")}
+                if k in ("job", "gpus", "iterations", "segment", "tracked", "model")}
+        ts, te = int(round(float(r["start"]) * scale)), int(round(float(r["end"]) * scale))
         for lane in r["lanes"]:
-            events.append({"name": str(r["job"]), "cat": "job", "ph": "X", "pid": pid[r["server"]], "tid": int(lane),
-                           "ts": float(r["start"]) * scale, "dur": (float(r["end"]) - float(r["start"])) * scale,
-                           "args": args})
+            events.append({"name": _slice_name(r), "cat": "job", "ph": "X", "pid": pid[r["server"]],
+                           "tid": int(lane), "ts": ts, "dur": max(0, te - ts), "args": args})
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"producer": name}}
 
 
@@ -484,9 +789,36 @@ def gap_table(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def bootstrap_interval(values: Sequence[float] | np.ndarray, *, level: float = 0.95, resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap interval of the mean (``resamples`` resamples with replacement, seeded): it stays
+    inside the range of the values, so the interval of a quantity that cannot be negative (a gap to an optimum
+    or a lower bound) never reaches below 0. NaN, NaN for no value; the value twice for one.
+
+    ```pycon
+    >>> lo, hi = bootstrap_interval([0.0, 0.0, 0.0, 0.0, 0.5])
+    >>> lo >= 0.0, hi <= 0.5
+    (True, True)
+
+    ```
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return math.nan, math.nan
+    if len(v) == 1:
+        return float(v[0]), float(v[0])
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, len(v), size=(resamples, len(v)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
 def gap_summary(gaps: pd.DataFrame, by: Sequence[str] = ("algorithm",)) -> pd.DataFrame:
-    """Per algorithm (or ``by``): runs, runs with a schedule, mean gap with its Student-t 95 % interval over
-    instances, worst gap, and runs at the reference (``at_reference``: the optimum where one was proven).
+    """Per algorithm (or ``by``): runs, runs with a schedule, mean gap with its 95 % percentile-bootstrap
+    interval over instances ([`bootstrap_interval`][optsched.plot.bootstrap_interval]: a gap is never negative,
+    and neither is its interval), worst gap, and runs at the reference (``at_reference``: the optimum where one
+    was proven).
 
     ```pycon
     >>> g = gap_table(pd.DataFrame({"instance": ["i", "i", "j", "j"], "algorithm": ["h", "x", "h", "x"],
@@ -497,45 +829,69 @@ def gap_summary(gaps: pd.DataFrame, by: Sequence[str] = ("algorithm",)) -> pd.Da
 
     ```
     """
-    from scipy import stats
-
     rows = []
     for key, g in gaps.groupby(list(by), sort=False):
         key = key if isinstance(key, tuple) else (key,)
         v = g["gap"].dropna().to_numpy(dtype=float)
         n = len(v)
         mean = float(v.mean()) if n else math.nan
-        half = float(stats.t.ppf(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
-        rows.append({**dict(zip(by, key)), "runs": len(g), "found": n, "mean_gap": mean, "ci_low": mean - half,
-                     "ci_high": mean + half, "max_gap": float(v.max()) if n else math.nan,
+        lo, hi = bootstrap_interval(v) if n >= 2 else (math.nan, math.nan)
+        rows.append({**dict(zip(by, key)), "runs": len(g), "found": n, "mean_gap": mean, "ci_low": lo,
+                     "ci_high": hi, "max_gap": float(v.max()) if n else math.nan,
                      "at_reference": int((np.abs(v) <= 1e-9).sum())})
     return pd.DataFrame(rows)
 
 
-def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorithm", title: str | None = None,
-              percent: bool = True) -> Axes:
-    """Every run's gap to its instance's reference (one dot per run, jittered), the mean and its 95 %
-    interval per algorithm as a black bar."""
+def plot_dots(table: pd.DataFrame, value: str, by: str, ax: Axes | None = None, *,
+              order: Sequence[Any] | None = None, scale: float = 1.0, ylabel: str | None = None,
+              title: str | None = None, dot_label: str = "one run", legend: bool = True) -> Axes:
+    """One column per ``by`` value: every row's ``value`` as a dot (jittered sideways, the value's own colour and
+    marker), beside them the mean as a black square with its 95 % percentile-bootstrap interval
+    ([`bootstrap_interval`][optsched.plot.bootstrap_interval], inside the range of the dots); the legend says
+    which is which. Categories on x never hide each other.
+
+    ```pycon
+    >>> t = pd.DataFrame({"policy": ["a", "a", "b", "b"], "cs": [1.0, 1.2, 2.0, 2.2]})
+    >>> ax = plot_dots(t, "cs", "policy")
+    >>> [x.get_text() for x in ax.get_xticklabels()]
+    ['a', 'b']
+
+    ```
+    """
     ax = _new_axes(ax, (7, 4))
-    names = list(dict.fromkeys(gaps[by]))
-    summary = gap_summary(gaps, (by,)).set_index(by)
-    k = 100.0 if percent else 1.0
+    names = [n for n in (order or list(dict.fromkeys(table[by]))) if (table[by] == n).any()]
+    styles = series_styles(names)
     rng = np.random.default_rng(0)
     for i, name in enumerate(names):
-        v = gaps.loc[gaps[by] == name, "gap"].dropna().to_numpy(dtype=float) * k
-        ax.scatter(i + rng.uniform(-0.15, 0.15, len(v)), v, s=12, alpha=0.6)
-        m = summary.loc[name]
-        if not math.isnan(m["mean_gap"]):
-            lo = m["mean_gap"] - (m["ci_low"] if not math.isnan(m["ci_low"]) else m["mean_gap"])
-            hi = (m["ci_high"] if not math.isnan(m["ci_high"]) else m["mean_gap"]) - m["mean_gap"]
-            ax.errorbar(i + 0.3, m["mean_gap"] * k, yerr=[[lo * k], [hi * k]], fmt="s", color="black", capsize=3,
-                        markersize=4)
+        v = table.loc[table[by] == name, value].dropna().to_numpy(dtype=float) / scale
+        ax.scatter(i - 0.1 + rng.uniform(-0.12, 0.12, len(v)), v, s=14, alpha=0.6, color=styles[name]["color"],
+                   marker=styles[name]["marker"], label=dot_label if i == 0 else None)
+        if len(v):
+            m = float(v.mean())
+            lo, hi = bootstrap_interval(v)
+            ax.errorbar(i + 0.25, m, yerr=[[max(0.0, m - lo)], [max(0.0, hi - m)]], fmt="s", color="black",
+                        capsize=3, markersize=4, label="mean, 95 % bootstrap interval" if i == 0 else None)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=30, ha="right")
+    ax.set_xticklabels([str(n) for n in names], rotation=30, ha="right")
+    ax.set_ylabel(ylabel or metric_label(value, hours=scale == 3600.0))
+    if title:
+        ax.set_title(title, fontsize=9)
+    if names and legend:
+        legend_outside(ax)
+    return ax
+
+
+def plot_gaps(gaps: pd.DataFrame, ax: Axes | None = None, *, by: str = "algorithm", title: str | None = None,
+              percent: bool = True) -> Axes:
+    """Every run's gap to its instance's reference ([`plot_dots`][optsched.plot.plot_dots]: one dot per run, the
+    mean as a black square with its 95 % percentile-bootstrap interval over instances, never below 0 as no gap
+    is)."""
     kinds = sorted(set(gaps.get("reference_kind", pd.Series(dtype=str)).dropna()))
-    ax.set_ylabel(f"gap to {' / '.join(kinds) or 'reference'}" + (" (%)" if percent else ""))
+    ax = plot_dots(gaps, "gap", by, ax, scale=0.01 if percent else 1.0, dot_label="one run (instance)",
+                   ylabel=f"gap to the {' / '.join(kinds) or 'reference'}" + (" (%)" if percent else ""),
+                   title=title or f"gap to the optimum or best bound, {gaps['instance'].nunique()} instances "
+                                  "(our solvers)")
     ax.axhline(0, color="grey", linewidth=0.5)
-    ax.set_title(title or f"gap to the optimum or best bound, {gaps['instance'].nunique()} instances (our solvers)")
     return ax
 
 
