@@ -64,7 +64,7 @@ from .elasticflow import (
     plan_jobs,
 )
 from .elasticflow_fixed import ElasticFlowFixed, ElasticFlowFixedAdmission, Reservation, reserve
-from .metrics import DeadlineMetrics, deadline_metrics, met_mask, plot_metric_vs, plot_utilisation, utilisation_series
+from .metrics import DeadlineMetrics, deadline_metrics, met_mask, plot_utilisation, utilisation_series
 from .run import request_gpus, to_workload
 from .themis import ThemisFTF, ftf_allocate, rho
 
@@ -72,5 +72,5 @@ __all__ = ["Choice", "DRS", "DeadlineFIFO", "DeadlineMetrics", "EDF", "EDFAdmiss
            "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowFixed", "ElasticFlowFixedAdmission",
            "ElasticFlowNoAdmission", "GandivaTimeSlicing", "MigrationEvent", "NoRM", "RescaleOverhead", "Reservation",
            "ThemisFTF", "WholeCluster", "deadline_metrics", "ftf_allocate", "met_mask", "migratable_nodes",
-           "migration_plan", "plan_decision", "plan_jobs", "plot_metric_vs", "plot_utilisation", "request_gpus",
+           "migration_plan", "plan_decision", "plan_jobs", "plot_utilisation", "request_gpus",
            "reserve", "rho", "to_workload", "utilisation_series"]

@@ -37,7 +37,7 @@ from ...problems.deadline import DEADLINE_TOL_S, job_weight
 from ..base import MetricCollector
 from ..metrics import SimResult
 
-__all__ = ["DeadlineMetrics", "deadline_metrics", "met_mask", "plot_metric_vs", "plot_utilisation",
+__all__ = ["DeadlineMetrics", "deadline_metrics", "met_mask", "plot_utilisation",
            "utilisation_series"]
 
 #: the deadline metrics that also go into ``SimResult.summary`` (the others share a name with a summary key of
@@ -146,20 +146,4 @@ def plot_utilisation(ax, result: SimResult, label: str, bin_s: float = 3600.0):
     ax.set_xlabel("time (h)")
     ax.set_ylabel("GPU utilisation")
     ax.set_ylim(0, 1.05)
-    return ax
-
-
-def plot_metric_vs(ax, table: pd.DataFrame, x: str, metric: str, policies=None, scale: float = 1.0,
-                   ylabel: str | None = None, labels: Mapping[str, str] | None = None):
-    """One line per policy of ``table`` (columns ``policy``, ``x``, ``<metric>_mean``, ``<metric>_ci``): the
-    mean with its 95 % interval as error bars (``labels``: policy -> legend text); returns ``ax``."""
-    pols = policies or list(dict.fromkeys(table["policy"]))
-    for p in pols:
-        g = table[table["policy"] == p].sort_values(x)
-        if g.empty:
-            continue
-        ax.errorbar(g[x], g[f"{metric}_mean"] / scale, yerr=g[f"{metric}_ci"] / scale, marker="o", capsize=3,
-                    label=(labels or {}).get(p, p))
-    ax.set_xlabel(x)
-    ax.set_ylabel(ylabel or metric)
     return ax
