@@ -311,8 +311,15 @@ class Simulator:
                 now = t
                 # 1. completions at t
                 ncomp = 0
-                while heap and self._heap_top() <= t:
-                    _, _, _, job = heapq.heappop(heap)
+                while heap:  # _heap_top inlined (its lazy deletion of stale entries, then the time test)
+                    top = heap[0]
+                    job = top[3]
+                    if job.version != top[2] or job.status != RUNNING:
+                        heapq.heappop(heap)
+                        continue
+                    if top[0] > t:
+                        break
+                    heapq.heappop(heap)
                     self._complete(job, t)
                     ncomp += 1
                 if ncomp:

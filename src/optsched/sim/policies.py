@@ -91,7 +91,7 @@ class Las(SchedulingPolicy):
         return job.attained_gpu_at(now)
 
     def queued_key(self, job: Job):
-        return job.service_anchor[1]
+        return job.attained_s  # a waiting job's attained service: its stored value, exactly (it does not grow)
 
     def running_key(self, job: Job, now: float):
         t, s, _ = job.service_anchor
@@ -161,11 +161,15 @@ class Tiresias(SchedulingPolicy):
     def service_at(self, job: Job, now: float) -> float:
         return job.attained_gpu_at(now) if self.service == "gpu" else job.attained_at(now)
 
+    def _queue(self, s: float) -> int:
+        """The queue of service ``s`` (a service at a threshold up to rounding is in the next queue)."""
+        return bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
+
     def _base(self, job: Job) -> tuple[float, int]:
         """(service at the job's service anchor, the queue of that service)."""
         _, s_time, s_gpu = job.service_anchor
         s = s_gpu if self.service == "gpu" else s_time
-        return s, bisect.bisect_right(self.thresholds_gpu_s, s + 1e-12 * max(1.0, abs(s)))
+        return s, self._queue(s)
 
     def _crossing(self, job: Job, s: float, q: int) -> float:
         """When a running job with service ``s`` at its anchor reaches ``thresholds[q]``."""
@@ -184,7 +188,8 @@ class Tiresias(SchedulingPolicy):
         return (self.queue_of(job, now), job.arrival_s)
 
     def queued_key(self, job: Job):
-        return (self._base(job)[1], job.arrival_s)
+        # a waiting job's service is its stored value (it does not grow): no anchor needed
+        return (self._queue(job.attained_gpu_s if self.service == "gpu" else job.attained_s), job.arrival_s)
 
     def running_key(self, job: Job, now: float):
         s, q = self._base(job)

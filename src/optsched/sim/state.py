@@ -410,7 +410,19 @@ class ClusterState:
 
     def occupy(self, job_id: str, placement: Placement) -> None:
         free, n_servers = self.free, len(self.free)
-        pairs = tuple(zip(placement.servers, placement.counts))
+        servers = placement.servers
+        if len(servers) == 1:  # most launches: one server, no pairs to build
+            s, n = servers[0], placement.counts[0]
+            if not 0 <= s < n_servers:
+                raise ScheduleError(f"unknown server index {s}", job=job_id)
+            if n <= 0 or free[s] < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(free[s])} "
+                                    "free", job=job_id)
+            free[s] -= n
+            self.jobs_on[s][job_id] = n
+            self.busy_gpus += n
+            return
+        pairs = tuple(zip(servers, placement.counts))
         for s, n in pairs:
             if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
