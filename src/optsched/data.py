@@ -2,7 +2,8 @@
 an installed user gets it (``optsched data list|fetch|verify``).
 
 The repository never carries a copy of the traces. DeepShare's three small measured tables ship inside the package
-([`optsched.perf.measured.packaged_tables`][], Apache-2.0, the license beside them); the Philly trace and the
+([`optsched.perf.measured.packaged_tables`][], Apache-2.0, the license beside them) for installed users without a
+data folder (where there is one, its ``deepshare-contention/`` is read in place); the Philly trace and the
 Pollux workloads are read at run time from a *data folder* holding ``philly/`` and ``pollux-workloads/`` (and,
 optionally, ``deepshare-contention/``). A file is looked for, in this order:
 

@@ -27,9 +27,10 @@ observations read it); [`MeasuredPerf.fresh_ratios`][optsched.perf.measured.Meas
 configuration (policies predict
 with it, the exact model of [`optsched.exact.contention`][] uses it).
 
-The tables are read from ``folder``; by default from the copy shipped inside the package
-(``optsched/perf/deepshare/``, Apache-2.0, its license beside it), so an installed wheel needs no data folder,
-else from ``deepshare-contention/`` in the data folder of [`optsched.data`][]. A toy pair of tables in the same
+The tables are read from ``folder``; by default from ``deepshare-contention/`` in the data folder of
+[`optsched.data`][] when there is one (a checkout reads ``../shared/data`` in place), else from the copy shipped
+inside the package (``optsched/perf/deepshare/``, Apache-2.0, its license beside it), so an installed wheel needs
+no data folder. A toy pair of tables in the same
 layout:
 
 ```pycon
@@ -56,7 +57,7 @@ import functools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..data import data_path, packaged_folder
+from ..data import data_path, find_data_file, packaged_folder
 from ..errors import InstanceError
 from ..io import read_text
 from ..problems.contention import DEMANDS, LEGAL_SPLITS, MODELS, MULTI_SPLITS
@@ -77,10 +78,24 @@ def packaged_tables() -> Path | None:
     return packaged_folder("deepshare-contention")
 
 
-@functools.lru_cache(maxsize=8)
+def _tables_folder(folder: str | None) -> Path:
+    """``folder``; else the data folder's tables (read in place); else the package's copy; else one error naming
+    the command that fetches them."""
+    if folder is not None:
+        return Path(folder)
+    found = find_data_file("deepshare-contention", "isolated_thp.csv")
+    if found is not None:
+        return found.parent
+    return packaged_tables() or data_path("deepshare-contention", "isolated_thp.csv").parent
+
+
 def _tables(folder: str | None) -> tuple[dict, dict, dict]:
-    base = Path(folder) if folder is not None else (packaged_tables() or data_path("deepshare-contention",
-                                                                                   "isolated_thp.csv").parent)
+    return _read_tables(str(_tables_folder(folder)))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_tables(folder: str) -> tuple[dict, dict, dict]:
+    base = Path(folder)
     rows = list(csv.reader(read_text(base / "isolated_thp.csv", encoding="utf-8-sig").splitlines()))
     isolated = {_key(r[0]): float(r[1]) for r in rows[1:] if r}
     rows = list(csv.reader(read_text(base / "shared_thp_ratio.csv", encoding="utf-8-sig").splitlines()))
