@@ -204,6 +204,8 @@ class AdmissionPolicy(Params):
 #: how a scheduling policy's keys may change between events, the one speed promise it declares
 #: ([`SchedulingPolicy.keys_change`][optsched.sim.base.SchedulingPolicy.keys_change])
 KEYS_CHANGE = ("never", "running", "running-down", "at-expiry", "relative", "anytime")
+FROZEN_KEYS = ("at-expiry", "relative")     # the key given in three pieces (queued_key, running_key, rank_at)
+RUNNING_KEYS = ("running", "running-down")  # only running jobs' keys drift
 
 
 class SchedulingPolicy(Params):
@@ -593,7 +595,7 @@ class Composed(SchedulerPlacer):
     def _rebuild(self, view: SimView) -> None:
         now = view.now
         sched = self.scheduling
-        self._frozen = sched.keys_change in ("at-expiry", "relative")
+        self._frozen = sched.keys_change in FROZEN_KEYS
         self._rekey_all = self._frozen and bool(getattr(view.perf, "colocation_aware", False))
         self._q, self._r, self._entry, self._waits, self._cross = [], [], {}, deque(), []
         for j in view.jobs.active.values():
@@ -684,7 +686,7 @@ class Composed(SchedulerPlacer):
                 # now, so that the wake-up below is the next crossing to come, not one already past
                 self._expire(now)
             self._key_change = self._cross_top()
-        elif self.naive and change in ("at-expiry", "relative"):  # no heap: the running keys' expiries, read anew
+        elif self.naive and change in FROZEN_KEYS:  # no heap: the running keys' expiries, read anew
             running_key = sched.running_key
             self._key_change = min((running_key(j, now)[1] for j in view.jobs.active.values()
                                     if j.status == RUNNING), default=math.inf)
@@ -720,7 +722,7 @@ class Composed(SchedulerPlacer):
             elif self._cross and self._cross[0][0] <= now:
                 self._expire(now)
         elif now >= self._key_change:
-            if self.scheduling.keys_change in ("running", "running-down"):
+            if self.scheduling.keys_change in RUNNING_KEYS:
                 if self._q:
                     self._resort_running(now)  # only running jobs' keys moved
                 # else: nothing queued, so the walk launches nothing whatever the running order (a placement

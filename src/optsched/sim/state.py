@@ -120,7 +120,8 @@ class Job:
     [`attained_at`][optsched.sim.state.Job.attained_at], [`attained_gpu_at`][optsched.sim.state.Job.attained_gpu_at],
     [`running_since_s`][optsched.sim.state.Job.running_since_s] and
     [`service_anchor`][optsched.sim.state.Job.service_anchor] (for
-    policies that key on attained service exactly). ``executed``, ``t_ref``, ``rate``, ``stall_until``,
+    policies that key on attained service exactly; a job that does not run has its exact service in
+    ``attained_s`` / ``attained_gpu_s``). ``executed``, ``t_ref``, ``rate``, ``stall_until``,
     ``seg_start`` and ``version`` are the engine's lazy bookkeeping.
 
     ``gpus`` is what the job *requests*; ``held_gpus`` what it holds now (its placement's GPUs while it runs,
