@@ -27,7 +27,7 @@ from ...perf.base import PerfModel
 from ..fitting import best_fit, fragments_first
 from ..state import Job, Placement
 
-__all__ = ["JobTimes", "allocate", "deadline_of", "grow", "hypothetical", "place", "shrink"]
+__all__ = ["JobTimes", "allocate", "deadline_of", "deadline_order", "grow", "hypothetical", "place", "shrink"]
 
 
 _SINGLE: dict[int, Placement] = {}
@@ -176,3 +176,8 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
 def deadline_of(job: Job) -> float:
     """The job's absolute deadline (inf when it has none)."""
     return math.inf if job.deadline_s is None else float(job.deadline_s)
+
+
+def deadline_order(job: Job) -> tuple[float, float, int]:
+    """The sort key of earliest-deadline-first: deadline, then arrival, then workload order."""
+    return deadline_of(job), job.arrival_s, job.index

@@ -59,7 +59,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import deadline_of, hypothetical
+from .common import deadline_of, deadline_order, hypothetical
 from .elasticflow_fixed import apply_targets
 
 __all__ = ["EDFAdmission", "EDFElastic", "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowNoAdmission",
@@ -281,7 +281,7 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
 
 
 def _deadline_order(view: SimView) -> list[Job]:
-    return sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
+    return sorted(view.jobs.active.values(), key=deadline_order)
 
 
 def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
@@ -314,14 +314,14 @@ class ElasticFlowAdmission(AdmissionPolicy):
         now, total = view.now, view.cluster.total_gpus
         cache = self._ladders
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
-                          key=lambda x: (deadline_of(x), x.arrival_s, x.index))
+                          key=deadline_order)
         out = []
         last: tuple[list[Job], dict] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             if not math.isfinite(deadline_of(j)):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            trial = sorted([*admitted, j], key=lambda x: (deadline_of(x), x.arrival_s, x.index))
+            trial = sorted([*admitted, j], key=deadline_order)
             plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
             ok = j.id in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do

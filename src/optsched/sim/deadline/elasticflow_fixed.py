@@ -61,7 +61,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import JobTimes, deadline_of, grow, place, shrink
+from .common import JobTimes, deadline_of, deadline_order, grow, place, shrink
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -256,7 +256,7 @@ class ElasticFlowFixed(SchedulerPlacer):
         """The GPU count every active job should hold now."""
         now = view.now
         total = view.cluster.total_gpus
-        active = sorted(view.jobs.active.values(), key=lambda j: (deadline_of(j), j.arrival_s, j.index))
+        active = sorted(view.jobs.active.values(), key=deadline_order)
         target: dict[Job, int] = {}
         wake = math.inf
         # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
