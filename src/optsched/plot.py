@@ -82,7 +82,8 @@ METRIC_LABELS = {  # column name -> words (the unit is added by metric_label)
 DISPLAY_NAMES = {  # registry name -> how a legend writes it (acronyms in capitals, names capitalised)
     "fifo": "FIFO", "las": "LAS", "srtf": "SRTF", "srsf": "SRSF", "tiresias": "Tiresias", "optimus": "Optimus",
     "gandiva": "Gandiva", "themis": "Themis", "edf": "EDF", "drs": "DRS", "norm": "NoRM", "asrpt": "A-SRPT",
-    "elasticflow": "ElasticFlow", "deadline-fifo": "FIFO", "sjf-bco": "SJF-BCO", "ff": "FF", "lbcp": "LBCP",
+    "elasticflow": "ElasticFlow", "deadline-fifo": "FIFO", "sjf-bco": "SJF-BCO", "ff": "FF", "ls": "LS",
+    "rand": "RAND", "lbcp": "LBCP",
     "contention-las": "LAS", "contention-srtf": "SRTF", "accept-all": "accept all",
 }
 
@@ -504,7 +505,7 @@ def gantt(instance: Any, schedule: Schedule, ax: Axes | None = None, *, optimum:
         ax.axvline(optimum, color="green", linestyle="--", linewidth=1.2, label=f"optimum {optimum:g}")
     if bound is not None:
         ax.axvline(bound, color="red", linestyle=":", linewidth=1.4, label=f"lower bound {bound:g}")
-    ax.legend(loc="lower right", fontsize=7)
+    legend_outside(ax, fontsize=7)
     unit = time_label or ("time (slots)" if hasattr(instance, "horizon") else "time (instance units)")
     ax.set_xlabel(unit)
     name = getattr(instance, "name", "") or schedule.instance or "instance"
@@ -609,7 +610,7 @@ def occupancy(result: SimResult, ax: Axes | None = None, *, per_server: bool = T
     ax.set_title(sim_title(result, "GPU occupancy") if title is None else title, fontsize=9)
     handles, labels_ = ax.get_legend_handles_labels()
     if len(labels_) <= 12:
-        ax.legend(fontsize=6, loc="upper right")
+        legend_outside(ax, fontsize=7)
     return ax
 
 
@@ -966,7 +967,7 @@ def plot_dots(table: pd.DataFrame, value: str, by: str, ax: Axes | None = None, 
             ax.errorbar(i + 0.25, m, yerr=[[max(0.0, m - lo)], [max(0.0, hi - m)]], fmt="s", color="black",
                         capsize=3, markersize=4, label="mean, 95 % bootstrap interval" if i == 0 else None)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([str(n) for n in names], rotation=30, ha="right")
+    ax.set_xticklabels([display_name(n) for n in names], rotation=30, ha="right")
     ax.set_ylabel(ylabel or metric_label(value, hours=scale == 3600.0))
     if title:
         ax.set_title(title, fontsize=9)
