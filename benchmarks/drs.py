@@ -140,7 +140,8 @@ PANELS = (("r_trace", 1.0, "deadlines met / jobs (R_trace)"), ("avg_wait_s", 360
 def plot_sweep(summary: pd.DataFrame, name: str, path: Path | None, title: str):
     """Three panels (deadlines met, wait, completion) against the sweep's variable, one line per policy in the
     site's style (``optsched.plot.plot_series``: own marker and dash, nudged apart, DRS on top, a note where
-    policies coincide), 95 % intervals over seeds as error bars; written to ``path`` (returns the figure)."""
+    policies coincide), 95 % Student-t intervals over seeds as error bars, clipped to the quantity's range (a share
+    in [0, 1], a time at or above 0); written to ``path`` (returns the figure)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -148,9 +149,15 @@ def plot_sweep(summary: pd.DataFrame, name: str, path: Path | None, title: str):
     var = SWEEPS[name][0]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     order = [p for p in POLICIES if p in set(summary["policy"])]
+    summary = summary.copy()
     for ax, (metric, scale, ylabel) in zip(axes, PANELS):
-        plot_series(summary, var, f"{metric}_mean", "policy", ax, err=f"{metric}_ci", scale=scale, labels=LABEL,
-                    order=order, xlabel=XLABEL[name], ylabel=ylabel, highlight=("drs",), dodge=0.015)
+        # the Student-t interval clipped to the quantity's range: a share of deadlines met lies in [0, 1], a time
+        # is never negative
+        top = 1.0 if metric == "r_trace" else np.inf
+        summary[f"{metric}_lo"] = (summary[f"{metric}_mean"] - summary[f"{metric}_ci"]).clip(lower=0.0)
+        summary[f"{metric}_hi"] = (summary[f"{metric}_mean"] + summary[f"{metric}_ci"]).clip(upper=top)
+        plot_series(summary, var, f"{metric}_mean", "policy", ax, lo=f"{metric}_lo", hi=f"{metric}_hi", scale=scale,
+                    labels=LABEL, order=order, xlabel=XLABEL[name], ylabel=ylabel, highlight=("drs",), dodge=0.015)
         ax.set_title(ylabel.split(" (")[0], fontsize=9)
     legend_outside(axes[-1], fontsize=8, title="policy")
     fig.suptitle(title, fontsize=10)
@@ -170,8 +177,8 @@ FIG12_NOTE = ("One panel per policy on a shared time axis: the line is the mean 
               'stay at full utilisation longest and, in some seeds, leave a tail of a few GPUs busy until hour 63; '
               'Themis leaves about half the GPUs idle throughout; the ElasticFlow-style policy finishes first, by hour '
               '34.')
-FIG_NOTE = ("One line per policy, each with its own marker and dash, the mean over seeds with its 95 % interval as "
-            "error bars; DRS is the thick blue line, drawn on top and nudged left. The note under each panel names "
+FIG_NOTE = ("One line per policy, each with its own marker and dash, the mean over seeds with its 95 % Student-t interval "
+            "(clipped to the quantity's range: a share in [0, 1], a time at or above 0) as error bars; DRS is the thick blue line, drawn on top and nudged left. The note under each panel names "
             "the policies that coincide or differ by less than 1 % of the axis (DRS and NoRM nearly everywhere).")
 
 
@@ -421,7 +428,7 @@ def replot(out: Path = RESULTS, seeds_hint: str | None = None) -> list[Path]:
 def sweep_title(name: str, seeds) -> str:
     return (f"{XLABEL[name].split(' (')[0]} sweep (our simulator): the paper's default trace otherwise "
             f"(\u03bb = 4 jobs/hour, 24 h, 4 \u00d7 4 GPUs); mean over seeds {min(seeds)}\u2013{max(seeds)} with "
-            "95 % Student-t intervals")
+            "95 % Student-t intervals clipped to the quantity's range")
 
 
 # -- main ----------------------------------------------------------------------------------------------------
