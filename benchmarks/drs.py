@@ -177,9 +177,10 @@ FIG12_NOTE = ("One panel per policy on a shared time axis: the line is the mean 
               'stay at full utilisation longest and, in some seeds, leave a tail of a few GPUs busy until hour 63; '
               'Themis leaves about half the GPUs idle throughout; the ElasticFlow-style policy finishes first, by hour '
               '34.')
-FIG_NOTE = ("One line per policy, each with its own marker and dash, the mean over seeds with its 95 % Student-t interval "
-            "(clipped to the quantity's range: a share in [0, 1], a time at or above 0) as error bars; DRS is the thick blue line, drawn on top and nudged left. The note under each panel names "
-            "the policies that coincide or differ by less than 1 % of the axis (DRS and NoRM nearly everywhere).")
+FIG_NOTE = ('One line per policy, each with its own marker and dash, the mean over seeds with its 95 % Student-t '
+            "interval (clipped to the quantity's range: a share in [0, 1], a time at or above 0) as error bars; DRS "
+            'is the thick blue line, drawn on top and nudged left. The note under each panel names the policies that '
+            'coincide or differ by less than 1 % of the axis (DRS and NoRM nearly everywhere).')
 
 
 def _m(summary, var, x, pol, metric="r_trace"):
