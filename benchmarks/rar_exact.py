@@ -457,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [r["instance"] for r in rows if not r["agree"]]
     md += ["", f"Library re-proved: {sum(r['status'] == 'optimal' for r in rows)} of {len(rows)} entries "
                f"optimal in this run; disagreements with `instances/index.json`: {', '.join(bad) or 'none'}.", ""]
+    md += [f"![gaps]({out_png.name})", "", PLOT_NOTE, ""]   # the figure beside the table it draws
     md += ["## Per instance", "",
            _md_table(["instance", "H", "T*", "status", "bound", "CP-SAT s"] + names,
                      [[r["instance"], r["H"] or "-", r["T*"], r["status"], r["lb"], r["cpsat_s"]]
@@ -478,7 +479,6 @@ def main(argv: list[str] | None = None) -> int:
                _md_table(["algorithm", "makespan", "gap to the bound", "runtime s"],
                          [[n, mk, f"{100 * (mk / preset['lb'] - 1):.1f} %", rt]
                           for n, (mk, rt) in preset["heuristics"].items()]), ""]
-    md += [f"![gaps]({out_png.name})", "", PLOT_NOTE, ""]
     out_md.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out_md, encoding="utf-8") as fh:
         fh.write("\n".join(md))
