@@ -526,12 +526,13 @@ def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
     long = runs[by + list(metrics)].melt(id_vars=by, value_vars=list(metrics), var_name="metric")
     long["value"] = pd.to_numeric(long["value"], errors="coerce")
     g = long.groupby(by + ["metric"], sort=False, dropna=False)["value"]
-    out = g.agg(n="count", mean="mean", std="std").reset_index()
-    bounds = {key: (bootstrap_interval(v.to_numpy(dtype=float)) if v.notna().sum() >= 2 else (math.nan, math.nan))
-              for key, v in g}
-    keys = list(zip(*[out[c] for c in by + ["metric"]]))
-    out["ci_low"] = [bounds[k][0] for k in keys]
-    out["ci_high"] = [bounds[k][1] for k in keys]
+    stats = g.agg(n="count", mean="mean", std="std")
+    # the same groups in the same order (a key may hold NaN, which no dict lookup finds again)
+    bounds = g.apply(lambda v: bootstrap_interval(v.to_numpy(dtype=float)) if v.notna().sum() >= 2
+                     else (math.nan, math.nan))
+    stats["ci_low"] = [b[0] for b in bounds.to_numpy()]
+    stats["ci_high"] = [b[1] for b in bounds.to_numpy()]
+    out = stats.reset_index()
     out["n"] = out["n"].astype(int)
     # the order of the first appearance of each group, metrics in the order asked
     rank = {m: i for i, m in enumerate(metrics)}
