@@ -5,9 +5,11 @@ and the admission study (Fig. 12): LAS with Accept-all / Accept 1.0x, 1.2x, 1.4x
 Run: ``.venv/bin/python benchmarks/blox_policies.py [--quick] [--workers 2] [--dask local|tcp://HOST:PORT]
 [--no-admission] [--seeds 0]`` (grids run through ``optsched.experiments.sweep``; with several seeds the tables
 give the mean over seeds).
-Writes ``docs/results/blox_policies.{md,csv}`` and plots ``blox_policies_{jct,responsiveness}_vs_load.png``,
-``blox_policies_jct_cdf.png``, ``blox_admission.{md,csv}`` (``*_quick`` names with ``--quick``: a smoke run on
-4 GPUs (one server) at loads 1 and 2 jobs/hour with jobs 300-399 tracked), atomically.
+Writes ``docs/results/blox_policies.{md,csv}``, ``blox_policies_jct_quantiles.csv`` (every run's tracked-job JCT
+quantiles 0-100 % at the highest load) and plots ``blox_policies_{jct,responsiveness}_vs_load.png``,
+``blox_policies_jct_cdf.png`` (drawn from the quantile table; ``--cdf-only`` runs just that load, ``--replot``
+redraws every figure from the committed CSVs), ``blox_admission.{md,csv}`` (``*_quick`` names with ``--quick``: a
+smoke run on 4 GPUs (one server) at loads 1 and 2 jobs/hour with jobs 300-399 tracked), atomically.
 
 Workload: ``optsched.generators.workload.philly_workload`` (Blox's filter, Poisson re-timing with the same seed at every
 load, uniform Table 2 models; rules in docs/algorithms/blox.md). Each run stops once every tracked job is done.
@@ -108,10 +110,84 @@ def checks(table: pd.DataFrame) -> list[str]:
     return out
 
 
+QUANTILE_LEVELS = [round(k / 100, 2) for k in range(101)]   # 0 %, 1 %, ..., 100 % of the tracked jobs' JCTs
+AXES = ["scheduler", "placement", "admission", "load"]
+
+
+def jct_quantiles(result, load: float) -> pd.DataFrame:
+    """Each run's tracked-job JCT quantiles at ``load`` (one row per scheduler, seed and level 0-100 %: small
+    enough to commit, enough to redraw the CDF without a rerun). ``jobs`` is how many tracked jobs finished (the
+    CDF is over those; an unfinished one is left out, as in the averages)."""
+    import numpy as np
+
+    rows = []
+    for key, jct in result.cdfs.items():
+        point = dict(zip(result.axes, key[:-1]))
+        if float(point.get("load", load)) != float(load) or not len(jct):
+            continue
+        values = np.quantile(np.asarray(jct, dtype=float), QUANTILE_LEVELS)
+        rows += [{"scheduler": point["scheduler"], "load": float(load), "seed": int(key[-1]), "jobs": len(jct),
+                  "q": q, "jct_s": round(float(v), 3)} for q, v in zip(QUANTILE_LEVELS, values)]
+    return pd.DataFrame(rows, columns=["scheduler", "load", "seed", "jobs", "q", "jct_s"])
+
+
+def write_quantiles(result, sfx: str, load: float) -> Path:
+    path = RESULTS / f"blox_policies{sfx}_jct_quantiles.csv"
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+        jct_quantiles(result, load).to_csv(fh, index=False)
+    return path
+
+
+def plot_cdf(sfx: str, mode: str, path: Path | None = None):
+    """The JCT CDF of every policy at the quantile table's load, from ``blox_policies<sfx>_jct_quantiles.csv``:
+    the mean over seeds of each quantile, its 95 % bootstrap interval over seeds as a band
+    (``optsched.plot.plot_quantile_cdfs``). Returns the axes (written to ``path`` when given)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from optsched.experiments import seed_text
+    from optsched.plot import plot_quantile_cdfs, save_axes
+
+    q = pd.read_csv(RESULTS / f"blox_policies{sfx}_jct_quantiles.csv")
+    order = [s for s in SCHEDULERS if s in set(q["scheduler"])]
+    q = q.set_index("scheduler").loc[order].reset_index()
+    seeds = sorted(set(q["seed"]))
+    load = float(q["load"].iloc[0])
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    plot_quantile_cdfs(q, "scheduler", ax, ylabel="fraction of tracked jobs finished",
+                       title=f"Blox policy comparison on Philly, {mode} mode (our simulator): JCT CDF at {load:g} "
+                             f"jobs/h, mean of each quantile over seeds {seed_text(seeds)}")
+    if path is not None:
+        save_axes(ax, path)
+    return ax
+
+
+def rewrite_tables(sfx: str) -> list[Path]:
+    """Rewrite ``blox_policies<sfx>_summary.csv`` and the "Every run" table of ``blox_policies<sfx>.md`` from the
+    committed runs (``blox_policies<sfx>.csv``), with the intervals ``optsched.experiments.summarise`` gives
+    today; the text above the table (command, wall time, the checks) is kept as it was written."""
+    from optsched.experiments import SweepResult
+
+    name = f"blox_policies{sfx}"
+    runs = pd.read_csv(RESULTS / f"{name}.csv")
+    result = SweepResult(runs=runs, axes=[a for a in AXES if a in runs.columns], cdfs={})
+    md = RESULTS / f"{name}.md"
+    head, sep, _ = md.read_text(encoding="utf-8").partition("## Every run\n\n")
+    if not sep:
+        raise SystemExit(f"{md} has no '## Every run' section to rewrite")
+    with atomic_open(md, "w", encoding="utf-8") as fh:
+        fh.write(head + sep + markdown_table(result))
+    with atomic_open(RESULTS / f"{name}_summary.csv", "w", encoding="utf-8", newline="") as fh:
+        result.summary().to_csv(fh, index=False)
+    return [md, RESULTS / f"{name}_summary.csv"]
+
+
 def replot(sfx: str, mode: str) -> list[Path]:
-    """Redraw ``blox_policies<sfx>_{jct,responsiveness}_vs_load.png`` from the committed tidy summary
-    (``<name>_summary.csv``) in the site's style, with the titles ``write_sweep`` gives them; the JCT CDF needs
-    every job's JCT, which no file keeps, so it is drawn only by a run."""
+    """Redraw ``blox_policies<sfx>_{jct,responsiveness}_vs_load.png`` from the committed runs in the site's style
+    (the tidy summary and the "Every run" table rewritten first, ``rewrite_tables``), and
+    ``blox_policies<sfx>_jct_cdf.png`` from the committed quantile table when there is one."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -121,12 +197,12 @@ def replot(sfx: str, mode: str) -> list[Path]:
     from optsched.plot import plot_vs_load, save_axes
 
     name = f"blox_policies{sfx}"
+    paths = rewrite_tables(sfx)
     summary = pd.read_csv(RESULTS / f"{name}_summary.csv")
     runs = pd.read_csv(RESULTS / f"{name}.csv")
     seeds = sorted(set(runs["seed"])) if "seed" in runs.columns else [0]
-    band = ", mean and 95 % interval over seeds" if len(seeds) > 1 else ""
+    band = ", mean and 95 % bootstrap interval over seeds" if len(seeds) > 1 else ""
     title = f"Blox policy comparison on Philly, {mode} mode (our simulator)"
-    paths = []
     for metric, stem, label in (("avg_jct_s", "jct_vs_load", "average JCT"),
                                 ("avg_responsiveness_s", "responsiveness_vs_load", "responsiveness")):
         t = summary[summary["metric"] == metric]
@@ -135,6 +211,9 @@ def replot(sfx: str, mode: str) -> list[Path]:
                      title=f"{title}: {label} vs load, seeds {seed_text(seeds)}{band}")
         save_axes(ax, RESULTS / f"{name}_{stem}.png")
         paths.append(RESULTS / f"{name}_{stem}.png")
+    if (RESULTS / f"{name}_jct_quantiles.csv").exists():
+        plot_cdf(sfx, mode, RESULTS / f"{name}_jct_cdf.png")
+        paths.append(RESULTS / f"{name}_jct_cdf.png")
     return paths
 
 
@@ -157,7 +236,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="admission variants of the study (default all; without accept-all the baseline row is "
                          "taken from blox_policies.csv, LAS at the same load)")
     ap.add_argument("--replot", action="store_true",
-                    help="only redraw the two vs-load PNGs of --mode from the committed summary CSV")
+                    help="only redraw the figures of --mode from the committed CSVs (runs and JCT quantiles) and "
+                         "rewrite the summary and the 'Every run' table with today's intervals")
+    ap.add_argument("--cdf-only", action="store_true",
+                    help="only run the highest load (or --loads) for every seed, write the JCT quantile table "
+                         "blox_policies[_bloxmode]_jct_quantiles.csv and draw the CDF from it")
     args = ap.parse_args(argv)
     blox = args.mode == "blox"
     if args.replot:
@@ -180,6 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     cmd = "`.venv/bin/python benchmarks/blox_policies.py" + "".join(" " + a for a in given) + "`"
 
+    if args.cdf_only:
+        load = max(loads)
+        with executor(args.dask, args.workers) as ex:
+            result = sweep({**run_kw, "scheduler": list(SCHEDULERS), "placement": ["consolidated"],
+                            "admission": ["accept-all"], "load": [load]}, seeds=seeds, executor=ex)
+        print(write_quantiles(result, sfx, load))
+        if not args.quick:
+            plot_cdf(sfx, args.mode, RESULTS / f"blox_policies{sfx}_jct_cdf.png")
+        print(result.wide()[["scheduler", "avg_jct_s", "finished_tracked"]].to_string())
+        return 0
     if not args.admission_only:
         t0 = time.perf_counter()
         with executor(args.dask, args.workers) as ex:
@@ -206,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         ]
         paths = write_sweep(result, RESULTS, f"blox_policies{sfx}",
                             title=f"Blox policy comparison on Philly, {args.mode} mode (our simulator)", notes=notes)
+        paths.append(write_quantiles(result, sfx, max(loads)))
+        if not args.quick:
+            paths += replot(sfx, args.mode)   # the site's style: display names, the CDF from the quantile table
         print("\n".join(notes[:-2]))
         print("written: " + ", ".join(str(p) for p in paths))
 

@@ -42,12 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     opt = optsched.solve(inst, "exact", deterministic_limit=60, num_workers=1, seed=0)
     heur = optsched.solve(inst, "sjf-bco")
     reference = opt.objective if opt.status.value == "optimal" else None
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8.5, 7), sharex=True)
     gantt(inst, heur.schedule, top, optimum=reference,
           title=f"{inst.name}: SJF-BCO, makespan {heur.objective:g} (our solvers)")
     gantt(inst, opt.schedule, bottom, optimum=reference,
           title=f"{inst.name}: CP-SAT, makespan {opt.objective:g} ({opt.status.value})")
-    save_figure(fig, out / names["gantt.png"])
+    top.set_xlabel("")      # one time axis, under the lower panel
+    fig.tight_layout()
+    save_figure(fig, out / names["gantt.png"], bbox_inches="tight")
 
     # 2. a simulation's GPU occupancy per server, and its segments as a Perfetto trace
     wl = synthetic_workload(n_jobs=60, load_jph=6.0, seed=0)

@@ -7,7 +7,8 @@
 * server sweep: the preset with 10..20 servers at T = 1500, all four heuristics;
 * a variant of the preset with contention active (xi_1 = 1; in the preset xi_1 = xi_2 makes k = 1).
 
-Writes ``docs/results/rar_heuristics.md`` and ``docs/results/rar_heuristics.png`` (atomically). All numbers
+Writes ``docs/results/rar_heuristics.md``, ``rar_heuristics.csv`` (every number the figure draws) and
+``rar_heuristics.png`` (atomically; ``--replot`` redraws the figure from the committed CSV). All numbers
 are this simulator's (eqs. 6-9 as resolved in ``docs/algorithms/sjf-bco.md``), not the paper's.
 
     .venv/bin/python benchmarks/rar_heuristics.py [--quick] [--seeds 10]
@@ -23,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -127,39 +129,91 @@ def mean(xs) -> float:
     return statistics.fmean(xs)
 
 
-def plot(comp, ks, ls, ss, path: Path) -> None:
+PLOT_NOTE = ("Top left and middle: every seed's makespan and average JCT on the preset as dots, the mean with its 95 %"
+             " bootstrap interval over the seeds as a black square beside them; look at SJF-BCO's average JCT, about a"
+             ' quarter below the other three with an interval that does not overlap theirs, while its makespan '
+             "interval overlaps FF's and LS's. Top right and bottom left: SJF-BCO's makespan falls in steps as kappa "
+             '(the servers a job may span) grows and falls with lambda. Bottom middle: every heuristic against the '
+             'cluster size, SJF-BCO (thick blue) lowest at every size; FF and LS nearly coincide. Drawn from '
+             '`rar_heuristics.csv` by `benchmarks/rar_heuristics.py --replot`.')
+
+
+def to_frame(seeds, comp, ks, ls, ss) -> Any:
+    """Every number the figure draws, one row per experiment, x value, algorithm and seed (``experiment``:
+    comparison, kappa, lambda, servers; ``x``: the swept value, 0 for the comparison; ``makespan``, ``jct``
+    in slots, ``jct`` only for the comparison)."""
+    import pandas as pd
+
+    rows = []
+    for n, d in comp.items():
+        rows += [{"experiment": "comparison", "x": 0, "algorithm": n, "seed": sd, "makespan": m, "jct": j}
+                 for sd, m, j in zip(seeds, d["makespan"], d["jct"])]
+    for name, sweep in (("kappa", ks), ("lambda", ls)):
+        for x, v in sweep.items():
+            rows += [{"experiment": name, "x": x, "algorithm": "sjf-bco", "seed": sd, "makespan": m}
+                     for sd, m in zip(seeds, v)]
+    for x, by in ss.items():
+        for n, v in by.items():
+            rows += [{"experiment": "servers", "x": x, "algorithm": n, "seed": sd, "makespan": m}
+                     for sd, m in zip(seeds, v)]
+    return pd.DataFrame(rows, columns=["experiment", "x", "algorithm", "seed", "makespan", "jct"])
+
+
+def plot(df, path: Path | None):
+    """The figure from ``to_frame``'s table, in the site's style (``optsched.plot``): on the preset, every seed's
+    makespan and average JCT per algorithm as dots with the mean and its 95 % percentile-bootstrap interval
+    beside them; SJF-BCO's makespan against kappa and lambda, and every algorithm's against the cluster size
+    (mean over seeds with its bootstrap interval, own marker and dash, nudged apart, a note where algorithms
+    coincide). Written to ``path`` when given (returns the figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import pandas as pd
 
-    names = list(comp)
-    fig, ax = plt.subplots(2, 2, figsize=(11, 8))
-    x = range(len(names))
-    for off, key, label in ((-0.2, "makespan", "makespan"), (0.2, "jct", "average JCT")):
-        ax[0, 0].bar([i + off for i in x], [mean(comp[n][key]) for n in names], width=0.4, label=label,
-                     yerr=[statistics.pstdev(comp[n][key]) for n in names], capsize=3)
-    ax[0, 0].set_xticks(list(x), names)
-    ax[0, 0].set_ylabel("slots (mean over seeds, ±1 sd)")
-    ax[0, 0].set_title("mobihoc22 preset, T = 1200")
-    ax[0, 0].legend()
-    ax[0, 1].plot(list(ks), [mean(v) for v in ks.values()], marker="o")
-    ax[0, 1].set_xlabel("kappa")
-    ax[0, 1].set_ylabel("SJF-BCO makespan (slots, mean)")
-    ax[0, 1].set_title("impact of kappa (T = 1200)")
-    ax[1, 0].plot([str(int(v)) for v in ls], [mean(v) for v in ls.values()], marker="o")
-    ax[1, 0].set_xlabel("lambda (kappa = 1)")
-    ax[1, 0].set_ylabel("SJF-BCO makespan (slots, mean)")
-    ax[1, 0].set_title("impact of lambda")
-    for n in names:
-        ax[1, 1].plot(list(ss), [mean(ss[s][n]) for s in ss], marker="o", label=n)
-    ax[1, 1].set_xlabel("servers")
-    ax[1, 1].set_ylabel("makespan (slots, mean)")
-    ax[1, 1].set_title("impact of the cluster size (T = 1500)")
-    ax[1, 1].legend()
-    fig.suptitle("RAR-DDLS heuristics on OUR simulator (paper 000 eqs. 6-9), not the paper's numbers")
+    from optsched.plot import bootstrap_interval, display_name, legend_outside, plot_dots, plot_series
+
+    df = df.copy()
+    df["name"] = df["algorithm"].map(display_name)
+    order = [display_name(n) for n in ORDER if (df["algorithm"] == n).any()]
+    k = df["seed"].nunique()
+
+    def summary(frame):
+        out = []
+        for (x, n), g in frame.groupby(["x", "name"], sort=False):
+            v = g["makespan"].to_numpy(dtype=float)
+            lo, hi = bootstrap_interval(v)
+            out.append({"x": float(x), "name": n, "mean": float(v.mean()), "lo": lo, "hi": hi})
+        return pd.DataFrame(out)
+
+    fig, ax = plt.subplots(2, 3, figsize=(15, 8.4))
+    comp = df[df["experiment"] == "comparison"]
+    plot_dots(comp, "makespan", "name", ax[0, 0], order=order, ylabel="makespan (slots)", dot_label="one seed",
+              title=f"mobihoc22 preset, T = 1200: makespan, seeds 0\u2013{k - 1}", legend=False)
+    plot_dots(comp, "jct", "name", ax[0, 1], order=order, ylabel="average JCT (slots)", dot_label="one seed",
+              title=f"mobihoc22 preset, T = 1200: average JCT, seeds 0\u2013{k - 1}")
+    for a, exp, xlabel, title, logx in (
+            (ax[0, 2], "kappa", "kappa (servers SJF-BCO may use per job)", "SJF-BCO against kappa (T = 1200)",
+             False),
+            (ax[1, 0], "lambda", "lambda (every job's, kappa = 1; log scale)", "SJF-BCO against lambda (T = 1200)",
+             True)):
+        plot_series(summary(df[df["experiment"] == exp]), "x", "mean", "name", a, lo="lo", hi="hi", xlabel=xlabel,
+                    ylabel="SJF-BCO makespan (slots)", logx=logx, dodge=0.0)
+        a.set_title(title, fontsize=9)
+        if exp == "lambda":
+            xs = sorted(set(df.loc[df["experiment"] == exp, "x"]))
+            a.set_xticks(xs, [f"{v:g}" for v in xs])
+    plot_series(summary(df[df["experiment"] == "servers"]), "x", "mean", "name", ax[1, 1], lo="lo", hi="hi",
+                order=order, xlabel="servers", ylabel="makespan (slots)", highlight=("SJF-BCO",), dodge=0.01)
+    ax[1, 1].set_title("every heuristic against the cluster size (T = 1500)", fontsize=9)
+    legend_outside(ax[1, 1], fontsize=8, title="algorithm")
+    ax[1, 2].axis("off")
+    fig.suptitle(f"RAR-DDLS heuristics on OUR simulator (paper 000 eqs. 6-9), not the paper's numbers; means "
+                 f"over seeds 0\u2013{k - 1} with 95 % bootstrap intervals", fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path, dpi=90)
+    if path is not None:
+        save_figure(fig, path, dpi=90, bbox_inches="tight")
+    return fig
 
 
 def comparison_rows(comp) -> tuple[list[list[object]], int]:
@@ -236,6 +290,8 @@ def report(args, seeds, comp, ks, ls, ss, cv, elapsed: float) -> str:
         "",
         f"![plots](rar_heuristics{'_quick' if args.quick else ''}.png)",
         "",
+        PLOT_NOTE,
+        "",
     ]
     return "\n".join(lines)
 
@@ -245,7 +301,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="2 seeds and coarse sweeps (smoke run)")
     ap.add_argument("--seeds", type=int, default=10, help="number of preset seeds (default 10)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per algorithm and seed (default 3)")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw rar_heuristics.png from the committed rar_heuristics.csv")
     args = ap.parse_args(argv)
+    if args.replot:
+        import pandas as pd
+
+        plot(pd.read_csv(OUT_MD.with_suffix(".csv")), OUT_PNG)
+        print(OUT_PNG)
+        return 0
     # --quick writes its own files: a smoke run never overwrites the full results
     sfx = "_quick" if args.quick else ""
     out_md, out_png = OUT_MD.with_name(f"{OUT_MD.stem}{sfx}.md"), OUT_PNG.with_name(f"{OUT_PNG.stem}{sfx}.png")
@@ -265,7 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     md = report(args, seeds, comp, ks, ls, ss, cv, elapsed)
     with atomic_open(out_md, encoding="utf-8") as fh:
         fh.write(md)
-    plot(comp, ks, ls, ss, out_png)
+    table = to_frame(seeds, comp, ks, ls, ss)
+    with atomic_open(out_md.with_suffix(".csv"), "w", encoding="utf-8", newline="") as fh:
+        table.to_csv(fh, index=False)
+    plot(table, out_png)
     print(md)
     print(f"written {out_md.relative_to(ROOT)} and {out_png.relative_to(ROOT)}")
     return 0

@@ -17,7 +17,8 @@ brute force's time (n <= 5) and agreement; the gaps of the lower bounds to the o
 n_i alpha_i^min), and paper 001's alpha^min I(I+1)/(2G), l. 225); A-SRPT's and A-SRPT-Perfect's total
 completion time over the optimum (``optsched.sim.asrpt.run_asrpt``, tau = 1) and Theorem 1's ratio.
 
-Writes ``docs/results/total_jct.md`` and ``docs/results/total_jct.png`` (``--quick``: ``total_jct_quick.*``).
+Writes ``docs/results/total_jct.md``, ``total_jct.csv`` (every instance's row) and ``total_jct.png``
+(``--quick``: ``total_jct_quick.*``); ``--replot`` redraws the figure from the committed CSV.
 """
 
 from __future__ import annotations
@@ -117,32 +118,53 @@ def summarise(rows: list[dict]) -> list[list[object]]:
     return out
 
 
-def plot(rows: list[dict], path: Path) -> None:
+def plot(rows: list[dict], path: Path | None):
+    """Left: CP-SAT's and the brute force's solve time per size (mean over the instances with its 95 %
+    percentile-bootstrap interval, and CP-SAT's slowest instance), log scale. Right: over the proven optimum,
+    A-SRPT, A-SRPT-Perfect and the simple lower bound sum(r + n alpha_min) (mean with its bootstrap interval).
+    One style (``optsched.plot.plot_series``): own marker and dash per series, nudged apart, whole-number jobs
+    ticks, A-SRPT on top. Written to ``path`` when given (returns the figure)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import pandas as pd
 
-    ns = sorted({r["n"] for r in rows})
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    med = [_med([r["cpsat_s"] for r in rows if r["n"] == n]) for n in ns]
-    mx = [max(r["cpsat_s"] for r in rows if r["n"] == n) for n in ns]
-    a1.semilogy(ns, med, "o-", label="CP-SAT median")
-    a1.semilogy(ns, mx, "s--", label="CP-SAT max")
-    bn = [n for n in ns if n <= BRUTE_MAX]
-    if bn:
-        a1.semilogy(bn, [_med([r["brute_s"] for r in rows if r["n"] == n]) for n in bn], "^:",
-                    label="brute force median")
-    a1.set_xlabel("jobs"), a1.set_ylabel("solve time (s)"), a1.legend(), a1.set_title("exact total JCT (ours)")
-    for key, label in (("asrpt", "A-SRPT / OPT"), ("perfect", "A-SRPT-Perfect / OPT")):
-        a2.plot(ns, [_med([r[key] for r in rows if r["n"] == n and r["status"] == "optimal"]) for n in ns], "o-",
-                label=label + " (median)")
-    a2.plot(ns, [_med([r["lb_trivial_s"] / r["opt_s"] for r in rows if r["n"] == n and r["status"] == "optimal"])
-                 for n in ns], "v:", label="sum(r + n alpha_min) / OPT")
+    from optsched.plot import bootstrap_interval, legend_outside, plot_series
+
+    df = pd.DataFrame(rows)
+    k = int(df.groupby("n").size().max())
+    proven = df[df["status"] == "optimal"].copy()
+    proven["lb"] = proven["lb_trivial_s"] / proven["opt_s"]
+
+    def stats(frame, col, name):
+        out = []
+        for n, g in frame.groupby("n"):
+            v = pd.to_numeric(g[col], errors="coerce").dropna().to_numpy(dtype=float)
+            if len(v):
+                lo, hi = bootstrap_interval(v)
+                out.append({"n": int(n), "series": name, "mean": float(v.mean()), "lo": lo, "hi": hi})
+        return out
+
+    times = stats(df, "cpsat_s", "CP-SAT, mean") + stats(df, "brute_s", "brute force, mean")
+    times += [{"n": int(n), "series": "CP-SAT, slowest instance", "mean": float(g["cpsat_s"].max()),
+               "lo": float(g["cpsat_s"].max()), "hi": float(g["cpsat_s"].max())} for n, g in df.groupby("n")]
+    ratios = (stats(proven, "asrpt", "A-SRPT / OPT") + stats(proven, "perfect", "A-SRPT-Perfect / OPT")
+              + stats(proven, "lb", "lower bound sum(r + n \u03b1_min) / OPT"))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.5, 4.2))
+    plot_series(pd.DataFrame(times), "n", "mean", "series", a1, lo="lo", hi="hi", xlabel="jobs per instance",
+                ylabel="solve time (s, log scale)", logy=True, dodge=0.02)
+    a1.set_title(f"Exact total JCT: solve time over {k} instances per size (ours)", fontsize=9)
+    legend_outside(a1, fontsize=7)
+    plot_series(pd.DataFrame(ratios), "n", "mean", "series", a2, lo="lo", hi="hi", xlabel="jobs per instance",
+                ylabel="total completion time / proven optimum OPT_A", highlight=("A-SRPT / OPT",), dodge=0.02)
     a2.axhline(1.0, color="grey", lw=0.8)
-    a2.set_xlabel("jobs"), a2.set_ylabel("ratio to OPT_A"), a2.legend(fontsize=8)
-    a2.set_title("our simulator's A-SRPT vs the optimum")
+    a2.set_title("Our simulator's A-SRPT against the optimum (1 = optimal)", fontsize=9)
+    legend_outside(a2, fontsize=7)
+    fig.suptitle("Mean over the instances with its 95 % bootstrap interval (error bars)", fontsize=9)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    if path is not None:
+        save_figure(fig, path, dpi=110, bbox_inches="tight")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,7 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-jobs", type=int, default=8, help="largest instance size (default 8)")
     ap.add_argument("--parallel", type=int, default=1, help="instances at once on a local pool (default 1)")
     ap.add_argument("--dask", default=None, help="'local' or a Dask scheduler address (times then shared)")
+    ap.add_argument("--replot", action="store_true", help="only redraw total_jct.png from the committed total_jct.csv")
     args = ap.parse_args(argv)
+    results = ROOT / "docs" / "results"
+    if args.replot:
+        import pandas as pd
+
+        rows = pd.read_csv(results / "total_jct.csv").to_dict("records")
+        plot(rows, results / "total_jct.png")
+        print(results / "total_jct.png")
+        return 0
     seeds = 3 if args.quick else args.seeds
     tl = 10.0 if args.quick else args.time_limit
     sizes = range(3, 7) if args.quick else range(3, args.max_jobs + 1)
@@ -197,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
                       r["perfect"]] for r in rows]), ""]
     with atomic_open(out_md, encoding="utf-8") as fh:
         fh.write("\n".join(md))
+    import pandas as pd
+
+    with atomic_open(results / f"total_jct{suffix}.csv", "w", encoding="utf-8", newline="") as fh:
+        pd.DataFrame(rows).to_csv(fh, index=False)
     plot(rows, out_png)
     print(f"wrote {out_md.relative_to(ROOT)} and {out_png.relative_to(ROOT)} ({wall:.0f} s)")
     return 0

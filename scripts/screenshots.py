@@ -24,9 +24,11 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# the main pages: home, quickstart, a formulation with mathematics, an API page with examples, the results index
+# the main pages: home, quickstart, a formulation with mathematics, an API page with examples, the results index,
+# and the results pages whose figures carry the most (DRS, the RAR-DDLS gaps and sweeps, exact total JCT, Blox)
 PAGES = ("", "quickstart/", "formulations/deadline/", "formulations/rar-ddls-cpsat/", "api/doors/",
-         "api/experiments/", "results/")
+         "api/experiments/", "results/", "results/drs/", "results/rar_exact/", "results/rar_heuristics/",
+         "results/total_jct/", "results/blox_policies/")
 
 
 def find_chromium(explicit: str | None) -> str:

@@ -284,3 +284,43 @@ def test_the_schemas_refuse_what_the_readers_refuse(name, tmp_path):
             optsched.evaluate(optsched.load(paths["rar"]), optsched.load_schedule(paths[name]))
         else:
             optsched.load(paths[name])
+
+
+IMAGE_LINE = re.compile(r"^!\[[^\]]*\]\(([^)]+\.(?:png|svg|jpe?g|gif))\)\s*$")
+
+
+def _blocks(text: str) -> list[list[str]]:
+    """The page's paragraphs (runs of non-blank lines)."""
+    blocks, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.strip():
+            cur.append(line)
+        elif cur:
+            blocks.append(cur)
+            cur = []
+    return blocks
+
+
+def test_every_figure_has_a_sentence_saying_what_to_look_at():
+    """Each figure (or a run of figures shown together) has a paragraph of prose right before or after it, not
+    a heading, a table or code: the sentence that tells a reader what to look at."""
+    def is_image(b: list[str]) -> bool:
+        return len(b) == 1 and bool(IMAGE_LINE.match(b[0]))
+
+    def is_prose(b: list[str]) -> bool:
+        return not b[0].startswith(("#", "|", "```", "![", "<")) and len(" ".join(b).split()) >= 15
+
+    bare = []
+    for md in sorted((ROOT / "docs").rglob("*.md")):
+        blocks = _blocks(md.read_text(encoding="utf-8"))
+        for i, b in enumerate(blocks):
+            if not is_image(b):
+                continue
+            before, after = i - 1, i + 1
+            while before >= 0 and is_image(blocks[before]):
+                before -= 1
+            while after < len(blocks) and is_image(blocks[after]):
+                after += 1
+            if not ((before >= 0 and is_prose(blocks[before])) or (after < len(blocks) and is_prose(blocks[after]))):
+                bare.append(f"{md.relative_to(ROOT)}: {b[0]}")
+    assert not bare, f"figures without a sentence beside them saying what to look at: {bare}"

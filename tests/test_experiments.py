@@ -1,5 +1,5 @@
 """optsched.experiments (issue 14): grids and batches on any executor, rows identical to a serial run, tidy tables
-with the mean and a Student-t 95 % interval over seeds, CP-SAT threads per task."""
+with the mean and a 95 % bootstrap interval over seeds, CP-SAT threads per task."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from optsched.experiments import (
     task_threads,
     write_sweep,
 )
+from optsched.plot import bootstrap_interval
 
 GRID = {"workload": "synthetic", "n_jobs": 8, "servers": 2, "scheduler": ["fifo", "srtf"], "load": [2.0, 4.0]}
 KEY = ["scheduler", "load", "seed", "avg_jct_s", "avg_responsiveness_s", "finished_tracked", "preemptions", "events"]
@@ -95,7 +96,7 @@ def test_seeds_are_independent_replications_and_the_same_seed_repeats():
     assert not a[a["seed"] == 0]["avg_jct_s"].equals(a[a["seed"] == 1]["avg_jct_s"].reset_index(drop=True))
 
 
-def test_summarise_is_the_student_t_interval():
+def test_summarise_is_the_bootstrap_interval_inside_the_values_range():
     runs = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 4 + ["c"], "x": [1.0, 2.0, 6.0, 2.0, 2.0, 2.0, 2.0, 9.0],
                          "y": [0.0] * 8})
     t = summarise(runs, ["g"], ["x", "y"])
@@ -104,7 +105,9 @@ def test_summarise_is_the_student_t_interval():
     a = t[(t["g"] == "a") & (t["metric"] == "x")].iloc[0]
     half = 4.302652729911275 * statistics.stdev([1.0, 2.0, 6.0]) / math.sqrt(3)  # t(0.975, 2 df), from tables
     assert a["n"] == 3 and a["mean"] == pytest.approx(3.0)
-    assert (a["ci_low"], a["ci_high"]) == pytest.approx((3.0 - half, 3.0 + half))
+    # a percentile bootstrap of the mean: inside [min, max] of the values, where Student-t reaches below 0
+    assert 1.0 <= a["ci_low"] < 3.0 < a["ci_high"] <= 6.0 and 3.0 - half < 0.0
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx(bootstrap_interval([1.0, 2.0, 6.0]))
     b = t[(t["g"] == "b") & (t["metric"] == "x")].iloc[0]
     assert b["ci_low"] == b["ci_high"] == 2.0        # no spread, no width
     c = t[(t["g"] == "c") & (t["metric"] == "x")].iloc[0]

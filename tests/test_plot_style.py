@@ -113,7 +113,7 @@ def test_vs_load_says_its_metric_in_words_with_units_and_has_no_legend_over_the_
     fig.canvas.draw()
     box, frame = leg.get_window_extent(), ax.get_window_extent()
     assert box.x0 >= frame.x1 - 1          # beside the axes, not over the data
-    assert "las and tiresias coincide exactly" in " ".join(t.get_text() for t in ax.texts).replace("\n", " ")
+    assert "LAS and Tiresias coincide exactly" in " ".join(t.get_text() for t in ax.texts).replace("\n", " ")
     plt.close(fig)
 
 
@@ -281,3 +281,143 @@ def test_blox_policy_figures_rest_on_three_seeds_with_intervals(name):
     t = pd.read_csv(RESULTS / name)
     jct = t[t["metric"] == "avg_jct_s"]
     assert len(jct) and (jct["n"] >= 3).all() and jct["ci_low"].notna().all()
+
+
+# -- intervals over seeds in tables and figures: one bounded interval (issue 27) ------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=2, max_size=12))
+def test_summarise_intervals_stay_inside_the_values_range(values):
+    from optsched.experiments import summarise
+
+    t = summarise(pd.DataFrame({"g": "a", "x": values}), ["g"], ["x"]).iloc[0]
+    lo, hi = min(values), max(values)
+    tol = 1e-9 * max(1.0, hi)
+    assert lo - tol <= t["ci_low"] <= t["mean"] + tol and t["mean"] - tol <= t["ci_high"] <= hi + tol
+
+
+def _bracketed(md: str) -> list[float]:
+    import re
+
+    return [float(a) for a, _ in re.findall(r"\[(-?[\d.]+), (-?[\d.]+)\]", md)]
+
+
+@pytest.mark.parametrize("name", ["blox_policies", "blox_policies_bloxmode"])
+def test_committed_blox_tables_print_no_interval_below_zero(name):
+    md = (RESULTS / f"{name}.md").read_text(encoding="utf-8")
+    lows = _bracketed(md)
+    assert lows and min(lows) >= 0.0
+    s = pd.read_csv(RESULTS / f"{name}_summary.csv")
+    assert (s["ci_low"].dropna() >= 0).all()
+
+
+def test_blox_legends_use_display_names():
+    t = pd.read_csv(RESULTS / "blox_policies_summary.csv")
+    fig, ax = plt.subplots()
+    plot_vs_load(t[t["metric"] == "avg_jct_s"], ax, metric="avg_jct_s")
+    assert [x.get_text() for x in ax.get_legend().get_texts()] == ["FIFO", "LAS", "SRTF", "Tiresias"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("sfx", ["", "_bloxmode"])
+def test_blox_cdfs_are_drawn_from_three_seeds_of_stored_quantiles_with_bands_inside_them(sfx):
+    from benchmarks import blox_policies
+
+    q = pd.read_csv(RESULTS / f"blox_policies{sfx}_jct_quantiles.csv")
+    assert (q.groupby("scheduler")["seed"].nunique() >= 3).all()
+    assert set(q["q"].round(2)) == {round(k / 100, 2) for k in range(101)}
+    ax = blox_policies.plot_cdf(sfx, "test")
+    labels = [x.get_text() for x in ax.get_legend().get_texts()]
+    assert labels[:4] == ["FIFO", "LAS", "SRTF", "Tiresias"] and "bootstrap" in labels[4]
+    curves = [ln for ln in ax.get_lines() if ln.get_linestyle() != "None"]
+    assert len(curves) == 4 and len({str(ln._unscaled_dash_pattern) for ln in curves}) == 4
+    # every band lies within the seeds' own quantiles (hours)
+    lo_all = q["jct_s"].min() / 3600 * (1 - 1e-9)
+    hi_all = q["jct_s"].max() / 3600 * (1 + 1e-9)
+    xs = np.concatenate([p.vertices[:, 0] for c in ax.collections for p in c.get_paths()])
+    assert len(xs) and lo_all <= xs.min() and xs.max() <= hi_all
+    assert ax.get_xlabel() == "JCT (hours, log scale)"
+    plt.close(ax.figure)
+
+
+# -- the other redrawn figures ---------------------------------------------------------------------------------------
+def test_drs_fig12_bands_stay_inside_zero_and_one():
+    from benchmarks import drs
+
+    fig = drs.utilisation_figure(None, seeds=[0, 1, 2])
+    assert len(fig.axes) == 6 and all(ax.get_title(loc="left") for ax in fig.axes)
+    for ax in fig.axes:
+        ys = np.concatenate([p.vertices[:, 1] for c in ax.collections for p in c.get_paths()])
+        assert len(ys) and ys.min() >= 0.0 and ys.max() <= 1.0 + 1e-9
+    assert "hours" in fig.axes[-1].get_xlabel()
+    plt.close(fig)
+
+
+def test_drs_sweep_intervals_respect_the_quantitys_range():
+    from benchmarks import drs
+
+    raw = pd.read_csv(RESULTS / "drs_sweeps.csv")
+    fig = drs.plot_sweep(drs.summarise(raw[raw["sweep"] == "fig7"], "lam"), "fig7", None, "t")
+    r_trace, wait = fig.axes[0], fig.axes[1]
+    ys = [seg[:, 1] for c in r_trace.collections if type(c).__name__ == "LineCollection" for seg in c.get_segments()]
+    assert ys and max(float(y.max()) for y in ys) <= 1.0 + 1e-9
+    ys = [seg[:, 1] for c in wait.collections if type(c).__name__ == "LineCollection" for seg in c.get_segments()]
+    assert ys and min(float(y.min()) for y in ys) >= 0.0
+    plt.close(fig)
+
+
+def test_total_jct_figure_has_whole_number_jobs_distinct_series_and_asrpt_on_top():
+    from benchmarks import total_jct
+
+    fig = total_jct.plot(pd.read_csv(RESULTS / "total_jct.csv").to_dict("records"), None)
+    for ax in fig.axes:
+        lo, hi = ax.get_xlim()
+        assert _is_integer_axis(ax.get_xticks(), lo, hi) and ax.get_xlabel() == "jobs per instance"
+        _assert_distinct_styles(ax)
+    lines = {ln.get_label(): ln for ln in _data_lines(fig.axes[1])}
+    assert lines["A-SRPT / OPT"].get_zorder() > lines["A-SRPT-Perfect / OPT"].get_zorder()
+    plt.close(fig)
+
+
+def test_rar_exact_figure_has_a_panel_per_class_and_no_gap_interval_below_zero():
+    from benchmarks import rar_exact
+
+    rows = pd.read_csv(RESULTS / "rar_exact.csv").to_dict("records")
+    fig = rar_exact.plot(rows, ["ff", "ls", "rand", "sjf-bco", "greedy*"], None)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == len({(r["jobs"], r["servers"]) for r in rows})
+    for ax in panels:
+        lows = [seg[:, 1].min() for c in ax.collections if type(c).__name__ == "LineCollection"
+                for seg in c.get_segments()]
+        assert lows and min(lows) >= 0.0
+        assert [t.get_text() for t in ax.get_xticklabels()][:4] == ["FF", "LS", "RAND", "SJF-BCO"]
+    plt.close(fig)
+
+
+def test_rar_heuristics_figure_keeps_every_algorithm_apart_and_ticks_kappa_at_whole_numbers():
+    from benchmarks import rar_heuristics
+
+    fig = rar_heuristics.plot(pd.read_csv(RESULTS / "rar_heuristics.csv"), None)
+    kappa, servers = fig.axes[2], fig.axes[4]
+    lo, hi = kappa.get_xlim()
+    assert _is_integer_axis(kappa.get_xticks(), lo, hi)
+    _assert_distinct_styles(servers)
+    assert [t.get_text() for t in servers.get_legend().get_texts()] == ["SJF-BCO", "FF", "LS", "RAND"]
+    plt.close(fig)
+
+
+def test_gantt_and_occupancy_legends_sit_beside_the_axes():
+    import optsched
+    from optsched.generators.workload import synthetic_workload
+    from optsched.plot import gantt, occupancy
+    from optsched.sim import simulate
+
+    inst = optsched.generate("rar", jobs=4, servers=2, seed=1)
+    res = optsched.solve(inst, "sjf-bco")
+    run = simulate(synthetic_workload(n_jobs=8, load_jph=4.0, seed=0), servers=2, gpus_per_server=4,
+                   scheduler="las", mode="event")
+    for draw in (lambda ax: gantt(inst, res.schedule, ax, optimum=res.objective), lambda ax: occupancy(run, ax)):
+        fig, ax = plt.subplots()
+        draw(ax)
+        fig.canvas.draw()
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1 - 1
+        plt.close(fig)

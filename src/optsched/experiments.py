@@ -29,8 +29,8 @@
 * The same seeds give the same rows on every executor: a task's result depends on its parameters and seed only.
   CP-SAT's threads per task (``num_workers``) are the cores of the worker's machine divided by the tasks that run
   there at once (``threads=`` fixes them; give a fixed number for runs that must match across machines).
-* [`summarise`][optsched.experiments.summarise]: mean, standard deviation and the Student-t 95 % interval of each metric
-  over seeds.
+* [`summarise`][optsched.experiments.summarise]: mean, standard deviation and the 95 % percentile-bootstrap interval
+  of each metric over seeds (inside the values' range, as in the figures).
 
 ```pycon
 >>> res = sweep({"workload": "synthetic", "scheduler": ["fifo", "srtf"], "load": 4.0, "n_jobs": 6, "servers": 2},
@@ -74,9 +74,9 @@ from .generators.workload import load_philly, resolve_workload
 from .io import atomic_open
 from .io import progress as progress_bar
 from .limits import require_memory
+from .plot import bootstrap_interval, save_axes
 from .plot import plot_cdfs as _plot_cdfs
 from .plot import plot_vs_load as _plot_vs_load
-from .plot import save_axes
 from .sim import simulate
 from .sim.metrics import SimResult
 from .sim.registry import build_admission, build_placement, build_policy
@@ -502,23 +502,19 @@ def _run_tasks(fn: Callable[[dict], Any], tasks: list[dict], ex: Executor | None
 
 
 # -- statistics ------------------------------------------------------------------------------------------------
-def _t_quantile(df: np.ndarray) -> np.ndarray:
-    from scipy import stats
-
-    return np.asarray(stats.t.ppf(0.975, df), dtype=float)
-
-
 def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """A tidy table: one row per group of ``by`` and metric, with ``n`` (runs with a value), ``mean``, ``std``
-    and the Student-t 95 % interval ``ci_low``, ``ci_high`` of the mean (NaN with fewer than two values).
+    and the 95 % percentile-bootstrap interval ``ci_low``, ``ci_high`` of the mean
+    ([`optsched.plot.bootstrap_interval`][], the interval the figures draw: it stays inside the range of the
+    values, so a JCT, a wait or a utilisation never gets an interval below 0; NaN with fewer than two values).
 
     ```pycon
     >>> runs = pd.DataFrame({"alg": ["a", "a", "a", "b"], "x": [1.0, 2.0, 3.0, 5.0]})
     >>> t = summarise(runs, ["alg"], ["x"])
     >>> t[["alg", "n", "mean"]].values.tolist()
     [['a', 3, 2.0], ['b', 1, 5.0]]
-    >>> round(float(t["ci_high"].iloc[0]), 3), bool(t["ci_low"].isna().iloc[1])
-    (4.484, True)
+    >>> 1.0 <= float(t["ci_low"].iloc[0]) <= 2.0 <= float(t["ci_high"].iloc[0]) <= 3.0, bool(t["ci_low"].isna().iloc[1])
+    (True, True)
 
     ```
     """
@@ -530,13 +526,13 @@ def summarise(runs: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> 
     long = runs[by + list(metrics)].melt(id_vars=by, value_vars=list(metrics), var_name="metric")
     long["value"] = pd.to_numeric(long["value"], errors="coerce")
     g = long.groupby(by + ["metric"], sort=False, dropna=False)["value"]
-    out = g.agg(n="count", mean="mean", std="std").reset_index()
-    n = out["n"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(n >= 2, _t_quantile(np.maximum(n - 1, 1)) * out["std"].to_numpy(dtype=float)
-                        / np.sqrt(np.maximum(n, 1)), np.nan)
-    out["ci_low"] = out["mean"] - half
-    out["ci_high"] = out["mean"] + half
+    stats = g.agg(n="count", mean="mean", std="std")
+    # the same groups in the same order (a key may hold NaN, which no dict lookup finds again)
+    bounds = g.apply(lambda v: bootstrap_interval(v.to_numpy(dtype=float)) if v.notna().sum() >= 2
+                     else (math.nan, math.nan))
+    stats["ci_low"] = [b[0] for b in bounds.to_numpy()]
+    stats["ci_high"] = [b[1] for b in bounds.to_numpy()]
+    out = stats.reset_index()
     out["n"] = out["n"].astype(int)
     # the order of the first appearance of each group, metrics in the order asked
     rank = {m: i for i, m in enumerate(metrics)}

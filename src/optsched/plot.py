@@ -57,10 +57,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sim.metrics import SimResult
 
 __all__ = ["add_note", "assign_lanes", "bootstrap_interval", "chrome_trace", "coincidence_note", "coinciding",
-           "figure_legend", "gantt", "gap_summary", "gap_table", "integer_ticks", "legend_outside", "metric_label",
-           "occupancy", "plot_cdfs", "plot_dots", "plot_gaps", "plot_series", "plot_vs_load", "queue", "save_axes",
-           "schedule_segments", "series_style", "series_styles", "sim_segments", "sim_title", "style_handle",
-           "utilisation", "write_chrome_trace"]
+           "display_name", "figure_legend", "gantt", "gap_summary", "gap_table", "integer_ticks", "legend_outside",
+           "metric_label", "occupancy", "plot_cdfs", "plot_dots", "plot_gaps", "plot_quantile_cdfs", "plot_series",
+           "plot_vs_load", "queue", "save_axes", "schedule_segments", "series_style", "series_styles", "sim_segments",
+           "sim_title", "style_handle", "utilisation", "write_chrome_trace"]
 
 SEGMENT_COLUMNS = ["job", "server", "gpus", "start", "end"]
 
@@ -77,6 +77,33 @@ METRIC_LABELS = {  # column name -> words (the unit is added by metric_label)
     "mean_utilisation": "mean GPU utilisation", "r_trace": "deadlines met / jobs (R_trace)",
     "avg_cs": "mean contention sensitivity", "preemptions": "preemptions", "migrations": "migrations",
 }
+
+
+DISPLAY_NAMES = {  # registry name -> how a legend writes it (acronyms in capitals, names capitalised)
+    "fifo": "FIFO", "las": "LAS", "srtf": "SRTF", "srsf": "SRSF", "tiresias": "Tiresias", "optimus": "Optimus",
+    "gandiva": "Gandiva", "themis": "Themis", "edf": "EDF", "drs": "DRS", "norm": "NoRM", "asrpt": "A-SRPT",
+    "elasticflow": "ElasticFlow", "deadline-fifo": "FIFO", "sjf-bco": "SJF-BCO", "ff": "FF", "ls": "LS",
+    "rand": "RAND", "lbcp": "LBCP",
+    "contention-las": "LAS", "contention-srtf": "SRTF", "accept-all": "accept all",
+}
+
+
+def display_name(name: Any) -> str:
+    """How a legend names a scheduler, policy or admission rule: ``las`` -> ``LAS``, ``tiresias`` ->
+    ``Tiresias``, ``accept-1.2`` -> ``accept 1.2x``; a name this table does not know is returned as it is.
+
+    ```pycon
+    >>> [display_name(n) for n in ("fifo", "tiresias", "accept-1.2", "my-policy")]
+    ['FIFO', 'Tiresias', 'accept 1.2x', 'my-policy']
+
+    ```
+    """
+    text = str(name)
+    if text in DISPLAY_NAMES:
+        return DISPLAY_NAMES[text]
+    if text.startswith("accept-"):
+        return f"accept {text.removeprefix('accept-')}x"
+    return text
 
 
 def series_style(i: int) -> dict[str, Any]:
@@ -478,7 +505,7 @@ def gantt(instance: Any, schedule: Schedule, ax: Axes | None = None, *, optimum:
         ax.axvline(optimum, color="green", linestyle="--", linewidth=1.2, label=f"optimum {optimum:g}")
     if bound is not None:
         ax.axvline(bound, color="red", linestyle=":", linewidth=1.4, label=f"lower bound {bound:g}")
-    ax.legend(loc="lower right", fontsize=7)
+    legend_outside(ax, fontsize=7)
     unit = time_label or ("time (slots)" if hasattr(instance, "horizon") else "time (instance units)")
     ax.set_xlabel(unit)
     name = getattr(instance, "name", "") or schedule.instance or "instance"
@@ -583,7 +610,7 @@ def occupancy(result: SimResult, ax: Axes | None = None, *, per_server: bool = T
     ax.set_title(sim_title(result, "GPU occupancy") if title is None else title, fontsize=9)
     handles, labels_ = ax.get_legend_handles_labels()
     if len(labels_) <= 12:
-        ax.legend(fontsize=6, loc="upper right")
+        legend_outside(ax, fontsize=7)
     return ax
 
 
@@ -652,12 +679,79 @@ def plot_cdfs(curves: Mapping[str, Sequence[float] | np.ndarray], ax: Axes | Non
     return ax
 
 
+def plot_quantile_cdfs(table: pd.DataFrame, by: str, ax: Axes | None = None, *, q: str = "q",
+                       value: str = "jct_s", seed: str = "seed", title: str = "JCT CDF (our simulator)",
+                       ylabel: str = "fraction of jobs", xlabel: str = "JCT (hours, log scale)", scale: float = 3600.0,
+                       labels: Mapping[Any, str] | None = None, log: bool = True) -> Axes:
+    """CDFs from stored quantiles: ``table`` has one row per series (``by``), ``seed`` and quantile level ``q``
+    (a fraction) with the quantile's ``value`` (seconds, shown in hours). Per series, the curve is the mean over
+    seeds of each quantile, the shaded band its 95 % percentile-bootstrap interval over seeds
+    ([`bootstrap_interval`][optsched.plot.bootstrap_interval], so inside the seeds' range); each curve has its
+    own colour, dash and markers at offset levels, the legend is beside the axes
+    ([`display_name`][optsched.plot.display_name] names), and a note under the axes names curves that are identical.
+
+    ```pycon
+    >>> t = pd.DataFrame({"p": ["a"] * 6 + ["b"] * 6, "seed": [0, 0, 0, 1, 1, 1] * 2, "q": [0.0, 0.5, 1.0] * 4,
+    ...                   "jct_s": [1.0, 2.0, 4.0, 1.0, 3.0, 5.0, 2.0, 4.0, 8.0, 2.0, 5.0, 9.0]})
+    >>> ax = plot_quantile_cdfs(t, "p", scale=1.0)
+    >>> [x.get_text() for x in ax.get_legend().get_texts()]
+    ['a', 'b', '95 % bootstrap interval\\nover 2 seeds']
+
+    ```
+    """
+    ax = _new_axes(ax, (6, 4))
+    names = list(dict.fromkeys(table[by]))
+    styles = series_styles(names)
+    curves: dict[Any, np.ndarray] = {}
+    for k, name in enumerate(names):
+        g = table[table[by] == name]
+        piv = g.pivot_table(index=q, columns=seed, values=value, aggfunc="first").sort_index()
+        levels = piv.index.to_numpy(dtype=float)
+        per_seed = piv.to_numpy(dtype=float) / scale
+        mean = np.nanmean(per_seed, axis=1)
+        curves[name] = mean
+        st = styles[name]
+        if per_seed.shape[1] > 1:
+            band = np.array([bootstrap_interval(row) for row in per_seed])
+            ax.fill_betweenx(levels, band[:, 0], band[:, 1], color=st["color"], alpha=0.15, linewidth=0)
+        ax.plot(mean, levels, color=st["color"], linestyle=st["linestyle"], linewidth=1.4, zorder=3)
+        marks = np.arange(0.1 + 0.03 * (k % 5), 1.0, 0.2)
+        idx = np.searchsorted(levels, marks).clip(0, len(levels) - 1)
+        ax.plot(mean[idx], levels[idx], linestyle="none", marker=st["marker"], color=st["color"], markersize=5,
+                markerfacecolor="none" if k % 2 else st["color"], zorder=4)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.02)
+    import textwrap
+
+    ax.set_title(textwrap.fill(title, 72), fontsize=9)
+    shown = {n: (labels or {}).get(n, display_name(n)) for n in names}
+    nseeds = table[seed].nunique()
+    handles = [style_handle(shown[n], styles[n], k % 2 == 1) for k, n in enumerate(names)]
+    if nseeds > 1:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(color="grey", alpha=0.3, label=f"95 % bootstrap interval\nover {nseeds} seeds"))
+    if names:
+        legend_outside(ax, fontsize=8, handles=handles)
+    same = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            if len(curves[a]) == len(curves[b]) and np.allclose(curves[a], curves[b], rtol=1e-9, atol=0)]
+    if same:
+        add_note(ax, "; ".join(f"{shown[a]} and {shown[b]} are identical" for a, b in same)
+                 + " (one curve drawn over the other; markers offset).", y=-0.16)
+    return ax
+
+
 def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | None = None, by: str = "scheduler",
-                 title: str | None = None, hours: bool = True) -> Axes:
+                 title: str | None = None, hours: bool = True, labels: Mapping[Any, str] | None = None) -> Axes:
     """A metric against load, one line per ``by`` value ([`plot_series`][optsched.plot.plot_series]: own marker
-    and dash per line, nudged apart, a note where lines coincide exactly). ``table`` is either a tidy summary
-    ([`optsched.experiments.summarise`][]: ``load, metric, mean, ci_low, ci_high``; the 95 % interval over
-    seeds is drawn as error bars) or one row per run with the ``metric`` column (seconds, shown in hours)."""
+    and dash per line, nudged apart, a note where lines coincide exactly), each named by
+    [`display_name`][optsched.plot.display_name] unless ``labels`` says otherwise. ``table`` is either a tidy
+    summary ([`optsched.experiments.summarise`][]: ``load, metric, mean, ci_low, ci_high``; the 95 %
+    percentile-bootstrap interval over seeds is drawn as error bars) or one row per run with the ``metric`` column
+    (seconds, shown in hours)."""
     ax = _new_axes(ax, (6, 4))
     scale = 3600.0 if hours else 1.0
     tidy = {"mean", "ci_low", "ci_high", "metric"} <= set(table.columns)
@@ -669,9 +763,10 @@ def plot_vs_load(table: pd.DataFrame, ax: Axes | None = None, *, metric: str | N
         raise InstanceError("name the metric to plot", field="metric")
     unit_scale = scale if metric.endswith("_s") else 1.0
     has_ci = tidy and bool(table["ci_low"].notna().any())
+    names = {n: display_name(n) for n in dict.fromkeys(table[by])}
     plot_series(table, "load", "mean" if tidy else metric, by, ax, lo="ci_low" if has_ci else None,
                 hi="ci_high" if has_ci else None, scale=unit_scale, xlabel="load (jobs/hour)",
-                ylabel=metric_label(metric, hours=unit_scale != 1.0))
+                ylabel=metric_label(metric, hours=unit_scale != 1.0), labels={**names, **(labels or {})})
     import textwrap
 
     ax.set_title(textwrap.fill(title or f"{metric_label(metric, hours=unit_scale != 1.0)} vs load (our simulator)",
@@ -872,7 +967,7 @@ def plot_dots(table: pd.DataFrame, value: str, by: str, ax: Axes | None = None, 
             ax.errorbar(i + 0.25, m, yerr=[[max(0.0, m - lo)], [max(0.0, hi - m)]], fmt="s", color="black",
                         capsize=3, markersize=4, label="mean, 95 % bootstrap interval" if i == 0 else None)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([str(n) for n in names], rotation=30, ha="right")
+    ax.set_xticklabels([display_name(n) for n in names], rotation=30, ha="right")
     ax.set_ylabel(ylabel or metric_label(value, hours=scale == 3600.0))
     if title:
         ax.set_title(title, fontsize=9)
