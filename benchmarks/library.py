@@ -171,8 +171,9 @@ METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
                                                    "elasticflow", "elasticflow-noadmit", "elasticflow-fixed"))
     + (("deadline-cpsat", {"exact": True}),
                  ("energy-bound", {"bound": True}), ("time-indexed-bound", {"bound": True})),
-    "contention": (("contention-las", {"sim": True}), ("contention-srtf", {"sim": True}),
-                   ("contention-greedy", {"sim": True}), ("contention-dp", {"exact": True, "no_workers": True})),
+    "contention": tuple((p, {"sim": True}) for p in ("contention-las", "contention-srtf", "contention-greedy",
+                                                     "contention-lookahead", "contention-lookahead-small", "rl-agent"))
+    + (("contention-dp", {"exact": True, "no_workers": True}),),
 }
 
 
