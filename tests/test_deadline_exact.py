@@ -185,6 +185,18 @@ def test_the_speed_hull_is_concave_and_dominates_every_count():
             assert 1.0 / wl.run_time_s(job, n, cross=n > big) <= env * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_sgs_heuristic_is_feasible_and_at_most_the_optimum(seed):
+    from optsched.algorithms.deadline_sgs import deadline_sgs
+
+    wl = tiny_deadline_workload(5, nodes=2, gpus_per_node=2, seed=seed, max_release_units=3)
+    a = deadline_sgs(wl, iterations=30, seed=1)
+    value = evaluate(wl, a).objective  # the evaluator checks capacity, arrivals and counts the deadlines
+    assert value <= brute_force_deadline(wl).objective
+    assert deadline_sgs(wl, iterations=30, seed=1) == a  # seeded: the same schedule
+    assert optsched.solve(wl, "deadline-sgs", seed=1, iterations=30).objective == value
+
+
 # -- the doors -----------------------------------------------------------------------------------------------
 def test_solve_and_evaluate_through_the_doors(tmp_path):
     wl = optsched.generate("deadline", lam=2, window_h=2, seed=1)
