@@ -489,7 +489,7 @@ def deadline_time_indexed_bound(inst: DeadlineWorkload, *, weights: str = "count
 
     ```
     """
-    from ortools.linear_solver import pywraplp
+    from ortools.linear_solver import pywraplp  # type: ignore[attr-defined]  # a SWIG module without stubs
 
     t0 = time.perf_counter()
     scale = weight_scale(weights)
