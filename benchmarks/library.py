@@ -169,7 +169,7 @@ METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     # its rounds); the exact model's grid schedule; the proven bounds: the energy relaxation (deadline), the DP's
     "deadline": tuple((p, {"sim": True}) for p in ("norm", "drs", "edf", "edf-admission", "deadline-fifo", "themis",
                                                    "elasticflow", "elasticflow-noadmit", "elasticflow-fixed"))
-    + (("deadline-cpsat", {"exact": True}),
+    + (("deadline-sgs", {"kw": {"iterations": 600}}), ("deadline-cpsat", {"exact": True}),
                  ("energy-bound", {"bound": True}), ("time-indexed-bound", {"bound": True})),
     "contention": tuple((p, {"sim": True}) for p in ("contention-las", "contention-srtf", "contention-greedy",
                                                      "contention-lookahead", "contention-lookahead-small", "rl-agent"))
@@ -298,7 +298,7 @@ def run_methods(problem: str, inst: Any, time_limit: float, workers: int) -> Ite
             yield Found(f"time-indexed relaxation (deadline_time_indexed_bound, SCIP, time_limit={time_limit:g}s)",
                         bound=b.value), True
         else:
-            kw: dict[str, Any] = {"seed": 0}
+            kw: dict[str, Any] = {"seed": 0, **opts.get("kw", {})}
             if opts.get("exact"):
                 kw.update(time_limit=time_limit)
                 if not opts.get("no_workers"):
@@ -313,6 +313,8 @@ def run_methods(problem: str, inst: Any, time_limit: float, workers: int) -> Ite
                     yield Found("contention_lower_bound (the DP's root bound)", bound=lb), True
                 continue
             label = f"{name} (time_limit={time_limit:g}s, num_workers={workers})" if opts.get("exact") else name
+            if opts.get("kw"):
+                label += " (" + ", ".join(f"{k}={v}" for k, v in opts["kw"].items()) + ")"
             sched = res.info["plan"] if problem == "contention" and res.schedule is not None else res.schedule
             value = None if sched is None else score_schedule(problem, inst, sched)
             bound = res.lower_bound if problem != "deadline" else None
