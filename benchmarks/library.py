@@ -22,7 +22,7 @@ Every bundled instance listed in ``src/optsched/instances/index.json`` carries (
   presets included).
 * A deadline schedule is the evaluator's (non-preemptive, continuous time); the simulator's policies give one
   through the jobs they ran in one piece and on time. A contention schedule is a plan (one configuration per
-  round, ``optsched/contention-plan@1``) scored by ``optsched.exact.contention.evaluate_plan``.
+  round, ``{"plan": [...]}``) scored by ``optsched.exact.contention.evaluate_plan``.
 
 This script re-runs the methods on every instance (families of :data:`FAMILIES`, new instances are generated)
 and **replaces a record only when it improves**: a smaller evaluated upper bound, a larger proven lower bound.
@@ -229,7 +229,8 @@ def load_recorded(problem: str, path: Path) -> Any:
 
 def save_recorded(problem: str, schedule: Any, path: Path, value: float) -> None:
     if problem == "contention":
-        write_json(path, {"format": "optsched/contention-plan@1", "objective": value,
+        write_json(path, {"kind": "contention round plan (no schema: a list of {job: node indices} per round)",
+                          "objective": value,
                           "plan": [{j: list(v) for j, v in cfg.items()} for cfg in schedule]})
     else:
         save_schedule(schedule, path, objective=value)
