@@ -10,7 +10,12 @@ from tests.sim.shared_data import DEEPSHARE, needs_data
 
 import optsched
 from optsched.errors import InstanceError, ScheduleError
-from optsched.exact.contention import brute_force_contention, evaluate_plan, solve_contention_dp
+from optsched.exact.contention import (
+    brute_force_contention,
+    contention_lower_bound,
+    evaluate_plan,
+    solve_contention_dp,
+)
 from optsched.generators.contention import random_contention_instance
 from optsched.problems.contention import ContentionInstance, ContentionJob
 from optsched.sim import simulate
@@ -126,3 +131,9 @@ def test_optsched_solve_solves_a_contention_file(tmp_path, capsys):
     assert "algorithm=contention-dp status=optimal" in out and (tmp_path / "s.json").is_file()
     assert main(["evaluate", str(path), str(tmp_path / "s.json")]) == 2      # no independent evaluator: said so
     assert "no independent evaluator" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_root_lower_bound_is_below_the_brute_force_optimum(seed):
+    inst = random_contention_instance(jobs=3, seed=seed, hours=0.25)
+    assert contention_lower_bound(inst) <= brute_force_contention(inst).objective + 1e-6

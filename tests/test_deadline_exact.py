@@ -15,10 +15,12 @@ from optsched.evaluators.deadline import evaluate
 from optsched.exact import _pulp
 from optsched.exact.deadline import (
     brute_force_deadline,
+    deadline_time_indexed_bound,
     deadline_upper_bound,
     grid_modes,
     min_energy_gpu_s,
     solve_deadline_cpsat,
+    speed_hull,
 )
 from optsched.generators.deadline import deadline_workload, tiny_deadline_workload
 from optsched.problems.deadline import DEADLINE_TOL_S, DeadlineJob, DeadlineWorkload, job_weight, paper_cluster
@@ -150,6 +152,49 @@ def test_the_bound_scales_to_the_default_trace():
     wl = deadline_workload(seed=0)
     b = deadline_upper_bound(wl, time_limit=20)
     assert 0 < b.value <= b.reachable <= len(wl) - len(wl.unreachable()) + 1e-9
+
+
+# -- the time-indexed bound (docs/formulations/deadline.md, "Time-indexed bound") -----------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_the_time_indexed_bound_sits_between_every_schedule_and_the_energy_bound(seed):
+    from optsched.sim import simulate
+
+    wl = tiny_deadline_workload(4, nodes=2, gpus_per_node=2, seed=seed, max_release_units=3)
+    ti = deadline_time_indexed_bound(wl)
+    assert ti.status == optsched.SolveStatus.OPTIMAL
+    # a second solver agrees; it is never above the energy bound (proved) and never below a schedule
+    assert deadline_time_indexed_bound(wl, solver="CBC").value == ti.value
+    assert ti.value <= deadline_upper_bound(wl).value
+    assert brute_force_deadline(wl).objective <= ti.value
+    for policy in ("elasticflow", "elasticflow-noadmit", "drs", "edf-elastic"):
+        assert simulate(wl, scheduler=policy).custom["deadline"]["deadlines_met"] <= ti.value, policy
+
+
+def test_the_speed_hull_is_concave_and_dominates_every_count():
+    wl = deadline_workload(seed=0)
+    for job in wl.jobs[:12]:
+        hull = speed_hull(wl, job)
+        pts = [(0, 0.0)] + hull
+        slopes = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(pts, pts[1:])]
+        assert all(x >= y - 1e-15 for x, y in zip(slopes, slopes[1:]))  # concave
+        big = max(wl.capacities)
+        for n in range(1, min(wl.total_gpus, job.max_gpus) + 1):  # every count on or under the hull
+            u = max(p for p in pts if p[0] <= n)
+            v = min((p for p in pts if p[0] >= n), default=u)
+            env = u[1] if v[0] == u[0] else u[1] + (v[1] - u[1]) * (n - u[0]) / (v[0] - u[0])
+            assert 1.0 / wl.run_time_s(job, n, cross=n > big) <= env * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_sgs_heuristic_is_feasible_and_at_most_the_optimum(seed):
+    from optsched.algorithms.deadline_sgs import deadline_sgs
+
+    wl = tiny_deadline_workload(5, nodes=2, gpus_per_node=2, seed=seed, max_release_units=3)
+    a = deadline_sgs(wl, iterations=30, seed=1)
+    value = evaluate(wl, a).objective  # the evaluator checks capacity, arrivals and counts the deadlines
+    assert value <= brute_force_deadline(wl).objective
+    assert deadline_sgs(wl, iterations=30, seed=1) == a  # seeded: the same schedule
+    assert optsched.solve(wl, "deadline-sgs", seed=1, iterations=30).objective == value
 
 
 # -- the doors -----------------------------------------------------------------------------------------------

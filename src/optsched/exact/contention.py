@@ -253,6 +253,23 @@ def _cost_offset(inst: ContentionInstance) -> float:
     return sum(j.arrival_s for j in inst.jobs)
 
 
+def contention_lower_bound(inst: ContentionInstance, perf: MeasuredPerf | None = None) -> float:
+    """A lower bound on the optimal total JCT of any size (no job limit): the DP's bound at round 0 with bounds
+    (a) and (b) of ``docs/formulations/contention-rounds.md`` (the k-th completion is no earlier than the k-th
+    "alone at the fastest split" round, nor than the rounds the cluster's GPUs need for the k smallest areas).
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> inst = random_contention_instance(jobs=3, seed=0, hours=0.25)
+    >>> contention_lower_bound(inst) <= solve_contention_dp(inst).objective
+    True
+
+    ```
+    """
+    m = _Model(inst, perf)
+    return _lb(m, 0, [1.0] * len(m.ids)) * inst.round_s - _cost_offset(inst)
+
+
 def solve_contention_dp(inst: ContentionInstance, *, time_limit: float | None = 60.0, max_jobs: int = 8,
                         perf: MeasuredPerf | None = None) -> Result:
     """The optimum by dynamic programming over rounds (module docstring); ``time_limit`` stops the search with
@@ -418,4 +435,5 @@ def _registered_brute(inst: ContentionInstance, *, seed: int | None = None, time
     return brute_force_contention(inst, **options)
 
 
-__all__ = ["Plan", "PlanEvaluation", "brute_force_contention", "evaluate_plan", "pareto_options", "solve_contention_dp"]
+__all__ = ["Plan", "PlanEvaluation", "brute_force_contention", "contention_lower_bound", "evaluate_plan",
+           "pareto_options", "solve_contention_dp"]

@@ -66,8 +66,8 @@ from . import _cpsat
 if TYPE_CHECKING:  # pragma: no cover - OR-Tools is imported by the solvers themselves
     from ortools.sat.python import cp_model
 
-__all__ = ["MAX_BRUTE_JOBS", "DeadlineBound", "GridMode", "brute_force_deadline", "deadline_upper_bound",
-           "grid_modes", "min_energy_gpu_s", "solve_deadline_cpsat"]
+__all__ = ["MAX_BRUTE_JOBS", "DeadlineBound", "GridMode", "brute_force_deadline", "deadline_time_indexed_bound",
+           "deadline_upper_bound", "grid_modes", "min_energy_gpu_s", "solve_deadline_cpsat", "speed_hull"]
 
 MAX_BRUTE_JOBS = 5
 
@@ -441,3 +441,98 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
     else:
         value = min(reachable, (math.floor(run.bound + 1e-9) / scale) if run.bound is not None else reachable)
     return DeadlineBound(value, run.status, reachable, energy, info)
+
+
+# -- the time-indexed bound ----------------------------------------------------------------------------------
+def speed_hull(inst: DeadlineWorkload, job: DeadlineJob) -> list[tuple[int, float]]:
+    """The GPU counts on the upper concave hull of the points (0, 0) and (n, speed(n)), speed(n) the fastest
+    share of the job done per second on n GPUs (B_intra when n fits a node), with their speeds, by count:
+    any mix of counts is matched or beaten by a mix of these at the same time and GPU-time
+    (``docs/formulations/deadline.md``, "Time-indexed bound").
+
+    ```pycon
+    >>> from optsched.problems.deadline import paper_cluster
+    >>> wl = DeadlineWorkload(paper_cluster(), (DeadlineJob("a", "ResNet-50", 0, 1.0, 10),))
+    >>> [n for n, _ in speed_hull(wl, wl.jobs[0])]     # 2, 3: below the chord from 1 to 4 GPUs
+    [1, 4, 16]
+
+    ```
+    """
+    big = max(inst.capacities)
+    pts = [(0, 0.0)] + [(n, 1.0 / inst.run_time_s(job, n, cross=n > big))
+                        for n in range(1, min(inst.total_gpus, job.max_gpus) + 1)]
+    hull: list[tuple[int, float]] = []
+    for p in pts:  # Andrew's monotone chain, upper side (counts increase)
+        while len(hull) >= 2 and ((hull[-1][1] - hull[-2][1]) * (p[0] - hull[-2][0])
+                                  <= (p[1] - hull[-2][1]) * (hull[-1][0] - hull[-2][0])):
+            hull.pop()
+        hull.append(p)
+    return [p for p in hull if p[0] > 0]
+
+
+def deadline_time_indexed_bound(inst: DeadlineWorkload, *, weights: str = "count", time_limit: float | None = 60.0,
+                                solver: str = "SCIP") -> DeadlineBound:
+    """A bound at least as tight as [`deadline_upper_bound`][optsched.exact.deadline.deadline_upper_bound], valid
+    for every schedule too (``docs/formulations/deadline.md``, "Time-indexed bound"): time is cut at every
+    arrival and deadline; in each piece a job on time may hold counts of its
+    [`speed_hull`][optsched.exact.deadline.speed_hull] for at most the piece's length, all jobs together at most
+    G GPUs on average, and a chosen job (y_j = 1) must finish its work inside its window. A mixed-integer program
+    (OR-Tools' ``solver``: SCIP, or CBC as the second solver of the tests); its proven bound (the optimum, or
+    the best bound when the time limit stops it) rounded down to the weights' unit, with a 1e-6 allowance for
+    the solver's tolerances, is ``value``.
+
+    ```pycon
+    >>> from optsched.generators.deadline import tiny_deadline_workload
+    >>> wl = tiny_deadline_workload(4, seed=5)
+    >>> deadline_time_indexed_bound(wl).value <= deadline_upper_bound(wl).value
+    True
+
+    ```
+    """
+    from ortools.linear_solver import pywraplp  # type: ignore[attr-defined]  # a SWIG module without stubs
+
+    t0 = time.perf_counter()
+    scale = weight_scale(weights)
+    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs if not j.best_effort}
+    ok = [j for j in inst.jobs if not j.best_effort and energy[j.id] < math.inf]
+    reachable = sum(job_weight(j.alpha, weights) for j in ok)
+    if not ok:
+        return DeadlineBound(0.0, SolveStatus.OPTIMAL, 0.0, energy, {"pieces": 0})
+    md = pywraplp.Solver.CreateSolver(solver)
+    if md is None:
+        raise InstanceError(f"OR-Tools has no solver {solver!r}", field="solver")
+    hours = 3600.0  # variables in hours: coefficients near 1
+    cuts = sorted({j.arrival_s for j in ok} | {j.deadline_s + DEADLINE_TOL_S for j in ok})
+    pieces = list(zip(cuts[:-1], cuts[1:]))
+    load: list[list[Any]] = [[] for _ in pieces]
+    y = {}
+    for j in ok:
+        hull = speed_hull(inst, j)
+        y[j.id] = md.BoolVar(f"y[{j.id}]")
+        done = []
+        for p, (a, b) in enumerate(pieces):
+            if a < j.arrival_s or b > j.deadline_s + DEADLINE_TOL_S:
+                continue
+            length = (b - a) / hours
+            taus = [(n, s * hours, md.NumVar(0.0, length, "")) for n, s in hull]
+            md.Add(sum(v for _, _, v in taus) <= length)
+            done += [s * v for _, s, v in taus]
+            load[p] += [n * v for n, _, v in taus]
+        md.Add(sum(done) >= y[j.id])
+    for p, (a, b) in enumerate(pieces):
+        if load[p]:
+            md.Add(sum(load[p]) <= inst.total_gpus * (b - a) / hours)
+    md.Maximize(sum(job_weight_int(j.alpha, weights) * y[j.id] for j in ok))
+    if time_limit is not None:
+        md.SetTimeLimit(int(time_limit * 1000))
+    code = md.Solve()
+    info = {"pieces": len(pieces), "variables": md.NumVariables(), "solver": solver,
+            "wall_s": time.perf_counter() - t0}
+    if code == pywraplp.Solver.OPTIMAL:
+        status, raw = SolveStatus.OPTIMAL, md.Objective().Value()
+    elif code == pywraplp.Solver.FEASIBLE:
+        status, raw = SolveStatus.TIME_LIMIT, md.Objective().BestBound()
+    else:  # no answer: the weaker bound stands
+        return DeadlineBound(reachable, SolveStatus.UNKNOWN, reachable, energy, info)
+    info["raw_bound"] = raw
+    return DeadlineBound(min(reachable, math.floor(raw + 1e-6) / scale), status, reachable, energy, info)

@@ -976,5 +976,6 @@ PROBLEM = register_problem(Problem(
     generate_cli="optsched.commands._generate_deadline:register",
     summary="optsched.commands._generate_deadline:summary",
     default_algorithm="deadline-cpsat", other_formats=(FORMAT_V2,),
-    algorithms={"deadline-cpsat": "optsched.exact.deadline", "deadline-brute": "optsched.exact.deadline"},
+    algorithms={"deadline-cpsat": "optsched.exact.deadline", "deadline-brute": "optsched.exact.deadline",
+                "deadline-sgs": "optsched.algorithms.deadline_sgs"},
 ))
