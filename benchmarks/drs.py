@@ -12,10 +12,19 @@ Workloads: :func:`optsched.generators.deadline.deadline_workload` (the paper's d
 B_intra 10 GB/s, B_inter 6 GB/s, lambda = 4 jobs/h over 0-24 h, alpha shares 10/30/60 %, AlexNet + VGG-16 one
 fifth of the jobs; profiles are OUR estimates, docs/algorithms/drs.md). Event mode (a decision at every arrival
 and completion), no migration or restore overhead (the paper models none). Policies: DRS, NoRM, EDF, FIFO
-(every GPU to the head job), Themis (simplified), the ElasticFlow-style admission policy (beyond the paper),
-and the simulator's LAS and Tiresias on each job's requested GPUs (the fewest that meet its deadline at
-arrival). Every number printed is OUR simulator's or OUR solvers'; the paper's own figures are quoted only
+(every GPU to the head job), Themis (simplified); beyond the paper, two ElasticFlow policies: ``elasticflow``
+("ElasticFlow", as its NSDI '23 paper describes it: every admitted job re-planned from its remaining work at each
+arrival, allocations that change over time; the policy ``docs/results/elasticflow.md`` evaluates) and
+``elasticflow-fixed`` ("ElasticFlow (fixed reservations)": one GPU count and start reserved per admitted job,
+never revisited; the policy this page called "ElasticFlow-style" before issue 25); and the simulator's LAS and
+Tiresias on each job's requested GPUs (the fewest that meet its deadline at arrival). Means over seeds with 95 %
+percentile-bootstrap intervals (``optsched.experiments.summarise``, ``optsched.plot.bootstrap_interval``: inside
+the seeds' range, so a share stays in [0, 1] and a time at or above 0), printed as ``mean [lo, hi]`` and drawn
+as error bars. Every number printed is OUR simulator's or OUR solvers'; the paper's own figures are quoted only
 where labelled as the paper's.
+
+This command is the one way to regenerate the page, its CSVs and all its figures:
+``nice -n 5 .venv/bin/python benchmarks/drs.py --seeds 10 --tiny 40`` (``--replot`` only redraws the figures).
 """
 
 from __future__ import annotations
@@ -33,49 +42,58 @@ if str(ROOT / "src") not in sys.path:
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from optsched.exact.deadline import brute_force_deadline, deadline_upper_bound, solve_deadline_cpsat  # noqa: E402
+from optsched.experiments import summarise as tidy_summary  # noqa: E402
 from optsched.generators.deadline import deadline_workload, tiny_deadline_workload  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
-from optsched.plot import legend_outside, plot_series, series_style  # noqa: E402
+from optsched.plot import bootstrap_interval, legend_outside, plot_series, series_style  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.deadline import DRS, NoRM  # noqa: E402
 from optsched.sim.deadline.metrics import utilisation_series  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results"
-POLICIES = ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "las", "tiresias")
+POLICIES = ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "elasticflow-fixed", "las", "tiresias")
 PAPER = ("drs", "norm", "edf", "deadline-fifo", "themis")
 LABEL = {"drs": "DRS", "norm": "NoRM", "edf": "EDF", "deadline-fifo": "FIFO", "themis": "Themis",
-         "elasticflow": "ElasticFlow-style", "las": "LAS", "tiresias": "Tiresias"}
+         "elasticflow": "ElasticFlow", "elasticflow-fixed": "ElasticFlow (fixed reservations)", "las": "LAS",
+         "tiresias": "Tiresias"}
+ELASTICFLOW = ("elasticflow", "elasticflow-fixed")
 METRICS = ("r_trace", "avg_wait_s", "avg_completion_s", "utilisation", "migrations", "declined")
 
 
 # -- statistics and tables -----------------------------------------------------------------------------------
-def ci95(values) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % Student-t interval (0 for one value)."""
-    v = np.asarray([x for x in values if not (isinstance(x, float) and math.isnan(x))], dtype=float)
-    if len(v) == 0:
-        return math.nan, math.nan
-    if len(v) == 1:
-        return float(v[0]), 0.0
-    return float(v.mean()), float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
-
-
 def summarise(df: pd.DataFrame, var: str) -> pd.DataFrame:
-    rows = []
-    for (x, pol), g in df.groupby([var, "policy"], sort=False):
-        row = {var: x, "policy": pol, "seeds": len(g)}
-        for m in METRICS:
-            row[f"{m}_mean"], row[f"{m}_ci"] = ci95(g[m])
-        rows.append(row)
-    return pd.DataFrame(rows)
+    """One row per (``var``, policy): ``seeds`` and, per metric, ``{metric}_mean`` with its 95 %
+    percentile-bootstrap interval over seeds ``{metric}_lo``, ``{metric}_hi`` (``optsched.experiments.summarise``,
+    the interval the site's tables and figures use: inside the range of the seeds' values, so a share stays in
+    [0, 1] and a time at or above 0; NaN with fewer than two seeds)."""
+    rows: dict[tuple, dict] = {}
+    for r in tidy_summary(df, [var, "policy"], METRICS).to_dict("records"):
+        row = rows.setdefault((r[var], r["policy"]), {var: r[var], "policy": r["policy"], "seeds": 0})
+        row["seeds"] = max(row["seeds"], int(r["n"]))
+        row[f"{r['metric']}_mean"], row[f"{r['metric']}_lo"], row[f"{r['metric']}_hi"] = \
+            r["mean"], r["ci_low"], r["ci_high"]
+    return pd.DataFrame(list(rows.values()))
 
 
-def _cell(mean: float, ci: float, scale: float, digits: int) -> str:
+def _cell(mean: float, lo: float, hi: float, scale: float, digits: int) -> str:
+    """``mean [lo, hi]`` scaled, ``-`` for no value, the mean alone without an interval."""
     if math.isnan(mean):
         return "-"
-    return f"{mean / scale:.{digits}f} ± {ci / scale:.{digits}f}"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{mean / scale:.{digits}f}"
+    return f"{mean / scale:.{digits}f} [{lo / scale:.{digits}f}, {hi / scale:.{digits}f}]"
+
+
+def interval_cell(values, scale: float = 1.0, digits: int = 3) -> str:
+    """The mean of ``values`` with its 95 % bootstrap interval (``optsched.plot.bootstrap_interval``) as
+    ``mean [lo, hi]``."""
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    if len(v) == 0:
+        return "-"
+    lo, hi = bootstrap_interval(v) if len(v) >= 2 else (math.nan, math.nan)
+    return _cell(float(v.mean()), lo, hi, scale, digits)
 
 
 def pivot_md(summary: pd.DataFrame, var: str, metric: str, label: str, scale: float = 1.0, digits: int = 3,
@@ -86,8 +104,8 @@ def pivot_md(summary: pd.DataFrame, var: str, metric: str, label: str, scale: fl
         cells = []
         for p in pols:
             r = summary[(summary[var] == x) & (summary["policy"] == p)]
-            cells.append(_cell(r[f"{metric}_mean"].iloc[0], r[f"{metric}_ci"].iloc[0], scale, digits)
-                         if len(r) else "-")
+            cells.append(_cell(r[f"{metric}_mean"].iloc[0], r[f"{metric}_lo"].iloc[0], r[f"{metric}_hi"].iloc[0],
+                               scale, digits) if len(r) else "-")
         lines.append(f"| {x:.4g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -140,8 +158,8 @@ PANELS = (("r_trace", 1.0, "deadlines met / jobs (R_trace)"), ("avg_wait_s", 360
 def plot_sweep(summary: pd.DataFrame, name: str, path: Path | None, title: str):
     """Three panels (deadlines met, wait, completion) against the sweep's variable, one line per policy in the
     site's style (``optsched.plot.plot_series``: own marker and dash, nudged apart, DRS on top, a note where
-    policies coincide), 95 % Student-t intervals over seeds as error bars, clipped to the quantity's range (a share
-    in [0, 1], a time at or above 0); written to ``path`` (returns the figure)."""
+    policies coincide), the 95 % bootstrap interval over seeds of the tables as error bars (inside the seeds'
+    range: a share in [0, 1], a time at or above 0); written to ``path`` (returns the figure)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -149,13 +167,7 @@ def plot_sweep(summary: pd.DataFrame, name: str, path: Path | None, title: str):
     var = SWEEPS[name][0]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     order = [p for p in POLICIES if p in set(summary["policy"])]
-    summary = summary.copy()
     for ax, (metric, scale, ylabel) in zip(axes, PANELS):
-        # the Student-t interval clipped to the quantity's range: a share of deadlines met lies in [0, 1], a time
-        # is never negative
-        top = 1.0 if metric == "r_trace" else np.inf
-        summary[f"{metric}_lo"] = (summary[f"{metric}_mean"] - summary[f"{metric}_ci"]).clip(lower=0.0)
-        summary[f"{metric}_hi"] = (summary[f"{metric}_mean"] + summary[f"{metric}_ci"]).clip(upper=top)
         plot_series(summary, var, f"{metric}_mean", "policy", ax, lo=f"{metric}_lo", hi=f"{metric}_hi", scale=scale,
                     labels=LABEL, order=order, xlabel=XLABEL[name], ylabel=ylabel, highlight=("drs",), dodge=0.015)
         ax.set_title(ylabel.split(" (")[0], fontsize=9)
@@ -171,16 +183,12 @@ def plot_sweep(summary: pd.DataFrame, name: str, path: Path | None, title: str):
 # symbols as TeX, rendered by the site's MathJax (pymdownx.arithmatex)
 R_TRACE, LAMBDA, ALPHA = r"\(R_\text{trace}\)", r"\(\lambda\)", r"\(\alpha\)"
 T_WAIT, T_COMP = r"\(T_\text{wait}\)", r"\(T_\text{comp}\)"
-FIG12_NOTE = ("One panel per policy on a shared time axis: the line is the mean over seeds of each hour's GPU "
-              'utilisation, the band its 95 % bootstrap interval over seeds. Look at how long each policy keeps the 16 '
-              'GPUs busy: DRS and NoRM trace the same curve, fill the cluster and drain by about hour 43; EDF and FIFO '
-              'stay at full utilisation longest and, in some seeds, leave a tail of a few GPUs busy until hour 63; '
-              'Themis leaves about half the GPUs idle throughout; the ElasticFlow-style policy finishes first, by hour '
-              '34.')
-FIG_NOTE = ('One line per policy, each with its own marker and dash, the mean over seeds with its 95 % Student-t '
-            "interval (clipped to the quantity's range: a share in [0, 1], a time at or above 0) as error bars; DRS "
-            'is the thick blue line, drawn on top and nudged left. The note under each panel names the policies that '
-            'coincide or differ by less than 1 % of the axis (DRS and NoRM nearly everywhere).')
+FIG_NOTE = ('One line per policy, each with its own marker and dash, the mean over seeds with its 95 % bootstrap '
+            "interval (the tables' [lo, hi]; inside the seeds' range, so a share in [0, 1], a time at or above 0) as "
+            'error bars; DRS is the thick blue line, drawn on top and nudged left. The note under each panel names the '
+            'policies that coincide or differ by less than 1 % of the axis (DRS and NoRM nearly everywhere). '
+            '"ElasticFlow" is the re-planning policy, "ElasticFlow (fixed reservations)" the variant without '
+            're-planning.')
 
 
 def _m(summary, var, x, pol, metric="r_trace"):
@@ -247,9 +255,15 @@ def checks(sums: dict[str, pd.DataFrame], raw: dict[str, pd.DataFrame]) -> list[
     s4 = s7[s7["lam"] == 4]
     if len(s4):
         u = {p: s4[s4["policy"] == p] for p in ("drs", "norm")}
-        pct = {p: _cell(u[p]["utilisation_mean"].iloc[0], u[p]["utilisation_ci"].iloc[0], 0.01, 1) for p in u}
+        pct = {p: _cell(u[p]["utilisation_mean"].iloc[0], u[p]["utilisation_lo"].iloc[0],
+                        u[p]["utilisation_hi"].iloc[0], 0.01, 1) for p in u}
         out.append(f"* Utilisation on the default queue: the paper reports 91.27 % (DRS) and 79.13 % (NoRM). Ours "
                    f"(mean over [first arrival, last completion]): DRS {pct['drs']} %, NoRM {pct['norm']} %.")
+        ef = {p: _cell(*(float(s4[s4["policy"] == p][f"r_trace_{k}"].iloc[0]) for k in ("mean", "lo", "hi")), 1, 3)
+              for p in ("drs", *ELASTICFLOW)}
+        out.append(f"* Beyond the paper, on the default queue ({LAMBDA} = 4): {R_TRACE} of ElasticFlow (re-planning, "
+                   f"`elasticflow`) {ef['elasticflow']}, of ElasticFlow with fixed reservations "
+                   f"(`elasticflow-fixed`) {ef['elasticflow-fixed']}, of DRS {ef['drs']}.")
     return out
 
 
@@ -325,7 +339,7 @@ def ablation(seeds, lams, log=print) -> pd.DataFrame:
 
 
 # -- Fig. 12 -------------------------------------------------------------------------------------------------
-FIG12 = ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow")
+FIG12 = ("drs", "norm", "edf", "deadline-fifo", "themis", "elasticflow", "elasticflow-fixed")
 
 
 def utilisation_hours(seeds) -> pd.DataFrame:
@@ -343,20 +357,36 @@ def utilisation_hours(seeds) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def utilisation_figure(path: Path | None, seeds=range(10)):
+def fig12_note(t: pd.DataFrame) -> str:
+    """The sentence under Fig. 12: what to look at, with each policy's last busy hour taken from ``t`` (the table
+    of :func:`utilisation_hours`), so a rerun keeps it true."""
+    last = {}
+    for p in FIG12:
+        busy = t[(t["policy"] == p) & (t["utilisation"] > 0)]
+        last[p] = int(busy["hour"].max()) + 1 if len(busy) else 0
+    mean_last = {p: float(t[(t["policy"] == p) & (t["utilisation"] > 0)].groupby("seed")["hour"].max().mean()) + 1
+                 for p in FIG12}
+    return ("One panel per policy on a shared time axis: the line is the mean over seeds of each hour's GPU "
+            "utilisation, the band its 95 % bootstrap interval over seeds (a run that has finished counts as idle). "
+            "Look at how long each policy keeps the 16 GPUs busy and how full it keeps them: EDF and FIFO stay at "
+            "full utilisation longest, Themis leaves about half the GPUs idle throughout, DRS and NoRM trace the "
+            "same curve. Hour by which the cluster is empty, mean over seeds (latest seed): "
+            + "; ".join(f"{LABEL[p]} {mean_last[p]:.0f} ({last[p]})" for p in FIG12) + ". ElasticFlow and "
+            "ElasticFlow (fixed reservations) end early partly because the jobs they decline never run.")
+
+
+def utilisation_figure(path: Path | None, seeds=range(10), table: pd.DataFrame | None = None):
     """Fig. 12 in our simulator: one panel per policy (small multiples on one time axis), the mean over seeds of
     each hour's GPU utilisation as a step line with its 95 % percentile-bootstrap interval over seeds as a band
     (inside [0, 1], as utilisation is), the policy's mean utilisation over its runs in the panel's title. Runs
     in under a second in all, so it is simulated again rather than stored. Written to ``path`` (returns the
-    figure)."""
+    figure). ``table``: the result of :func:`utilisation_hours` for ``seeds`` when already computed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from optsched.plot import bootstrap_interval
-
     seeds = list(seeds)
-    t = utilisation_hours(seeds)
+    t = utilisation_hours(seeds) if table is None else table
     fig, axes = plt.subplots(len(FIG12), 1, figsize=(8, 1.55 * len(FIG12) + 1.0), sharex=True, sharey=True)
     for ax, p in zip(axes, FIG12):
         piv = t[t["policy"] == p].pivot_table(index="hour", columns="seed", values="utilisation")
@@ -389,7 +419,7 @@ def utilisation_figure(path: Path | None, seeds=range(10)):
 
 def plot_tiny(table: pd.DataFrame, path: Path | None, k: int):
     """Deadlines met over the optimum per policy as horizontal bars (policy names on the y axis never collide),
-    the value written at each bar; written to ``path`` (returns the figure)."""
+    the value written inside each bar's end; written to ``path`` (returns the figure)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -399,7 +429,8 @@ def plot_tiny(table: pd.DataFrame, path: Path | None, k: int):
     colours = [series_style(i)["color"] for i in range(len(table))][::-1]
     ax.barh(t["policy"], t["met_over_opt"], color=colours, height=0.6)
     for yy, v in enumerate(t["met_over_opt"]):
-        ax.text(v + 0.005, yy, f"{v:.3f}", va="center", fontsize=7)
+        # inside the bar's end, so a value near 1 never sits on the optimum's line
+        ax.text(v - 0.01, yy, f"{v:.3f}", va="center", ha="right", fontsize=7.5, color="white", fontweight="bold")
     ax.axvline(1.0, color="k", lw=0.8)
     ax.set_xlim(0.0, max(1.08, float(t["met_over_opt"].max()) + 0.08))   # bars from 0: lengths compare
     ax.set_xlabel("deadlines met / CP-SAT optimum (sum over instances; 1 = optimal)")
@@ -422,14 +453,14 @@ def replot(out: Path = RESULTS, seeds_hint: str | None = None) -> list[Path]:
         paths.append(out / f"drs_{name}.png")
     tiny = pd.read_csv(out / "drs_tiny.csv")
     plot_tiny(tiny_table(tiny), out / "drs_tiny.png", tiny["instance"].nunique())
-    utilisation_figure(out / "drs_fig12.png", sorted(set(raw["seed"])))   # 60 short runs, under a second each
+    utilisation_figure(out / "drs_fig12.png", sorted(set(raw["seed"])))   # 70 short runs, under a second each
     return paths + [out / "drs_tiny.png", out / "drs_fig12.png"]
 
 
 def sweep_title(name: str, seeds) -> str:
     return (f"{XLABEL[name].split(' (')[0]} sweep (our simulator): the paper's default trace otherwise "
             f"(\u03bb = 4 jobs/hour, 24 h, 4 \u00d7 4 GPUs); mean over seeds {min(seeds)}\u2013{max(seeds)} with "
-            "95 % Student-t intervals clipped to the quantity's range")
+            "95 % bootstrap intervals over seeds")
 
 
 # -- main ----------------------------------------------------------------------------------------------------
@@ -441,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="output folder (default docs/results; --quick: a temporary one)")
     ap.add_argument("--replot", action="store_true",
                     help="only redraw Figs. 7-11 and the tiny figure from the CSVs in --out (default docs/results), "
-                         "and Fig. 12 (its 60 short runs simulated again)")
+                         "and Fig. 12 (its 70 short runs simulated again)")
     args = ap.parse_args(argv)
     if args.replot:
         for p in replot(Path(args.out) if args.out else RESULTS):
@@ -468,7 +499,8 @@ def main(argv: list[str] | None = None) -> int:
               "fig10": "acceptance window", "fig11": "AlexNet + VGG-16 share"}
     for name in SWEEPS:
         plot_sweep(sums[name], name, out / f"drs_{name}.png", sweep_title(name, seeds))
-    utilisation_figure(out / "drs_fig12.png", seeds)
+    hours = utilisation_hours(seeds)
+    utilisation_figure(out / "drs_fig12.png", seeds, table=hours)
     plot_tiny(tiny_t, out / "drs_tiny.png", k)
     write_csv(pd.concat(raw.values(), ignore_index=True), out / "drs_sweeps.csv")
     write_csv(tiny, out / "drs_tiny.csv")
@@ -479,10 +511,18 @@ def main(argv: list[str] | None = None) -> int:
     md = [f"# DRS (paper 003): our simulator and solvers{' (QUICK run)' if quick else ''}", "",
           f"Command: `{cmd}` (total {time.perf_counter() - t_all:.0f} s on this machine). Every number below is "
           "OUR simulator's or OUR solvers', on workloads with OUR estimated profiles (docs/algorithms/drs.md); the "
-          "paper's own numbers appear only where labelled as the paper's. Means over seeds with 95 % Student-t "
-          "intervals. Policies: the paper's five (DRS, NoRM, EDF, FIFO, Themis), the ElasticFlow-style admission "
-          "policy, and the simulator's LAS and Tiresias on each job's requested GPUs (the fewest that meet its "
-          "deadline at arrival). Event mode, no migration or restore overhead.", "",
+          "paper's own numbers appear only where labelled as the paper's. Every table cell is the mean over seeds "
+          "and, in brackets, its 95 % percentile-bootstrap interval over seeds [lo, hi] (inside the seeds' range, so "
+          "a share stays in [0, 1] and a time at or above 0); the figures draw the same interval. Policies: the "
+          "paper's five (DRS, NoRM, EDF, FIFO, Themis); beyond the paper, two ElasticFlow policies: **ElasticFlow** "
+          "(`elasticflow`), as its NSDI '23 paper describes it, re-plans every admitted job from its remaining work "
+          "at each arrival and lets a job's GPU count change over time: it is the policy "
+          "[elasticflow.md](elasticflow.md) evaluates against ElasticFlow's own baselines; **ElasticFlow (fixed "
+          "reservations)** (`elasticflow-fixed`) reserves one GPU count and start per admitted job and never "
+          "revisits it (this page's \"ElasticFlow-style\" policy before issue 25, per job identical to it); both "
+          "decline jobs they cannot guarantee, and a declined job never runs. Last, the simulator's LAS and "
+          "Tiresias on each job's requested GPUs (the fewest that meet its deadline at arrival). Event mode, no "
+          "migration, rescaling or restore overhead.", "",
           "## The paper's statements, checked on our numbers", "", *checks(sums, raw), ""]
     for name in SWEEPS:
         var, label = SWEEPS[name][0], SWEEPS[name][1]
@@ -492,16 +532,20 @@ def main(argv: list[str] | None = None) -> int:
                f"Average completion {T_COMP} (h):", "", pivot_md(sums[name], var, "avg_completion_s", label, 3600, 2),
                "", "Utilisation:", "", pivot_md(sums[name], var, "utilisation", label), ""]
         if name == "fig7":
-            md += ["Migrations (DRS: moves; ElasticFlow-style: rescalings) and jobs declined (ElasticFlow-style):",
-                   "", pivot_md(sums[name], var, "migrations", label, 1, 1, ("drs", "elasticflow")), "",
-                   pivot_md(sums[name], var, "declined", label, 1, 1, ("elasticflow",)), ""]
-    md += ["## Fig. 12: utilisation over time", "", "![fig12](drs_fig12.png)", "", FIG12_NOTE, "",
+            md += ["Migrations (DRS: moves of a running job; both ElasticFlow policies: rescalings of a running "
+                   "job, counted as migrations):", "",
+                   pivot_md(sums[name], var, "migrations", label, 1, 1, ("drs", *ELASTICFLOW)), "",
+                   "Jobs declined at arrival (only the two ElasticFlow policies decline; a declined job never runs and "
+                   "counts as missed):", "",
+                   pivot_md(sums[name], var, "declined", label, 1, 1, ELASTICFLOW), ""]
+    md += ["## Fig. 12: utilisation over time", "", "![fig12](drs_fig12.png)", "", fig12_note(hours), "",
            f"## Against the exact optimum: {k} tiny instances", "",
            f"Instances `tiny_deadline_workload(4, nodes=2, gpus_per_node=2 or 3, seed=i)`, i = 0..{k - 1}; the "
            "optimum is our CP-SAT model (time grid 60 s, non-preemptive, GPU count and nodes chosen), checked "
            "equal to the brute force on every instance; policies run in round mode with 60 s rounds, so they "
-           "start jobs on the same grid (except at the wake-ups the ElasticFlow-style policy asks for at reservation "
-           "starts, which may fall between rounds). Gap = optimum - deadlines met. A run that preempts, migrates, "
+           "start jobs on the same grid (except at the wake-ups the ElasticFlow policies ask for, at a plan's next "
+           "change for ElasticFlow and at a reservation's start for ElasticFlow (fixed reservations), which may fall "
+           "between rounds). Gap = optimum - deadlines met. A run that preempts, migrates, "
            "rescales or starts a job between rounds is not bound by the non-preemptive grid optimum (`above "
            "optimum` counts the instances where a policy beat it); every run is bounded by the energy bound.", "",
            md_table(tiny_t, [("policy", "policy", "s"), ("instances", "instances", "d"),
@@ -519,23 +563,22 @@ def main(argv: list[str] | None = None) -> int:
     bt = []
     for p in POLICIES:
         g = bound[bound["policy"] == p]
-        mr, cr = ci95(g["ratio"])
         bt.append({"policy": LABEL[p], "met": float(g["met"].mean()), "bound": float(g["bound"].mean()),
                    "reachable": float(g["reachable"].mean()), "jobs": float(g["jobs"].mean()),
-                   "ratio": f"{mr:.3f} ± {cr:.3f}"})
+                   "ratio": interval_cell(g["ratio"])})
     md += [md_table(pd.DataFrame(bt), [("policy", "policy", "s"), ("jobs", "jobs (mean)", ".1f"),
                                        ("reachable", "reachable (mean)", ".1f"), ("bound", "bound (mean)", ".1f"),
-                                       ("met", "met (mean)", ".1f"), ("ratio", "met / bound", "s")]), "",
+                                       ("met", "met (mean)", ".1f"),
+                                       ("ratio", "met / bound, mean [95 % bootstrap interval]", "s")]), "",
            f"Bound status per seed: {', '.join(sorted(set(bound['bound_status'])))}.", "",
            "## Ablations: the readings DRS leaves open", "",
-           "Default trace at lambda = 2, 4, 8 (quick: 4), same seeds. R_trace:", ""]
+           f"Default trace at {LAMBDA} = 2, 4, 8 (quick: 4), same seeds; {R_TRACE} and utilisation as mean "
+           "[95 % bootstrap interval over seeds]:", ""]
     asum = []
     for (name, lam), g in abl.groupby(["variant", "lam"], sort=False):
-        m, c = ci95(g["r_trace"])
-        u, uc = ci95(g["utilisation"])
-        asum.append({"variant": name, "lam": lam, "r": f"{m:.3f} ± {c:.3f}", "u": f"{u:.3f} ± {uc:.3f}",
-                     "mig": float(g["migrations"].mean())})
-    md += [md_table(pd.DataFrame(asum), [("variant", "variant", "s"), ("lam", "lambda", "g"), ("r", "R_trace", "s"),
+        asum.append({"variant": name, "lam": lam, "r": interval_cell(g["r_trace"]),
+                     "u": interval_cell(g["utilisation"]), "mig": float(g["migrations"].mean())})
+    md += [md_table(pd.DataFrame(asum), [("variant", "variant", "s"), ("lam", LAMBDA, "g"), ("r", R_TRACE, "s"),
                                          ("u", "utilisation", "s"), ("mig", "migrations (mean)", ".1f")]), ""]
     with atomic_open(out / "drs.md", encoding="utf-8") as fh:
         fh.write("\n".join(md) + "\n")

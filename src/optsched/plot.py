@@ -68,7 +68,7 @@ SEGMENT_COLUMNS = ["job", "server", "gpus", "start", "end"]
 # -- one style for every figure of the site ---------------------------------------------------------------------
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
 LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 2)),
-                               (0, (5, 2, 1, 2, 1, 2)))
+                               (0, (5, 2, 1, 2, 1, 2)), (0, (10, 3)))   # nine: DRS's page draws nine policies
 METRIC_LABELS = {  # column name -> words (the unit is added by metric_label)
     "avg_jct_s": "average JCT", "p90_jct_s": "90th-percentile JCT", "p99_jct_s": "99th-percentile JCT",
     "avg_responsiveness_s": "average responsiveness, first start \u2212 arrival",
