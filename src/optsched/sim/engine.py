@@ -56,6 +56,7 @@ import gc
 import heapq
 import math
 import time
+from array import array
 from typing import Sequence, cast
 
 import numpy as np
@@ -187,7 +188,9 @@ class Simulator:
         self._seq = 0
         self._running: dict[str, Job] = {}
         self._pending: list[Job] = []
-        self._ts: list[tuple[float, int, int, int]] = []
+        # the time series, flat: (t, busy GPUs, queued, running) per record, 32 bytes each (a list of tuples took
+        # about 150: two records per job, a third of the memory of a million-job run)
+        self._ts = array("d")
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
         self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
@@ -254,14 +257,22 @@ class Simulator:
             return None
         # the hot loop works on locals; they are written back on every exit
         heap = self._heap
+        heappop = heapq.heappop
         arr_t, arrivals = self._arr_t, self._arrivals
         n = self._n
         ai, now, last_k = self._ai, self._now, self._last_k
         events = self._events
         policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
+        next_wakeup, idle_until, on_completion = policy.next_wakeup, policy.idle_until, policy.on_completion
+        active, finished = jstate.active, jstate.finished
+        release = self.cstate.release
         running, pending = self._running, self._pending
+        ts_extend = self._ts.extend
+        cstate = self.cstate
         round_mode = self.mode == "round"
         R = self.round_s
+        inf = math.inf
+        ceil = math.ceil
         stop_tracked = self.stop_when_tracked_done
         max_t = self.max_time_s
         colocation = self.perf.colocation_aware
@@ -271,33 +282,51 @@ class Simulator:
                 if self._done == n or (stop_tracked and self._tracked_left == 0):
                     self._finish()
                     return None
-                t_c = self._heap_top()
-                t_a = arr_t[ai] if ai < n else math.inf
-                t_w = policy.next_wakeup(now)
+                # the heap's top (stale entries dropped: lazy deletion)
+                while heap:
+                    top = heap[0]
+                    job = top[3]
+                    if job.version != top[2] or job.status != RUNNING:
+                        heappop(heap)
+                    else:
+                        break
+                t_c = heap[0][0] if heap else inf
+                t_a = arr_t[ai] if ai < n else inf
+                t_w = next_wakeup(now)
                 if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
-                    t_w = math.inf
+                    t_w = inf
                 if round_mode:
-                    waiting = (pending or admission.holding or policy.every_round
-                               or len(jstate.active) > len(running))
-                    if waiting:
+                    if (pending or len(active) > len(running) or admission.holding
+                            or policy.every_round):  # a job waits
                         view.now = now
-                        floor_t = now if self._dirty else max(now, policy.idle_until(view))
-                        if floor_t < math.inf:
-                            k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
+                        if self._dirty:
+                            floor_t = now
+                        else:
+                            floor_t = idle_until(view)
+                            if floor_t < now:
+                                floor_t = now
+                        if floor_t < inf:
+                            k = ceil(floor_t / R - 1e-9)
+                            if k <= last_k:
+                                k = last_k + 1
                             t_s = k * R
                             if t_s < now:  # the tolerance must not put a round before the clock: a completion
                                 k += 1     # just after k R comes after round k (which a naive run holds first)
                                 t_s = k * R
                         else:
-                            t_s = math.inf
+                            t_s = inf
                     else:
-                        t_s = math.inf
+                        t_s = inf
                 else:
-                    t_s = now if self._dirty else math.inf
-                t = min(t_c, t_a, t_s, t_w)
-                if t == math.inf:
-                    if jstate.active or pending or admission.holding:
-                        raise SimulationStalled(f"{len(jstate.active)} jobs wait but nothing runs or arrives")
+                    t_s = now if self._dirty else inf
+                t = t_c if t_c < t_a else t_a
+                if t_s < t:
+                    t = t_s
+                if t_w < t:
+                    t = t_w
+                if t == inf:
+                    if active or pending or admission.holding:
+                        raise SimulationStalled(f"{len(active)} jobs wait but nothing runs or arrives")
                     self._finish()
                     return None
                 if max_t is not None and t > max_t:
@@ -309,30 +338,42 @@ class Simulator:
                         view.now = until
                     return None
                 now = t
-                # 1. completions at t
-                ncomp = 0
-                while heap:  # _heap_top inlined (its lazy deletion of stale entries, then the time test)
-                    top = heap[0]
-                    job = top[3]
-                    if job.version != top[2] or job.status != RUNNING:
-                        heapq.heappop(heap)
-                        continue
-                    if top[0] > t:
-                        break
-                    heapq.heappop(heap)
-                    self._complete(job, t)
-                    ncomp += 1
-                if ncomp:
-                    events += ncomp
-                    self._dirty = True
-                    if colocation:
-                        self._recompute_rates(t)
-                    self._record(t)
+                # 1. completions at t (the heap's top is valid here: checked above)
+                if t_c <= t:
+                    ncomp = 0
+                    while heap:
+                        top = heap[0]
+                        job = top[3]
+                        if job.version != top[2] or job.status != RUNNING:
+                            heappop(heap)
+                            continue
+                        if top[0] > t:
+                            break
+                        heappop(heap)
+                        # the completion (what _complete does, inline: the hot path)
+                        release(job.id, job.complete(t))
+                        del running[job.id]
+                        del active[job.id]
+                        finished[job.id] = job
+                        on_completion(job, view)
+                        self._done += 1
+                        if job.tracked:
+                            self._tracked_left -= 1
+                        ncomp += 1
+                    if ncomp:
+                        self._progress_s, self._lost_launches = t, 0
+                        events += ncomp
+                        self._dirty = True
+                        if colocation:
+                            self._recompute_rates(t)
+                        ts_extend((t, cstate.busy_gpus,
+                                   len(active) - len(running) + len(pending) + admission.holding, len(running)))
                 # 2. arrivals at t
-                while ai < n and arr_t[ai] <= t:
-                    pending.append(arrivals[ai])
-                    ai += 1
-                    events += 1
+                if t_a <= t:
+                    while ai < n and arr_t[ai] <= t:
+                        pending.append(arrivals[ai])
+                        ai += 1
+                        events += 1
                     self._dirty = True
                 if bar is not None:
                     units = self._tracked_total - self._tracked_left if stop_tracked else self._done
@@ -400,7 +441,8 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        res = SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
+        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4).copy()  # (a copy: the run may go on)
+        res = SimResult.build(self.jobs, ts, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
@@ -470,7 +512,7 @@ class Simulator:
             if k == "_bar":
                 v = None
             elif k in ("_ts", "_arr_t"):
-                v = list(v)  # lists of tuples of numbers / of numbers: a shallow copy is a deep one
+                v = v[:]  # an array / a list of numbers: a shallow copy is a deep one
             else:
                 v = copy.deepcopy(v, memo)
             setattr(new, k, v)
@@ -613,7 +655,7 @@ class Simulator:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding
 
     def _record(self, now: float) -> None:
-        self._ts.append((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
+        self._ts.extend((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
 
     def _check_stall(self) -> None:
         if (not self._running and self._ai >= self._n and (self.jstate.active or self.admission.holding)

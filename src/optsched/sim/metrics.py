@@ -58,7 +58,8 @@ class SimResult:
     admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,
+    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray, *, end_s: float, events: int,
+              decisions: int,
               preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
               migrations: int = 0) -> SimResult:
         df = pd.DataFrame({
@@ -82,7 +83,11 @@ class SimResult:
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                       (df["completion_s"] <= df["deadline_s"]).astype(float))
-        tsd = pd.DataFrame(list(ts), columns=["t_s", "busy_gpus", "queued", "running"])
+        if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
+            tsd = pd.DataFrame({"t_s": ts[:, 0], "busy_gpus": ts[:, 1].astype(np.int64),
+                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)})
+        else:
+            tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),

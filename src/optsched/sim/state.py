@@ -38,6 +38,8 @@ from ..cluster import Cluster
 from ..errors import ScheduleError
 from ..perf.base import PlacementLike
 
+_set = object.__setattr__  # (frozen, slotted) Placement fields set without the dataclass checks
+
 # job status values (plain strings: cheap to compare, readable in the per-job records)
 WAITING_ADMISSION = "admission"   # arrived, held by the admission policy
 QUEUED = "queued"                 # admitted, not running (never started, or preempted)
@@ -45,7 +47,7 @@ RUNNING = "running"
 DONE = "done"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """GPUs per server index; ``stages`` (optional) gives, per server, the GPUs of each pipeline stage.
 
@@ -83,7 +85,10 @@ class Placement:
         ```
         """
         p = object.__new__(cls)
-        p.__dict__.update(servers=(server,), counts=(gpus,), stages=None, gpus=gpus)
+        _set(p, "servers", (server,))
+        _set(p, "counts", (gpus,))
+        _set(p, "stages", None)
+        _set(p, "gpus", gpus)
         return p
 
     @property
