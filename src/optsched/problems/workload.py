@@ -180,7 +180,7 @@ class WorkloadJob:
                          for i, aa, gg, kk, tt, m, b in zip(ids, arrival_s, gpus, iterations, iteration_time_s,
                                                             model, tracked))
         new, put = object.__new__, _put_job_fields
-        out = []
+        out: list[WorkloadJob] = []
         append = out.append
         for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), t.tolist(), model, tr.tolist()):
             j = new(cls)

@@ -600,18 +600,36 @@ class Simulator:
         if decision.migrate:
             self._migrate(decision, now, elastic)
             changed = True
-        for job, pl in decision.launch.items():
-            if job.status != QUEUED or job.id not in self.jstate.active:
-                raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            check_placement(job, pl, elastic)
-            self.cstate.occupy(job.id, pl)
-            stall = self.launcher.stall_s(job, pl, now)
-            if stall > self._max_stall_s:
-                self._max_stall_s = stall
-            job.launch(now, pl, stall)
-            self._running[job.id] = job
+        if decision.launch:
+            # the launches (the hot path: what check_placement, _set_rate and _push do, inline)
+            active, running, heap = self.jstate.active, self._running, self._heap
+            occupy, stall_s = self.cstate.occupy, self.launcher.stall_s
+            colocation = self.perf.colocation_aware
+            alone_time_s = self.perf.alone_time_s
+            for job, pl in decision.launch.items():
+                if job.status != QUEUED or job.id not in active:
+                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+                if type(pl) is not Placement or pl.gpus < 1 or (pl.gpus != job.gpus and not elastic):
+                    check_placement(job, pl, elastic)  # raises, naming the fault (or passes a subclass)
+                occupy(job.id, pl)
+                stall = stall_s(job, pl, now)
+                if stall > self._max_stall_s:
+                    self._max_stall_s = stall
+                job.launch(now, pl, stall)
+                running[job.id] = job
+                if colocation:
+                    job.rate = 0.0  # set by the co-location-aware recomputation below
+                    continue
+                t_it = float(alone_time_s(job, pl))
+                if not t_it > 0 or not math.isfinite(t_it):
+                    raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
+                job.rate, job.iteration_now_s = 1.0 / t_it, t_it
+                job.version += 1
+                t = job.finish_time()
+                if t < math.inf:
+                    self._seq += 1
+                    heapq.heappush(heap, (t, self._seq, job.version, job))
             changed = True
-            self._set_rate(job, pl)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
 

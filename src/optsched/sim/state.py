@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -76,7 +76,9 @@ class Placement:
     @classmethod
     def one(cls, server: int, gpus: int) -> Placement:
         """``gpus`` GPUs on one server (the same as ``Placement.of({server: gpus})``, built without the checks of
-        the generated ``__init__``: placement walks build one per launch).
+        the generated ``__init__``: placement walks ask for one per launch). Placements are immutable, so one
+        object per (server, GPUs) is kept and handed out again: a million launches hold a few thousand
+        placements, not a million.
 
         ```pycon
         >>> Placement.one(3, 2) == Placement.of({3: 2}), Placement.one(3, 2).gpus
@@ -84,11 +86,15 @@ class Placement:
 
         ```
         """
-        p = object.__new__(cls)
-        _set(p, "servers", (server,))
-        _set(p, "counts", (gpus,))
-        _set(p, "stages", None)
-        _set(p, "gpus", gpus)
+        p = _ONE.get((server, gpus))
+        if p is None or cls is not Placement:
+            p = object.__new__(cls)
+            _set(p, "servers", (server,))
+            _set(p, "counts", (gpus,))
+            _set(p, "stages", None)
+            _set(p, "gpus", gpus)
+            if cls is Placement:
+                _ONE[server, gpus] = p
         return p
 
     @property
@@ -104,6 +110,9 @@ class Placement:
 
     def __deepcopy__(self, memo: dict) -> Placement:
         return self
+
+
+_ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (server, GPUs)
 
 
 class Job:
@@ -178,7 +187,9 @@ class Job:
         self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
-        self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
+        # (start, end, placement, iterations) per segment: an empty tuple until the first segment ends, then a list
+        # (a million jobs spare a million empty lists)
+        self.segments: Sequence[tuple[float, float, Placement, float]] = ()
         self.seg_start: tuple[float, float] | None = None
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
@@ -246,7 +257,7 @@ class Job:
         """Starts (or resumes) on ``placement``; no progress for ``stall_s`` seconds. The engine sets the rate
         from the performance model right after."""
         self.status, self.placement, self.t_ref, self.held_gpus = RUNNING, placement, now, placement.gpus
-        self.stall_until = now + stall_s
+        self.stall_until = now + stall_s if stall_s else now  # (no new float without a stall)
         self.launches += 1
         if math.isnan(self.first_start_s):
             self.first_start_s = now
@@ -257,7 +268,11 @@ class Job:
         pl = self.placement
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
-        self.segments.append((t0, now, pl, self.executed - e0))
+        seg = (t0, now, pl, self.executed - e0)
+        if self.segments:
+            self.segments.append(seg)  # type: ignore[attr-defined]  # a list once it has a segment
+        else:
+            self.segments = [seg]
         self.seg_start = None
         return pl
 
@@ -299,7 +314,8 @@ class Job:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         _copy_shared_fields(self, new)
-        new.segments = list(self.segments)  # tuples of numbers and a Placement
+        # tuples of numbers and a Placement (an empty tuple is shared)
+        new.segments = list(self.segments) if self.segments else ()
         return new
 
     def __repr__(self) -> str:
