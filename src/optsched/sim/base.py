@@ -647,11 +647,11 @@ class Composed(SchedulerPlacer):
         if not self._rebuild_needed:
             now, q, entry, bumped = view.now, self._q, self._entry, self._bumped
             frozen = self._frozen
-            key = self.scheduling.queued_key if frozen else self.scheduling.key
+            qkey, key = self.scheduling.queued_key, self.scheduling.key
             st = self.scheduling.starvation_s
             waits = self._waits
             for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
-                e = ((1 if j.id in bumped else 999, key(j) if frozen else key(j, now), j.arrival_s, j.index), j)
+                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.arrival_s, j.index), j)
                 entry[j.id] = e
                 bisect.insort(q, e, key=_first)
                 if st < math.inf:
