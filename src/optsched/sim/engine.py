@@ -80,7 +80,7 @@ from .base import (
 )
 from .metrics import SimResult
 from .registry import build_admission, build_placement, build_scheduling
-from .state import QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
 
 __all__ = ["SimulationStalled", "Simulator"]
 
@@ -508,7 +508,38 @@ class Simulator:
             memo.setdefault(id(obj), obj)
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        for k, v in self.__dict__.items():
+        d = self.__dict__
+        if d.get("_started"):
+            # the job structures by hand (what-if switching copies a simulator hundreds of times; deepcopy's
+            # per-element dispatch over every list of jobs was most of its cost): a finished job is never
+            # written again (the engine writes jobs only through their lifecycle, and completion is the last
+            # step), so both simulators share it; every other job is copied
+            twin: dict[int, Job] = {}
+            jobs = []
+            for j in self.jobs:
+                c = memo.get(id(j))
+                if c is None:
+                    if j.status == DONE:
+                        c = memo[id(j)] = j
+                    else:
+                        c = j.__deepcopy__(memo)
+                twin[id(j)] = c
+                jobs.append(c)
+            new.jobs = jobs
+            new._arrivals = [twin[id(j)] for j in self._arrivals]
+            new._heap = [(t, q, v, twin[id(j)]) for t, q, v, j in self._heap]  # (a valid heap: the same order)
+            new._running = {k: twin[id(j)] for k, j in self._running.items()}
+            new._pending = [twin[id(j)] for j in self._pending]
+            js = memo[id(self.jstate)] = JobState()
+            js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
+            js.finished = {k: twin[id(j)] for k, j in self.jstate.finished.items()}
+            new.jstate = js
+            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate"}
+        else:
+            done = set()
+        for k, v in d.items():
+            if k in done:
+                continue
             if k == "_bar":
                 v = None
             elif k in ("_ts", "_arr_t"):

@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -397,6 +398,15 @@ class ClusterState:
             np.int64)
         self.typed = len(self.types) > 1
         self._masks = [self.type_of == k for k in range(len(self.types))]
+
+    def __deepcopy__(self, memo: dict) -> ClusterState:
+        # what changes is copied (free GPUs, jobs per server, the busy count); the rest (the cluster, capacities,
+        # GPU types, type masks) is fixed for the life of the state and shared
+        new = copy.copy(self)
+        memo[id(self)] = new
+        new.free = self.free.copy()
+        new.jobs_on = [dict(d) for d in self.jobs_on]
+        return new
 
     def type_index(self, name: str) -> int:
         """Index of GPU type ``name`` in [`types`][optsched.sim.state.ClusterState.types] (-1 if the cluster has

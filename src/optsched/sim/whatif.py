@@ -106,11 +106,15 @@ class SwitchingPolicy(SchedulerPlacer):
         return bool(self.current.elastic)
 
     def switch(self, i: int) -> None:
-        """Make candidate ``i`` decide from now on; it is reset (it rebuilds its state from the view)."""
+        """Make candidate ``i`` decide from now on; it is reset (it rebuilds its state from the view). The one
+        switched out is reset too: it would be reset before it decided again, and its stale state (priority
+        lists, heaps) would only make every copy of the simulator slower."""
         i = self._check(i)
         if i != self.active:
+            old = self.current
             self.active = i
             self.current.reset()
+            old.reset()
 
     def reset(self) -> None:
         for c in self.candidates:
