@@ -277,6 +277,11 @@ class Simulator:
         max_t = self.max_time_s
         colocation = self.perf.colocation_aware
         bar = self._bar
+        # round mode: once a job waits and an event has happened since the last decision, the next round is the
+        # first multiple of round_s after that event, and no later event moves it (rounds only move to later
+        # times while the clock advances); ``fixed`` says t_s is that round
+        fixed = False
+        t_s = inf
         try:
             while True:
                 if self._done == n or (stop_tracked and self._tracked_left == 0):
@@ -296,9 +301,12 @@ class Simulator:
                 if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
                     t_w = inf
                 if round_mode:
-                    if (pending or len(active) > len(running) or admission.holding
+                    if fixed:  # the round found after an event (below) stands until the decision
+                        view.now = now
+                    elif (pending or len(active) > len(running) or admission.holding
                             or policy.every_round):  # a job waits
                         view.now = now
+                        fixed = self._dirty  # (nothing stops a job waiting but a decision)
                         if self._dirty:
                             floor_t = now
                         else:
@@ -375,6 +383,19 @@ class Simulator:
                         ai += 1
                         events += 1
                     self._dirty = True
+                    if fixed:
+                        # the arrivals before the next completion, round and wake-up (and within the horizons)
+                        # change nothing but the queue: taken at once, the clock at the last of them (as one
+                        # iteration each would leave it)
+                        lim = t_c if t_c < t_s else t_s
+                        if t_w < lim:
+                            lim = t_w
+                        while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
+                                until is None or arr_t[ai] <= until):
+                            pending.append(arrivals[ai])
+                            now = t = arr_t[ai]
+                            ai += 1
+                            events += 1
                 if bar is not None:
                     units = self._tracked_total - self._tracked_left if stop_tracked else self._done
                     if units - self._bar_done >= 200:
