@@ -80,7 +80,7 @@ from .base import (
 )
 from .metrics import SimResult
 from .registry import build_admission, build_placement, build_scheduling
-from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView, jobs_from_workload
 
 __all__ = ["SimulationStalled", "Simulator"]
 
@@ -175,11 +175,9 @@ class Simulator:
                             admission=self.admission)
         self.view.extra["rng"] = np.random.default_rng(self.seed)
         self.view.extra["seed"] = self.seed
-        self.jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
-                         predicted_iterations=w.predicted_iterations, deadline_s=w.deadline_s, user=w.user,
-                         group=w.group, spec=w.spec, tracked=w.tracked, gpu_type=w.gpu_type)
-                     for i, w in enumerate(self.workload.jobs)]
-        order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
+        self.jobs = jobs_from_workload(self.workload.jobs)
+        arr = [j.arrival_s for j in self.jobs]
+        order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
         self._arrivals = [self.jobs[i] for i in order]
         self._arr_t = [j.arrival_s for j in self._arrivals]
         self._n = len(self.jobs)

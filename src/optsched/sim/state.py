@@ -334,6 +334,30 @@ def _field_copier(names: Iterable[str]):
 
 _copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "segments")
 
+# the fields a Job takes from its workload job (the rest is simulation state)
+_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
+                    "deadline_s", "user", "group", "spec", "tracked", "gpu_type")
+
+
+def _jobs_maker():
+    """``make(workload_jobs)``: one fresh [`Job`][optsched.sim.state.Job] per workload job (``index`` = its
+    position), the same as ``Job(w.id, w.arrival_s, ..., index=i, ...)`` one by one, as one straight-line loop
+    body (a simulator builds every job of its workload at each reset). A workload job's fields are already
+    plain floats and ints (WorkloadJob converts them); the state fields start as a fresh Job's (read from one)."""
+    tmpl = Job("template", 0.0, 1, 1.0, 1.0)
+    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s")]
+    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS)
+    body += "".join(f"        j.{n} = T_{n}\n" for n in state)
+    ns: dict = {"new": object.__new__, "Job": Job, **{f"T_{n}": getattr(tmpl, n) for n in state}}
+    src = ("def make(wjobs):\n    out = []\n    add = out.append\n    for i, w in enumerate(wjobs):\n"
+           "        j = new(Job)\n" + body + "        j.index = i\n        j.wait_since_s = w.arrival_s\n"
+           "        add(j)\n    return out\n")
+    exec(src, ns)  # noqa: S102 - names are our own __slots__
+    return ns["make"]
+
+
+jobs_from_workload = _jobs_maker()
+
 
 class JobState:
     """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id."""
