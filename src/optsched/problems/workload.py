@@ -182,7 +182,10 @@ class WorkloadJob:
         new, put = object.__new__, _put_job_fields
         out: list[WorkloadJob] = []
         append = out.append
-        for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), t.tolist(), model, tr.tolist()):
+        # iteration times repeat (one per model): one float object per value, not one per job
+        same: dict[float, float] = {}
+        times = [same.setdefault(x, x) for x in t.tolist()]
+        for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), times, model, tr.tolist()):
             j = new(cls)
             put(j, *row)
             append(j)
