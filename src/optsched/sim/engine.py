@@ -182,6 +182,10 @@ class Simulator:
         self._arr_t = [j.arrival_s for j in self._arrivals]
         self._n = len(self.jobs)
         self._ai = 0
+        # arrivals at positions >= _shared_from are job objects shared with a copy (still untouched: the jobs
+        # that had not arrived when the copy was made); each simulator takes its own copy of one when it
+        # arrives (_own), so neither ever writes a shared job
+        self._shared_from = self._n
         self._heap: list = []
         self._seq = 0
         self._running: dict[str, Job] = {}
@@ -377,7 +381,7 @@ class Simulator:
                 # 2. arrivals at t
                 if t_a <= t:
                     while ai < n and arr_t[ai] <= t:
-                        pending.append(arrivals[ai])
+                        pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
                         ai += 1
                         events += 1
                     self._dirty = True
@@ -390,7 +394,7 @@ class Simulator:
                             lim = t_w
                         while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
                                 until is None or arr_t[ai] <= until):
-                            pending.append(arrivals[ai])
+                            pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
                             now = t = arr_t[ai]
                             ai += 1
                             events += 1
@@ -533,12 +537,15 @@ class Simulator:
             # per-element dispatch over every list of jobs was most of its cost): a finished job is never
             # written again (the engine writes jobs only through their lifecycle, and completion is the last
             # step), so both simulators share it; every other job is copied
+            # copied; a job that has not arrived is shared too, until it arrives in either simulator
+            # (``_shared_from``): a copy for a short look ahead never pays for the rest of the workload
+            future = {id(j) for j in self._arrivals[self._ai:]}
             twin: dict[int, Job] = {}
             jobs = []
             for j in self.jobs:
                 c = memo.get(id(j))
                 if c is None:
-                    if j.status == DONE:
+                    if j.status == DONE or id(j) in future:
                         c = memo[id(j)] = j
                     else:
                         c = j.__deepcopy__(memo)
@@ -553,7 +560,8 @@ class Simulator:
             js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
             js.finished = {k: twin[id(j)] for k, j in self.jstate.finished.items()}
             new.jstate = js
-            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate"}
+            new._shared_from = self._shared_from = self._ai
+            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from"}
         else:
             done = set()
         for k, v in d.items():
@@ -593,6 +601,13 @@ class Simulator:
                 self.jstate.add(j)
             if admitted:
                 self.policy.on_admit(admitted, view)
+
+    def _own(self, pos: int) -> Job:
+        """The job arriving at position ``pos``, shared with a copy until now: replaced by a private copy."""
+        job = self._arrivals[pos]
+        own = job.__deepcopy__({})
+        self._arrivals[pos] = self.jobs[own.index] = own
+        return own
 
     def _push(self, job: Job) -> None:
         job.version += 1
