@@ -238,8 +238,10 @@ class Job:
         if self.status == RUNNING and now > self.t_ref:
             self.executed = self.executed_at(now)
             dt = now - self.t_ref
-            self.attained_s += dt
-            self.attained_gpu_s += dt * self.held_gpus
+            a, g = self.attained_s, self.attained_gpu_s
+            self.attained_s = a + dt
+            # on one GPU equal service stays equal: the same float object, not a second one (a million jobs)
+            self.attained_gpu_s = self.attained_s if g == a and self.held_gpus == 1 else g + dt * self.held_gpus
         self.t_ref = now
 
     def finish_time(self) -> float:
@@ -269,7 +271,7 @@ class Job:
         pl = self.placement
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
-        seg = (t0, now, pl, self.executed - e0)
+        seg = (t0, now, pl, self.executed - e0 if e0 else self.executed)  # (x - 0.0 is x: no new float)
         if self.segments:
             self.segments.append(seg)  # type: ignore[attr-defined]  # a list once it has a segment
         else:
