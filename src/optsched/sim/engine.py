@@ -181,6 +181,7 @@ class Simulator:
         self._arrivals = [self.jobs[i] for i in order]
         self._arr_t = [j.arrival_s for j in self._arrivals]
         self._n = len(self.jobs)
+        self._pos: array | None = None  # arrival position by workload index (built by the first copy)
         self._ai = 0
         # arrivals at positions >= _shared_from are job objects shared with a copy (still untouched: the jobs
         # that had not arrived when the copy was made); each simulator takes its own copy of one when it
@@ -526,42 +527,48 @@ class Simulator:
         return copy.deepcopy(self)
 
     def __deepcopy__(self, memo: dict) -> Simulator:
-        shared = [self.workload, self.cluster, *(w.spec for w in self.workload.jobs if w.spec is not None)]
-        for obj in shared:
+        specs = self.__dict__.get("_specs")
+        if specs is None:  # the jobs' spec objects, found once per simulator (immutable, shared by every copy)
+            specs = self._specs = [w.spec for w in self.workload.jobs if w.spec is not None]
+        for obj in (self.workload, self.cluster, specs, *specs):
             memo.setdefault(id(obj), obj)
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         d = self.__dict__
         if d.get("_started"):
             # the job structures by hand (what-if switching copies a simulator hundreds of times; deepcopy's
-            # per-element dispatch over every list of jobs was most of its cost): a finished job is never
-            # written again (the engine writes jobs only through their lifecycle, and completion is the last
-            # step), so both simulators share it; every other job is copied
-            # copied; a job that has not arrived is shared too, until it arrives in either simulator
-            # (``_shared_from``): a copy for a short look ahead never pays for the rest of the workload
-            future = {id(j) for j in self._arrivals[self._ai:]}
+            # per-element dispatch over every list of jobs was most of its cost). Shared: a finished job (never
+            # written again: the engine writes jobs only through their lifecycle, and completion is the last
+            # step) and a job that has not arrived, until it arrives in either simulator (``_shared_from``: each
+            # takes its own copy then), so a copy for a short look-ahead pays only for the jobs in the system.
+            # Copied: the jobs that have arrived and not finished (active, pending, held by admission)
+            live = [*self.jstate.active.values(), *self._pending]
+            if self.admission.holding:
+                seen = {id(j) for j in live}
+                live += [j for j in self._arrivals[:self._ai] if j.status != DONE and id(j) not in seen]
+            pos = d.get("_pos")
+            if pos is None:  # arrival position of every job (by workload index), found once per simulator
+                pos = self._pos = array("q", bytes(8 * self._n))
+                for p, j in enumerate(self._arrivals):
+                    pos[j.index] = p
+            jobs, arrivals = self.jobs[:], self._arrivals[:]
             twin: dict[int, Job] = {}
-            jobs = []
-            for j in self.jobs:
+            for j in live:
                 c = memo.get(id(j))
                 if c is None:
-                    if j.status == DONE or id(j) in future:
-                        c = memo[id(j)] = j
-                    else:
-                        c = j.__deepcopy__(memo)
+                    c = j.__deepcopy__(memo)
                 twin[id(j)] = c
-                jobs.append(c)
-            new.jobs = jobs
-            new._arrivals = [twin[id(j)] for j in self._arrivals]
-            new._heap = [(t, q, v, twin[id(j)]) for t, q, v, j in self._heap]  # (a valid heap: the same order)
+                jobs[j.index] = arrivals[pos[j.index]] = c
+            new.jobs, new._arrivals, new._pos = jobs, arrivals, pos
+            new._heap = [(t, q, v, twin.get(id(j), j)) for t, q, v, j in self._heap]  # (the same heap order)
             new._running = {k: twin[id(j)] for k, j in self._running.items()}
             new._pending = [twin[id(j)] for j in self._pending]
             js = memo[id(self.jstate)] = JobState()
             js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
-            js.finished = {k: twin[id(j)] for k, j in self.jstate.finished.items()}
+            js.finished = dict(self.jstate.finished)
             new.jstate = js
             new._shared_from = self._shared_from = self._ai
-            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from"}
+            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from", "_pos"}
         else:
             done = set()
         for k, v in d.items():
