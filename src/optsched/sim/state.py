@@ -495,7 +495,14 @@ class ClusterState:
 
     def release(self, job_id: str, placement: Placement) -> None:
         free, jobs_on = self.free, self.jobs_on
-        for s, n in zip(placement.servers, placement.counts):
+        servers = placement.servers
+        if len(servers) == 1:  # most completions: one server
+            s, n = servers[0], placement.counts[0]
+            free[s] += n
+            del jobs_on[s][job_id]
+            self.busy_gpus -= n
+            return
+        for s, n in zip(servers, placement.counts):
             free[s] += n
             del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
