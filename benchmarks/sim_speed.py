@@ -30,6 +30,17 @@ simulator's average JCT exactly, and prints both CPU times (medians, each in a f
 ratio and a profile of ``simulate()`` by module (where the rest goes). It writes nothing. The minimal loop holds
 only for what it models: FIFO without preemption, which is what ours does on this workload when no waiting job
 reaches Blox's starvation bump (checked: the run must report 0 preemptions).
+
+A million jobs (issue 29): ``benchmarks/sim_speed.py --million [--jobs N] [--policies fifo,las,...] [--repeats K]
+[--before OTHER_SRC] [--out FILE]`` runs each policy (default: every Blox-family scheduler but Gavel and Optimus,
+whose per-round solvers would take hours at this size) on ``replicate_philly(N, 130 jobs/h)`` (default N =
+1,000,000) on 2,000 GPUs, round mode, consolidated placement, each run a fresh process, and reports the whole
+process's CPU seconds (user + system, workload build and interpreter start-up included) and its peak resident
+memory (``ru_maxrss`` of that child, from ``os.wait4``), with the build and simulate CPU seconds the child
+measures itself. The child leaves with ``os._exit`` after writing its line (a finished benchmark process need not
+free a million objects one by one; a program that keeps working after a run pays that when it drops the
+result). With ``--before`` the same runs of another checkout's ``src`` alternate with this tree's and the
+results must agree (events, decisions, average JCT, preemptions). ``--quick``: 20,000 jobs, FIFO and LAS.
 """
 
 from __future__ import annotations
@@ -293,6 +304,76 @@ def limit(n: int, load: float, repeats: int) -> str:
     return "\n".join(lines)
 
 
+MILLION_RUN = """
+import json, os, sys, time
+t0 = time.process_time()
+from optsched.sim import simulate
+from optsched.generators.workload import load_philly, replicate_philly
+sched, n = sys.argv[1], int(sys.argv[2])
+t1 = time.process_time()
+wl = replicate_philly(n, 130.0, 0, frame=load_philly())
+t2 = time.process_time()
+s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode="round").summary
+t3 = time.process_time()
+out = {k: s[k] for k in ("events", "decisions", "avg_jct_s", "preemptions_total")}
+out.update(import_s=t1 - t0, build_s=t2 - t1, simulate_s=t3 - t2)
+print(json.dumps(out), flush=True)
+os._exit(0)
+"""
+MILLION_POLICIES = ("fifo", "las", "tiresias", "srtf")
+
+
+def million(n: int, policies: list[str], repeats: int, before: Path | None) -> str:
+    """CPU seconds and peak memory per policy at ``n`` jobs, each run a fresh process (both trees alternating)."""
+    trees = [("after", ROOT / "src")] + ([("before", before)] if before is not None else [])
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for sched in policies:
+        for k in range(repeats):
+            for who, src in (trees if k % 2 == 0 else trees[::-1]):
+                r = child_wait(src, ["-c", MILLION_RUN, sched, str(n)])
+                runs.setdefault((sched, who), []).append(r)
+                print(f"  {sched} [{who}]: cpu {r['cpu_s']:.2f} s, peak {r['rss_mb']:.0f} MB (build "
+                      f"{r['build_s']:.2f} s, simulate {r['simulate_s']:.2f} s)", file=sys.stderr, flush=True)
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    lines = [f"Whole-process CPU seconds and peak resident memory of one fresh process that builds "
+             f"`replicate_philly({n:,}, 130 jobs/h, seed 0)` and simulates it on 2,000 GPUs (500 x 4), round mode, "
+             f"consolidated placement (our simulator); medians of {repeats} run(s)"
+             + (", both trees alternating" if before is not None else "")
+             + f"; load average after: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.", "",
+             "| policy | tree | CPU s (runs) | CPU s | build s | simulate s | peak MB | same result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for sched in policies:
+        keys = {who: {k: v for k, v in runs[sched, who][-1].items()
+                      if k in ("events", "decisions", "avg_jct_s", "preemptions_total")} for who, _ in trees}
+        same = "" if before is None else ("yes" if keys["after"] == keys["before"] else "NO")
+        for who, _ in trees:
+            rs = runs[sched, who]
+            med = {k: statistics.median(r[k] for r in rs) for k in ("cpu_s", "build_s", "simulate_s", "rss_mb")}
+            cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in rs)
+            lines.append(f"| {sched} | {who} | {cpus} | {med['cpu_s']:.2f} | {med['build_s']:.2f} | "
+                         f"{med['simulate_s']:.2f} | {med['rss_mb']:.0f} | {same} |")
+    return "\n".join(lines) + "\n"
+
+
+def child_wait(src: Path, args: list[str]) -> dict:
+    """``python ARGS`` with ``PYTHONPATH=src`` in a fresh process: its last output line (JSON), plus its CPU
+    seconds (user + system) and peak resident memory (MB) of that very child (``os.wait4``)."""
+    import tempfile
+
+    env = {**os.environ, "PYTHONPATH": str(src), "OPTSCHED_DATA": str(data_root())}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, *args], env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{args[:3]}: exit {proc.returncode}: {err.read()[-500:]}")
+        res = json.loads(out.read().strip().splitlines()[-1])
+    res.update(cpu_s=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20,000 jobs, one repeat; writes sim_speed_quick.md")
@@ -305,7 +386,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="with --compare: also write the table to this file")
     ap.add_argument("--limit", action="store_true",
                     help="the minimal FIFO loop against simulate() on the large case (prints; writes nothing)")
+    ap.add_argument("--million", action="store_true",
+                    help="CPU s and peak memory per policy at --jobs (default 1,000,000) jobs, fresh processes")
+    ap.add_argument("--policies", default=",".join(MILLION_POLICIES), help="with --million: comma-separated")
+    ap.add_argument("--before", default=None, help="with --million: another checkout's src folder to compare")
     args = ap.parse_args(argv)
+    if args.million:
+        pols = ["fifo", "las"] if args.quick else [p for p in args.policies.split(",") if p]
+        table = million(args.jobs or (20_000 if args.quick else 1_000_000), pols, args.repeats or 1,
+                        Path(args.before).resolve() if args.before else None)
+        print(table)
+        if args.out:
+            with atomic_open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(table)
+        return 0
     if args.limit:
         print(limit(args.jobs or 100_000, args.load, args.repeats or 3))
         return 0

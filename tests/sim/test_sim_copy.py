@@ -116,7 +116,7 @@ def test_job_copy_covers_every_field_and_separates_the_containers():
     from optsched.sim.state import Job, Placement
 
     j = Job("a", 3.0, 2, 10, 1.5, model="m")
-    j.segments.append((0.0, 1.0, Placement.of({0: 2}), 0.5))
+    j.segments = [(0.0, 1.0, Placement.of({0: 2}), 0.5)]  # (an empty tuple until the engine ends one)
     j.held_gpus, j.migrations, j.placement = 2, 1, Placement.of({0: 2})
     c = copy.deepcopy(j)
     for n in Job.__slots__:

@@ -286,8 +286,9 @@ def _assign_models(n: int, rng: np.random.Generator, models: Mapping[str, float]
 
 def _jobs_from_arrays(ids, arrivals, gpus, durations, models, it_times, tracked) -> tuple[WorkloadJob, ...]:
     iters = np.asarray(durations, dtype=float) / np.asarray(it_times, dtype=float)
-    return tuple(WorkloadJob(str(i), float(a), int(g), float(k), float(t), model=str(m), tracked=bool(tr))
-                 for i, a, g, k, t, m, tr in zip(ids, arrivals, gpus, iters, it_times, models, tracked))
+    return WorkloadJob.from_columns([str(i) for i in ids], np.asarray(arrivals, dtype=float),
+                                    np.asarray(gpus).astype(np.int64), iters, np.asarray(it_times, dtype=float),
+                                    [str(m) for m in models], np.asarray(tracked, dtype=bool))
 
 
 def blox_synthetic_durations(n: int, rng: np.random.Generator) -> np.ndarray:

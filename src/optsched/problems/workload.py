@@ -57,7 +57,7 @@ COLUMNS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
 REQUIRED = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkloadJob:
     """One job of a workload: arrival, GPU demand, work and profiled speed.
 
@@ -141,9 +141,76 @@ class WorkloadJob:
         """Profiled time alone: iterations x iteration time."""
         return self.iterations * self.iteration_time_s
 
+    @classmethod
+    def from_columns(cls, ids: Sequence[str], arrival_s: Any, gpus: Any, iterations: Any, iteration_time_s: Any,
+                     model: Sequence[str], tracked: Any) -> tuple[WorkloadJob, ...]:
+        """Many jobs at once from columns (sequences or numpy arrays of equal length), the same jobs as
+        ``WorkloadJob(ids[i], arrival_s[i], ...)`` one by one: the columns are checked as wholes (numpy) and the
+        jobs built without the per-job checks; if any column fails a check, the jobs are built one by one, so
+        the error names the job and field exactly as the constructor does. A million-job generator spends most
+        of its time in the per-job checks otherwise.
+
+        ```pycon
+        >>> import numpy as np
+        >>> js = WorkloadJob.from_columns(["a", "b"], np.array([0.0, 5.0]), np.array([1, 4]), [10.0, 20.0],
+        ...                               [1.0, 0.5], ["resnet18", "bert"], [True, False])
+        >>> js[1] == WorkloadJob("b", 5.0, 4, 20.0, 0.5, model="bert", tracked=False)
+        True
+        >>> WorkloadJob.from_columns(["a"], [0.0], [0], [1.0], [1.0], [""], [True])
+        Traceback (most recent call last):
+        ...
+        optsched.errors.InstanceError: gpus (job 'a'): must be an integer >= 1, got 0
+
+        ```
+        """
+        import numpy as np
+
+        ids, model = list(ids), list(model)
+        a, g = np.asarray(arrival_s), np.asarray(gpus)
+        k, t, tr = np.asarray(iterations), np.asarray(iteration_time_s), np.asarray(tracked)
+        n = len(ids)
+        ok = (all(len(c) == n for c in (a, g, k, t, model, tr))
+              and a.dtype.kind == "f" and k.dtype.kind == "f" and t.dtype.kind == "f"
+              and g.dtype.kind in "iu" and tr.dtype.kind == "b"
+              and bool(np.isfinite(a).all() and (a >= 0).all() and (g >= 1).all()
+                       and np.isfinite(k).all() and (k > 0).all() and np.isfinite(t).all() and (t > 0).all())
+              and all(type(x) is str and x for x in ids) and all(type(m) is str for m in model))
+        if not ok:
+            return tuple(cls(i, aa, gg, kk, tt, model=m, tracked=bool(b) if isinstance(b, np.bool_) else b)
+                         for i, aa, gg, kk, tt, m, b in zip(ids, arrival_s, gpus, iterations, iteration_time_s,
+                                                            model, tracked))
+        new, put = object.__new__, _put_job_fields
+        out: list[WorkloadJob] = []
+        append = out.append
+        # iteration times repeat (one per model): one float object per value, not one per job
+        same: dict[float, float] = {}
+        times = [same.setdefault(x, x) for x in t.tolist()]
+        for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), times, model, tr.tolist()):
+            j = new(cls)
+            put(j, *row)
+            append(j)
+        return tuple(out)
+
     def to_record(self) -> dict[str, Any]:
         """The job as a dict of the [`COLUMNS`][optsched.problems.workload.COLUMNS] (``spec`` excluded)."""
         return {c: getattr(self, c) for c in COLUMNS}
+
+
+def _job_fields_setter():
+    """``put(job, id, arrival_s, gpus, iterations, iteration_time_s, model, tracked)``: every field of a
+    [`WorkloadJob`][optsched.problems.workload.WorkloadJob] set at once (the others to their defaults), as one
+    straight-line function: [`from_columns`][optsched.problems.workload.WorkloadJob.from_columns] builds a
+    million jobs with it."""
+    given = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "tracked")
+    lines = [f"    _set(job, {n!r}, {n})" for n in given]
+    lines += [f"    _set(job, {f.name!r}, _defaults[{f.name!r}])" for f in fields(WorkloadJob) if f.name not in given]
+    ns: dict[str, Any] = {"_set": object.__setattr__,
+                          "_defaults": {f.name: f.default for f in fields(WorkloadJob) if f.name not in given}}
+    exec(f"def put(job, {', '.join(given)}):\n" + "\n".join(lines), ns)  # noqa: S102 - our own field names
+    return ns["put"]
+
+
+_put_job_fields = _job_fields_setter()
 
 
 @dataclass(frozen=True)
@@ -169,6 +236,9 @@ class Workload:
         jobs = tuple(self.jobs)
         object.__setattr__(self, "jobs", jobs)
         object.__setattr__(self, "meta", dict(self.meta or {}))
+        # the common case checked in bulk (jobs of this very class, ids unique); the loop below names the culprit
+        if all(type(j) is WorkloadJob for j in jobs) and len({j.id for j in jobs}) == len(jobs):
+            jobs = ()
         seen: dict[str, int] = {}
         for i, j in enumerate(jobs):
             if not isinstance(j, WorkloadJob):

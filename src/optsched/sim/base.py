@@ -645,9 +645,20 @@ class Composed(SchedulerPlacer):
         if hook is not None:
             hook(jobs, view)
         if not self._rebuild_needed:
-            for j in jobs:
-                self._insert(self._q, self._queued_entry(j, view.now))
-                self._push_wait(j)
+            now, q, entry, bumped = view.now, self._q, self._entry, self._bumped
+            frozen = self._frozen
+            qkey, key = self.scheduling.queued_key, self.scheduling.key
+            st = self.scheduling.starvation_s
+            waits = self._waits
+            for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
+                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.arrival_s, j.index), j)
+                entry[j.id] = e
+                bisect.insort(q, e, key=_first)
+                if st < math.inf:
+                    item = (j.wait_since_s + st, j.index, j.wait_since_s, j)
+                    waits.append(item)
+                    if len(waits) > 1 and item[0] < waits[-2][0]:  # not pushed at its start of waiting
+                        self._waits = waits = deque(sorted(waits, key=_three))
 
     def on_completion(self, job: Job, view: SimView) -> None:
         if not self._rebuild_needed:
@@ -667,8 +678,15 @@ class Composed(SchedulerPlacer):
                 if j not in decision.launch:
                     self._insert(self._q, self._queued_entry(j, now))
                     self._push_wait(j)
-            for j in decision.launch:
-                self._insert(self._r, self._running_entry(j, now))
+            if self._frozen:
+                for j in decision.launch:
+                    self._insert(self._r, self._running_entry(j, now))
+            else:  # _insert(_r, _running_entry(j)), inline: every launch
+                r, entry, bumped, key = self._r, self._entry, self._bumped, sched.key
+                for j in decision.launch:
+                    e = ((1 if j.id in bumped else 999, key(j, now), j.arrival_s, j.index), j)
+                    entry[j.id] = e
+                    bisect.insort(r, e, key=_first)
             if self._frozen:
                 for j in decision.migrate:  # a move syncs the job's stored state: its key is read anew
                     self._remove(self._r, j)

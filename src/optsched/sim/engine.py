@@ -56,6 +56,7 @@ import gc
 import heapq
 import math
 import time
+from array import array
 from typing import Sequence, cast
 
 import numpy as np
@@ -79,7 +80,7 @@ from .base import (
 )
 from .metrics import SimResult
 from .registry import build_admission, build_placement, build_scheduling
-from .state import QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView
+from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView, jobs_from_workload
 
 __all__ = ["SimulationStalled", "Simulator"]
 
@@ -174,20 +175,25 @@ class Simulator:
                             admission=self.admission)
         self.view.extra["rng"] = np.random.default_rng(self.seed)
         self.view.extra["seed"] = self.seed
-        self.jobs = [Job(w.id, w.arrival_s, w.gpus, w.iterations, w.iteration_time_s, index=i, model=w.model,
-                         predicted_iterations=w.predicted_iterations, deadline_s=w.deadline_s, user=w.user,
-                         group=w.group, spec=w.spec, tracked=w.tracked, gpu_type=w.gpu_type)
-                     for i, w in enumerate(self.workload.jobs)]
-        order = sorted(range(len(self.jobs)), key=lambda i: (self.jobs[i].arrival_s, i))
+        self.jobs = jobs_from_workload(self.workload.jobs)
+        arr = [j.arrival_s for j in self.jobs]
+        order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
         self._arrivals = [self.jobs[i] for i in order]
         self._arr_t = [j.arrival_s for j in self._arrivals]
         self._n = len(self.jobs)
+        self._pos: array | None = None  # arrival position by workload index (built by the first copy)
         self._ai = 0
+        # arrivals at positions >= _shared_from are job objects shared with a copy (still untouched: the jobs
+        # that had not arrived when the copy was made); each simulator takes its own copy of one when it
+        # arrives (_own), so neither ever writes a shared job
+        self._shared_from = self._n
         self._heap: list = []
         self._seq = 0
         self._running: dict[str, Job] = {}
         self._pending: list[Job] = []
-        self._ts: list[tuple[float, int, int, int]] = []
+        # the time series, flat: (t, busy GPUs, queued, running) per record, 32 bytes each (a list of tuples took
+        # about 150: two records per job, a third of the memory of a million-job run)
+        self._ts = array("d")
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
         self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
@@ -254,50 +260,84 @@ class Simulator:
             return None
         # the hot loop works on locals; they are written back on every exit
         heap = self._heap
+        heappop = heapq.heappop
         arr_t, arrivals = self._arr_t, self._arrivals
         n = self._n
         ai, now, last_k = self._ai, self._now, self._last_k
         events = self._events
         policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
+        next_wakeup, idle_until, on_completion = policy.next_wakeup, policy.idle_until, policy.on_completion
+        active, finished = jstate.active, jstate.finished
+        release = self.cstate.release
         running, pending = self._running, self._pending
+        ts_extend = self._ts.extend
+        cstate = self.cstate
         round_mode = self.mode == "round"
         R = self.round_s
+        inf = math.inf
+        ceil = math.ceil
         stop_tracked = self.stop_when_tracked_done
         max_t = self.max_time_s
         colocation = self.perf.colocation_aware
         bar = self._bar
+        # round mode: once a job waits and an event has happened since the last decision, the next round is the
+        # first multiple of round_s after that event, and no later event moves it (rounds only move to later
+        # times while the clock advances); ``fixed`` says t_s is that round
+        fixed = False
+        t_s = inf
         try:
             while True:
                 if self._done == n or (stop_tracked and self._tracked_left == 0):
                     self._finish()
                     return None
-                t_c = self._heap_top()
-                t_a = arr_t[ai] if ai < n else math.inf
-                t_w = policy.next_wakeup(now)
+                # the heap's top (stale entries dropped: lazy deletion)
+                while heap:
+                    top = heap[0]
+                    job = top[3]
+                    if job.version != top[2] or job.status != RUNNING:
+                        heappop(heap)
+                    else:
+                        break
+                t_c = heap[0][0] if heap else inf
+                t_a = arr_t[ai] if ai < n else inf
+                t_w = next_wakeup(now)
                 if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
-                    t_w = math.inf
+                    t_w = inf
                 if round_mode:
-                    waiting = (pending or admission.holding or policy.every_round
-                               or len(jstate.active) > len(running))
-                    if waiting:
+                    if fixed:  # the round found after an event (below) stands until the decision
                         view.now = now
-                        floor_t = now if self._dirty else max(now, policy.idle_until(view))
-                        if floor_t < math.inf:
-                            k = max(last_k + 1, math.ceil(floor_t / R - 1e-9))
+                    elif (pending or len(active) > len(running) or admission.holding
+                            or policy.every_round):  # a job waits
+                        view.now = now
+                        fixed = self._dirty  # (nothing stops a job waiting but a decision)
+                        if self._dirty:
+                            floor_t = now
+                        else:
+                            floor_t = idle_until(view)
+                            if floor_t < now:
+                                floor_t = now
+                        if floor_t < inf:
+                            k = ceil(floor_t / R - 1e-9)
+                            if k <= last_k:
+                                k = last_k + 1
                             t_s = k * R
                             if t_s < now:  # the tolerance must not put a round before the clock: a completion
                                 k += 1     # just after k R comes after round k (which a naive run holds first)
                                 t_s = k * R
                         else:
-                            t_s = math.inf
+                            t_s = inf
                     else:
-                        t_s = math.inf
+                        t_s = inf
                 else:
-                    t_s = now if self._dirty else math.inf
-                t = min(t_c, t_a, t_s, t_w)
-                if t == math.inf:
-                    if jstate.active or pending or admission.holding:
-                        raise SimulationStalled(f"{len(jstate.active)} jobs wait but nothing runs or arrives")
+                    t_s = now if self._dirty else inf
+                t = t_c if t_c < t_a else t_a
+                if t_s < t:
+                    t = t_s
+                if t_w < t:
+                    t = t_w
+                if t == inf:
+                    if active or pending or admission.holding:
+                        raise SimulationStalled(f"{len(active)} jobs wait but nothing runs or arrives")
                     self._finish()
                     return None
                 if max_t is not None and t > max_t:
@@ -309,31 +349,56 @@ class Simulator:
                         view.now = until
                     return None
                 now = t
-                # 1. completions at t
-                ncomp = 0
-                while heap:  # _heap_top inlined (its lazy deletion of stale entries, then the time test)
-                    top = heap[0]
-                    job = top[3]
-                    if job.version != top[2] or job.status != RUNNING:
-                        heapq.heappop(heap)
-                        continue
-                    if top[0] > t:
-                        break
-                    heapq.heappop(heap)
-                    self._complete(job, t)
-                    ncomp += 1
-                if ncomp:
-                    events += ncomp
-                    self._dirty = True
-                    if colocation:
-                        self._recompute_rates(t)
-                    self._record(t)
+                # 1. completions at t (the heap's top is valid here: checked above)
+                if t_c <= t:
+                    ncomp = 0
+                    while heap:
+                        top = heap[0]
+                        job = top[3]
+                        if job.version != top[2] or job.status != RUNNING:
+                            heappop(heap)
+                            continue
+                        if top[0] > t:
+                            break
+                        heappop(heap)
+                        # the completion (what _complete does, inline: the hot path)
+                        release(job.id, job.complete(t))
+                        del running[job.id]
+                        del active[job.id]
+                        finished[job.id] = job
+                        on_completion(job, view)
+                        self._done += 1
+                        if job.tracked:
+                            self._tracked_left -= 1
+                        ncomp += 1
+                    if ncomp:
+                        self._progress_s, self._lost_launches = t, 0
+                        events += ncomp
+                        self._dirty = True
+                        if colocation:
+                            self._recompute_rates(t)
+                        ts_extend((t, cstate.busy_gpus,
+                                   len(active) - len(running) + len(pending) + admission.holding, len(running)))
                 # 2. arrivals at t
-                while ai < n and arr_t[ai] <= t:
-                    pending.append(arrivals[ai])
-                    ai += 1
-                    events += 1
+                if t_a <= t:
+                    while ai < n and arr_t[ai] <= t:
+                        pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                        ai += 1
+                        events += 1
                     self._dirty = True
+                    if fixed:
+                        # the arrivals before the next completion, round and wake-up (and within the horizons)
+                        # change nothing but the queue: taken at once, the clock at the last of them (as one
+                        # iteration each would leave it)
+                        lim = t_c if t_c < t_s else t_s
+                        if t_w < lim:
+                            lim = t_w
+                        while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
+                                until is None or arr_t[ai] <= until):
+                            pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                            now = t = arr_t[ai]
+                            ai += 1
+                            events += 1
                 if bar is not None:
                     units = self._tracked_total - self._tracked_left if stop_tracked else self._done
                     if units - self._bar_done >= 200:
@@ -400,7 +465,8 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        res = SimResult.build(self.jobs, self._ts, end_s=self._now, events=self._events,
+        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4).copy()  # (a copy: the run may go on)
+        res = SimResult.build(self.jobs, ts, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
@@ -461,16 +527,57 @@ class Simulator:
         return copy.deepcopy(self)
 
     def __deepcopy__(self, memo: dict) -> Simulator:
-        shared = [self.workload, self.cluster, *(w.spec for w in self.workload.jobs if w.spec is not None)]
-        for obj in shared:
+        specs = self.__dict__.get("_specs")
+        if specs is None:  # the jobs' spec objects, found once per simulator (immutable, shared by every copy)
+            specs = self._specs = [w.spec for w in self.workload.jobs if w.spec is not None]
+        for obj in (self.workload, self.cluster, specs, *specs):
             memo.setdefault(id(obj), obj)
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        for k, v in self.__dict__.items():
+        d = self.__dict__
+        if d.get("_started"):
+            # the job structures by hand (what-if switching copies a simulator hundreds of times; deepcopy's
+            # per-element dispatch over every list of jobs was most of its cost). Shared: a finished job (never
+            # written again: the engine writes jobs only through their lifecycle, and completion is the last
+            # step) and a job that has not arrived, until it arrives in either simulator (``_shared_from``: each
+            # takes its own copy then), so a copy for a short look-ahead pays only for the jobs in the system.
+            # Copied: the jobs that have arrived and not finished (active, pending, held by admission)
+            live = [*self.jstate.active.values(), *self._pending]
+            if self.admission.holding:
+                seen = {id(j) for j in live}
+                live += [j for j in self._arrivals[:self._ai] if j.status != DONE and id(j) not in seen]
+            pos = d.get("_pos")
+            if pos is None:  # arrival position of every job (by workload index), found once per simulator
+                pos = self._pos = array("q", bytes(8 * self._n))
+                for p, j in enumerate(self._arrivals):
+                    pos[j.index] = p
+            jobs, arrivals = self.jobs[:], self._arrivals[:]
+            twin: dict[int, Job] = {}
+            for j in live:
+                c = memo.get(id(j))
+                if c is None:
+                    c = j.__deepcopy__(memo)
+                twin[id(j)] = c
+                jobs[j.index] = arrivals[pos[j.index]] = c
+            new.jobs, new._arrivals, new._pos = jobs, arrivals, pos
+            new._heap = [(t, q, v, twin.get(id(j), j)) for t, q, v, j in self._heap]  # (the same heap order)
+            new._running = {k: twin[id(j)] for k, j in self._running.items()}
+            new._pending = [twin[id(j)] for j in self._pending]
+            js = memo[id(self.jstate)] = JobState()
+            js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
+            js.finished = dict(self.jstate.finished)
+            new.jstate = js
+            new._shared_from = self._shared_from = self._ai
+            done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from", "_pos"}
+        else:
+            done = set()
+        for k, v in d.items():
+            if k in done:
+                continue
             if k == "_bar":
                 v = None
             elif k in ("_ts", "_arr_t"):
-                v = list(v)  # lists of tuples of numbers / of numbers: a shallow copy is a deep one
+                v = v[:]  # an array / a list of numbers: a shallow copy is a deep one
             else:
                 v = copy.deepcopy(v, memo)
             setattr(new, k, v)
@@ -501,6 +608,13 @@ class Simulator:
                 self.jstate.add(j)
             if admitted:
                 self.policy.on_admit(admitted, view)
+
+    def _own(self, pos: int) -> Job:
+        """The job arriving at position ``pos``, shared with a copy until now: replaced by a private copy."""
+        job = self._arrivals[pos]
+        own = job.__deepcopy__({})
+        self._arrivals[pos] = self.jobs[own.index] = own
+        return own
 
     def _push(self, job: Job) -> None:
         job.version += 1
@@ -558,18 +672,36 @@ class Simulator:
         if decision.migrate:
             self._migrate(decision, now, elastic)
             changed = True
-        for job, pl in decision.launch.items():
-            if job.status != QUEUED or job.id not in self.jstate.active:
-                raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
-            check_placement(job, pl, elastic)
-            self.cstate.occupy(job.id, pl)
-            stall = self.launcher.stall_s(job, pl, now)
-            if stall > self._max_stall_s:
-                self._max_stall_s = stall
-            job.launch(now, pl, stall)
-            self._running[job.id] = job
+        if decision.launch:
+            # the launches (the hot path: what check_placement, _set_rate and _push do, inline)
+            active, running, heap = self.jstate.active, self._running, self._heap
+            occupy, stall_s = self.cstate.occupy, self.launcher.stall_s
+            colocation = self.perf.colocation_aware
+            alone_time_s = self.perf.alone_time_s
+            for job, pl in decision.launch.items():
+                if job.status != QUEUED or job.id not in active:
+                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+                if type(pl) is not Placement or pl.gpus < 1 or (pl.gpus != job.gpus and not elastic):
+                    check_placement(job, pl, elastic)  # raises, naming the fault (or passes a subclass)
+                occupy(job.id, pl)
+                stall = stall_s(job, pl, now)
+                if stall > self._max_stall_s:
+                    self._max_stall_s = stall
+                job.launch(now, pl, stall)
+                running[job.id] = job
+                if colocation:
+                    job.rate = 0.0  # set by the co-location-aware recomputation below
+                    continue
+                t_it = float(alone_time_s(job, pl))
+                if not t_it > 0 or not math.isfinite(t_it):
+                    raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
+                job.rate, job.iteration_now_s = 1.0 / t_it, t_it
+                job.version += 1
+                t = job.finish_time()
+                if t < math.inf:
+                    self._seq += 1
+                    heapq.heappush(heap, (t, self._seq, job.version, job))
             changed = True
-            self._set_rate(job, pl)
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)
 
@@ -613,7 +745,7 @@ class Simulator:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding
 
     def _record(self, now: float) -> None:
-        self._ts.append((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
+        self._ts.extend((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
 
     def _check_stall(self) -> None:
         if (not self._running and self._ai >= self._n and (self.jstate.active or self.admission.holding)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -58,31 +59,42 @@ class SimResult:
     admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, jobs: Sequence, ts: Sequence[tuple], *, end_s: float, events: int, decisions: int,
+    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray, *, end_s: float, events: int,
+              decisions: int,
               preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
               migrations: int = 0) -> SimResult:
+        n = len(jobs)
+
+        def num(name: str, dtype: type) -> np.ndarray:  # a numeric column straight into numpy (no list of objects)
+            return np.fromiter(map(attrgetter(name), jobs), dtype=dtype, count=n)
+
         df = pd.DataFrame({
             "id": [j.id for j in jobs],
-            "arrival_s": [j.arrival_s for j in jobs],
-            "gpus": [j.gpus for j in jobs],
-            "iterations": [j.iterations for j in jobs],
+            "arrival_s": num("arrival_s", float),
+            "gpus": num("gpus", np.int64),
+            "iterations": num("iterations", float),
             "model": [j.model for j in jobs],
             "tracked": [j.tracked for j in jobs],
-            "admitted_s": [j.admitted_s for j in jobs],
-            "first_start_s": [j.first_start_s for j in jobs],
-            "completion_s": [j.completion_s for j in jobs],
-            "preemptions": [j.preemptions for j in jobs],
-            "launches": [j.launches for j in jobs],
-            "migrations": [j.migrations for j in jobs],
-            "attained_gpu_s": [j.attained_gpu_s for j in jobs],
-            "duration_alone_s": [j.duration_alone_s for j in jobs],
-            "deadline_s": [np.nan if j.deadline_s is None else j.deadline_s for j in jobs],
+            "admitted_s": num("admitted_s", float),
+            "first_start_s": num("first_start_s", float),
+            "completion_s": num("completion_s", float),
+            "preemptions": num("preemptions", np.int64),
+            "launches": num("launches", np.int64),
+            "migrations": num("migrations", np.int64),
+            "attained_gpu_s": num("attained_gpu_s", float),
+            "duration_alone_s": num("duration_alone_s", float),
+            "deadline_s": np.fromiter((np.nan if j.deadline_s is None else j.deadline_s for j in jobs), dtype=float,
+                                      count=n),
         })
         df["jct_s"] = df["completion_s"] - df["arrival_s"]
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                       (df["completion_s"] <= df["deadline_s"]).astype(float))
-        tsd = pd.DataFrame(list(ts), columns=["t_s", "busy_gpus", "queued", "running"])
+        if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
+            tsd = pd.DataFrame({"t_s": ts[:, 0], "busy_gpus": ts[:, 1].astype(np.int64),
+                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)})
+        else:
+            tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),

@@ -28,15 +28,18 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..cluster import Cluster
 from ..errors import ScheduleError
 from ..perf.base import PlacementLike
+
+_set = object.__setattr__  # (frozen, slotted) Placement fields set without the dataclass checks
 
 # job status values (plain strings: cheap to compare, readable in the per-job records)
 WAITING_ADMISSION = "admission"   # arrived, held by the admission policy
@@ -45,7 +48,7 @@ RUNNING = "running"
 DONE = "done"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """GPUs per server index; ``stages`` (optional) gives, per server, the GPUs of each pipeline stage.
 
@@ -74,7 +77,9 @@ class Placement:
     @classmethod
     def one(cls, server: int, gpus: int) -> Placement:
         """``gpus`` GPUs on one server (the same as ``Placement.of({server: gpus})``, built without the checks of
-        the generated ``__init__``: placement walks build one per launch).
+        the generated ``__init__``: placement walks ask for one per launch). Placements are immutable, so one
+        object per (server, GPUs) is kept and handed out again: a million launches hold a few thousand
+        placements, not a million.
 
         ```pycon
         >>> Placement.one(3, 2) == Placement.of({3: 2}), Placement.one(3, 2).gpus
@@ -82,8 +87,15 @@ class Placement:
 
         ```
         """
-        p = object.__new__(cls)
-        p.__dict__.update(servers=(server,), counts=(gpus,), stages=None, gpus=gpus)
+        p = _ONE.get((server, gpus))
+        if p is None or cls is not Placement:
+            p = object.__new__(cls)
+            _set(p, "servers", (server,))
+            _set(p, "counts", (gpus,))
+            _set(p, "stages", None)
+            _set(p, "gpus", gpus)
+            if cls is Placement:
+                _ONE[server, gpus] = p
         return p
 
     @property
@@ -99,6 +111,9 @@ class Placement:
 
     def __deepcopy__(self, memo: dict) -> Placement:
         return self
+
+
+_ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (server, GPUs)
 
 
 class Job:
@@ -173,7 +188,9 @@ class Job:
         self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
-        self.segments: list[tuple[float, float, Placement, float]] = []  # (start, end, placement, iterations)
+        # (start, end, placement, iterations) per segment: an empty tuple until the first segment ends, then a list
+        # (a million jobs spare a million empty lists)
+        self.segments: Sequence[tuple[float, float, Placement, float]] = ()
         self.seg_start: tuple[float, float] | None = None
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
@@ -221,8 +238,10 @@ class Job:
         if self.status == RUNNING and now > self.t_ref:
             self.executed = self.executed_at(now)
             dt = now - self.t_ref
-            self.attained_s += dt
-            self.attained_gpu_s += dt * self.held_gpus
+            a, g = self.attained_s, self.attained_gpu_s
+            self.attained_s = a + dt
+            # on one GPU equal service stays equal: the same float object, not a second one (a million jobs)
+            self.attained_gpu_s = self.attained_s if g == a and self.held_gpus == 1 else g + dt * self.held_gpus
         self.t_ref = now
 
     def finish_time(self) -> float:
@@ -241,7 +260,7 @@ class Job:
         """Starts (or resumes) on ``placement``; no progress for ``stall_s`` seconds. The engine sets the rate
         from the performance model right after."""
         self.status, self.placement, self.t_ref, self.held_gpus = RUNNING, placement, now, placement.gpus
-        self.stall_until = now + stall_s
+        self.stall_until = now + stall_s if stall_s else now  # (no new float without a stall)
         self.launches += 1
         if math.isnan(self.first_start_s):
             self.first_start_s = now
@@ -252,7 +271,11 @@ class Job:
         pl = self.placement
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
-        self.segments.append((t0, now, pl, self.executed - e0))
+        seg = (t0, now, pl, self.executed - e0 if e0 else self.executed)  # (x - 0.0 is x: no new float)
+        if self.segments:
+            self.segments.append(seg)  # type: ignore[attr-defined]  # a list once it has a segment
+        else:
+            self.segments = [seg]
         self.seg_start = None
         return pl
 
@@ -294,7 +317,8 @@ class Job:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         _copy_shared_fields(self, new)
-        new.segments = list(self.segments)  # tuples of numbers and a Placement
+        # tuples of numbers and a Placement (an empty tuple is shared)
+        new.segments = list(self.segments) if self.segments else ()
         return new
 
     def __repr__(self) -> str:
@@ -311,6 +335,30 @@ def _field_copier(names: Iterable[str]):
 
 
 _copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "segments")
+
+# the fields a Job takes from its workload job (the rest is simulation state)
+_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
+                    "deadline_s", "user", "group", "spec", "tracked", "gpu_type")
+
+
+def _jobs_maker():
+    """``make(workload_jobs)``: one fresh [`Job`][optsched.sim.state.Job] per workload job (``index`` = its
+    position), the same as ``Job(w.id, w.arrival_s, ..., index=i, ...)`` one by one, as one straight-line loop
+    body (a simulator builds every job of its workload at each reset). A workload job's fields are already
+    plain floats and ints (WorkloadJob converts them); the state fields start as a fresh Job's (read from one)."""
+    tmpl = Job("template", 0.0, 1, 1.0, 1.0)
+    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s")]
+    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS)
+    body += "".join(f"        j.{n} = T_{n}\n" for n in state)
+    ns: dict = {"new": object.__new__, "Job": Job, **{f"T_{n}": getattr(tmpl, n) for n in state}}
+    src = ("def make(wjobs):\n    out = []\n    add = out.append\n    for i, w in enumerate(wjobs):\n"
+           "        j = new(Job)\n" + body + "        j.index = i\n        j.wait_since_s = w.arrival_s\n"
+           "        add(j)\n    return out\n")
+    exec(src, ns)  # noqa: S102 - names are our own __slots__
+    return ns["make"]
+
+
+jobs_from_workload = _jobs_maker()
 
 
 class JobState:
@@ -377,6 +425,15 @@ class ClusterState:
         self.typed = len(self.types) > 1
         self._masks = [self.type_of == k for k in range(len(self.types))]
 
+    def __deepcopy__(self, memo: dict) -> ClusterState:
+        # what changes is copied (free GPUs, jobs per server, the busy count); the rest (the cluster, capacities,
+        # GPU types, type masks) is fixed for the life of the state and shared
+        new = copy.copy(self)
+        memo[id(self)] = new
+        new.free = self.free.copy()
+        new.jobs_on = [dict(d) for d in self.jobs_on]
+        return new
+
     def type_index(self, name: str) -> int:
         """Index of GPU type ``name`` in [`types`][optsched.sim.state.ClusterState.types] (-1 if the cluster has
         none)."""
@@ -438,7 +495,14 @@ class ClusterState:
 
     def release(self, job_id: str, placement: Placement) -> None:
         free, jobs_on = self.free, self.jobs_on
-        for s, n in zip(placement.servers, placement.counts):
+        servers = placement.servers
+        if len(servers) == 1:  # most completions: one server
+            s, n = servers[0], placement.counts[0]
+            free[s] += n
+            del jobs_on[s][job_id]
+            self.busy_gpus -= n
+            return
+        for s, n in zip(servers, placement.counts):
             free[s] += n
             del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus

@@ -106,11 +106,15 @@ class SwitchingPolicy(SchedulerPlacer):
         return bool(self.current.elastic)
 
     def switch(self, i: int) -> None:
-        """Make candidate ``i`` decide from now on; it is reset (it rebuilds its state from the view)."""
+        """Make candidate ``i`` decide from now on; it is reset (it rebuilds its state from the view). The one
+        switched out is reset too: it would be reset before it decided again, and its stale state (priority
+        lists, heaps) would only make every copy of the simulator slower."""
         i = self._check(i)
         if i != self.active:
+            old = self.current
             self.active = i
             self.current.reset()
+            old.reset()
 
     def reset(self) -> None:
         for c in self.candidates:
@@ -253,7 +257,7 @@ def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> flo
 @dataclass
 class WhatIfRecord:
     """What the switching did, kept in the run's result as ``custom["whatif"]``: the candidates' names, the index
-    chosen at every switching point, the points' times and scores, and the simulation cost (wall seconds of the
+    chosen at every switching point, the points' times and scores, and the simulation cost (CPU seconds of the
     live run's own steps, of the copies and of the what-if simulations)."""
 
     names: list[str]
@@ -324,13 +328,13 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     live.config["scheduler"] = {"name": "what-if", "candidates": names, "period_s": period_s,
                                 "horizon_s": horizon_s, "lookahead": lookahead, "metric": metric}
     out = WhatIfRecord(names=names)
-    t_start = time.perf_counter()
+    t_start = time.process_time()
     spent_aside = 0.0
     next_point = 0.0
     live.reset()
     while (view := live.advance()) is not None:
         if view.now >= next_point:
-            t_aside = time.perf_counter()
+            t_aside = time.process_time()
             scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
             best = int(np.argmin(scores))
             policy.switch(best)
@@ -341,9 +345,9 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
             if on_switch is not None:
                 on_switch(view.now, scores, best)
             next_point = view.now + period_s
-            spent_aside += time.perf_counter() - t_aside
+            spent_aside += time.process_time() - t_aside
         live.apply(live.decide())
-    out.live_s = time.perf_counter() - t_start - spent_aside
+    out.live_s = time.process_time() - t_start - spent_aside
     res = live.result()
     res.custom["whatif"] = out
     res.summary.update(out.summary())
@@ -359,12 +363,12 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
     scores = []
     for i in range(n):
-        tc = time.perf_counter()
+        tc = time.process_time()
         twin = live.clone()
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
-        out.copy_s += time.perf_counter() - tc
+        out.copy_s += time.process_time() - tc
         out.copies += 1
-        tw = time.perf_counter()
+        tw = time.process_time()
         pol, adm = twin.policy, twin.admission
         assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
         pol.switch(i)
@@ -380,5 +384,5 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         except SimulationStalled:
             pass  # nothing more can happen in this copy (present lookahead: only held-back jobs remain)
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
-        out.whatif_s += time.perf_counter() - tw
+        out.whatif_s += time.process_time() - tw
     return scores
