@@ -60,11 +60,14 @@ class JobTimes:
     ```
     """
 
-    __slots__ = ("_fn", "_cache", "work", "max_gpus")
+    __slots__ = ("_fn", "_cache", "steps", "work", "max_gpus")
 
     def __init__(self, batch_time: Callable[[int, bool], float], work: float, max_gpus: int = 1 << 30):
         self._fn = batch_time
         self._cache: dict[tuple[int, bool], float] = {}
+        # count -> (counts scanned up to, next faster count or 0, its gain): a memo of the leftover loop's next step,
+        # which depends on the speeds only (shared by with_work, as the cache)
+        self.steps: dict[int, tuple[int, int, float]] = {}
         self.work, self.max_gpus = float(work), int(max_gpus)
 
     @classmethod
@@ -95,7 +98,7 @@ class JobTimes:
     def with_work(self, work: float) -> JobTimes:
         """The same job with another amount of work (the cache is shared)."""
         other = JobTimes(self._fn, work, self.max_gpus)
-        other._cache = self._cache
+        other._cache, other.steps = self._cache, self.steps
         return other
 
 
