@@ -140,23 +140,22 @@ def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list
     counts, speeds = lad.counts, lad.speeds
     cap, top = counts[share], speeds[share]
     bisect_right = bisect.bisect_right
-    n = len(times)
-    for k in range(n):
-        t0 = times[k]
+    ends = times[1:]
+    ends.append(math.inf)
+    for t0, end, f in zip(times, ends, free):
         if t0 > limit:
             break
-        f = free[k]
         if f >= cap:
             s = top
         else:
             i = bisect_right(counts, f) - 1
-            s = speeds[i] if i >= 0 else 0.0
-        if s > 0:
-            end = times[k + 1] if k + 1 < n else math.inf
-            t = t0 + work / s
-            if t <= end:
-                return t
-            work -= s * (end - t0)
+            if i < 0:
+                continue  # no count fits: no work in this interval
+            s = speeds[i]
+        t = t0 + work / s
+        if t <= end:
+            return t
+        work -= s * (end - t0)
     return math.inf
 
 
@@ -170,23 +169,24 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list
             free.insert(k + 1, free[k])
     counts = lad.counts
     cap = counts[share]
+    bisect_right = bisect.bisect_right
     now_count, change = -1, math.inf
-    for k in range(len(times)):
-        if times[k] >= finish:
+    for k, t in enumerate(times):
+        if t >= finish:
             if change == math.inf and now_count > 0:
-                change = times[k]
+                change = t
             break
         f = free[k]
         if f >= cap:
             c = cap
         else:
-            i = bisect.bisect_right(counts, f) - 1
+            i = bisect_right(counts, f) - 1
             c = counts[i] if i >= 0 else 0
         if now_count < 0:
             now_count = c
         elif c != now_count and change == math.inf:
-            change = times[k]
-        free[k] -= c
+            change = t
+        free[k] = f - c
     return max(now_count, 0), change
 
 
@@ -258,25 +258,36 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
     ```
     """
     heap: list[tuple[float, int, int]] = []
-
-    def step(i: int, lad: Ladder, work: float, g: int) -> None:
-        k = lad.best_upto(g) + 1
-        if k < len(lad.counts) and lad.counts[k] - g <= spare:
-            t_now = math.inf if g <= 0 else work / lad.speeds[k - 1]
-            gain = (t_now - work / lad.speeds[k]) / (lad.counts[k] - g)
-            heapq.heappush(heap, (-gain, i, k))
-
+    inf = math.inf
     for i, (key, lad, work) in enumerate(jobs):
-        step(i, lad, work, target[key])
-    while spare > 0 and heap:
-        _, i, k = heapq.heappop(heap)
+        g = target[key]
+        counts = lad.counts
+        k = bisect.bisect_right(counts, g)
+        if k < len(counts) and counts[k] - g <= spare:
+            t_now = inf if g <= 0 else work / lad.speeds[k - 1]
+            heap.append((-(t_now - work / lad.speeds[k]) / (counts[k] - g), i, k))
+    heapq.heapify(heap)
+    pop, pushpop = heapq.heappop, heapq.heappushpop
+    item = pop(heap) if heap else None
+    while spare > 0 and item is not None:
+        i, k = item[1], item[2]
         key, lad, work = jobs[i]
-        add = lad.counts[k] - target[key]
-        if add > spare:
-            continue  # it never fits again: the GPUs left only decrease
+        counts = lad.counts
+        g = counts[k]
+        add = g - target[key]
+        if add > spare:  # it never fits again: the GPUs left only decrease
+            item = pop(heap) if heap else None
+            continue
         spare -= add
-        target[key] = lad.counts[k]
-        step(i, lad, work, target[key])
+        target[key] = g
+        k += 1  # the job now holds ladder count k - 1: its next step is count k
+        if k < len(counts) and counts[k] - g <= spare:
+            speeds = lad.speeds
+            item = (-(work / speeds[k - 1] - work / speeds[k]) / (counts[k] - g), i, k)
+            if heap:
+                item = pushpop(heap, item)  # push then pop: a job holds at most one entry, so no two tie
+        else:
+            item = pop(heap) if heap else None
     return spare
 
 
