@@ -169,6 +169,10 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list
             free.insert(k + 1, free[k])
     counts = lad.counts
     cap = counts[share]
+    kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
+    if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
+        free[:kf] = [f - cap for f in free[:kf]]
+        return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
     bisect_right = bisect.bisect_right
     now_count, change = -1, math.inf
     for k, t in enumerate(times):
