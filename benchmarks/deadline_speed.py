@@ -74,8 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     head = "| policy | jobs | " + " | ".join(f"{n} CPU s" for n, _ in sides)
     head += (" | this / base" if args.base_src else "") + (" | " + " | ".join(f"{n} x SRTF" for n, _ in sides)
                                                           if ref else "") + " | deadline ratio |"
+    cmd = (f".venv/bin/python benchmarks/deadline_speed.py --jobs {jobs} --lam {args.lam:g} --policies "
+           f"{args.policies}" + (" --base-src BASE/src" if args.base_src else ""))
     lines = [f"Deadline family on 16 GPUs (4 x 4), `deadline_workload(lam={args.lam:g}, window={jobs}/lam h, "
-             f"seed 0)`; OUR simulator's CPU seconds of `simulate()`, one fresh process per run.", "", head,
+             f"seed 0)`; OUR simulator's CPU seconds of `simulate()`, one fresh process per run. Produced by "
+             f"`{cmd}`.", "", head,
              "|" + "---|" * (head.count("|") - 1)]
     for p, by in rows.items():
         cells = [p, str(next(iter(by.values()))["jobs"]), *(f"{by[n]['cpu_s']:.2f}" for n, _ in sides)]
