@@ -295,6 +295,13 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
     return spare
 
 
+def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
+    """The ladders of the run's admission policy when it keeps them (ElasticFlow's and EDF's admission: the same
+    ladders, built once per job), else the scheduler's own."""
+    shared = getattr(view.admission, "ladders", None)
+    return shared if isinstance(shared, dict) else own
+
+
 def _deadline_order(view: SimView) -> list[Job]:
     return sorted(view.jobs.active.values(), key=deadline_order)
 
@@ -321,13 +328,14 @@ class ElasticFlowAdmission(AdmissionPolicy):
             raise InstanceError(f"must be 'min' or 'max', got {share!r}", field="share")
         self.share = share
         self.declined: list[str] = []
-        self._ladders: dict[str, Ladder] = {}
+        # job id -> its ladder; the schedulers of the family read and prune this one when they run behind it
+        self.ladders: dict[str, Ladder] = {}
         # (time, job ids in deadline order, their plan) of the last admission: read by ElasticFlow's scheduler
         self.last_plan: tuple[float, list[str], dict[str, tuple[int, float]]] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
-        cache = self._ladders
+        cache = self.ladders
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
                           key=deadline_order)
         out = []
@@ -355,7 +363,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
 
     def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
         now = view.now
-        return [(j.id, ladder_of(j, view, self._ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
+        return [(j.id, ladder_of(j, view, self.ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
 
 
 class EDFAdmission(ElasticFlowAdmission):
@@ -388,7 +396,8 @@ class ElasticFlow(SchedulerPlacer):
         order = _deadline_order(view)
         ending = _ending(order, now)
         total -= sum(ending.values())
-        entries = [(j, ladder_of(j, view, self._ladders), j.remaining_iterations(now)) for j in order
+        cache = _ladder_cache(view, self._ladders)
+        entries = [(j, ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
                    if j not in ending]
         planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
         memo = getattr(view.admission, "last_plan", None) if not ending else None
@@ -411,7 +420,7 @@ class ElasticFlow(SchedulerPlacer):
         return self._wake if self._wake > now else math.inf
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        self._ladders.pop(job.id, None)
+        _ladder_cache(view, self._ladders).pop(job.id, None)
 
 
 class ElasticFlowNoAdmission(ElasticFlow):
@@ -436,17 +445,18 @@ class EDFElastic(SchedulerPlacer):
         order = _deadline_order(view)
         target = _ending(order, view.now)
         free = view.cluster.total_gpus - sum(target.values())
+        cache = _ladder_cache(view, self._ladders)
         for j in order:
             if j in target:
                 continue
-            lad = ladder_of(j, view, self._ladders)
+            lad = ladder_of(j, view, cache)
             i = lad.best_upto(free)
             target[j] = lad.counts[i] if i >= 0 else 0
             free -= target[j]
         return apply_targets(view, target)
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        self._ladders.pop(job.id, None)
+        _ladder_cache(view, self._ladders).pop(job.id, None)
 
 
 class EDFWithAdmission(EDFElastic):
