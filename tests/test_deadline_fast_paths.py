@@ -16,9 +16,9 @@ import pytest
 from optsched.generators.deadline import deadline_workload, elasticflow_shaped_workload, tiny_deadline_workload
 from optsched.sim import simulate
 from optsched.sim.base import Decision, DecisionBuilder
-from optsched.sim.deadline.common import JobTimes, place
-from optsched.sim.deadline.elasticflow import Ladder, lend
-from optsched.sim.deadline.elasticflow_fixed import leftovers
+from optsched.sim.deadline.common import JobTimes, deadline_order, place
+from optsched.sim.deadline.elasticflow import EDFElastic, EDFWithAdmission, Ladder, ladder_of, lend
+from optsched.sim.deadline.elasticflow_fixed import apply_targets, leftovers
 from optsched.sim.deadline.themis import ThemisFTF, ftf_allocate, ftf_allocate_lazy, rho
 from optsched.sim.state import QUEUED, RUNNING, Placement
 
@@ -61,6 +61,41 @@ class PlainThemis(ThemisFTF):
         return b.build()
 
 
+def _plain_edf_decide(self, view):
+    """Elastic EDF the plain way: every active job sorted and walked at every decision."""
+    order = sorted(view.jobs.active.values(), key=deadline_order)
+    target = {j: j.held_gpus for j in order if j.status == RUNNING and j.finish_time() <= view.now + 1e-6}
+    free = view.cluster.total_gpus - sum(target.values())
+    for j in order:
+        if j in target:
+            continue
+        lad = ladder_of(j, view, self._ladders)
+        i = lad.best_upto(free)
+        target[j] = lad.counts[i] if i >= 0 else 0
+        free -= target[j]
+    return apply_targets(view, target)
+
+
+class PlainEDFElastic(EDFElastic):
+    decide = _plain_edf_decide
+
+    def on_admit(self, jobs, view):
+        pass
+
+    def on_completion(self, job, view):
+        self._ladders.pop(job.id, None)
+
+
+class PlainEDFWithAdmission(EDFWithAdmission):
+    decide = _plain_edf_decide
+
+    def on_admit(self, jobs, view):
+        pass
+
+    def on_completion(self, job, view):
+        self._ladders.pop(job.id, None)
+
+
 def _workloads():
     yield from (tiny_deadline_workload(8, seed=s) for s in range(4))
     yield from (deadline_workload(lam, 12.0, nodes=2, gpus_per_node=4, seed=s) for s, lam in ((0, 2.0), (1, 8.0)))
@@ -73,6 +108,15 @@ def test_themis_fast_decision_is_the_plain_one(batch):
         fast, plain = (simulate(wl, scheduler=p(batch=batch)).jobs for p in (ThemisFTF, PlainThemis))
         assert len(fast) == len(wl.jobs)
         pd.testing.assert_frame_equal(fast, plain, check_exact=True)
+
+
+@pytest.mark.parametrize("fast, plain", [(EDFElastic, PlainEDFElastic), (EDFWithAdmission, PlainEDFWithAdmission)])
+def test_elastic_edf_truncated_walk_is_the_full_one(fast, plain):
+    wls = [*_workloads(), elasticflow_shaped_workload(40, nodes=2, gpus_per_node=4, seed=1),
+           elasticflow_shaped_workload(60, nodes=4, gpus_per_node=4, seed=2, load=6.0)]
+    for wl in wls:
+        a, b = (simulate(wl, scheduler=p()).jobs for p in (fast, plain))
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def test_ftf_lazy_is_the_eager_split():

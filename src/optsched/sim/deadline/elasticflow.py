@@ -440,23 +440,67 @@ class EDFElastic(SchedulerPlacer):
 
     def __init__(self) -> None:
         self._ladders: dict[str, Ladder] = {}
+        # the active jobs in deadline order and their keys, kept across decisions (insert at admission, delete
+        # at completion); rebuilt from the view when its count of active jobs disagrees or after an outside
+        # decision
+        self._order: list[Job] = []
+        self._keys: list[tuple[float, float, int]] = []
+        self._stale = True
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        for j in jobs:
+            k = deadline_order(j)
+            i = bisect.bisect_right(self._keys, k)
+            self._keys.insert(i, k)
+            self._order.insert(i, j)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if not own:
+            self._stale = True
+
+    def _sorted(self, view: SimView) -> list[Job]:
+        active = view.jobs.active
+        if self._stale or len(self._order) != len(active):
+            self._order = sorted(active.values(), key=deadline_order)
+            self._keys = [deadline_order(j) for j in self._order]
+            self._stale = False
+        return self._order
 
     def decide(self, view: SimView) -> Decision:
-        order = _deadline_order(view)
-        target = _ending(order, view.now)
+        """Walks the jobs in deadline order only until the free GPUs run out (every later job would get none);
+        the running jobs after that point are listed with 0 (stopped), in deadline order, as a walk of every
+        job lists them."""
+        order = self._sorted(view)
+        active = view.jobs.active
+        running = sorted({active[jid] for jobs in view.cluster.jobs_on for jid in jobs}, key=deadline_order)
+        target = _ending(running, view.now)
         free = view.cluster.total_gpus - sum(target.values())
         cache = _ladder_cache(view, self._ladders)
+        last = None
         for j in order:
+            if free <= 0:
+                last = j
+                break
             if j in target:
                 continue
             lad = ladder_of(j, view, cache)
             i = lad.best_upto(free)
             target[j] = lad.counts[i] if i >= 0 else 0
             free -= target[j]
+        if last is not None:
+            key = deadline_order(last)
+            for j in running:  # the running jobs the walk did not reach: stopped
+                if j not in target and deadline_order(j) >= key:
+                    target[j] = 0
         return apply_targets(view, target)
 
     def on_completion(self, job: Job, view: SimView) -> None:
         _ladder_cache(view, self._ladders).pop(job.id, None)
+        k = deadline_order(job)
+        i = bisect.bisect_left(self._keys, k)
+        if i < len(self._keys) and self._keys[i] == k:
+            del self._keys[i]
+            del self._order[i]
 
 
 class EDFWithAdmission(EDFElastic):

@@ -192,8 +192,11 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
-    b = DecisionBuilder(view, elastic=True)
     running = [j for j in target if j.status == RUNNING]
+    if all(target[j] == j.held_gpus for j in running) and not any(
+            g > 0 and j.status == QUEUED for j, g in target.items()):
+        return Decision()  # every job already holds its count: nothing to do
+    b = DecisionBuilder(view, elastic=True)
     for j in running:  # shrink or stop first: their GPUs go back to the pool
         pl = j.placement
         assert pl is not None
