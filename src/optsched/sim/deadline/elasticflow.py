@@ -140,23 +140,22 @@ def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list
     counts, speeds = lad.counts, lad.speeds
     cap, top = counts[share], speeds[share]
     bisect_right = bisect.bisect_right
-    n = len(times)
-    for k in range(n):
-        t0 = times[k]
+    ends = times[1:]
+    ends.append(math.inf)
+    for t0, end, f in zip(times, ends, free):
         if t0 > limit:
             break
-        f = free[k]
         if f >= cap:
             s = top
         else:
             i = bisect_right(counts, f) - 1
-            s = speeds[i] if i >= 0 else 0.0
-        if s > 0:
-            end = times[k + 1] if k + 1 < n else math.inf
-            t = t0 + work / s
-            if t <= end:
-                return t
-            work -= s * (end - t0)
+            if i < 0:
+                continue  # no count fits: no work in this interval
+            s = speeds[i]
+        t = t0 + work / s
+        if t <= end:
+            return t
+        work -= s * (end - t0)
     return math.inf
 
 
@@ -170,23 +169,28 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list
             free.insert(k + 1, free[k])
     counts = lad.counts
     cap = counts[share]
+    kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
+    if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
+        free[:kf] = [f - cap for f in free[:kf]]
+        return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
+    bisect_right = bisect.bisect_right
     now_count, change = -1, math.inf
-    for k in range(len(times)):
-        if times[k] >= finish:
+    for k, t in enumerate(times):
+        if t >= finish:
             if change == math.inf and now_count > 0:
-                change = times[k]
+                change = t
             break
         f = free[k]
         if f >= cap:
             c = cap
         else:
-            i = bisect.bisect_right(counts, f) - 1
+            i = bisect_right(counts, f) - 1
             c = counts[i] if i >= 0 else 0
         if now_count < 0:
             now_count = c
         elif c != now_count and change == math.inf:
-            change = times[k]
-        free[k] -= c
+            change = t
+        free[k] = f - c
     return max(now_count, 0), change
 
 
@@ -258,26 +262,44 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
     ```
     """
     heap: list[tuple[float, int, int]] = []
-
-    def step(i: int, lad: Ladder, work: float, g: int) -> None:
-        k = lad.best_upto(g) + 1
-        if k < len(lad.counts) and lad.counts[k] - g <= spare:
-            t_now = math.inf if g <= 0 else work / lad.speeds[k - 1]
-            gain = (t_now - work / lad.speeds[k]) / (lad.counts[k] - g)
-            heapq.heappush(heap, (-gain, i, k))
-
+    inf = math.inf
     for i, (key, lad, work) in enumerate(jobs):
-        step(i, lad, work, target[key])
-    while spare > 0 and heap:
-        _, i, k = heapq.heappop(heap)
+        g = target[key]
+        counts = lad.counts
+        k = bisect.bisect_right(counts, g)
+        if k < len(counts) and counts[k] - g <= spare:
+            t_now = inf if g <= 0 else work / lad.speeds[k - 1]
+            heap.append((-(t_now - work / lad.speeds[k]) / (counts[k] - g), i, k))
+    heapq.heapify(heap)
+    pop, pushpop = heapq.heappop, heapq.heappushpop
+    item = pop(heap) if heap else None
+    while spare > 0 and item is not None:
+        i, k = item[1], item[2]
         key, lad, work = jobs[i]
-        add = lad.counts[k] - target[key]
-        if add > spare:
-            continue  # it never fits again: the GPUs left only decrease
+        counts = lad.counts
+        g = counts[k]
+        add = g - target[key]
+        if add > spare:  # it never fits again: the GPUs left only decrease
+            item = pop(heap) if heap else None
+            continue
         spare -= add
-        target[key] = lad.counts[k]
-        step(i, lad, work, target[key])
+        target[key] = g
+        k += 1  # the job now holds ladder count k - 1: its next step is count k
+        if k < len(counts) and counts[k] - g <= spare:
+            speeds = lad.speeds
+            item = (-(work / speeds[k - 1] - work / speeds[k]) / (counts[k] - g), i, k)
+            if heap:
+                item = pushpop(heap, item)  # push then pop: a job holds at most one entry, so no two tie
+        else:
+            item = pop(heap) if heap else None
     return spare
+
+
+def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
+    """The ladders of the run's admission policy when it keeps them (ElasticFlow's and EDF's admission: the same
+    ladders, built once per job), else the scheduler's own."""
+    shared = getattr(view.admission, "ladders", None)
+    return shared if isinstance(shared, dict) else own
 
 
 def _deadline_order(view: SimView) -> list[Job]:
@@ -306,13 +328,14 @@ class ElasticFlowAdmission(AdmissionPolicy):
             raise InstanceError(f"must be 'min' or 'max', got {share!r}", field="share")
         self.share = share
         self.declined: list[str] = []
-        self._ladders: dict[str, Ladder] = {}
+        # job id -> its ladder; the schedulers of the family read and prune this one when they run behind it
+        self.ladders: dict[str, Ladder] = {}
         # (time, job ids in deadline order, their plan) of the last admission: read by ElasticFlow's scheduler
         self.last_plan: tuple[float, list[str], dict[str, tuple[int, float]]] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
-        cache = self._ladders
+        cache = self.ladders
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
                           key=deadline_order)
         out = []
@@ -340,7 +363,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
 
     def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
         now = view.now
-        return [(j.id, ladder_of(j, view, self._ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
+        return [(j.id, ladder_of(j, view, self.ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
 
 
 class EDFAdmission(ElasticFlowAdmission):
@@ -373,7 +396,8 @@ class ElasticFlow(SchedulerPlacer):
         order = _deadline_order(view)
         ending = _ending(order, now)
         total -= sum(ending.values())
-        entries = [(j, ladder_of(j, view, self._ladders), j.remaining_iterations(now)) for j in order
+        cache = _ladder_cache(view, self._ladders)
+        entries = [(j, ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
                    if j not in ending]
         planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
         memo = getattr(view.admission, "last_plan", None) if not ending else None
@@ -396,7 +420,7 @@ class ElasticFlow(SchedulerPlacer):
         return self._wake if self._wake > now else math.inf
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        self._ladders.pop(job.id, None)
+        _ladder_cache(view, self._ladders).pop(job.id, None)
 
 
 class ElasticFlowNoAdmission(ElasticFlow):
@@ -416,22 +440,67 @@ class EDFElastic(SchedulerPlacer):
 
     def __init__(self) -> None:
         self._ladders: dict[str, Ladder] = {}
+        # the active jobs in deadline order and their keys, kept across decisions (insert at admission, delete
+        # at completion); rebuilt from the view when its count of active jobs disagrees or after an outside
+        # decision
+        self._order: list[Job] = []
+        self._keys: list[tuple[float, float, int]] = []
+        self._stale = True
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        for j in jobs:
+            k = deadline_order(j)
+            i = bisect.bisect_right(self._keys, k)
+            self._keys.insert(i, k)
+            self._order.insert(i, j)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if not own:
+            self._stale = True
+
+    def _sorted(self, view: SimView) -> list[Job]:
+        active = view.jobs.active
+        if self._stale or len(self._order) != len(active):
+            self._order = sorted(active.values(), key=deadline_order)
+            self._keys = [deadline_order(j) for j in self._order]
+            self._stale = False
+        return self._order
 
     def decide(self, view: SimView) -> Decision:
-        order = _deadline_order(view)
-        target = _ending(order, view.now)
+        """Walks the jobs in deadline order only until the free GPUs run out (every later job would get none);
+        the running jobs after that point are listed with 0 (stopped), in deadline order, as a walk of every
+        job lists them."""
+        order = self._sorted(view)
+        active = view.jobs.active
+        running = sorted({active[jid] for jobs in view.cluster.jobs_on for jid in jobs}, key=deadline_order)
+        target = _ending(running, view.now)
         free = view.cluster.total_gpus - sum(target.values())
+        cache = _ladder_cache(view, self._ladders)
+        last = None
         for j in order:
+            if free <= 0:
+                last = j
+                break
             if j in target:
                 continue
-            lad = ladder_of(j, view, self._ladders)
+            lad = ladder_of(j, view, cache)
             i = lad.best_upto(free)
             target[j] = lad.counts[i] if i >= 0 else 0
             free -= target[j]
+        if last is not None:
+            key = deadline_order(last)
+            for j in running:  # the running jobs the walk did not reach: stopped
+                if j not in target and deadline_order(j) >= key:
+                    target[j] = 0
         return apply_targets(view, target)
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        self._ladders.pop(job.id, None)
+        _ladder_cache(view, self._ladders).pop(job.id, None)
+        k = deadline_order(job)
+        i = bisect.bisect_left(self._keys, k)
+        if i < len(self._keys) and self._keys[i] == k:
+            del self._keys[i]
+            del self._order[i]
 
 
 class EDFWithAdmission(EDFElastic):

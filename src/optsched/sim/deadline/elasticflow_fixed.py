@@ -120,12 +120,20 @@ def reserve(jt: JobTimes, deadline_s: float, now: float, profile: Sequence[Reser
 
 def _next_step(jt: JobTimes, g: int, limit: int) -> tuple[float, int] | None:
     """(gain, g2): the next count g2 in (g, limit] faster than g at worst-case bandwidth and its gain in
-    batches/s per added GPU; None if there is none."""
-    base = jt.speed(g, cross=g > 1)
-    for g2 in range(g + 1, limit + 1):
-        s2 = jt.speed(g2, cross=True)
-        if s2 > base:
-            return (s2 - base) / (g2 - g), g2
+    batches/s per added GPU; None if there is none. The first faster count and its gain depend on the speeds
+    only, not on the limit: memoised per count in ``jt.steps`` (scanned only as far as a limit has asked)."""
+    memo = jt.steps.get(g)
+    if memo is None or (not memo[1] and memo[0] < limit):
+        base = jt.speed(g, cross=g > 1)
+        g2, gain = 0, 0.0
+        for c in range(g + 1 if memo is None else memo[0] + 1, limit + 1):
+            s2 = jt.speed(c, cross=True)
+            if s2 > base:
+                g2, gain = c, (s2 - base) / (c - g)
+                break
+        memo = jt.steps[g] = (limit if not g2 else g2, g2, gain)
+    if memo[1] and memo[1] <= limit:
+        return memo[2], memo[1]
     return None
 
 
@@ -134,7 +142,8 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
     to its next faster count (worst-case bandwidth), ties to the earlier job of ``times``; updates ``target`` in
     place and returns the GPUs left. A heap of each job's next step: a job whose next step does not fit the GPUs
     left never fits again (they only decrease), so it leaves the heap (O((jobs + steps) log jobs), where
-    rescanning every job per step cost O(jobs x steps)).
+    rescanning every job per step cost O(jobs x steps)); a job's next step that beats the heap's top is taken
+    without touching the heap (``heappushpop``).
 
     ```pycon
     >>> times = {"a": JobTimes(lambda n, c: 1.0 / n, 100.0, 3), "b": JobTimes(lambda n, c: 1.0 / n ** 0.5, 100.0)}
@@ -154,20 +163,27 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
         if step is not None:
             heap.append((-step[0], i, step[1]))
     heapq.heapify(heap)
-    while spare > 0 and heap:
-        _, i, g2 = heapq.heappop(heap)
+    pop, pushpop = heapq.heappop, heapq.heappushpop
+    item = pop(heap) if heap else None
+    while spare > 0 and item is not None:
+        _, i, g2 = item
         j = jobs[i]
         g = target[j]
         if g2 - g > spare:
             # the scan found g2 with more GPUs free; no count in (g, g + spare] is faster than g, and the
             # spare GPUs only decrease: this job is done
+            item = pop(heap) if heap else None
             continue
         spare -= g2 - g
         target[j] = g2
         jt = times[j]
         step = _next_step(jt, g2, min(g2 + spare, jt.max_gpus))
         if step is not None:
-            heapq.heappush(heap, (-step[0], i, step[1]))
+            item = (-step[0], i, step[1])
+            if heap:
+                item = pushpop(heap, item)  # push then pop: one job holds at most one entry, so no two tie
+        else:
+            item = pop(heap) if heap else None
     return spare
 
 
@@ -176,8 +192,11 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
-    b = DecisionBuilder(view, elastic=True)
     running = [j for j in target if j.status == RUNNING]
+    if all(target[j] == j.held_gpus for j in running) and not any(
+            g > 0 and j.status == QUEUED for j, g in target.items()):
+        return Decision()  # every job already holds its count: nothing to do
+    b = DecisionBuilder(view, elastic=True)
     for j in running:  # shrink or stop first: their GPUs go back to the pool
         pl = j.placement
         assert pl is not None
@@ -251,6 +270,16 @@ class ElasticFlowFixed(SchedulerPlacer):
 
     def __init__(self) -> None:
         self._wake = math.inf
+        self._jt: dict[str, JobTimes] = {}  # job id -> its times (speeds cached across decisions)
+
+    def _times(self, job: Job, view: SimView) -> JobTimes:
+        jt = self._jt.get(job.id)
+        if jt is None:
+            jt = self._jt[job.id] = JobTimes.of(job, view.perf, view.now)
+        return jt
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self._jt.pop(job.id, None)
 
     def targets(self, view: SimView) -> dict[Job, int]:
         """The GPU count every active job should hold now."""
@@ -289,7 +318,7 @@ class ElasticFlowFixed(SchedulerPlacer):
                 give = min(r.gpus if r is not None else 1, spare)
                 target[j] = give
                 spare -= give
-        times = {j: JobTimes.of(j, view.perf, now) for j in active if target[j] > 0}
+        times = {j: self._times(j, view).with_work(j.remaining_iterations(now)) for j in active if target[j] > 0}
         leftovers(times, target, spare)
         self._wake = wake
         return target

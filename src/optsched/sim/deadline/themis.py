@@ -35,14 +35,15 @@ partial auction. Our simplification, written once for every policy set that want
 
 from __future__ import annotations
 
+import bisect
 import math
-from typing import Callable, Hashable, Sequence, TypeVar
+from typing import Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
 
 from ..base import Decision, DecisionBuilder, SchedulerPlacer
-from ..state import QUEUED, RUNNING, Placement, SimView
+from ..state import QUEUED, Job, Placement, SimView
 from .common import JobTimes, place
 
-__all__ = ["ThemisFTF", "ftf_allocate", "rho"]
+__all__ = ["ThemisFTF", "ftf_allocate", "ftf_allocate_lazy", "rho"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -82,6 +83,67 @@ def ftf_allocate(jobs: Sequence[K], gpus: int, rho_of: Callable[[K, int], float]
     return alloc
 
 
+def ftf_allocate_lazy(jobs: Iterable[K], gpus: int, rho_of: Callable[[K, int], float],
+                      max_gpus: Callable[[K], int] | None = None) -> dict[K, int]:
+    """[`ftf_allocate`][optsched.sim.deadline.themis.ftf_allocate] reading ``jobs`` (an iterable, in order) only
+    as far as it needs: a job with no GPU has rho = inf (``rho_of(j, 0)``), so it comes before every job that
+    already has some, and the jobs with none come in the order given; once the GPUs run out the rest are never
+    read. Same allocation; the jobs left out are absent (not 0). If a job's ``rho_of(j, 0)`` is not inf, the
+    rest is read and ``ftf_allocate`` decides.
+
+    ```pycon
+    >>> r = lambda j, g: (1.0 if j == "a" else 3.0) / g if g else float("inf")
+    >>> ftf_allocate_lazy(iter(["a", "b"]), 4, r), ftf_allocate_lazy(iter(["a", "b", "c", "d", "e"]), 2, r)
+    ({'a': 1, 'b': 3}, {'a': 1, 'b': 1})
+
+    ```
+    """
+    it = iter(jobs)
+    seen: list[K] = []
+    alloc: dict[K, int] = {}
+    cur: dict[K, float] = {}
+    left = int(gpus)
+    stuck: set[K] = set()
+    fresh = True  # jobs may remain unread
+    while left > 0:
+        j = None
+        if fresh:
+            j = next(it, None)
+            if j is None:
+                fresh = False
+            else:
+                seen.append(j)
+                c0 = rho_of(j, 0)
+                if c0 != math.inf:  # not the case this shortcut covers: decide eagerly, as ftf_allocate
+                    full = ftf_allocate([*seen, *it], gpus, rho_of, max_gpus)
+                    return {k: g for k, g in full.items() if g}
+                alloc[j], cur[j] = 0, c0
+        if j is None:
+            best = None
+            for pos, k in enumerate(seen):
+                if k in stuck:
+                    continue
+                key = (-cur[k], pos)
+                if best is None or key < best[0]:
+                    best = (key, k)
+            if best is None:
+                break
+            j = best[1]
+        cap = max_gpus(j) if max_gpus is not None else gpus
+        nxt = None
+        for g in range(alloc[j] + 1, min(cap, alloc[j] + left) + 1):
+            r = rho_of(j, g)
+            if r < cur[j]:
+                nxt = (g, r)
+                break
+        if nxt is None:
+            stuck.add(j)
+            continue
+        left -= nxt[0] - alloc[j]
+        alloc[j], cur[j] = nxt
+    return {k: g for k, g in alloc.items() if g}
+
+
 def rho(jt: JobTimes, g: int, *, elapsed_s: float, ideal_s: float, node_gpus: int) -> float:
     """Finish-time fairness with g GPUs: (elapsed + remaining run time on g GPUs) / ideal (inf for g = 0)."""
     if g <= 0:
@@ -100,34 +162,84 @@ class ThemisFTF(SchedulerPlacer):
 
     def __init__(self, batch: bool = True):
         self.batch = bool(batch)
+        # the waiting jobs in arrival order, kept across decisions (a job leaves when it starts; entries of jobs
+        # no longer waiting are skipped and dropped from the front); resynchronised from the view when its
+        # count of active jobs disagrees (a run this policy joined midway) or after an outside decision
+        self._queue: list[Job] = []
+        self._head = 0
+        self._known = 0
+        self._sync = True
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        q = self._queue
+        for j in sorted(jobs, key=_arrival):
+            if self._head < len(q) and _arrival(j) < _arrival(q[-1]):
+                bisect.insort(q, j, lo=self._head, key=_arrival)
+            else:
+                q.append(j)
+        self._known += len(jobs)
+
+    def on_completion(self, job: Job, view: SimView) -> None:
+        self._known -= 1
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if not own:
+            self._sync = True
+
+    def _waiting(self, view: SimView) -> Iterator[Job]:
+        """The waiting jobs in arrival order (the order of ``sorted(queued, key=(arrival_s, index))``)."""
+        active = view.jobs.active
+        if self._sync or self._known != len(active):
+            self._queue = sorted((j for j in active.values() if j.status == QUEUED), key=_arrival)
+            self._head, self._known, self._sync = 0, len(active), False
+        q = self._queue
+        while self._head < len(q) and q[self._head].status != QUEUED:
+            self._head += 1
+        if self._head > 1024 and 2 * self._head > len(q):
+            del q[:self._head]
+            self._head = 0
+        return (j for j in q[self._head:] if j.status == QUEUED)
 
     def decide(self, view: SimView) -> Decision:
         d = Decision()
-        active = list(view.jobs.active.values())
-        if self.batch and any(j.status == RUNNING for j in active):
+        cs = view.cluster
+        if self.batch and cs.busy_gpus > 0:  # a job runs (a running job holds GPUs): the batch is not over
             return d
-        waiting = sorted((j for j in active if j.status == QUEUED), key=lambda j: (j.arrival_s, j.index))
-        total = int(view.cluster.free.sum())
-        if not waiting or total == 0:
+        waiting = self._waiting(view)
+        total = int(cs.free.sum())
+        if total == 0:
             return d
         now = view.now
-        cs = view.cluster
         node = int(cs.max_capacity)
-        share = max(1, cs.total_gpus // max(1, len(active)))
-        by_id = {j.id: j for j in waiting}
-        times = {j.id: JobTimes.of(j, view.perf, now) for j in waiting}
-        # T_independent: the job's whole work on its 1/N share of the cluster (Themis counts it from arrival)
-        ideal = {j.id: times[j.id].with_work(j.iterations).run_time_s(share, cross=share > node) for j in waiting}
-        alloc = ftf_allocate(
-            [j.id for j in waiting], total,
+        share = max(1, cs.total_gpus // max(1, len(view.jobs.active)))
+        by_id: dict[str, Job] = {}
+        times: dict[str, JobTimes] = {}
+        ideal: dict[str, float] = {}
+
+        def ids() -> Iterator[str]:
+            for j in waiting:
+                jt = JobTimes.of(j, view.perf, now)
+                by_id[j.id], times[j.id] = j, jt
+                # T_independent: the job's whole work on its 1/N share of the cluster (Themis counts it from
+                # arrival)
+                ideal[j.id] = jt.with_work(j.iterations).run_time_s(share, cross=share > node)
+                yield j.id
+
+        alloc = ftf_allocate_lazy(
+            ids(), total,
             lambda jid, g: rho(times[jid], g, elapsed_s=now - by_id[jid].arrival_s, ideal_s=ideal[jid],
                                node_gpus=node),
             lambda jid: times[jid].max_gpus)
+        if not alloc:
+            return d
         b = DecisionBuilder(view, elastic=True)
-        for jid in sorted((k for k, g in alloc.items() if g), key=lambda k: (-alloc[k], by_id[k].arrival_s,
-                                                                            by_id[k].index)):
+        for jid in sorted(alloc, key=lambda k: (-alloc[k], by_id[k].arrival_s, by_id[k].index)):
             got = place(b.free, alloc[jid])
             if got is None:  # pragma: no cover - the counts add up to the free GPUs
                 continue
             b.launch(by_id[jid], Placement.of(got))
         return b.build()
+
+
+def _arrival(job: Job) -> tuple[float, int]:
+    return job.arrival_s, job.index
