@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.test_total_jct_bnb import tiny_instances
 
 from optsched.algorithms.total_jct import greedy_total_jct
 from optsched.cluster import Cluster
@@ -16,8 +17,6 @@ from optsched.exact.total_jct_lns import choice_of_schedule, improve, lns_total_
 from optsched.exact.total_jct_lp import lp_lower_bound
 from optsched.generators.total_jct import random_total_jct_instance
 from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, choice_cost, schedule_from_choice
-
-from tests.test_total_jct_bnb import tiny_instances
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -84,3 +83,21 @@ def test_improve_keeps_fixed_jobs_and_choice_round_trips():
 def test_lns_needs_a_limit():
     with pytest.raises(InstanceError, match="time_limit"):
         lns_total_jct(random_total_jct_instance(3, 0))
+
+
+def test_registered_lns_proves_tiny_and_bounds_larger_instances():
+    import optsched
+    from optsched.result import SolveStatus
+
+    tiny = random_total_jct_instance(5, 0)
+    res = optsched.solve(tiny, "total-jct-lns", deterministic_limit=5, num_workers=1, seed=0)
+    assert res.status == SolveStatus.OPTIMAL and res.objective == brute_force_total_jct(tiny).objective
+    inst = random_total_jct_instance(12, 0)
+    a = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
+    b = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
+    assert a.objective == b.objective and a.lower_bound == b.lower_bound  # deterministic with one worker
+    assert check_schedule(inst, a.schedule) == a.objective
+    if a.status != SolveStatus.OPTIMAL:
+        assert a.lower_bound == max(a.info["bnb_bound"], a.info["lp_bound"]) < a.objective
+        assert a.objective <= a.info["bnb_objective"]
+    assert a.lower_bound <= 190664  # the library's proven optimum of this instance (total-jct-n12-seed0)

@@ -26,17 +26,19 @@ True
 
 from __future__ import annotations
 
+import math
 import random
 import time
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..algorithms.total_jct import greedy_total_jct
 from ..errors import InstanceError
 from ..evaluators.total_jct import check_schedule
 from ..problems.total_jct import TotalJctInstance, choice_cost, placement_options, schedule_from_choice
+from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
 
-__all__ = ["choice_of_schedule", "improve", "lns_total_jct"]
+__all__ = ["choice_of_schedule", "improve", "lns_total_jct", "solve_total_jct_lns"]
 
 Choice = dict[str, tuple[int, tuple[int, ...], int]]
 
@@ -83,7 +85,7 @@ def improve(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, .
     opts = placement_options(inst, None)
     ends = {}
     starts = {}
-    lits: dict[tuple[int, int, tuple[int, ...]], object] = {}
+    lits: dict[tuple[int, int, tuple[int, ...]], Any] = {}
     for i in sorted(free):
         j = jobs[i]
         s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
@@ -162,3 +164,63 @@ def lns_total_jct(inst: TotalJctInstance, start: Mapping[str, tuple[int, tuple[i
         raise AssertionError(f"LNS schedule costs {checked}, expected {cost}")
     return Result(cost, SolveStatus.FEASIBLE, time.perf_counter() - t0, sched, "total-jct-lns", seed=seed,
                   info={"rounds": done, "improved": improved, "start_cost": first})
+
+
+def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
+                        seed: int | None = None, deterministic_limit: float | None = None, window: int = 8,
+                        round_limit: float = 0.3, slots: int = 4000, search_share: float = 0.25) -> Result:
+    """Best schedule and certified bound for instances beyond the branch and bound's reach: the branch and
+    bound ([`solve_total_jct_bnb`][optsched.exact.total_jct_bnb.solve_total_jct_bnb]) for ``search_share`` of the
+    limit; when it has not proved the optimum, LNS ([`lns_total_jct`][optsched.exact.total_jct_lns.lns_total_jct])
+    from its schedule for the rest, and the time-slot LP bound
+    ([`optsched.exact.total_jct_lp.lp_lower_bound`][]). ``lower_bound`` is the larger of the branch and bound's
+    and the LP's (both proved in ``docs/formulations/total-jct.md``); the status is ``optimal`` when the schedule
+    meets it, else ``time limit``. With ``deterministic_limit`` (units) instead of ``time_limit``: the branch and
+    bound gets ``search_share`` of the units and LNS ``rest / round_limit`` rounds (deterministic with
+    ``num_workers=1``)."""
+    from .total_jct_bnb import solve_total_jct_bnb
+    from .total_jct_lp import lp_lower_bound
+
+    if time_limit is None and deterministic_limit is None:
+        raise InstanceError("give time_limit or deterministic_limit", field="time_limit")
+    if not 0 < search_share <= 1:
+        raise InstanceError(f"must be in (0, 1], got {search_share!r}", field="search_share")
+    t0 = time.perf_counter()
+    if deterministic_limit is not None:
+        bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=deterministic_limit * search_share,
+                                 num_workers=num_workers, seed=seed)
+    else:
+        assert time_limit is not None
+        bb = solve_total_jct_bnb(inst, time_limit=time_limit * search_share, num_workers=num_workers, seed=seed)
+    if bb.status in (SolveStatus.OPTIMAL, SolveStatus.INTERRUPTED) or bb.schedule is None:
+        return bb
+    if deterministic_limit is not None:
+        lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), window=window, round_limit=round_limit,
+                            rounds=max(1, int(deterministic_limit * (1 - search_share) / round_limit)),
+                            seed=seed or 0)
+    else:
+        assert time_limit is not None
+        left = max(0.0, time_limit - (time.perf_counter() - t0))
+        lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), window=window, round_limit=round_limit,
+                            time_limit=left, seed=seed or 0)
+    lp = lp_lower_bound(inst, slots=slots)
+    best = lns if lns.objective is not None and lns.objective < (bb.objective or math.inf) else bb
+    lb = max(bb.lower_bound or 0, lp)
+    sched = best.schedule
+    assert sched is not None
+    obj = check_schedule(inst, sched)
+    info = {"bnb_objective": bb.objective, "bnb_bound": bb.lower_bound, "lp_bound": lp,
+            "lns_rounds": lns.info["rounds"], "lns_improved": lns.info["improved"], "num_workers": num_workers}
+    return Result(obj, SolveStatus.TIME_LIMIT, time.perf_counter() - t0, sched, "total-jct-lns", lower_bound=lb,
+                  seed=seed, info=info)
+
+
+@algorithm("total-jct-lns", TotalJctInstance, exact=True,
+           description="total (weighted) completion time: branch and bound, then LNS with CP-SAT and the "
+                       "time-slot LP bound (for instances it does not close)")
+def _registered_lns(inst: TotalJctInstance, *, seed: int | None = None, time_limit: float | None = None,
+                    deterministic_limit: float | None = None, **options) -> Result:
+    if time_limit is None and deterministic_limit is None:
+        time_limit = 60.0
+    return solve_total_jct_lns(inst, seed=seed, time_limit=time_limit, deterministic_limit=deterministic_limit,
+                               **options)

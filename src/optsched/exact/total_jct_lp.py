@@ -62,7 +62,6 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
         raise InstanceError(f"must be a positive integer, got {slots!r}", field="slots")
     jobs = inst.jobs
-    n = len(jobs)
     const = 0.0  # zero-duration jobs: w r; every LP job: w d / 2
     lp_jobs = []
     for i, j in enumerate(jobs):
@@ -115,15 +114,15 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     b_ub = np.array([float(G * delta)] * T + [float(k * delta) for _, k in classes for _ in range(T)])
     A_eq = sp.csr_matrix((np.ones(v), (np.array(eq_r), np.arange(v))), shape=(len(lp_jobs), v))
     A_ub = sp.csr_matrix((np.array(ub_v), (np.array(ub_r), np.array(ub_c))), shape=(len(b_ub), v))
-    c = np.array(cost)
+    cvec = np.array(cost)
     u = np.array(upper)
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=np.column_stack([np.zeros(v), u]),
+    res = linprog(cvec, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=np.column_stack([np.zeros(v), u]),
                   method="highs")
     if res.status != 0:  # pragma: no cover - the LP is feasible and bounded by construction
         return inst.trivial_lower_bound()
     lam = np.asarray(res.eqlin.marginals, dtype=float)
     mu = np.minimum(np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    reduced = c - A_eq.T @ lam - A_ub.T @ mu
+    reduced = cvec - A_eq.T @ lam - A_ub.T @ mu
     dual = float(b_eq @ lam + b_ub @ mu + np.minimum(reduced, 0.0) @ u) + const
     bound = math.ceil(dual - 1e-9 * max(1.0, abs(dual)))
     return max(bound, inst.trivial_lower_bound())  # both are bounds
