@@ -108,7 +108,7 @@ FOLDER = {"rar-ddls": "rar", "total-jct": "total-jct", "placement": "placement"}
 METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "rar-ddls": (("sjf-bco", {}), ("exact-interval", {"exact": True})),
     "total-jct": (("total-jct-greedy", {}), ("total-jct-bnb", {"exact": True}),
-                  ("total-jct-cpsat", {"exact": True})),
+                  ("total-jct-cpsat", {"exact": True}), ("total-jct-lns", {"exact": True})),
     "placement": (("heavy-edge", {}), ("exact-time", {"exact": True, "no_workers": True})),
 }
 

@@ -1,18 +1,19 @@
 """Total JCT at the papers' size: best schedule and certified lower bound per instance (issue 23). OUR solvers.
 
-Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-limit S]
-[--lns-limit S] [--slots N] [--write]``.
+Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
+[--lns-rounds R] [--slots N] [--write]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
-1. the branch and bound (``total-jct-bnb``, 2 workers: the search and CP-SAT beside it) for ``--bnb-limit``
-   seconds: a schedule, its root bound and CP-SAT's bound;
-2. large-neighbourhood search with CP-SAT (``optsched.exact.total_jct_lns``) from that schedule for
-   ``--lns-limit`` seconds (upper side);
+1. the branch and bound (``total-jct-bnb``, one worker: the search alone) for ``--bnb-units`` deterministic
+   units (10,000 nodes each): a schedule and its root bound;
+2. large-neighbourhood search with CP-SAT (``optsched.exact.total_jct_lns``, windows of 8 jobs, 0.3
+   deterministic units per round) from that schedule for ``--lns-rounds`` rounds (upper side);
 3. the time-slot LP bound (``optsched.exact.total_jct_lp``, dual-certified; lower side).
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
-(best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Prints the table;
+(best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
+deterministic limit, so the numbers do not depend on the machine's load (only the CPU seconds do). Prints the table;
 ``--write`` writes ``docs/results/total_jct_bounds.md`` (without it no tracked file changes).
 """
 
@@ -36,16 +37,16 @@ from optsched.generators.total_jct import random_total_jct_instance  # noqa: E40
 from optsched.io import atomic_open  # noqa: E402
 
 
-def run_one(n: int, seed: int, bnb_limit: float, lns_limit: float, slots: int) -> dict:
+def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int) -> dict:
     c0 = time.process_time()
     inst = random_total_jct_instance(n, seed)
-    bb = solve_total_jct_bnb(inst, time_limit=bnb_limit, num_workers=2, seed=0)
+    bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=bnb_units, num_workers=1, seed=0)
     c1 = time.process_time()
     if bb.status.value == "optimal":
         lns_obj, lp, c2, c3 = bb.objective, None, c1, c1
         best = bb.objective
     else:
-        lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), time_limit=lns_limit, window=8,
+        lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), rounds=lns_rounds, window=8,
                             round_limit=0.3, seed=seed)
         c2 = time.process_time()
         lns_obj = check_schedule(inst, lns.schedule)
@@ -62,18 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/total_jct_bounds.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20,40,100", help="job counts, comma separated (default 20,40,100)")
     ap.add_argument("--seeds", type=int, default=2, help="instances per size, seeds 0..K-1 (default 2)")
-    ap.add_argument("--bnb-limit", type=float, default=60.0, help="branch and bound seconds (default 60)")
-    ap.add_argument("--lns-limit", type=float, default=300.0, help="LNS seconds (default 300)")
+    ap.add_argument("--bnb-units", type=float, default=20.0, help="branch and bound units (default 20)")
+    ap.add_argument("--lns-rounds", type=int, default=400, help="LNS rounds (default 400)")
     ap.add_argument("--slots", type=int, default=4000, help="LP capacity slots (default 4000)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} --seeds {args.seeds} "
-           f"--bnb-limit {args.bnb_limit:g} --lns-limit {args.lns_limit:g} --slots {args.slots}")
+           f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} --slots {args.slots}")
     rows = []
     for n in sizes:
         for s in range(args.seeds):
-            r = run_one(n, s, args.bnb_limit, args.lns_limit, args.slots)
+            r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots)
             rows.append(r)
             print(f"n={n} seed={s}: B&B {r['bnb']} ({r['bnb_status']}, bound {r['bnb_bound']}), LNS {r['lns']}, "
                   f"LP {r['lp']}, gap {100 * r['gap']:.2f}%, {r['cpu']:.0f} CPU s", file=sys.stderr, flush=True)
@@ -88,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
               "OUR solvers on instances we generate (`optsched generate total-jct --jobs N --seed S`: paper 001's "
               "catalogue jobs, 2 servers x 4 GPUs, 10 ms units), never a paper's numbers; a shared 2-core machine. "
               f"Reproduce: `{cmd} --write`.", "",
-              "Per instance: the branch and bound with CP-SAT beside it (`total-jct-bnb`, 2 workers, "
-              f"{args.bnb_limit:g} s), then large-neighbourhood search with CP-SAT from its schedule "
-              f"(`optsched.exact.total_jct_lns`, {args.lns_limit:g} s), then the time-slot LP bound "
+              "Per instance: the branch and bound alone (`total-jct-bnb`, one worker, "
+              f"{args.bnb_units:g} deterministic units), then large-neighbourhood search with CP-SAT from its "
+              f"schedule (`optsched.exact.total_jct_lns`, {args.lns_rounds} rounds of 8 jobs and 0.3 units), then "
+              "the time-slot LP bound "
               f"(`optsched.exact.total_jct_lp`, {args.slots} slots, certified by its dual). Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]

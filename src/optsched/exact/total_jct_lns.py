@@ -108,8 +108,12 @@ def improve(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, .
     for m, (ivs, dem) in enumerate(per_server):
         if ivs:
             md.add_cumulative(ivs, dem, caps[m])
-    old = sum(jobs[i].weight * (choice[jobs[i].id][2] + jobs[i].modes[choice[jobs[i].id][0]].duration)
-              for i in free)
+
+    def cost_of(i: int) -> int:
+        k, _, t = choice[jobs[i].id]
+        return jobs[i].weight * (t + jobs[i].modes[k].duration)
+
+    old = sum(cost_of(i) for i in free)
     md.minimize(sum(jobs[i].weight * ends[i] for i in free))
     sol = cp_model.CpSolver()
     sol.parameters.num_workers = 1
