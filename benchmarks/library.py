@@ -163,7 +163,7 @@ SENSE = {"deadline": "max"}
 METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "rar-ddls": (("sjf-bco", {}), ("exact-interval", {"exact": True})),
     "total-jct": (("total-jct-greedy", {}), ("total-jct-bnb", {"exact": True}),
-                  ("total-jct-cpsat", {"exact": True})),
+                  ("total-jct-cpsat", {"exact": True}), ("total-jct-lns", {"exact": True})),
     "placement": (("heavy-edge", {}), ("exact-time", {"exact": True, "no_workers": True})),
     # the simulator's policies give schedules (deadline: the jobs a policy ran once, unmoved, on time; contention:
     # its rounds); the exact model's grid schedule; the proven bounds: the energy relaxation (deadline), the DP's

@@ -490,6 +490,7 @@ PROBLEM = register_problem(Problem(
         "total-jct-greedy": "optsched.algorithms.total_jct",
         "total-jct-cpsat": "optsched.exact.total_jct",
         "total-jct-bnb": "optsched.exact.total_jct_bnb",
+        "total-jct-lns": "optsched.exact.total_jct_lns",
         "total-jct-brute": "optsched.exact.total_jct",
     },
 ))
