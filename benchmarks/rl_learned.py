@@ -51,15 +51,29 @@ BASELINES = {"LAS": "contention-las", "SRTF": "contention-srtf", "random": "cont
 REFS = ("random", "contention-greedy", "lookahead", "lookahead-small", "rl-hybrid (paper agent)")
 
 
-def get_agent(folder: Path, seed: int, args) -> NumpyPolicy:
+TEACHER_TAG = {"lookahead": "", "lookahead-small": "small "}  # label prefix of each teacher's agents
+
+
+def agent_file(folder: Path, seed: int, args, teacher: str = "lookahead") -> Path:
+    """Where the agent of ``seed`` and ``teacher`` is cached (the name says its recipe)."""
+    name = f"normal-imitation-i{args.imitation}x{args.imitation_episodes}-t{args.timesteps}-j{args.jobs}"
+    if args.timesteps and args.ppo_lr is not None:
+        name += f"-lr{args.ppo_lr:g}"
+    if teacher != "lookahead":
+        name += f"-{teacher}"
+    return folder / f"{name}-s{seed}.npz"
+
+
+def get_agent(folder: Path, seed: int, args, teacher: str = "lookahead") -> NumpyPolicy:
     from optsched.rl.train import train
 
-    name = f"normal-imitation-i{args.imitation}x{args.imitation_episodes}-t{args.timesteps}-j{args.jobs}-s{seed}"
-    path = folder / f"{name}.npz"
+    path = agent_file(folder, seed, args, teacher)
     if not path.exists():
-        print(f"  training {name} ...", flush=True)
+        print(f"  training {path.stem} ...", flush=True)
+        hyper = {} if args.ppo_lr is None else {"learning_rate": args.ppo_lr}
         _, info = train(mix="normal", seed=seed, timesteps=args.timesteps, imitation=args.imitation,
-                        imitation_episodes=args.imitation_episodes, jobs=args.jobs, numpy_output=path)
+                        imitation_episodes=args.imitation_episodes, jobs=args.jobs, numpy_output=path,
+                        teacher=teacher, **hyper)
         print(f"  trained in {info['wall_s']} s (imitation {info['imitation_s']} s)", flush=True)
     return NumpyPolicy.load(path)
 
@@ -87,8 +101,21 @@ def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy]) -> p
     return pd.DataFrame(rows)
 
 
+def pooled(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with, for every agent recipe of more than one seed, its rows again under the agent label
+    ``<recipe>all seeds`` (so that the tables give the mean and the paired change over every seed x set pair)."""
+    a = df[df["agent"] != ""]
+    group = a["agent"].str.replace(r"s\d+$", "", regex=True)
+    extra = []
+    for g, rows in a.groupby(group, sort=False):
+        if rows["agent"].nunique() > 1:
+            extra.append(rows.assign(agent=f"{g}all seeds"))
+    return pd.concat([df, *extra], ignore_index=True) if extra else df
+
+
 def tables(df: pd.DataFrame) -> list[str]:
     lines = []
+    df = pooled(df)
     for mix, d in df.groupby("mix", sort=False):
         lines += [f"## {mix.capitalize()} mix", "", "| policy | n | avg JCT (h) | p90 JCT (h) | util. | mean CS | "
                   "makespan (h) |", "|---|---|---|---|---|---|---|"]
@@ -124,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--imitation", type=int, default=6)
     ap.add_argument("--imitation-episodes", type=int, default=16)
     ap.add_argument("--timesteps", type=int, default=0)
+    ap.add_argument("--ppo-lr", type=float, default=None, help="MaskablePPO learning rate (default: the recipe's)")
+    ap.add_argument("--teachers", default="lookahead",
+                    help="comma-separated imitation teachers: lookahead, lookahead-small (one agent per seed each)")
     ap.add_argument("--jobs", type=int, default=64, help="jobs per training window")
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--mixes", default="normal")
@@ -139,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    agents = {f"s{s}": get_agent(folder, s, args) for s in range(args.seeds)}
+    teachers = [t for t in args.teachers.split(",") if t]
+    agents = {f"{TEACHER_TAG[t]}s{s}": get_agent(folder, s, args, t) for t in teachers for s in range(args.seeds)}
     for f in args.extra:
         agents[Path(f).stem] = NumpyPolicy.load(f)
     walls = {k: (a.meta.get("wall_s"), a.meta.get("cpu_s"), a.meta.get("imitation_s")) for k, a in agents.items()}
@@ -150,11 +181,15 @@ def main(argv: list[str] | None = None) -> int:
              f"Held-out job sets: {args.sets} per mix, {eval_jobs} jobs each, all at t = 0, seeds 1,000,000 + i "
              "(never trained on); repository round semantics (300 s rounds, DeepShare's measured table, floor 0.35, "
              "threshold 0.6, sticky ratios). Agents: the `imitation` recipe (`optsched.rl.train`), DAgger from "
-             f"`contention-lookahead` ({args.imitation} iterations x {args.imitation_episodes} episodes of "
-             f"{args.jobs}-job Normal windows), then {args.timesteps} MaskablePPO steps; average-JCT reward "
+             + " / ".join(f"`contention-{t}`" + (f" (labels `{TEACHER_TAG[t]}sN`)" if TEACHER_TAG[t] else "")
+                          for t in teachers)
+             + f" ({args.imitation} iterations x {args.imitation_episodes} episodes of "
+             f"{args.jobs}-job Normal windows), then {args.timesteps} MaskablePPO steps"
+             + ("" if args.ppo_lr is None else f" (learning rate {args.ppo_lr:g})") + "; average-JCT reward "
              "(undiscounted), work-conserving actions, the richer observation. `rl-agent argmax` / `sampled`: the "
              "masked argmax / a draw from the masked softmax (seed 0). The paper's shipped agent "
-             "(`rl/data/normal.npz`) runs as rl-base and rl-hybrid.", "",
+             "(`rl/data/normal.npz`) runs as rl-base and rl-hybrid. `[all seeds]`: every seed x set pair of one "
+             "recipe pooled (n = seeds x sets).", "",
              f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_learned.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min on the shared 2-core machine, training included when not cached).", "",
              "Training per agent, seconds (wall / CPU of the process / DAgger part of the wall time): "
