@@ -171,6 +171,26 @@ def test_avg_jct_return_is_minus_the_average_jct_in_hours():
     assert info["summary"]["avg_jct_s"] == teacher["avg_jct_s"]
 
 
+def test_small_first_teacher_labels_are_the_lookahead_small_policys_run():
+    """Rolled out alone, each teacher's episode is its registered policy's run; the two teachers differ on
+    some set (else the option would be nothing)."""
+    from optsched.rl.imitation import rollouts
+
+    differ = False
+    for seed in (11, 12, 13):
+        inst = _inst(jobs=16, seed=seed, hours=0.5)
+        jct = {}
+        for teacher, policy in (("lookahead", "contention-lookahead"),
+                                ("lookahead-small", "contention-lookahead-small")):
+            env = ContentionEnv([inst], reward="avg-jct", work_conserving=True, observation="rich")
+            data = rollouts(env, 1, teacher=teacher)
+            jct[teacher] = -float(data["return"][0])
+            run = simulate(inst, scheduler=policy).custom["contention"]
+            assert jct[teacher] == pytest.approx(run["avg_jct_s"] / 3600, rel=1e-6)  # float32 returns
+        differ |= jct["lookahead"] != jct["lookahead-small"]
+    assert differ
+
+
 def _random_policy(n_in: int, seed: int = 0) -> NumpyPolicy:
     rng = np.random.default_rng(seed)
     return NumpyPolicy([(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)),
@@ -230,6 +250,13 @@ def test_behaviour_cloning_learns_the_teacher():
                                                                              data["action"])])
     stats = fit(model, data, epochs=30, lr=3e-3)
     assert stats["accuracy"] > before + 0.1 and stats["accuracy"] > 0.6
+
+
+def test_train_refuses_an_unknown_teacher():
+    from optsched.errors import InstanceError
+
+    with pytest.raises(InstanceError, match="teacher"):
+        train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, teacher="oracle")
 
 
 def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):
