@@ -2,7 +2,8 @@
 one-step lookahead, in OUR simulator (repository round semantics): never the paper's numbers.
 
 Run: ``.venv/bin/python benchmarks/rl_learned.py [--quick] [--seeds 1] [--imitation 6] [--imitation-episodes 16]
-[--timesteps 0] [--jobs 64] [--sets 5] [--mixes normal] [--agents DIR] [--extra NPZ ...]``.
+[--timesteps 0] [--ppo-lr LR] [--teachers lookahead] [--jobs 64] [--sets 5] [--mixes normal] [--agents DIR]
+[--extra [LABEL=]NPZ ...]``.
 
 1. **Agents.** ``--seeds`` agents trained by :func:`optsched.rl.train.train` with the ``imitation`` recipe:
    DAgger from ``contention-lookahead`` (``--imitation`` iterations of ``--imitation-episodes`` episodes), then
@@ -10,7 +11,8 @@ Run: ``.venv/bin/python benchmarks/rl_learned.py [--quick] [--seeds 1] [--imitat
    observation; windows of ``--jobs`` jobs, training seeds ``1000 x seed + i``). The wall time of each training
    is recorded (the issue's budget: 15 minutes on the shared 2-core machine, one torch thread). Agents are kept in
    ``--agents`` (default ``tmp/rl_agents24/``, untracked) and reused when present. ``--extra``: more ``.npz``
-   agents evaluated beside them (label = file stem).
+   agents evaluated beside them (``LABEL=PATH``, or a path labelled by its stem). ``--teachers``: the imitation
+   teachers (``lookahead``, ``lookahead-small``), ``--seeds`` agents each; ``--ppo-lr``: PPO's learning rate.
 2. **Evaluation.** Per mix, ``--sets`` held-out job sets of 256 jobs (seeds 1,000,000 + i, never trained on),
    all at t = 0: LAS, SRTF, random actions, contention-greedy, the lookahead and its small-demand-first variant,
    the shipped paper agent (rl-base, rl-hybrid) and each new agent as ``rl-agent`` with argmax and with sampled
@@ -158,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--mixes", default="normal")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents24"))
-    ap.add_argument("--extra", nargs="*", default=[], help="more .npz agents to evaluate (label = file stem)")
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="more .npz agents to evaluate, as LABEL=PATH or PATH (label = file stem)")
     args = ap.parse_args(argv)
     eval_jobs = 256
     if args.quick:
@@ -172,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     teachers = [t for t in args.teachers.split(",") if t]
     agents = {f"{TEACHER_TAG[t]}s{s}": get_agent(folder, s, args, t) for t in teachers for s in range(args.seeds)}
     for f in args.extra:
-        agents[Path(f).stem] = NumpyPolicy.load(f)
+        label, _, path = f.rpartition("=")
+        agents[label or Path(path).stem] = NumpyPolicy.load(path)
     walls = {k: (a.meta.get("wall_s"), a.meta.get("cpu_s"), a.meta.get("imitation_s")) for k, a in agents.items()}
     df = evaluate([m for m in args.mixes.split(",") if m], args.sets, eval_jobs, agents)
     wall = time.perf_counter() - t0
