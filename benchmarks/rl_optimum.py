@@ -1,7 +1,7 @@
 """How far the agent and every baseline are from the optimum, on small instances: OUR solver and simulator.
 
 Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5] [--hours 0.25]
-[--mix normal] [--time-limit 60] [--policy NPZ]``.
+[--mix normal] [--time-limit 60] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--summary-jobs 4,5]``.
 
 Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 (:func:`optsched.generators.contention.random_contention_instance`, seeds 2,000,000 + i: never trained on),
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policy", default=None, help="a paper-space .npz agent for rl-base/rl-hybrid (default: the "
                                                    "shipped one)")
     ap.add_argument("--agent", nargs="*", default=None,
-                    help="issue-24 .npz agents for rl-agent, one row each labelled by the file's stem (default: the "
-                         f"shipped {SHIPPED_WC}.npz when present)")
+                    help="issue-24 .npz agents for rl-agent ([LABEL=]PATH), one row each, labelled by the stem's "
+                         f"last part (default: the shipped {SHIPPED_WC}.npz when present)")
     ap.add_argument("--summary-jobs", default="4,5",
                     help="job counts of the headline table (the other proven instances are in the per-count table)")
     args = ap.parse_args(argv)
@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
     agent = load_policy(args.policy)
     if args.agent:
-        wc_agents = {Path(a).stem.rsplit("-", 1)[-1]: load_policy(a) for a in args.agent}
+        wc_agents = {}
+        for a in args.agent:  # LABEL=PATH, or PATH labelled by the last part of its stem (s0 of ...-s0.npz)
+            label, _, path = a.rpartition("=")
+            wc_agents[label or Path(path).stem.rsplit("-", 1)[-1]] = load_policy(path)
     else:
         wc_agents = {"": load_policy(SHIPPED_WC)} if shipped_path(SHIPPED_WC).exists() else {}
     wc_agent = next(iter(wc_agents.values()), None)
