@@ -269,3 +269,25 @@ def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):
     assert p.meta["observation"] == "rich" and p.n_inputs == RICH_SIZE
     run = simulate(_inst(jobs=10, seed=1_000_000), scheduler={"name": "rl-agent", "policy": str(out)})
     assert run.custom["contention"]["finished"] == 10
+
+
+def test_rollout_teacher_is_never_worse_than_the_lookahead():
+    """Followed from the start, the rollout teacher's episode (each valid action tried, the lookahead after it)
+    is at most the lookahead's average JCT; on these sets it is better on at least one."""
+    from optsched.rl.imitation import rollout_action
+
+    better = False
+    for seed in (21, 22):
+        inst = _inst(jobs=8, seed=seed, hours=0.5)
+        env = ContentionEnv([inst], reward="avg-jct", work_conserving=True)
+        env.reset(options={"instance": inst})
+        taken, done, info = [], False, {}
+        while not done:
+            a = rollout_action(env, taken)
+            taken.append(a)
+            _, _, term, trunc, info = env.step(a)
+            done = term or trunc
+        base = simulate(inst, scheduler="contention-lookahead").custom["contention"]["avg_jct_s"]
+        assert info["summary"]["avg_jct_s"] <= base
+        better |= info["summary"]["avg_jct_s"] < base
+    assert better

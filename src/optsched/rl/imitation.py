@@ -23,8 +23,35 @@ import numpy as np
 from .env import ContentionEnv
 from .export import numpy_policy
 
-# teacher name -> small_first of ContentionEnv.expert_action
-TEACHERS = {"lookahead": False, "lookahead-small": True}
+# teacher name -> small_first of ContentionEnv.expert_action (None: the rollout teacher)
+TEACHERS: dict[str, bool | None] = {"lookahead": False, "lookahead-small": True, "rollout": None}
+
+
+def rollout_action(env: ContentionEnv, prefix: list[int]) -> int:
+    """The rollout teacher's action in ``env``'s current state, reached from its episode's start by the actions
+    ``prefix``: each valid action is tried, followed by the lookahead to the end of the episode, on a replay of the
+    same job set (the environment is deterministic), and the action of the lowest average JCT is taken (ties: the
+    lookahead's own action, then the lowest index). One step of policy improvement over the lookahead (Bertsekas'
+    rollout): never worse than the lookahead from the same state, at the price of one episode per valid action."""
+    valid = [int(a) for a in np.flatnonzero(env.action_masks())]
+    own = env.expert_action()
+    if len(valid) <= 1:
+        return valid[0] if valid else own
+    scores = {}
+    for a in valid:
+        e = ContentionEnv([env.instance], reward="avg-jct", threshold=env.threshold_override,
+                          idle_guard=env.idle_guard, work_conserving=env.work_conserving)
+        e.reset(options={"instance": env.instance})
+        total, done = 0.0, False
+        for b in [*prefix, a]:
+            _, r, term, trunc, _ = e.step(b)
+            total, done = total + r, term or trunc
+        while not done:
+            _, r, term, trunc, _ = e.step(e.expert_action())
+            total, done = total + r, term or trunc
+        scores[a] = total
+    best = max(scores.values())
+    return own if scores.get(own, -np.inf) >= best - 1e-12 else min(a for a in valid if scores[a] >= best - 1e-12)
 
 
 def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float = 1.0, gamma: float = 1.0,
@@ -38,15 +65,16 @@ def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float
     obs_l, mask_l, act_l, ret_l = [], [], [], []
     for _ in range(episodes):
         obs, _ = env.reset()
-        done, rewards = False, []
+        done, rewards, taken = False, [], []
         while not done:
             mask = env.action_masks()
-            label = env.expert_action(small_first)
+            label = rollout_action(env, taken) if small_first is None else env.expert_action(small_first)
             obs_l.append(obs)
             mask_l.append(mask)
             act_l.append(label)
             a = label if student is None or rng.random() < beta else student.act(obs, mask, True)
             obs, r, term, trunc, _ = env.step(a)
+            taken.append(int(a))
             rewards.append(r)
             done = term or trunc
         g, ret = 0.0, []
@@ -114,4 +142,4 @@ def dagger(model: Any, env: ContentionEnv, iterations: int = 4, episodes: int = 
     return data
 
 
-__all__ = ["TEACHERS", "dagger", "fit", "rollouts"]
+__all__ = ["TEACHERS", "dagger", "fit", "rollout_action", "rollouts"]
