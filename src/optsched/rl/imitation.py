@@ -65,7 +65,8 @@ def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float
     obs_l, mask_l, act_l, ret_l = [], [], [], []
     for _ in range(episodes):
         obs, _ = env.reset()
-        done, rewards, taken = False, [], []
+        done, rewards = False, []
+        taken: list[int] = []
         while not done:
             mask = env.action_masks()
             label = rollout_action(env, taken) if small_first is None else env.expert_action(small_first)
