@@ -143,8 +143,10 @@ def register(sub) -> None:
                         "default: the recipe's")
     t.add_argument("--imitation", type=non_negative_int("--imitation", MAX_IMITATION), default=None,
                    help="DAgger iterations from the lookahead before PPO (0: none); default: the recipe's")
-    t.add_argument("--teacher", choices=["lookahead", "lookahead-small"], default="lookahead",
-                   help="the imitation teacher: the one-step lookahead (default) or its small-demand-first variant")
+    t.add_argument("--teacher", choices=["lookahead", "lookahead-small", "rollout"], default="lookahead",
+                   help="the imitation teacher: the one-step lookahead (default), its small-demand-first variant, or "
+                        "the rollout over the lookahead (one episode per valid action and state: slow, for short "
+                        "windows)")
     t.add_argument("--imitation-episodes", type=positive_int("--imitation-episodes", MAX_SETS), default=None,
                    help="episodes per DAgger iteration (default: the recipe's, 24)")
     t.add_argument("--timesteps", type=non_negative_int("--timesteps", MAX_TIMESTEPS), default=None,

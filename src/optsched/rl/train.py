@@ -99,8 +99,9 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     ``work_conserving``,
     ``jobs``, ``n_sets``, ``imitation``, ``imitation_episodes``, ``timesteps`` and the hyper-parameters that
     differ from the repository's; ``"paper"`` is the repository's set-up, ``"imitation"`` (default) issue 24's.
-    ``teacher``: the imitation teacher, ``"lookahead"`` (``contention-lookahead``) or ``"lookahead-small"``
-    (its small-demand-first variant, [`optsched.rl.imitation.TEACHERS`][]).
+    ``teacher``: the imitation teacher, ``"lookahead"`` (``contention-lookahead``), ``"lookahead-small"``
+    (its small-demand-first variant) or ``"rollout"`` (the lookahead improved by one rollout step,
+    [`optsched.rl.imitation.rollout_action`][]: one episode per valid action and state).
     ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
     """
     if recipe not in RECIPES:
