@@ -80,10 +80,17 @@ def get_agent(folder: Path, seed: int, args, teacher: str = "lookahead") -> Nump
     return NumpyPolicy.load(path)
 
 
-def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy]) -> pd.DataFrame:
+def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy],
+             reuse: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every policy on every held-out set; ``reuse``: rows of an earlier run (same sets) kept instead of simulating
+    again, matched by (mix, policy, agent label, set)."""
     from optsched.rl.train import eval_seeds, job_sets
 
     rows = []
+    old: dict = {}
+    if reuse is not None:
+        reuse = reuse.fillna({"agent": ""})
+        old = {(r["mix"], r["policy"], r["agent"], int(r["instance_seed"])): r.to_dict() for _, r in reuse.iterrows()}
     for mix in mixes:
         for inst in job_sets(eval_seeds(n_sets), mix, jobs):
             pols: dict = dict(BASELINES)
@@ -91,9 +98,12 @@ def evaluate(mixes, n_sets: int, jobs: int, agents: dict[str, NumpyPolicy]) -> p
                 pols[f"rl-agent argmax|{label}"] = {"name": "rl-agent", "policy": agent}
                 pols[f"rl-agent sampled|{label}"] = {"name": "rl-agent", "policy": agent, "deterministic": False}
             for label, pol in pols.items():
+                name, _, agent = label.partition("|")
+                if (mix, name, agent, inst.seed) in old:
+                    rows.append(old[(mix, name, agent, inst.seed)])
+                    continue
                 run = simulate(inst, scheduler=pol)
                 m = run.custom["contention"]
-                name, _, agent = label.partition("|")
                 rows.append({"mix": mix, "policy": name, "agent": agent, "instance_seed": inst.seed,
                              "avg_jct_h": m["avg_jct_s"] / 3600,
                              "p90_jct_h": m["p90_jct_s"] / 3600,
@@ -160,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--mixes", default="normal")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents24"))
+    ap.add_argument("--reuse", default=None, help="a CSV of an earlier run whose rows are kept (same sets)")
     ap.add_argument("--extra", nargs="*", default=[],
                     help="more .npz agents to evaluate, as LABEL=PATH or PATH (label = file stem)")
     args = ap.parse_args(argv)
@@ -178,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         label, _, path = f.rpartition("=")
         agents[label or Path(path).stem] = NumpyPolicy.load(path)
     walls = {k: (a.meta.get("wall_s"), a.meta.get("cpu_s"), a.meta.get("imitation_s")) for k, a in agents.items()}
-    df = evaluate([m for m in args.mixes.split(",") if m], args.sets, eval_jobs, agents)
+    reuse = pd.read_csv(args.reuse) if args.reuse else None
+    df = evaluate([m for m in args.mixes.split(",") if m], args.sets, eval_jobs, agents, reuse)
     wall = time.perf_counter() - t0
     lines = ["# Issue 24: a learned scheduler against random actions, contention-greedy and the lookahead "
              "(our simulator; not the paper's numbers)", "",
