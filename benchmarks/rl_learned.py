@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -206,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
              "masked argmax / a draw from the masked softmax (seed 0). The paper's shipped agent "
              "(`rl/data/normal.npz`) runs as rl-base and rl-hybrid. `[all seeds]`: every seed x set pair of one "
              "recipe pooled (n = seeds x sets).", "",
-             f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_learned.py', *sys.argv[1:]])}` "
-             f"({wall / 60:.1f} min on the shared 2-core machine, training included when not cached).", "",
+             f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/rl_learned.py', *sys.argv[1:]])}` "
+             f"({wall / 60:.1f} min on the shared 2-core machine, training included when not cached"
+             + ("; rows of `--reuse` kept, not simulated again" if args.reuse else "") + ").", "",
              "Training per agent, seconds (wall / CPU of the process / DAgger part of the wall time): "
              + ", ".join(f"{k}: {w} / {c} / {i}" for k, (w, c, i) in walls.items()), "", *tables(df)]
     with atomic_open(out / "rl_learned.md") as fh:
