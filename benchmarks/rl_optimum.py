@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"`{a.meta.get('name', 'custom')}`" for a in wc_agents.values())
                 + f" (issue 24, trained on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
              + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
-             f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
+             f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",
              f"Headline: the {len(ok)} proven instances of {args.summary_jobs} jobs.", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
