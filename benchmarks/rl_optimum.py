@@ -1,7 +1,7 @@
 """How far the agent and every baseline are from the optimum, on small instances: OUR solver and simulator.
 
 Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5] [--hours 0.25]
-[--mix normal] [--time-limit 60] [--policy NPZ]``.
+[--mix normal] [--time-limit 60] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--summary-jobs 4,5]``.
 
 Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 (:func:`optsched.generators.contention.random_contention_instance`, seeds 2,000,000 + i: never trained on),
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -31,13 +33,13 @@ for p in (ROOT / "src", ROOT):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
 from optsched.exact.contention import solve_contention_dp  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
+from optsched.plot import plot_gaps  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import load_policy, shipped_path  # noqa: E402
 from optsched.sim.contention.lookahead import SHIPPED_WC  # noqa: E402
@@ -45,7 +47,8 @@ from optsched.sim.contention.lookahead import SHIPPED_WC  # noqa: E402
 SEED_BASE = 2_000_000
 
 
-def policies(agent, wc_agent=None) -> dict:
+def policies(agent, wc_agents=None) -> dict:
+    """Label -> scheduler spec; ``wc_agents``: label -> issue-24 agent (each argmax and sampled)."""
     out = {"LAS": "contention-las", "SRTF": "contention-srtf",
            "LAS (repo keys)": {"name": "contention-las", "repo_keys": True},
            "SRTF (repo keys)": {"name": "contention-srtf", "repo_keys": True},
@@ -54,21 +57,17 @@ def policies(agent, wc_agent=None) -> dict:
            "lookahead-small": "contention-lookahead-small", "rl-base": {"name": "rl-base", "policy": agent},
            "rl-base sampled": {"name": "rl-base", "policy": agent, "deterministic": False},
            "rl-hybrid": {"name": "rl-hybrid", "policy": agent}}
-    if wc_agent is not None:
-        out["rl-agent"] = {"name": "rl-agent", "policy": wc_agent}
-        out["rl-agent sampled"] = {"name": "rl-agent", "policy": wc_agent, "deterministic": False}
+    for label, wc in (wc_agents or {}).items():
+        tag = f" [{label}]" if label else ""
+        out[f"rl-agent{tag}"] = {"name": "rl-agent", "policy": wc}
+        out[f"rl-agent sampled{tag}"] = {"name": "rl-agent", "policy": wc, "deterministic": False}
     return out
 
 
-def plot_gaps(ax, summ: pd.DataFrame, title: str):
-    """Mean gap to the optimum per policy with 95 % intervals; returns ``ax``."""
-    y = np.arange(len(summ))
-    ax.barh(y, summ["mean_gap"] * 100, xerr=summ["ci_gap"].fillna(0) * 100, color="C0", alpha=0.8)
-    ax.set_yticks(y, summ["policy"], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("total JCT over the optimum - 1 (%)")
-    ax.set_title(title, fontsize=9)
-    return ax
+def gap_rows(ok: pd.DataFrame, labels) -> pd.DataFrame:
+    """Long format for [`optsched.plot.plot_gaps`][]: one row per (proven instance, policy) with its gap."""
+    return pd.DataFrame([{"instance": f"{r['jobs']}-{r['seed']}", "algorithm": label, "gap": r[label],
+                          "reference_kind": "optimum"} for _, r in ok.iterrows() for label in labels])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,15 +80,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--policy", default=None, help="a paper-space .npz agent for rl-base/rl-hybrid (default: the "
                                                    "shipped one)")
-    ap.add_argument("--agent", default=None, help="an issue-24 .npz agent for rl-agent (default: the shipped "
-                                                  f"{SHIPPED_WC}.npz when present)")
+    ap.add_argument("--agent", nargs="*", default=None,
+                    help="issue-24 .npz agents for rl-agent ([LABEL=]PATH), one row each, labelled by the stem's "
+                         f"last part (default: the shipped {SHIPPED_WC}.npz when present)")
+    ap.add_argument("--summary-jobs", default="4,5",
+                    help="job counts of the headline table (the other proven instances are in the per-count table)")
     args = ap.parse_args(argv)
     if args.quick:
         args.seeds, args.jobs, args.time_limit = 2, "3,4", 20.0
     out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
     agent = load_policy(args.policy)
-    wc_spec = args.agent if args.agent else (SHIPPED_WC if shipped_path(SHIPPED_WC).exists() else None)
-    wc_agent = None if wc_spec is None else load_policy(wc_spec)
+    if args.agent:
+        wc_agents = {}
+        for a in args.agent:  # LABEL=PATH, or PATH labelled by the last part of its stem (s0 of ...-s0.npz)
+            label, _, path = a.rpartition("=")
+            wc_agents[label or Path(path).stem.rsplit("-", 1)[-1]] = load_policy(path)
+    else:
+        wc_agents = {"": load_policy(SHIPPED_WC)} if shipped_path(SHIPPED_WC).exists() else {}
+    wc_agent = next(iter(wc_agents.values()), None)
+    labels = list(policies(agent, wc_agents))
     t0 = time.perf_counter()
     rows = []
     for n in [int(x) for x in args.jobs.split(",")]:
@@ -98,44 +107,66 @@ def main(argv: list[str] | None = None) -> int:
             opt = solve_contention_dp(inst, time_limit=args.time_limit)
             row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
                    "opt_avg_jct_h": opt.objective / n / 3600, "dp_states": opt.info["states"]}
-            for label, pol in policies(agent, wc_agent).items():
+            for label, pol in policies(agent, wc_agents).items():
                 run = simulate(inst, scheduler=pol)
                 row[label] = float(run.jobs["round_jct_s"].sum()) / opt.objective - 1
             rows.append(row)
             print(f"  n={n} seed={inst.seed}: {opt.status.value} in {opt.runtime_s:.1f} s", flush=True)
     df = pd.DataFrame(rows)
-    ok = df[df["status"] == "optimal"]
+    proven = df[df["status"] == "optimal"]
+    head_jobs = [int(x) for x in args.summary_jobs.split(",")]
+    ok = proven[proven["jobs"].isin(head_jobs)]
     summ = []
-    for label in policies(agent, wc_agent):
+    for label in labels:
         m, h = ci95(ok[label])
         summ.append({"policy": label, "mean_gap": m, "ci_gap": h, "median_gap": float(ok[label].median()),
                      "max_gap": float(ok[label].max()), "optimal": int((ok[label] < 1e-9).sum())})
-    summ_df = pd.DataFrame(summ)
+    pooled = {}
+    groups: dict[str, list[str]] = {}  # recipe (the label without its seed, s0 of "small s0") -> labels
+    for a in wc_agents:
+        groups.setdefault(re.sub(r"s\d+$", "", a), []).append(a)
+    for g, members in groups.items():
+        if len(members) < 2:
+            continue
+        for kind in ("rl-agent", "rl-agent sampled"):  # every agent seed x instance pair of the recipe
+            v = pd.concat([ok[f"{kind} [{a}]"] for a in members])
+            m, h = ci95(v)
+            pooled[f"{kind} [{g}all {len(members)} seeds]"] = (m, h, len(v), int((v < 1e-9).sum()))
     wall = time.perf_counter() - t0
     lines = ["# Gap to the optimum on small instances (our DP and our simulator; not the paper's)", "",
              f"{len(df)} instances: {args.jobs} jobs x {args.seeds} seeds (2,000,000 + i), mix {args.mix}, "
              f"{args.hours} isolated hours per job ({args.hours * 12:g} rounds at the mean split speed), all at "
              "t = 0, 4 nodes x 8 GPUs, 300 s rounds, DeepShare's measured table (floor 0.35). Optimum: "
              "`optsched.exact.contention.solve_contention_dp` (proven optimal: "
-             f"{len(ok)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s). "
+             f"{len(proven)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s; "
+             f"DP limit {args.time_limit:g} s). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
              "are out of its training distribution)"
-             + ("" if wc_agent is None else f"; rl-agent: `{wc_agent.meta.get('name', 'custom')}` (issue 24, trained "
-                f"on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
+             + ("" if wc_agent is None else "; rl-agent: " + ", ".join(
+                 f"`{a.meta.get('name', 'custom')}`" for a in wc_agents.values())
+                + f" (issue 24, trained on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
              + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
-             f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
+             f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",
+             f"Headline: the {len(ok)} proven instances of {args.summary_jobs} jobs.", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
     for r in summ:
         c = "" if math.isnan(r["ci_gap"]) else f" ± {r['ci_gap']:.1%}"
         lines.append(f"| {r['policy']} | {r['mean_gap']:.1%}{c} | {r['median_gap']:.1%} | {r['max_gap']:.1%} | "
                      f"{r['optimal']} / {len(ok)} |")
-    lines += ["", "Per job count (mean gap):", "", "| jobs | optimum avg JCT (h) | DP median s | "
-              + " | ".join(policies(agent, wc_agent)) + " |", "|---|---|---|" + "---|" * len(policies(agent, wc_agent))]
-    for n, g in ok.groupby("jobs"):
-        lines.append(f"| {n} | {g['opt_avg_jct_h'].mean():.3f} | {g['dp_s'].median():.2f} | "
-                     + " | ".join(f"{g[p].mean():.1%}" for p in policies(agent, wc_agent)) + " |")
+    for kind, (m, h, n, n_opt) in pooled.items():
+        lines.append(f"| {kind} (seed x instance pairs) | {m:.1%} ± {h:.1%} | | | {n_opt} / {n} |")
+    lines += ["", "Per job count (mean gap; proven instances, n of tried):", "",
+              "| jobs | proven | optimum avg JCT (h) | DP median s | " + " | ".join(labels) + " |",
+              "|---|---|---|---|" + "---|" * len(labels)]
+    for n, g in df.groupby("jobs"):
+        g = g[g["status"] == "optimal"]
+        if not len(g):
+            lines.append(f"| {n} | 0 / {(df['jobs'] == n).sum()} | | | " + " | " * (len(labels) - 1) + " |")
+            continue
+        lines.append(f"| {n} | {len(g)} / {(df['jobs'] == n).sum()} | {g['opt_avg_jct_h'].mean():.3f} | "
+                     f"{g['dp_s'].median():.2f} | " + " | ".join(f"{g[p].mean():.1%}" for p in labels) + " |")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "rl_optimum.md") as fh:
         fh.write("\n".join(lines) + "\n")
@@ -145,8 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    plot_gaps(ax, summ_df, f"{args.mix}, {args.jobs} jobs x {args.hours} h, t = 0, {len(ok)} instances (ours)")
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    plot_gaps(gap_rows(ok, labels), ax, title=f"{args.mix}, {args.jobs} jobs x {args.hours} h, t = 0, {len(ok)} "
+                                              "proven instances (our DP and simulator)")
+    ax.tick_params(axis="x", labelrotation=35, labelsize=8)
+    for t in ax.get_xticklabels():
+        t.set_horizontalalignment("right")
     save_figure(fig, out / "rl_optimum.png", bbox_inches="tight")
     print(f"wrote {out / 'rl_optimum.md'} ({wall / 60:.1f} min)")
     return 0

@@ -171,6 +171,26 @@ def test_avg_jct_return_is_minus_the_average_jct_in_hours():
     assert info["summary"]["avg_jct_s"] == teacher["avg_jct_s"]
 
 
+def test_small_first_teacher_labels_are_the_lookahead_small_policys_run():
+    """Rolled out alone, each teacher's episode is its registered policy's run; the two teachers differ on
+    some set (else the option would be nothing)."""
+    from optsched.rl.imitation import rollouts
+
+    differ = False
+    for seed in (11, 12, 13):
+        inst = _inst(jobs=16, seed=seed, hours=0.5)
+        jct = {}
+        for teacher, policy in (("lookahead", "contention-lookahead"),
+                                ("lookahead-small", "contention-lookahead-small")):
+            env = ContentionEnv([inst], reward="avg-jct", work_conserving=True, observation="rich")
+            data = rollouts(env, 1, teacher=teacher)
+            jct[teacher] = -float(data["return"][0])
+            run = simulate(inst, scheduler=policy).custom["contention"]
+            assert jct[teacher] == pytest.approx(run["avg_jct_s"] / 3600, rel=1e-6)  # float32 returns
+        differ |= jct["lookahead"] != jct["lookahead-small"]
+    assert differ
+
+
 def _random_policy(n_in: int, seed: int = 0) -> NumpyPolicy:
     rng = np.random.default_rng(seed)
     return NumpyPolicy([(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)),
@@ -232,6 +252,13 @@ def test_behaviour_cloning_learns_the_teacher():
     assert stats["accuracy"] > before + 0.1 and stats["accuracy"] > 0.6
 
 
+def test_train_refuses_an_unknown_teacher():
+    from optsched.errors import InstanceError
+
+    with pytest.raises(InstanceError, match="teacher"):
+        train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, teacher="oracle")
+
+
 def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):
     out = tmp_path / "p.npz"
     model, info = train(seed=2, timesteps=128, imitation=2, imitation_episodes=1, jobs=8, n_sets=3, hours=0.25,
@@ -242,3 +269,25 @@ def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):
     assert p.meta["observation"] == "rich" and p.n_inputs == RICH_SIZE
     run = simulate(_inst(jobs=10, seed=1_000_000), scheduler={"name": "rl-agent", "policy": str(out)})
     assert run.custom["contention"]["finished"] == 10
+
+
+def test_rollout_teacher_is_never_worse_than_the_lookahead():
+    """Followed from the start, the rollout teacher's episode (each valid action tried, the lookahead after it)
+    is at most the lookahead's average JCT; on these sets it is better on at least one."""
+    from optsched.rl.imitation import rollout_action
+
+    better = False
+    for seed in (21, 22):
+        inst = _inst(jobs=8, seed=seed, hours=0.5)
+        env = ContentionEnv([inst], reward="avg-jct", work_conserving=True)
+        env.reset(options={"instance": inst})
+        taken, done, info = [], False, {}
+        while not done:
+            a = rollout_action(env, taken)
+            taken.append(a)
+            _, _, term, trunc, info = env.step(a)
+            done = term or trunc
+        base = simulate(inst, scheduler="contention-lookahead").custom["contention"]["avg_jct_s"]
+        assert info["summary"]["avg_jct_s"] <= base
+        better |= info["summary"]["avg_jct_s"] < base
+    assert better

@@ -125,13 +125,15 @@ def asrpt_vs_baselines(n_jobs: int = 2000, servers: int = 16) -> str:
 
 
 def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
-    """Paper 004: the shipped agent (numpy, no torch) against LAS and SRTF on one held-out Normal job set, in our
-    simulator with the repository's round semantics (seconds); random valid actions and contention-greedy beside
-    them, because on these sets the agent is no better than either (docs/results/rl.md).
+    """Paper 004: the shipped agents (numpy, no torch) against LAS and SRTF on one held-out Normal job set, in our
+    simulator with the repository's round semantics (seconds): the paper's (rl-base, rl-hybrid) and issue 24's
+    (rl-agent, argmax and sampled), with random valid actions, contention-greedy and the one-step lookahead
+    beside them (docs/results/rl.md, docs/results/rl_learned.md).
 
     ```pycon
-    >>> "rl-hybrid vs SRTF" in rl_section(jobs=8)
-    True
+    >>> out = rl_section(jobs=8)
+    >>> "rl-hybrid vs SRTF" in out, "rl-agent argmax vs lookahead" in out
+    (True, True)
 
     ```
     """
@@ -142,8 +144,13 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     df = compare([inst], {"rl-base": "rl-base", "rl-hybrid": "rl-hybrid", "LAS": "contention-las",
                           "SRTF": "contention-srtf", "random actions": "contention-random",
                           "contention-greedy": "contention-greedy", "lookahead": "contention-lookahead",
-                          "rl-agent (issue 24)": "rl-agent"})
-    return evaluation_table(df)
+                          "rl-agent argmax": "rl-agent",
+                          "rl-agent sampled": {"name": "rl-agent", "deterministic": False}})
+    means = df.groupby("policy", sort=False)["avg_jct_s"].mean()
+    notes = [f"{a} vs {ref}: {means[a] / means[ref] - 1:+.1%} average JCT"
+             for a in ("rl-agent argmax", "rl-agent sampled")
+             for ref in ("random actions", "contention-greedy", "lookahead")]
+    return evaluation_table(df) + "\n" + "; ".join(notes)
 
 
 def drs_section(seed: int = 0) -> str:
@@ -197,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
               "16 x 8 GPUs, 10 Gbps, offered load 1.0:\n")
         print(asrpt_vs_baselines(n_jobs=n_jobs))
         print("\nContention-aware RL (paper 004; our simulator, 300 s rounds, DeepShare's measured table): the "
-              "shipped agent vs LAS and SRTF (random actions and contention-greedy beside them), one held-out Normal "
-              "set of 256 jobs at t = 0, 4 x 8 GPUs:\n")
+              "shipped agents vs LAS and SRTF (random actions, contention-greedy and the one-step lookahead beside "
+              "them; issue 24's rl-agent argmax and sampled), one held-out Normal set of 256 jobs at t = 0, "
+              "4 x 8 GPUs:\n")
         print(rl_section())
     except InstanceError as exc:  # the shared traces are not on this machine
         print(f"(online part skipped: {exc})")

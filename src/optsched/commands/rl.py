@@ -143,6 +143,10 @@ def register(sub) -> None:
                         "default: the recipe's")
     t.add_argument("--imitation", type=non_negative_int("--imitation", MAX_IMITATION), default=None,
                    help="DAgger iterations from the lookahead before PPO (0: none); default: the recipe's")
+    t.add_argument("--teacher", choices=["lookahead", "lookahead-small", "rollout"], default="lookahead",
+                   help="the imitation teacher: the one-step lookahead (default), its small-demand-first variant, or "
+                        "the rollout over the lookahead (one episode per valid action and state: slow, for short "
+                        "windows)")
     t.add_argument("--imitation-episodes", type=positive_int("--imitation-episodes", MAX_SETS), default=None,
                    help="episodes per DAgger iteration (default: the recipe's, 24)")
     t.add_argument("--timesteps", type=non_negative_int("--timesteps", MAX_TIMESTEPS), default=None,
@@ -211,7 +215,8 @@ def run_train(args: argparse.Namespace) -> int:
     _, info = train(mix=args.mix, w1=args.w1, reward=args.reward, timesteps=args.timesteps, seed=args.seed,
                     n_sets=args.sets, jobs=args.jobs, hours=args.hours, progress=not args.no_progress,
                     output=args.output, recipe=args.recipe, observation=args.observation, work_conserving=wc,
-                    imitation=args.imitation, imitation_episodes=args.imitation_episodes, **hyper)
+                    imitation=args.imitation, imitation_episodes=args.imitation_episodes, teacher=args.teacher,
+                    **hyper)
     npz = Path(args.output).with_suffix(".npz")
     print(f"trained {info['name']} ({info['algorithm']}, {info['timesteps']} PPO steps) in {info['wall_s']} s; "
           f"wrote {args.output} and {npz}")

@@ -1,7 +1,8 @@
 """Imitation warm start for the contention agent (issue 24): behaviour cloning with DAgger from the lookahead.
 
 The teacher is the one-step lookahead in the agent's own action space
-([`expert_action`][optsched.rl.env.ContentionEnv.expert_action], the policy ``contention-lookahead``). DAgger (Ross,
+([`expert_action`][optsched.rl.env.ContentionEnv.expert_action], the policy ``contention-lookahead``), or its
+small-demand-first variant (``teacher="lookahead-small"``, the policy ``contention-lookahead-small``). DAgger (Ross,
 Gordon, Bagnell 2011): iteration 0 rolls the teacher out and records (observation, mask, teacher's action);
 every later iteration rolls out the *student* (the network trained so far; at each step the teacher's action
 with probability ``beta``, which decays geometrically) and records the teacher's action in the states the
@@ -22,26 +23,59 @@ import numpy as np
 from .env import ContentionEnv
 from .export import numpy_policy
 
+# teacher name -> small_first of ContentionEnv.expert_action (None: the rollout teacher)
+TEACHERS: dict[str, bool | None] = {"lookahead": False, "lookahead-small": True, "rollout": None}
+
+
+def rollout_action(env: ContentionEnv, prefix: list[int]) -> int:
+    """The rollout teacher's action in ``env``'s current state, reached from its episode's start by the actions
+    ``prefix``: each valid action is tried, followed by the lookahead to the end of the episode, on a replay of the
+    same job set (the environment is deterministic), and the action of the lowest average JCT is taken (ties: the
+    lookahead's own action, then the lowest index). One step of policy improvement over the lookahead (Bertsekas'
+    rollout): never worse than the lookahead from the same state, at the price of one episode per valid action."""
+    valid = [int(a) for a in np.flatnonzero(env.action_masks())]
+    own = env.expert_action()
+    if len(valid) <= 1:
+        return valid[0] if valid else own
+    scores = {}
+    for a in valid:
+        e = ContentionEnv([env.instance], reward="avg-jct", threshold=env.threshold_override,
+                          idle_guard=env.idle_guard, work_conserving=env.work_conserving)
+        e.reset(options={"instance": env.instance})
+        total, done = 0.0, False
+        for b in [*prefix, a]:
+            _, r, term, trunc, _ = e.step(b)
+            total, done = total + r, term or trunc
+        while not done:
+            _, r, term, trunc, _ = e.step(e.expert_action())
+            total, done = total + r, term or trunc
+        scores[a] = total
+    best = max(scores.values())
+    return own if scores.get(own, -np.inf) >= best - 1e-12 else min(a for a in valid if scores[a] >= best - 1e-12)
+
 
 def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float = 1.0, gamma: float = 1.0,
-             rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+             rng: np.random.Generator | None = None, teacher: str = "lookahead") -> dict[str, np.ndarray]:
     """``episodes`` episodes of ``env``: observations, masks, the teacher's actions and returns-to-go.
 
     ``student``: a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] that acts with probability ``1 - beta``
-    (None: the teacher always acts)."""
+    (None: the teacher always acts); ``teacher``: a key of ``TEACHERS``."""
+    small_first = TEACHERS[teacher]
     rng = rng if rng is not None else np.random.default_rng(0)
     obs_l, mask_l, act_l, ret_l = [], [], [], []
     for _ in range(episodes):
         obs, _ = env.reset()
         done, rewards = False, []
+        taken: list[int] = []
         while not done:
             mask = env.action_masks()
-            teacher = env.expert_action()
+            label = rollout_action(env, taken) if small_first is None else env.expert_action(small_first)
             obs_l.append(obs)
             mask_l.append(mask)
-            act_l.append(teacher)
-            a = teacher if student is None or rng.random() < beta else student.act(obs, mask, True)
+            act_l.append(label)
+            a = label if student is None or rng.random() < beta else student.act(obs, mask, True)
             obs, r, term, trunc, _ = env.step(a)
+            taken.append(int(a))
             rewards.append(r)
             done = term or trunc
         g, ret = 0.0, []
@@ -92,7 +126,7 @@ def fit(model: Any, data: dict[str, np.ndarray], epochs: int = 10, batch_size: i
 
 def dagger(model: Any, env: ContentionEnv, iterations: int = 4, episodes: int = 8, beta_decay: float = 0.5,
            gamma: float = 1.0, epochs: int = 10, lr: float = 1e-3, seed: int = 0,
-           log: list | None = None) -> dict[str, np.ndarray]:
+           log: list | None = None, teacher: str = "lookahead") -> dict[str, np.ndarray]:
     """DAgger from the lookahead (module docstring): ``iterations`` rounds of ``episodes`` episodes each
     (iteration 0: the teacher alone; iteration i: the student with the teacher's action at probability
     ``beta_decay ** i``), refitting on the aggregate after each; returns the aggregate data set."""
@@ -100,7 +134,7 @@ def dagger(model: Any, env: ContentionEnv, iterations: int = 4, episodes: int = 
     data: dict[str, np.ndarray] | None = None
     for it in range(iterations):
         student = None if it == 0 else numpy_policy(model)
-        new = rollouts(env, episodes, student, beta_decay ** it, gamma, rng)
+        new = rollouts(env, episodes, student, beta_decay ** it, gamma, rng, teacher)
         data = new if data is None else {k: np.concatenate([data[k], new[k]]) for k in data}
         stats = fit(model, data, epochs=epochs, lr=lr, seed=seed + it)
         if log is not None:
@@ -109,4 +143,4 @@ def dagger(model: Any, env: ContentionEnv, iterations: int = 4, episodes: int = 
     return data
 
 
-__all__ = ["dagger", "fit", "rollouts"]
+__all__ = ["TEACHERS", "dagger", "fit", "rollout_action", "rollouts"]

@@ -89,7 +89,8 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
           variant: str = "paper", progress: bool = False, output: str | os.PathLike | None = None,
           numpy_output: str | os.PathLike | None = None, verbose: int = 0, recipe: str = "imitation",
           observation: str | None = None, work_conserving: bool | None = None, imitation: int | None = None,
-          imitation_episodes: int | None = None, **hyper: Any) -> tuple[Any, dict[str, Any]]:
+          imitation_episodes: int | None = None, teacher: str = "lookahead",
+          **hyper: Any) -> tuple[Any, dict[str, Any]]:
     """Train an agent on ``n_sets`` job sets of ``mix``: optionally DAgger from the lookahead for ``imitation``
     iterations of ``imitation_episodes`` episodes ([`optsched.rl.imitation`][]), then MaskablePPO for
     ``timesteps`` steps (0: none); returns (model, info).
@@ -98,6 +99,9 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     ``work_conserving``,
     ``jobs``, ``n_sets``, ``imitation``, ``imitation_episodes``, ``timesteps`` and the hyper-parameters that
     differ from the repository's; ``"paper"`` is the repository's set-up, ``"imitation"`` (default) issue 24's.
+    ``teacher``: the imitation teacher, ``"lookahead"`` (``contention-lookahead``), ``"lookahead-small"``
+    (its small-demand-first variant) or ``"rollout"`` (the lookahead improved by one rollout step,
+    [`optsched.rl.imitation.rollout_action`][]: one episode per valid action and state).
     ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
     """
     if recipe not in RECIPES:
@@ -118,6 +122,10 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
         raise InstanceError(f"must be a non-negative integer, got {timesteps!r}", field="timesteps")
     if isinstance(imitation, bool) or not isinstance(imitation, int) or not 0 <= imitation <= 100:
         raise InstanceError(f"must be an integer in [0, 100], got {imitation!r}", field="imitation")
+    from .imitation import TEACHERS
+
+    if teacher not in TEACHERS:
+        raise InstanceError(f"must be one of {', '.join(TEACHERS)}, got {teacher!r}", field="teacher")
     if timesteps == 0 and imitation == 0:
         raise InstanceError("nothing to train: timesteps and imitation are both 0", field="timesteps")
     seeds = train_seeds(seed, n_sets)
@@ -137,7 +145,7 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
         from .imitation import dagger
 
         dagger(model, env, iterations=imitation, episodes=imitation_episodes,
-               gamma=float(hyper.get("gamma", HYPER["gamma"])), seed=seed, log=log)
+               gamma=float(hyper.get("gamma", HYPER["gamma"])), seed=seed, log=log, teacher=teacher)
     t_imit = time.perf_counter() - t0
     if timesteps:
         model.learn(total_timesteps=timesteps, progress_bar=progress)
@@ -148,7 +156,7 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
             "jobs": jobs, "hours": hours, "variant": variant, "wall_s": round(wall, 1),
             "cpu_s": round(cpu, 1), "imitation_s": round(t_imit, 1), "observation": observation,
             "work_conserving": work_conserving,
-            "imitation": {"iterations": imitation, "episodes": imitation_episodes, "log": log},
+            "imitation": {"iterations": imitation, "episodes": imitation_episodes, "teacher": teacher, "log": log},
             "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH,
             "algorithm": " + ".join(x for x, on in (("DAgger", imitation), ("MaskablePPO", timesteps)) if on)}
     if output is not None:
