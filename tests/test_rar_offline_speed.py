@@ -230,3 +230,36 @@ def test_with_completions_equals_building_the_jobs_again():
                           for j, c in zip(jobs, (5, 7.5))), "x", "y")
     assert got == want and [j.completion for j in got] == [5, 7.5]
     assert list(got["a"].placement.items()) == [("s0", 1), ("s1", 2)] and jobs[0].completion is None
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 40), st.integers(10, 80), st.integers(0, 10_000))
+def test_lbsgf_structures_built_at_the_switch_equal_the_maintained_ones(servers, jobs, seed):
+    """SJF-BCO's prefix keeps no server means and its LBSGF continuations no idle heap (``PackState.keep_only``):
+    the means built at the switch equal, float for float, those maintained at every start, and the continuation
+    chooses the same GPUs as a state that kept every structure all along."""
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    pk = alg.Packer(inst)
+    order = alg.sjf_order(inst)
+    lean = pk.new_state(float(inst.horizon), [alg.fa_ffp])
+    full = pk.new_state(float(inst.horizon), [alg.fa_ffp, alg.lbsgf])
+    cut = len(order) // 2
+    for s in (lean, full):
+        assert pk.place(s, order[:cut], lambda j: alg.fa_ffp)
+    assert not lean.need_srv and full.need_srv
+    cont = lean.copy(alg.lbsgf.needs)
+    assert cont.fheap == [] and not cont.need_heap and lean.need_heap and cont.smv == full.smv
+    for j in order[cut:]:
+        while True:
+            assert alg.Lbsgf._servers(cont, j) == alg.Lbsgf._servers(full, j) == scan_lbsgf_servers(cont, j)
+            got, want = alg.lbsgf.choose(cont, j), alg.lbsgf.choose(full, j)
+            assert got == want
+            if got is not None:
+                cont.commit(j, got)
+                full.commit(j, got)
+                break
+            if not alg.lbsgf.enough(cont, j) or not cont.n_active:
+                return
+            cont.advance()
+            full.advance()
+        assert cont.smv == full.smv and cont.U == full.U

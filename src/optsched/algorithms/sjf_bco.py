@@ -204,10 +204,16 @@ class PackState:
         self.pc = [0] * n                                     # contention p of each running job
         self.n_active = 0
 
-    def copy(self) -> PackState:
-        """An independent copy (job GPU lists are shared: they are never changed once set)."""
+    def copy(self, needs: frozenset[str] | None = None) -> PackState:
+        """An independent copy (job GPU lists are shared: they are never changed once set); with ``needs``, one
+        that keeps only the rules' structures ``needs`` names (see [`keep_only`][optsched.algorithms.sjf_bco.PackState.keep_only]),
+        without copying the idle heap first if it is dropped."""
         new = object.__new__(PackState)
+        drop = needs is not None and "heap" not in needs
         for name in PackState.__slots__:
+            if drop and name == "fheap":
+                new.fheap = []
+                continue
             v = getattr(self, name)
             if isinstance(v, (list, bytearray)):
                 v = v[:]
@@ -216,7 +222,25 @@ class PackState:
             elif isinstance(v, dict):
                 v = {s: set(js) for s, js in v.items()}
             setattr(new, name, v)
+        if needs is not None:
+            new.keep_only(needs)
         return new
+
+    def keep_only(self, needs: frozenset[str]) -> None:
+        """From now on maintain the structures of the rules needing ``needs``: drop the idle heap if they do not
+        read it, and build LBSGF's server means (and their heap) from the loads if it was not kept so far. The
+        means are what [`_update_means`][optsched.algorithms.sjf_bco.PackState._update_means] would hold (each
+        is recomputed from its GPUs' U whenever one changes, so a fresh computation gives the same floats), and a
+        heap of current entries answers every query as the lazily re-keyed one would: SJF-BCO's continuations
+        with LBSGF keep no idle heap, and its FA-FFP prefix no server means."""
+        if "heap" not in needs and self.need_heap:
+            self.need_heap, self.fheap = False, []
+        if "servers" in needs and not self.need_srv:
+            S = self.pk.n_servers
+            self.need_srv, self.smv, self.sver = True, [0.0] * S, [0] * S
+            self._update_means(range(S))
+            self.smean = [(self.smv[s], s, self.sver[s]) for s in range(S)]
+            heapq.heapify(self.smean)
 
     # -- the "can job j ever fit" test (idle or not), for every rule but LBSGF -------------------------------
     def enough_anywhere(self, j: int) -> bool:
@@ -354,7 +378,7 @@ class PackState:
                     self._rephi(k)
 
     # -- the structures of the rules -------------------------------------------------------------------------
-    def _update_means(self, srv: tuple[int, ...]) -> None:
+    def _update_means(self, srv: Iterable[int]) -> None:
         """Refresh the mean U of the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as
         numpy's bincount computes it); their heap entries turn stale and are re-keyed lazily (Lbsgf)."""
         pk, U, smv, sver = self.pk, self.U, self.smv, self.sver
@@ -739,7 +763,7 @@ def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None =
 
     def pack_for_theta(theta: int, m: float) -> Packing | None:
         best: Packing | None = None           # Alg. 1 line 7: m_theta <- T (here: +inf, see bisect_theta)
-        st = pk.new_state(theta, (fa_ffp, lbsgf))
+        st = pk.new_state(theta, (fa_ffp,))   # the prefix: FA-FFP's structures only
         done = 0
         for k in kappas:                      # lines 8-23, kappa ascending
             cutoff = min(m, best.makespan if best else math.inf)
@@ -751,7 +775,11 @@ def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None =
             if st.t >= cutoff:                # this kappa's own packing would have stopped in the prefix
                 continue
             last = b == n or k == kappas[-1]
-            cont = st if last else st.copy()
+            if last:
+                cont = st
+                cont.keep_only(lbsgf.needs)       # the rest: LBSGF's structures only
+            else:
+                cont = st.copy(lbsgf.needs)
             res = cont.finish(cutoff) if pk.place(cont, order[b:], rest_rule, cutoff) else None
             if res is not None and (best is None or res.makespan < best.makespan):
                 res.theta, res.kappa = theta, k
