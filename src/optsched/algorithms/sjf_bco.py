@@ -206,8 +206,8 @@ class PackState:
 
     def copy(self, needs: frozenset[str] | None = None) -> PackState:
         """An independent copy (job GPU lists are shared: they are never changed once set); with ``needs``, one
-        that keeps only the rules' structures ``needs`` names (see [`keep_only`][optsched.algorithms.sjf_bco.PackState.keep_only]),
-        without copying the idle heap first if it is dropped."""
+        that keeps only the rules' structures ``needs`` names
+        ([`keep_only`][optsched.algorithms.sjf_bco.PackState.keep_only]), without copying a dropped idle heap."""
         new = object.__new__(PackState)
         drop = needs is not None and "heap" not in needs
         for name in PackState.__slots__:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..io import json_text
 from ._output import evaluation_dict
 
 
@@ -22,33 +22,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def json_text(doc: dict, jobs: list[dict] | None = None) -> str:
-    """``doc`` as indented JSON and, when ``jobs`` is given, a last key ``"jobs"`` holding them, one job per line.
-
-    The figures are indented as ``json.dumps(doc, indent=1)`` writes them; each job is one compact line written by
-    the json module's C encoder (an indented dump of 100,000 jobs goes through its pure-Python encoder, seconds).
-
-    ```pycon
-    >>> print(json_text({"feasible": True}, [{"id": "a", "placement": {"s0": 2}}]))
-    {
-     "feasible": true,
-     "jobs": [
-      {"id": "a", "placement": {"s0": 2}}
-     ]
-    }
-    >>> json.loads(json_text({"feasible": True}, []))["jobs"]
-    []
-
-    ```
-    """
-    head = json.dumps(doc, indent=1, default=str)
-    if jobs is None:
-        return head
-    line = json.JSONEncoder(default=str).encode   # no indent: the C encoder
-    body = "[\n  " + ",\n  ".join(map(line, jobs)) + "\n ]" if jobs else "[]"
-    return f'{head[:-2] + "," if doc else "{"}\n "jobs": {body}\n}}'
-
-
 def run(args: argparse.Namespace) -> int:
     from ..api import evaluate, load_instance
     from ..io import load_schedule
@@ -64,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {"instance": args.instance, "schedule": args.schedule, "feasible": True, **evaluation_dict(ev)}
         if note:
             doc["note"] = note
-        print(json_text(doc, ev.schedule.rows() if args.verbose else None))
+        print(json_text(doc, ev.schedule.rows() if args.verbose else None, default=str))
         return 0
     print(ev.summary())
     if note:
