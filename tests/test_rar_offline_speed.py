@@ -263,3 +263,27 @@ def test_lbsgf_structures_built_at_the_switch_equal_the_maintained_ones(servers,
             cont.advance()
             full.advance()
         assert cont.smv == full.smv and cont.U == full.U
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(5, 40), st.integers(0, 10_000), st.floats(1.0, 60.0))
+def test_progress_fast_check_agrees_with_tau_bounds(servers, jobs, seed, slow):
+    """RarInstance's validation skips the per-job tau_bounds loop only when its inlined eq. (8) finds every job's
+    slowest iteration below one slot; with some jobs slowed past a slot the exact check names the first of them."""
+    from optsched.problems.rar import tau_bounds
+
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    assert inst._all_progress() and all(tau_bounds(inst, j)[1] < 1.0 for j in inst.jobs)
+    slowed = copy.copy(inst)
+    new = tuple(j if i % 3 else type(j)(j.id, j.gpus, j.iterations, j.gradient_size, j.batch_size,
+                                        j.forward_time_per_sample, j.backward_time * slow, j.lam)
+                for i, j in enumerate(inst.jobs))
+    object.__setattr__(slowed, "jobs", new)
+    bad = [j.id for j in new if tau_bounds(slowed, j)[1] >= 1.0]
+    assert slowed._all_progress() == (not any(tau_bounds(slowed, j)[1] >= 1.0 - 1e-9 for j in new))
+    if bad:
+        with pytest.raises(InstanceError) as e:
+            slowed._validate()
+        assert e.value.job == bad[0]
+    else:
+        slowed._validate()
