@@ -287,3 +287,29 @@ def test_progress_fast_check_agrees_with_tau_bounds(servers, jobs, seed, slow):
         assert e.value.job == bad[0]
     else:
         slowed._validate()
+
+
+@pytest.mark.parametrize("name", ["sjf-bco", "ff", "ls"])
+@pytest.mark.parametrize("servers,jobs,seed,xi", [(12, 200, 0, None), (30, 150, 1, None), (8, 120, 2, 1.0)])
+def test_early_stop_of_hopeless_packings_changes_no_result(name, servers, jobs, seed, xi, monkeypatch):
+    """Packer.place drops a packing once its makespan is bound to reach the cutoff (the clock plus the longest
+    rho_min still to place, or a started job's known end): the bisection then sees every theta's result as before,
+    so the schedule and the figures are those of packing to the end; and it does stop some packings early."""
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(2, 4, 8), contention_xi=xi)
+    stops = []
+    place = alg.Packer.place
+
+    def counted(self, st_, js, rule_for, cutoff=float("inf"), tail=None):
+        ok = place(self, st_, js, rule_for, cutoff, tail)
+        stops.append(not ok and st_.t < cutoff)   # failed before its clock reached the cutoff
+        return ok
+
+    monkeypatch.setattr(alg.Packer, "place", counted)
+    fast = solve(inst, name)
+    early, stops = stops, []
+    monkeypatch.setattr(alg.Packer, "early_stop", False)
+    plain = solve(inst, name)
+    assert fast.schedule == plain.schedule and fast.objective == plain.objective
+    assert {k: v for k, v in fast.info.items() if k != "runtime_s"} == \
+        {k: v for k, v in plain.info.items() if k != "runtime_s"}
+    assert sum(early) > sum(stops)   # more packings stopped before their clock reached the cutoff
