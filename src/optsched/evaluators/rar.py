@@ -138,7 +138,7 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     phi_cache: dict[tuple[str, int], int] = {}
     binds = contention_binds(inst)
 
-    def take(jid: str, t: int) -> dict[str, int]:
+    def take(jid: str, t: int) -> Mapping[str, int]:
         """Start ``jid`` at ``t`` on its GPUs (refused if a server is then over capacity); its placement."""
         pl = placement[jid]
         for s, n in pl.items():
