@@ -252,3 +252,63 @@ def test_best_fit_vectorised_matches_the_scan():
         free = rng.integers(0, 9, int(rng.integers(1, 60)))
         g = int(rng.integers(1, 9))
         assert best_fit(free, g) == best_fit(free.tolist(), g)
+
+
+def _lp_only(monkeypatch) -> None:
+    """Make lp._solve always call the LP solver (no closed form)."""
+    import optsched.sim.hetero.lp as lp
+
+    monkeypatch.setattr(lp, "_all_run", lambda T, c: lp._solve_glop(T, np.ones(len(T)), np.array([1e18]), c,
+                                                                     np.ones(len(T)), True))
+
+
+@pytest.mark.parametrize("objective", ["max-min", "makespan"])
+def test_one_type_with_room_closed_form_is_glops_answer_bit_for_bit(objective):
+    """One GPU type with room for every job at once: the closed form (x = 1, s* = min T / c) equals GLOP's
+    two-phase solve of the same LP exactly, and HiGHS' to its tolerance; without room the LP is solved."""
+    from optsched.sim.hetero.lp import _solve_glop
+
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0}
+    for _ in range(120):
+        m = int(rng.integers(1, 30))
+        T = rng.uniform(0.01, 3.0, (m, 1))
+        z = rng.integers(1, 5, m).astype(float)
+        room = bool(rng.integers(0, 2))
+        N = np.array([z.sum() + (float(rng.integers(0, 3)) if room else -1.0)])
+        if N[0] < z.max():
+            continue
+        R = rng.uniform(1e3, 1e6, m)
+        a = max_min_fairness(T, z, N) if objective == "max-min" else min_makespan(T, z, N, R)
+        assert a.info["closed_form"] == room
+        seen[room] += 1
+        if not room:
+            continue
+        # the same LP through GLOP: rows and scale as lp._solve builds them (no classes: every row its own)
+        from optsched.sim.hetero.lp import _equal_share
+
+        c = _equal_share(T, z, N, "cluster") if objective == "max-min" else R
+        scale = float(np.min(_equal_share(T, z, N, "cluster") / c))
+        x, s, *_ = _solve_glop(T, z, N, c * scale, np.ones(m), True)
+        assert np.array_equal(a.x, np.clip(x, 0, 1)) and a.value == s * scale
+        h = (max_min_fairness(T, z, N, solver="highs") if objective == "max-min"
+             else min_makespan(T, z, N, R, solver="highs"))
+        assert not h.info["closed_form"] and h.x == pytest.approx(a.x) and h.value == pytest.approx(a.value)
+    assert seen[True] > 20 and seen[False] > 20
+
+
+@pytest.mark.parametrize("fast", [Gavel, GavelMakespan], ids=["max-min", "makespan"])
+def test_gavel_closed_form_gives_the_lp_results(fast, monkeypatch):
+    """A one-type cluster with room for every job (the closed form taken at every decision) and one without: the
+    per-job table with the closed form equals the one with GLOP solving every LP."""
+    for cluster, n, load in (("16x4", 30, 4.0), ("4x4", 40, 12.0)):
+        cl = parse_cluster(cluster)
+        wl = _workload(n, load, 5, 8)
+        g = fast()
+        with_closed = simulate(wl, cl, scheduler=g, perf="hetero", mode="round", seed=5).jobs
+        closed = [e["closed_form"] for e in g.lp_log]
+        assert any(closed) and (cluster == "16x4" or not all(closed))
+        with monkeypatch.context() as mp:
+            _lp_only(mp)
+            lp_only = simulate(wl, cl, scheduler=fast(), perf="hetero", mode="round", seed=5).jobs
+        _assert_same(with_closed, lp_only)

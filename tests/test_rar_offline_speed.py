@@ -230,3 +230,86 @@ def test_with_completions_equals_building_the_jobs_again():
                           for j, c in zip(jobs, (5, 7.5))), "x", "y")
     assert got == want and [j.completion for j in got] == [5, 7.5]
     assert list(got["a"].placement.items()) == [("s0", 1), ("s1", 2)] and jobs[0].completion is None
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 40), st.integers(10, 80), st.integers(0, 10_000))
+def test_lbsgf_structures_built_at_the_switch_equal_the_maintained_ones(servers, jobs, seed):
+    """SJF-BCO's prefix keeps no server means and its LBSGF continuations no idle heap (``PackState.keep_only``):
+    the means built at the switch equal, float for float, those maintained at every start, and the continuation
+    chooses the same GPUs as a state that kept every structure all along."""
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    pk = alg.Packer(inst)
+    order = alg.sjf_order(inst)
+    lean = pk.new_state(float(inst.horizon), [alg.fa_ffp])
+    full = pk.new_state(float(inst.horizon), [alg.fa_ffp, alg.lbsgf])
+    cut = len(order) // 2
+    for s in (lean, full):
+        assert pk.place(s, order[:cut], lambda j: alg.fa_ffp)
+    assert not lean.need_srv and full.need_srv
+    cont = lean.copy(alg.lbsgf.needs)
+    assert cont.fheap == [] and not cont.need_heap and lean.need_heap and cont.smv == full.smv
+    for j in order[cut:]:
+        while True:
+            assert alg.Lbsgf._servers(cont, j) == alg.Lbsgf._servers(full, j) == scan_lbsgf_servers(cont, j)
+            got, want = alg.lbsgf.choose(cont, j), alg.lbsgf.choose(full, j)
+            assert got == want
+            if got is not None:
+                cont.commit(j, got)
+                full.commit(j, got)
+                break
+            if not alg.lbsgf.enough(cont, j) or not cont.n_active:
+                return
+            cont.advance()
+            full.advance()
+        assert cont.smv == full.smv and cont.U == full.U
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(5, 40), st.integers(0, 10_000), st.floats(1.0, 60.0))
+def test_progress_fast_check_agrees_with_tau_bounds(servers, jobs, seed, slow):
+    """RarInstance's validation skips the per-job tau_bounds loop only when its inlined eq. (8) finds every job's
+    slowest iteration below one slot; with some jobs slowed past a slot the exact check names the first of them."""
+    from optsched.problems.rar import tau_bounds
+
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8))
+    assert inst._all_progress() and all(tau_bounds(inst, j)[1] < 1.0 for j in inst.jobs)
+    slowed = copy.copy(inst)
+    new = tuple(j if i % 3 else type(j)(j.id, j.gpus, j.iterations, j.gradient_size, j.batch_size,
+                                        j.forward_time_per_sample, j.backward_time * slow, j.lam)
+                for i, j in enumerate(inst.jobs))
+    object.__setattr__(slowed, "jobs", new)
+    bad = [j.id for j in new if tau_bounds(slowed, j)[1] >= 1.0]
+    assert slowed._all_progress() == (not any(tau_bounds(slowed, j)[1] >= 1.0 - 1e-9 for j in new))
+    if bad:
+        with pytest.raises(InstanceError) as e:
+            slowed._validate()
+        assert e.value.job == bad[0]
+    else:
+        slowed._validate()
+
+
+@pytest.mark.parametrize("name", ["sjf-bco", "ff", "ls"])
+@pytest.mark.parametrize("servers,jobs,seed,xi", [(12, 200, 0, None), (30, 150, 1, None), (8, 120, 2, 1.0)])
+def test_early_stop_of_hopeless_packings_changes_no_result(name, servers, jobs, seed, xi, monkeypatch):
+    """Packer.place drops a packing once its makespan is bound to reach the cutoff (the clock plus the longest
+    rho_min still to place, or a started job's known end): the bisection then sees every theta's result as before,
+    so the schedule and the figures are those of packing to the end; and it does stop some packings early."""
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(2, 4, 8), contention_xi=xi)
+    stops = []
+    place = alg.Packer.place
+
+    def counted(self, st_, js, rule_for, cutoff=float("inf"), tail=None):
+        ok = place(self, st_, js, rule_for, cutoff, tail)
+        stops.append(not ok and st_.t < cutoff)   # failed before its clock reached the cutoff
+        return ok
+
+    monkeypatch.setattr(alg.Packer, "place", counted)
+    fast = solve(inst, name)
+    early, stops = stops, []
+    monkeypatch.setattr(alg.Packer, "early_stop", False)
+    plain = solve(inst, name)
+    assert fast.schedule == plain.schedule and fast.objective == plain.objective
+    assert {k: v for k, v in fast.info.items() if k != "runtime_s"} == \
+        {k: v for k, v in plain.info.items() if k != "runtime_s"}
+    assert sum(early) > sum(stops)   # more packings stopped before their clock reached the cutoff

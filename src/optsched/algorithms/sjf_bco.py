@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -204,10 +205,16 @@ class PackState:
         self.pc = [0] * n                                     # contention p of each running job
         self.n_active = 0
 
-    def copy(self) -> PackState:
-        """An independent copy (job GPU lists are shared: they are never changed once set)."""
+    def copy(self, needs: frozenset[str] | None = None) -> PackState:
+        """An independent copy (job GPU lists are shared: they are never changed once set); with ``needs``, one
+        that keeps only the rules' structures ``needs`` names
+        ([`keep_only`][optsched.algorithms.sjf_bco.PackState.keep_only]), without copying a dropped idle heap."""
         new = object.__new__(PackState)
+        drop = needs is not None and "heap" not in needs
         for name in PackState.__slots__:
+            if drop and name == "fheap":
+                new.fheap = []
+                continue
             v = getattr(self, name)
             if isinstance(v, (list, bytearray)):
                 v = v[:]
@@ -216,7 +223,25 @@ class PackState:
             elif isinstance(v, dict):
                 v = {s: set(js) for s, js in v.items()}
             setattr(new, name, v)
+        if needs is not None:
+            new.keep_only(needs)
         return new
+
+    def keep_only(self, needs: frozenset[str]) -> None:
+        """From now on maintain the structures of the rules needing ``needs``: drop the idle heap if they do not
+        read it, and build LBSGF's server means (and their heap) from the loads if it was not kept so far. The
+        means are what [`_update_means`][optsched.algorithms.sjf_bco.PackState._update_means] would hold (each
+        is recomputed from its GPUs' U whenever one changes, so a fresh computation gives the same floats), and a
+        heap of current entries answers every query as the lazily re-keyed one would: SJF-BCO's continuations
+        with LBSGF keep no idle heap, and its FA-FFP prefix no server means."""
+        if "heap" not in needs and self.need_heap:
+            self.need_heap, self.fheap = False, []
+        if "servers" in needs and not self.need_srv:
+            S = self.pk.n_servers
+            self.need_srv, self.smv, self.sver = True, [0.0] * S, [0] * S
+            self._update_means(range(S))
+            self.smean = [(self.smv[s], s, self.sver[s]) for s in range(S)]
+            heapq.heapify(self.smean)
 
     # -- the "can job j ever fit" test (idle or not), for every rule but LBSGF -------------------------------
     def enough_anywhere(self, j: int) -> bool:
@@ -354,7 +379,7 @@ class PackState:
                     self._rephi(k)
 
     # -- the structures of the rules -------------------------------------------------------------------------
-    def _update_means(self, srv: tuple[int, ...]) -> None:
+    def _update_means(self, srv: Iterable[int]) -> None:
         """Refresh the mean U of the servers whose GPUs' loads changed (mean = sum of U in GPU order / O_s, as
         numpy's bincount computes it); their heap entries turn stale and are re-keyed lazily (Lbsgf)."""
         pk, U, smv, sver = self.pk, self.U, self.smv, self.sver
@@ -566,6 +591,7 @@ class Packer:
     """Per-instance precomputation and the packing loop shared by SJF-BCO and the baselines FF, LS, RAND."""
 
     BLOCK = 16  # servers per leaf of First-Fit's segment tree
+    early_stop = True  # place() drops a packing as soon as its makespan is bound to reach the cutoff (tests: off)
 
     def __init__(self, inst: RarInstance, lam: float | None = None):
         self.inst = inst
@@ -592,6 +618,7 @@ class Packer:
         self.jobs = inst.jobs
         self.size = [j.gpus for j in self.jobs]
         self.iters = [j.iterations for j in self.jobs]
+        self.rho_min = [self.est.rho_min[j.id] for j in self.jobs]
         self.load = [self.est.load[j.id] for j in self.jobs]
         if lam is not None:
             if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not lam >= 1:
@@ -625,12 +652,32 @@ class Packer:
             needs |= r.needs
         return PackState(self, theta, frozenset(needs))
 
-    @staticmethod
-    def place(st: PackState, jobs: Iterable[int], rule_for: Callable[[int], Rule], cutoff: float = math.inf
-              ) -> bool:
+    def tail(self, jobs: Sequence[int], after: int = 0) -> list[int]:
+        """``tail[i]``: the fewest slots the packing still needs once job ``jobs[i]`` is to be placed: the longest
+        ``rho_min`` (section 5: no placement or contention runs a job faster) of ``jobs[i:]`` and of the jobs placed
+        after them (``after``, the longest of those). Each starts at the current slot or later, so the makespan
+        is at least the clock plus this."""
+        out = list(itertools.accumulate(reversed([self.rho_min[j] for j in jobs]), max, initial=after))
+        out.reverse()
+        return out
+
+    def place(self, st: PackState, jobs: Sequence[int], rule_for: Callable[[int], Rule],
+              cutoff: float = math.inf, tail: Sequence[int] | None = None) -> bool:
         """Place ``jobs`` in order into ``st``; False when some job can never be placed (Alg. 2/3 "return
-        empty") or the clock reaches ``cutoff``."""
-        for j in jobs:
+        empty") or the packing's makespan is bound to reach ``cutoff`` (such a packing is dropped by its
+        caller whatever happens next, so stopping early changes no result): the clock plus ``tail[i]`` (see
+        [`tail`][optsched.algorithms.sjf_bco.Packer.tail]; default: of ``jobs`` alone) reaches it, or a job just
+        started ends at or after it (known at its start when contention cannot change a speed)."""
+        if not self.early_stop:
+            tail = None
+        elif cutoff < math.inf:
+            if tail is None:
+                tail = self.tail(jobs)
+            if jobs and st.t + tail[0] >= cutoff:
+                return False
+        fixed = self.early_stop and cutoff < math.inf and not self.p_matters
+        iters, phi = self.iters, st.phi
+        for i, j in enumerate(jobs):
             rule = rule_for(j)
             chosen = rule.choose(st, j)
             if chosen is None:
@@ -642,10 +689,12 @@ class Packer:
                     if not st.n_active:
                         return False
                     st.advance()
-                    if st.t >= cutoff:
+                    if st.t >= cutoff or (tail is not None and st.t + tail[i] >= cutoff):
                         return False
                     chosen = rule.choose(st, j)
             st.commit(j, chosen)
+            if fixed and st.t - (-iters[j] // phi[j]) >= cutoff:
+                return False
         return True
 
     def run(self, order: Sequence[int], theta: float, rule_for: Callable[[int], Rule],
@@ -734,25 +783,30 @@ def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None =
     n = len(order)
     # boundary[k]: how many jobs of the SJF order go to FA-FFP under kappa k (a prefix: the order is by size)
     boundary = {k: sum(1 for j in order if pk.size[j] <= k) for k in kappas}
+    suffix = pk.tail(order)   # suffix[i]: the longest rho_min of order[i:] (Packer.place's early stop)
     rest_rule: Callable[[int], Rule] = lambda j: lbsgf  # noqa: E731
     prefix_rule: Callable[[int], Rule] = lambda j: fa_ffp  # noqa: E731
 
     def pack_for_theta(theta: int, m: float) -> Packing | None:
         best: Packing | None = None           # Alg. 1 line 7: m_theta <- T (here: +inf, see bisect_theta)
-        st = pk.new_state(theta, (fa_ffp, lbsgf))
+        st = pk.new_state(theta, (fa_ffp,))   # the prefix: FA-FFP's structures only
         done = 0
         for k in kappas:                      # lines 8-23, kappa ascending
             cutoff = min(m, best.makespan if best else math.inf)
             b = boundary[k]
             # the shared prefix, under the loosest cutoff of the kappas still to come (m)
-            if not pk.place(st, order[done:b], prefix_rule, m):
+            if not pk.place(st, order[done:b], prefix_rule, m, suffix[done:b]):
                 break                         # this kappa and every larger one fail on the same prefix
             done = b
             if st.t >= cutoff:                # this kappa's own packing would have stopped in the prefix
                 continue
             last = b == n or k == kappas[-1]
-            cont = st if last else st.copy()
-            res = cont.finish(cutoff) if pk.place(cont, order[b:], rest_rule, cutoff) else None
+            if last:
+                cont = st
+                cont.keep_only(lbsgf.needs)       # the rest: LBSGF's structures only
+            else:
+                cont = st.copy(lbsgf.needs)
+            res = cont.finish(cutoff) if pk.place(cont, order[b:], rest_rule, cutoff, suffix[b:]) else None
             if res is not None and (best is None or res.makespan < best.makespan):
                 res.theta, res.kappa = theta, k
                 best = res

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..io import json_text
 from ._output import evaluation_dict
 
 
@@ -33,20 +33,17 @@ def run(args: argparse.Namespace) -> int:
     makespan = getattr(ev, "makespan", None)
     note = (f"the file claims makespan {claimed}, the evaluator finds {makespan}"
             if claimed is not None and makespan is not None and claimed != makespan else None)
-    jobs = sorted(ev.schedule.jobs, key=lambda j: (j.start, j.id))
     if args.json:
         doc = {"instance": args.instance, "schedule": args.schedule, "feasible": True, **evaluation_dict(ev)}
         if note:
             doc["note"] = note
-        if args.verbose:
-            doc["jobs"] = ev.schedule.rows()
-        print(json.dumps(doc, indent=1, default=str))
+        print(json_text(doc, ev.schedule.rows() if args.verbose else None, default=str))
         return 0
     print(ev.summary())
     if note:
         print(f"note: {note}")
     if args.verbose:
-        for j in jobs:
+        for j in sorted(ev.schedule.jobs, key=lambda j: (j.start, j.id)):
             pl = ",".join(f"{s}={n}" for s, n in j.placement.items())
             done = "-" if j.completion is None else f"{j.completion:g}"
             print(f"{j.id:>8} start={j.start:>6g} completion={done:>6} placement={pl}")

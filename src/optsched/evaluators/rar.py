@@ -64,6 +64,22 @@ def check_feasible(inst: RarInstance, schedule: Schedule) -> None:
     cap = inst.cluster.capacity   # once: Cluster.check_placement rebuilds it per call
     seen: set[str] = set()
     for i, sj in enumerate(schedule.jobs):
+        # the common case in one pass, without building the error texts: a known job, seen once, an int start
+        # >= 0, known servers with int counts within their sizes adding up to G_j; anything else is checked (and
+        # reported) below
+        job = by_id.get(sj.id)
+        start, pl = sj.start, sj.placement
+        if job is not None and sj.id not in seen and type(start) is int and start >= 0:
+            total = 0
+            for sid, n in pl.items():
+                c = cap.get(sid)
+                if c is None or type(n) is not int or n < 0 or n > c:
+                    break
+                total += n
+            else:
+                if total == job.gpus:
+                    seen.add(sj.id)
+                    continue
         where = f"jobs[{i}]"
         if sj.id not in by_id:
             raise ScheduleError("job not in the instance", field=f"{where}.id", job=sj.id)
@@ -108,7 +124,8 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     jobs = {j.id: j for j in inst.jobs}
     cap = inst.cluster.capacity
     starts = sorted((int(sj.start), sj.id) for sj in schedule.jobs)
-    placement = {sj.id: {s: n for s, n in sj.placement.items() if n > 0} for sj in schedule.jobs}
+    # a ScheduledJob's placement holds positive counts only (zeros are dropped, negatives refused above)
+    placement = {sj.id: sj.placement for sj in schedule.jobs}
     left = {j.id: j.iterations for j in inst.jobs}
     since: dict[str, int] = {}
     rate: dict[str, int] = {}
@@ -121,7 +138,7 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     phi_cache: dict[tuple[str, int], int] = {}
     binds = contention_binds(inst)
 
-    def take(jid: str, t: int) -> dict[str, int]:
+    def take(jid: str, t: int) -> Mapping[str, int]:
         """Start ``jid`` at ``t`` on its GPUs (refused if a server is then over capacity); its placement."""
         pl = placement[jid]
         for s, n in pl.items():
@@ -139,10 +156,11 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
         # is known at its start, and the replay only checks the capacity (the same events in the same order)
         n_starts, nxt = len(starts), 0
         ends: list[tuple[int, str]] = []
+        heappush, heappop = heapq.heappush, heapq.heappop
         while nxt < n_starts or ends:
             t = int(min(ends[0][0] if ends else math.inf, starts[nxt][0] if nxt < n_starts else math.inf))
             while ends and ends[0][0] == t:
-                jid = heapq.heappop(ends)[1]
+                jid = heappop(ends)[1]
                 completions[jid] = t
                 running.discard(jid)
                 for s, n in placement[jid].items():
@@ -150,9 +168,16 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
             while nxt < n_starts and starts[nxt][0] == t:
                 jid = starts[nxt][1]
                 nxt += 1
-                pl = take(jid, t)   # its counts are all positive: len(pl) servers
-                phi = iterations_per_slot(iteration_time(inst, jobs[jid], len(pl), 1 if len(pl) > 1 else 0))
-                heapq.heappush(ends, (t + math.ceil(left[jid] / phi), jid))
+                pl = placement[jid]
+                for s, n in pl.items():
+                    if used[s] + n > cap[s]:
+                        take(jid, t)   # raises, naming the holders
+                for s, n in pl.items():
+                    used[s] += n
+                running.add(jid)
+                ns = len(pl)       # its counts are all positive: len(pl) servers
+                phi = iterations_per_slot(iteration_time(inst, jobs[jid], ns, 1 if ns > 1 else 0))
+                heappush(ends, (t + math.ceil(left[jid] / phi), jid))
         return _evaluation(inst, schedule, completions)
 
     def p_of(jid: str) -> int:

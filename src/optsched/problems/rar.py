@@ -156,6 +156,8 @@ class RarInstance:
                 raise InstanceError(f"needs {j.gpus} GPUs but the cluster has {total_gpus}",
                                     field=f"{where}.gpus", job=j.id)
         # Paper 000 [D]: phi = floor(1/tau) must be >= 1 under every placement, or the job may never finish.
+        if self._all_progress():
+            return
         for i, j in enumerate(self.jobs):
             _, worst, why = tau_bounds(self, j, explain=True)
             if worst >= 1.0:
@@ -163,6 +165,38 @@ class RarInstance:
                     f"per-iteration time reaches {worst:.4g} slots ({why}), so floor(1/tau) = 0 and the job "
                     "would never progress; lower the compute/communication times or the overheads",
                     field=f"jobs[{i}]", job=j.id)
+
+
+    def _all_progress(self) -> bool:
+        """True if every job's slowest iteration time ([`tau_bounds`][optsched.problems.rar.tau_bounds]' maximum) is
+        clearly below one slot: eq. (8) for the placements tau_bounds weighs, inlined in one loop over the jobs (the
+        same operations, so the same floats; anything within 1e-9 of a slot is left to the exact check, which
+        names the job)."""
+        biggest, n_servers, cum = self._caps
+        c = self.cluster
+        k_max = contention_k(self.max_contention, self.contention_xi)
+        bw_one = c.intra_bandwidth
+        bw_spread = c.inter_bandwidth / f_degradation(contention_k(1, self.contention_xi), self.degradation_alpha)
+        bw_worst = c.inter_bandwidth / f_degradation(k_max, self.degradation_alpha)
+        red, xi2 = self.reduce_speed, self.overhead_xi
+        spans: dict[int, tuple[int, int]] = {}
+        limit = 1.0 - 1e-9
+        for j in self.jobs:
+            w = j.gpus
+            ring = (w - 1) * j.gradient_size / w
+            compute = j.forward_time_per_sample * j.batch_size + j.backward_time
+            if w <= biggest and 2.0 * ring / bw_one + ring / red + xi2 * 1 + compute >= limit:
+                return False
+            if min(w, n_servers) >= 2:
+                sp = spans.get(w)
+                if sp is None:
+                    if w > cum[-1]:
+                        return False
+                    sp = spans[w] = (max(2, bisect.bisect_left(cum, w) + 1), min(w, n_servers))
+                if (2.0 * ring / bw_spread + ring / red + xi2 * sp[0] + compute >= limit
+                        or 2.0 * ring / bw_worst + ring / red + xi2 * sp[1] + compute >= limit):
+                    return False
+        return True
 
 
 # -- the per-iteration time model (section 4.1, eqs. 6-9) -------------------------------------------------

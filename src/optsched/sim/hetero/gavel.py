@@ -21,7 +21,8 @@ Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/ga
 * **Placement** inside a type: one server if one has room (best fit), else whole servers (largest first), else
   the first free GPUs of the type (Blox's Gavel places with "maximize consolidation").
 
-``lp_log`` records every LP solve of a run (time, jobs, rows, build and solve seconds, optimum).
+``lp_log`` records every LP solve of a run (time, jobs, rows, build and solve seconds, optimum, and whether the
+closed form of one GPU type with room for every job answered it instead of GLOP: [`.lp`][optsched.sim.hetero.lp]).
 
 ```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
@@ -172,7 +173,8 @@ class Gavel(SchedulerPlacer):
         self._xm = a.x
         self.last_allocation = a
         self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
-                            "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value})
+                            "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value,
+                            "closed_form": bool(a.info.get("closed_form"))})
         self._dirty = False
 
     # -- the active jobs as arrays (updated when the set of active jobs changes) -----------------------------

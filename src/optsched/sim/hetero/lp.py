@@ -29,7 +29,9 @@ row per class of identical jobs (same throughputs, GPUs and equal share): an exa
 an optimal allocation over identical jobs keeps it feasible and optimal (both LPs are symmetric in them).
 
 Solvers: ``"glop"`` (OR-Tools' GLOP in process, the matrix handed over in one call; the default) and ``"highs"``
-(HiGHS through PuLP, out of process: the cross-check of the tests).
+(HiGHS through PuLP, out of process: the cross-check of the tests). With ``"glop"``, one GPU type, the efficiency
+phase and room for every job at once, the answer (every x = 1, the optimum min T / c) is written down without an LP:
+it is the LP's unique optimum, which GLOP returns bit for bit (``docs/formulations/gavel.md``).
 
 Two jobs, one GPU of each of two types, each job four times faster on "its" type: the equal share gives each
 2.5 iterations/s; running each job on its fast type gives 4, i.e. t* = 1.6:
@@ -290,12 +292,37 @@ def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate:
     else:
         inverse = np.arange(len(live))
         Ta, za, ca, na = Tl, zl, cl, np.ones(len(live))
-    run = _solve_glop if solver == "glop" else _solve_highs
-    xa, s_star, build, solve_s, lps = run(Ta, za, N, ca, na, efficiency)
+    closed = solver == "glop" and efficiency and K == 1 and float((za * na).sum()) <= float(N[0])
+    if closed:
+        xa, s_star, build, solve_s, lps = _all_run(Ta, ca)
+    else:
+        run = _solve_glop if solver == "glop" else _solve_highs
+        xa, s_star, build, solve_s, lps = run(Ta, za, N, ca, na, efficiency)
     xa = np.clip(xa, 0.0, 1.0)
     x[live] = xa[inverse]
     return Allocation(x, s_star * scale, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
-                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency, "scale": scale})
+                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency, "scale": scale,
+                            "closed_form": closed})
+
+
+def _all_run(T: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float, float, float, int]:
+    """Both phases' optimum, without an LP, when there is one GPU type and every job can hold its GPUs all the
+    time (``sum z n <= N``; ``docs/formulations/gavel.md``, "one type with room for every job"): phase 1's
+    ``s* = min_m T[m] / c[m]`` (row m allows s <= T[m] x[m] / c[m] <= T[m] / c[m], and x = 1 attains every such
+    bound at once), and phase 2's unique maximiser ``x = 1`` (it is feasible and attains every variable's upper
+    bound, each with a positive weight). The answer GLOP gives there, bit for bit (tested).
+
+    ```pycon
+    >>> x, s, *_ = _all_run(np.array([[2.0], [6.0]]), np.array([1.0, 2.0]))
+    >>> x.ravel().tolist(), s
+    ([1.0, 1.0], 2.0)
+
+    ```
+    """
+    t0 = time.perf_counter()
+    s_star = float(np.min(T[:, 0] / c))
+    x = np.ones(T.shape)
+    return x, s_star, 0.0, time.perf_counter() - t0, 0
 
 
 def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, aggregate: bool = True,
