@@ -407,10 +407,7 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
 
     t0 = time.perf_counter()
     scale = weight_scale(weights)
-    # best-effort jobs are out of the ratio this bounds (format 2)
-    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs if not j.best_effort}
-    ok = [j for j in inst.jobs if not j.best_effort and energy[j.id] < math.inf]
-    reachable = sum(job_weight(j.alpha, weights) for j in ok)
+    energy, ok, reachable = _boundable_jobs(inst, weights)
     if not ok:
         return DeadlineBound(0.0, SolveStatus.OPTIMAL, 0.0, energy, {"windows": 0})
     G = inst.total_gpus
@@ -493,9 +490,7 @@ def deadline_time_indexed_bound(inst: DeadlineWorkload, *, weights: str = "count
 
     t0 = time.perf_counter()
     scale = weight_scale(weights)
-    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs if not j.best_effort}
-    ok = [j for j in inst.jobs if not j.best_effort and energy[j.id] < math.inf]
-    reachable = sum(job_weight(j.alpha, weights) for j in ok)
+    energy, ok, reachable = _boundable_jobs(inst, weights)
     if not ok:
         return DeadlineBound(0.0, SolveStatus.OPTIMAL, 0.0, energy, {"pieces": 0})
     md = pywraplp.Solver.CreateSolver(solver)
@@ -536,3 +531,11 @@ def deadline_time_indexed_bound(inst: DeadlineWorkload, *, weights: str = "count
         return DeadlineBound(reachable, SolveStatus.UNKNOWN, reachable, energy, info)
     info["raw_bound"] = raw
     return DeadlineBound(min(reachable, math.floor(raw + 1e-6) / scale), status, reachable, energy, info)
+
+
+def _boundable_jobs(inst: DeadlineWorkload, weights: str) -> tuple[dict[str, float], list[DeadlineJob], float]:
+    """The bounds' common start: each deadline job's least GPU-seconds (inf if it cannot finish in its window),
+    the jobs that can, and their total weight. Best-effort jobs are out of the ratio the bounds bound (format 2)."""
+    energy = {j.id: min_energy_gpu_s(inst, j) for j in inst.jobs if not j.best_effort}
+    ok = [j for j in inst.jobs if not j.best_effort and energy[j.id] < math.inf]
+    return energy, ok, sum(job_weight(j.alpha, weights) for j in ok)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, Job, Placement, SimView
@@ -58,29 +58,40 @@ def ftf_allocate(jobs: Sequence[K], gpus: int, rho_of: Callable[[K, int], float]
     left = int(gpus)
     stuck: set[K] = set()
     while left > 0:
-        best = None
-        for pos, j in enumerate(jobs):
-            if j in stuck:
-                continue
-            k = (-cur[j], pos)
-            if best is None or k < best[0]:
-                best = (k, j)
-        if best is None:
+        j = _furthest_behind(jobs, cur, stuck)
+        if j is None:
             break
-        j = best[1]
-        cap = max_gpus(j) if max_gpus is not None else gpus
-        nxt = None
-        for g in range(alloc[j] + 1, min(cap, alloc[j] + left) + 1):
-            r = rho_of(j, g)
-            if r < cur[j]:
-                nxt = (g, r)
-                break
+        nxt = _next_step(j, alloc[j], cur[j], left, gpus, rho_of, max_gpus)
         if nxt is None:
             stuck.add(j)
             continue
         left -= nxt[0] - alloc[j]
         alloc[j], cur[j] = nxt
     return alloc
+
+
+def _furthest_behind(jobs: Sequence[K], cur: Mapping[K, float], stuck: set[K]) -> K | None:
+    """The job with the largest current rho (the first in order on ties), leaving out ``stuck``; None if none."""
+    best = None
+    for pos, j in enumerate(jobs):
+        if j in stuck:
+            continue
+        k = (-cur[j], pos)
+        if best is None or k < best[0]:
+            best = (k, j)
+    return None if best is None else best[1]
+
+
+def _next_step(j: K, has: int, rho_now: float, left: int, gpus: int, rho_of: Callable[[K, int], float],
+               max_gpus: Callable[[K], int] | None) -> tuple[int, float] | None:
+    """The smallest GPU count above ``has`` (within the job's cap and the ``left`` spare GPUs) that lowers the
+    job's rho, with that rho; None if no count does."""
+    cap = max_gpus(j) if max_gpus is not None else gpus
+    for g in range(has + 1, min(cap, has + left) + 1):
+        r = rho_of(j, g)
+        if r < rho_now:
+            return g, r
+    return None
 
 
 def ftf_allocate_lazy(jobs: Iterable[K], gpus: int, rho_of: Callable[[K, int], float],
@@ -119,23 +130,10 @@ def ftf_allocate_lazy(jobs: Iterable[K], gpus: int, rho_of: Callable[[K, int], f
                     return {k: g for k, g in full.items() if g}
                 alloc[j], cur[j] = 0, c0
         if j is None:
-            best = None
-            for pos, k in enumerate(seen):
-                if k in stuck:
-                    continue
-                key = (-cur[k], pos)
-                if best is None or key < best[0]:
-                    best = (key, k)
-            if best is None:
+            j = _furthest_behind(seen, cur, stuck)
+            if j is None:
                 break
-            j = best[1]
-        cap = max_gpus(j) if max_gpus is not None else gpus
-        nxt = None
-        for g in range(alloc[j] + 1, min(cap, alloc[j] + left) + 1):
-            r = rho_of(j, g)
-            if r < cur[j]:
-                nxt = (g, r)
-                break
+        nxt = _next_step(j, alloc[j], cur[j], left, gpus, rho_of, max_gpus)
         if nxt is None:
             stuck.add(j)
             continue
