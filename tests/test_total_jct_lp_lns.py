@@ -92,6 +92,8 @@ def test_registered_lns_proves_tiny_and_bounds_larger_instances():
     tiny = random_total_jct_instance(5, 0)
     res = optsched.solve(tiny, "total-jct-lns", deterministic_limit=5, num_workers=1, seed=0)
     assert res.status == SolveStatus.OPTIMAL and res.objective == brute_force_total_jct(tiny).objective
+    # proven by the branch and bound alone, still reported under the name asked for
+    assert res.algorithm == "total-jct-lns" and res.info["found_by"] == "total-jct-bnb"
     inst = random_total_jct_instance(12, 0)
     a = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
     b = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
