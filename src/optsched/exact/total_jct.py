@@ -49,6 +49,33 @@ __all__ = ["MAX_BRUTE_JOBS", "CpModelOf", "brute_force_total_jct", "solve_total_
 
 
 # -- CP-SAT -------------------------------------------------------------------------------------------------
+def add_mode_choice(md: cp_model.CpModel, j: Any, options: list[tuple[int, tuple[int, ...]]], s: Any, e: Any,
+                    per_server: list[tuple[list[Any], list[int]]]) -> dict[tuple[int, tuple[int, ...]], Any]:
+    """Job ``j`` runs in exactly one of its (mode, per-server GPU vector) ``options`` between start ``s`` and end
+    ``e``: a literal and an optional interval per option, each interval added to ``per_server`` with its GPUs on
+    every server it uses (for [`add_server_capacities`][optsched.exact.total_jct.add_server_capacities]). Returns the
+    literal of every option. Shared by the full model and the LNS sub-model ([`optsched.exact.total_jct_lns`][])."""
+    lits = {}
+    for k, u in options:
+        x = md.new_bool_var(f"x[{j.id},{k},{u}]")
+        iv = md.new_optional_interval_var(s, j.modes[k].duration, e, x, f"I[{j.id},{k},{u}]")
+        for m, n in enumerate(u):
+            if n:
+                per_server[m][0].append(iv)
+                per_server[m][1].append(n)
+        lits[k, u] = x
+    md.add_exactly_one(lits.values())
+    return lits
+
+
+def add_server_capacities(md: cp_model.CpModel, per_server: list[tuple[list[Any], list[int]]],
+                          caps: list[int]) -> None:
+    """Each server's GPUs bound the intervals placed on it (one cumulative per server that has any)."""
+    for m, (ivs, dem) in enumerate(per_server):
+        if ivs:
+            md.add_cumulative(ivs, dem, caps[m])
+
+
 class CpModelOf:
     """The CP-SAT model of ``inst`` (``docs/formulations/total-jct.md``): ``md`` (a ``CpModel``), the start
     variable of every job and the literal of every (job, mode, vector);
@@ -78,21 +105,9 @@ class CpModelOf:
             s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
             e = md.new_int_var(j.release + j.min_duration, H, f"C[{j.id}]")
             start[j.id], end[j.id] = s, e
-            xs = []
-            for k, u in opts[i]:
-                x = md.new_bool_var(f"x[{j.id},{k},{u}]")
-                d = j.modes[k].duration
-                iv = md.new_optional_interval_var(s, d, e, x, f"I[{j.id},{k},{u}]")
-                for m, n in enumerate(u):
-                    if n:
-                        per_server[m][0].append(iv)
-                        per_server[m][1].append(n)
-                xs.append(x)
+            for (k, u), x in add_mode_choice(md, j, opts[i], s, e, per_server).items():
                 lits[i, k, u] = x
-            md.add_exactly_one(xs)
-        for m, (ivs, dem) in enumerate(per_server):
-            if ivs:
-                md.add_cumulative(ivs, dem, caps[m])
+        add_server_capacities(md, per_server, caps)
         md.minimize(sum(j.weight * end[j.id] for j in inst.jobs))
         if hint:
             g = greedy_total_jct(inst)

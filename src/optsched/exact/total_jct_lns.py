@@ -38,6 +38,7 @@ from ..evaluators.total_jct import check_schedule
 from ..problems.total_jct import TotalJctInstance, choice_cost, placement_options, schedule_from_choice
 from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
+from .total_jct import add_mode_choice, add_server_capacities
 
 __all__ = ["choice_of_schedule", "improve", "lns_total_jct", "solve_total_jct_lns"]
 
@@ -92,23 +93,12 @@ def improve(inst: TotalJctInstance, choice: Mapping[str, tuple[int, tuple[int, .
         s = md.new_int_var(j.release, H - j.min_duration, f"S[{j.id}]")
         e = md.new_int_var(j.release + j.min_duration, H, f"C[{j.id}]")
         starts[i], ends[i] = s, e
-        xs = []
         k0, u0, t0 = choice[j.id]
         md.add_hint(s, t0)
-        for k, u in opts[i]:
-            x = md.new_bool_var(f"x[{j.id},{k},{u}]")
-            iv = md.new_optional_interval_var(s, j.modes[k].duration, e, x, f"I[{j.id},{k},{u}]")
-            for m, n in enumerate(u):
-                if n:
-                    per_server[m][0].append(iv)
-                    per_server[m][1].append(n)
+        for (k, u), x in add_mode_choice(md, j, opts[i], s, e, per_server).items():
             md.add_hint(x, (k, u) == (k0, tuple(u0)))
-            xs.append(x)
             lits[i, k, u] = x
-        md.add_exactly_one(xs)
-    for m, (ivs, dem) in enumerate(per_server):
-        if ivs:
-            md.add_cumulative(ivs, dem, caps[m])
+    add_server_capacities(md, per_server, caps)
 
     def cost_of(i: int) -> int:
         k, _, t = choice[jobs[i].id]
