@@ -1,7 +1,7 @@
 """ElasticFlow (NSDI '23) and its baselines in OUR simulator, beside DRS, NoRM and paper 003's baselines, with the
 energy upper bound; and the CPU time of the ElasticFlow family on 2,000 GPUs against LAS (issue 29).
 
-Run: ``.venv/bin/python benchmarks/elasticflow.py [--quick] [--seeds N] [--out DIR]
+Run: ``.venv/bin/python benchmarks/elasticflow.py [--quick] [--seeds N] [--out DIR] [--shape-only]
 [--ef-trace PATH/elasticVpollux_e.csv --ef-throughputs PATH/throughputs_T4]``.
 Full run: writes ``docs/results/elasticflow.md`` and ``elasticflow.csv`` atomically. ``--quick`` (2 seeds,
 small timing workload, short bound solves) writes the same names into a temporary folder (or ``--out DIR``),
@@ -11,8 +11,10 @@ never into ``docs/results``. ``--ef-trace`` adds a table for ElasticFlow's publi
 Workloads: paper 003's default trace (``deadline_workload``: 4 x 4 GPUs, lambda 4/h over 24 h, ring model,
 OUR profiles) and a workload of ElasticFlow's kind (``elasticflow_shaped_workload``: 200 jobs on 16 x 4 GPUs,
 OUR made-up measured-style tables with non-monotone rows, explicit deadlines 0.5-1.5 x the run time on the
-requested count, offered load 3). Event mode, no rescaling overhead. Every number is OUR simulator's or OUR
-solver's.
+requested count, offered load 3; its default calibrated to the Fig. 8a trace's statistics, and its first shape
+``EF_SHAPE_V1`` beside it). The page opens with those statistics measured on the trace (if given) and on both
+shapes (``shape_stats``; ``--shape-only`` prints that table and stops, writing nothing). Event mode, no rescaling
+overhead. Every number is OUR simulator's or OUR solver's.
 """
 
 from __future__ import annotations
