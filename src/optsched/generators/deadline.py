@@ -37,8 +37,8 @@ from ..errors import InstanceError
 from ..limits import require_memory
 from ..problems.deadline import ALPHAS, HEAVY_MODELS, MODELS, DeadlineJob, DeadlineWorkload, paper_cluster
 
-__all__ = ["DEFAULT_ALPHA_SHARES", "DEFAULT_HEAVY_SHARE", "EF_PROFILES", "deadline_workload",
-           "elasticflow_shaped_workload", "profile_row", "tiny_deadline_workload"]
+__all__ = ["DEFAULT_ALPHA_SHARES", "DEFAULT_HEAVY_SHARE", "EF_ASKS", "EF_BURSTS", "EF_PROFILES", "EF_SHAPE_V1",
+           "EF_WORK_H", "deadline_workload", "elasticflow_shaped_workload", "profile_row", "tiny_deadline_workload"]
 
 DEFAULT_ALPHA_SHARES = (0.1, 0.3, 0.6)
 DEFAULT_HEAVY_SHARE = 0.2
@@ -203,25 +203,64 @@ def profile_row(model: str, batch_index: int = 0) -> tuple[tuple[int, float], ..
     return tuple(row)
 
 
+#: the measured work of the public Fig. 8a trace (pkusys/ElasticFlow, ``elasticVpollux_e.csv`` with its T4 tables):
+#: there every job of a model and global batch has the same number of iterations, so its one-GPU run time is
+#: fixed; in hours, at the smaller and the larger batch, for the T4 model each profile stands for (the same peak
+#: count: ImageNet, CIFAR-10, BERT, DeepSpeech2, YOLOv3, NCF). Facts cited, not the trace copied.
+EF_WORK_H: dict[str, tuple[float, float]] = {
+    "resnet-like": (172.69, 196.54),
+    "vgg-like": (1.239, 1.568),
+    "bert-like": (3.875, 3.875),
+    "speech-like": (6.388, 8.030),
+    "yolo-like": (9.243, 9.243),
+    "recsys-like": (0.00917, 0.00917),
+}
+#: requested GPU counts of the Fig. 8a trace (its ``num_gpu``: 118, 1, 45, 28 and 3 of its 195 jobs), drawn
+#: whatever the model (its NCF jobs ask for 4 and 8 GPUs, on which they run slower than on one)
+EF_ASKS: tuple[tuple[int, float], ...] = ((1, 118), (2, 1), (4, 45), (8, 28), (16, 3))
+#: the Fig. 8a trace's gaps between arrivals, relative to their mean (887 s), fitted by EM as a mixture of two
+#: exponentials: 53 % of them short, of mean 0.024 x the mean gap (bursts of submissions), the rest long (mean
+#: 2.12 x); their coefficient of variation is 2.04 (1 for Poisson arrivals)
+EF_BURSTS = (0.53, 0.024)
+#: the first shape of the generator (before the Fig. 8a statistics were measured): run times log-normal on the
+#: requested count (median 3 h, sigma 1.8), requested counts 1/4/8/16 at 60:23:14:3 capped at the model's peak,
+#: Poisson arrivals. ``elasticflow_shaped_workload(n, seed=s, **EF_SHAPE_V1)`` is that workload, job for job.
+EF_SHAPE_V1: dict = {"work": "lognormal", "asks": ((1, 60), (4, 23), (8, 14), (16, 3)), "asks_within_peak": True,
+                     "bursts": None}
+
+
 def elasticflow_shaped_workload(n_jobs: int = 200, *, nodes: int = 16, gpus_per_node: int = 4, seed: int = 0,
                                 load: float = 3.0, slack: tuple[float, float] = (0.5, 1.5),
-                                best_effort_share: float = 0.0, name: str = "") -> DeadlineWorkload:
+                                best_effort_share: float = 0.0, work: str = "per-model", work_sigma: float = 0.0,
+                                asks: Sequence[tuple[int, float]] = EF_ASKS, asks_within_peak: bool = False,
+                                bursts: tuple[float, float] | None = EF_BURSTS, name: str = "") -> DeadlineWorkload:
     """A format-2 workload of ElasticFlow's kind (its Fig. 8a setting: about 200 jobs on 16 x 4 GPUs):
     throughput rows in the shape of measured tables ([`EF_PROFILES`][optsched.generators.deadline.EF_PROFILES],
     OUR made-up numbers, some rows non-monotone), explicit deadlines, a requested count per job.
 
-    Each job draws a model uniformly, one of its two global batches, a requested count in {1, 4, 8, 16} (weights
-    60:23:14:3, at most the model's peak), and a heavy-tailed run time on that count (log-normal, median 3 h,
-    sigma 1.8, clipped to [36 s, 200 h]; its iterations follow); its deadline is its arrival plus ``slack``
-    (uniform range) times that run time. These shapes follow the public Fig. 8a trace's statistics (counts
-    mostly 1, 4 and 8; median run time about 3 h; deadlines 0.5-1.5 x the run time; offered load about 3).
-    Arrivals are Poisson at the rate that offers ``load`` x the cluster's GPU-seconds (requested counts). A
-    ``best_effort_share`` of the jobs have no deadline.
+    The defaults are the statistics measured on the public Fig. 8a trace (docs/results/elasticflow.md, "shape"):
+
+    * each job draws a model uniformly and one of its two global batches;
+    * ``work="per-model"``: its one-GPU run time is its model's ([`EF_WORK_H`][optsched.generators.deadline.EF_WORK_H],
+      times a log-normal factor of sigma ``work_sigma``, 0 as measured); ``"lognormal"``: the first shape, a
+      run time on the requested count of median 3 h, sigma 1.8, clipped to [36 s, 200 h];
+    * a requested count drawn with the weights ``asks`` ((count, weight), ...; counts above the cluster are
+      dropped, and above the model's peak too if ``asks_within_peak``);
+    * a deadline at its arrival plus ``slack`` (uniform range) times its run time on the requested count;
+    * arrivals at the rate that offers ``load`` x the cluster's GPU-seconds (requested counts), the gaps a
+      mixture of exponentials: a share ``bursts[0]`` of mean ``bursts[1]`` x the mean gap, the rest longer so
+      that the mean is kept (``None``: Poisson);
+    * a ``best_effort_share`` of the jobs without a deadline (none in the trace).
+
+    ``**EF_SHAPE_V1`` gives the generator's first shape ([`EF_SHAPE_V1`][optsched.generators.deadline.EF_SHAPE_V1]).
 
     ```pycon
     >>> wl = elasticflow_shaped_workload(20, seed=1)
     >>> len(wl), wl.total_gpus, all(j.throughput is not None and j.deadline_s > j.arrival_s for j in wl.jobs)
     (20, 64, True)
+    >>> old = elasticflow_shaped_workload(20, seed=1, **EF_SHAPE_V1)
+    >>> old.meta["work"], wl.meta["work"]
+    ('lognormal', 'per-model')
 
     ```
     """
@@ -232,6 +271,24 @@ def elasticflow_shaped_workload(n_jobs: int = 200, *, nodes: int = 16, gpus_per_
     lo, hi = slack
     if not (0 < lo <= hi and math.isfinite(hi)):
         raise InstanceError(f"must be 0 < lo <= hi, got {slack!r}", field="slack")
+    if work not in ("per-model", "lognormal"):
+        raise InstanceError(f"must be 'per-model' or 'lognormal', got {work!r}", field="work")
+    if isinstance(work_sigma, bool) or not isinstance(work_sigma, (int, float)) or not 0 <= work_sigma < 10:
+        raise InstanceError(f"must be a number in [0, 10), got {work_sigma!r}", field="work_sigma")
+    try:
+        ask_table = [(int(c), float(w)) for c, w in asks]
+    except (TypeError, ValueError):
+        raise InstanceError(f"must be (GPU count, weight) pairs, got {asks!r}", field="asks") from None
+    if not ask_table or any(c < 1 or not (w >= 0 and math.isfinite(w)) for c, w in ask_table) \
+            or sum(w for _, w in ask_table) <= 0:
+        raise InstanceError(f"must be (count >= 1, weight >= 0) pairs with a positive weight, got {asks!r}",
+                            field="asks")
+    if bursts is not None:
+        p_short, m_short = (_share(bursts[0], "bursts"), _positive(bursts[1], "bursts"))
+        if p_short * m_short >= 1 or p_short >= 1:
+            raise InstanceError(f"the short gaps must leave room for the mean (share x mean < 1, share < 1), "
+                                f"got {bursts!r}", field="bursts")
+        m_long = (1 - p_short * m_short) / (1 - p_short)
     rng = np.random.default_rng(seed)
     names = list(EF_PROFILES)
     total = nodes * gpus_per_node
@@ -240,13 +297,20 @@ def elasticflow_shaped_workload(n_jobs: int = 200, *, nodes: int = 16, gpus_per_
         model = names[int(rng.integers(len(names)))]
         bi = int(rng.integers(2))
         row = profile_row(model, bi)
-        peak = EF_PROFILES[model][2]
-        asks = [c for c in (1, 4, 8, 16) if c <= min(peak, total)] or [1]
-        w = np.array([60, 23, 14, 3][:len(asks)], dtype=float)
-        ask = asks[int(rng.choice(len(asks), p=w / w.sum()))]
-        hours = float(min(max(rng.lognormal(np.log(3.0), 1.8), 0.01), 200.0))
-        thr = dict(row)[ask]
-        iters = max(1.0, round(hours * 3600.0 * thr))
+        cap = min(EF_PROFILES[model][2], total) if asks_within_peak else total
+        allowed = [(c, w) for c, w in ask_table if c <= cap] or [(1, 1.0)]
+        w = np.array([w for _, w in allowed], dtype=float)
+        if w.sum() <= 0:
+            w = np.ones(len(allowed))
+        ask = allowed[int(rng.choice(len(allowed), p=w / w.sum()))][0]
+        speed = dict(row)
+        thr = speed[ask] if ask in speed else speed[max(c for c in speed if c <= ask)]
+        if work == "lognormal":
+            hours = float(min(max(rng.lognormal(np.log(3.0), 1.8), 0.01), 200.0))
+            iters = max(1.0, round(hours * 3600.0 * thr))
+        else:
+            one_gpu_h = EF_WORK_H[model][bi] * (float(rng.lognormal(0.0, work_sigma)) if work_sigma > 0 else 1.0)
+            iters = max(1.0, round(one_gpu_h * 3600.0 * speed[1]))
         drafts.append((f"e{i:04d}", model, bi, row, ask, iters, iters / thr, float(rng.uniform(lo, hi)),
                        bool(rng.random() < be_share)))
     mean_gpu_s = float(np.mean([d[4] * d[6] for d in drafts]))
@@ -254,13 +318,18 @@ def elasticflow_shaped_workload(n_jobs: int = 200, *, nodes: int = 16, gpus_per_
     t = 0.0
     jobs = []
     for jid, model, bi, row, ask, iters, run_s, f, be in drafts:
-        t += float(rng.exponential(1.0 / rate))
+        if bursts is None:
+            t += float(rng.exponential(1.0 / rate))
+        else:
+            t += float(rng.exponential((m_short if rng.random() < p_short else m_long) / rate))
         arr = round(t, 3)
         jobs.append(DeadlineJob(jid, model, arr, deadline_at_s=None if be else round(arr + f * run_s, 3),
                                 best_effort=be, iterations=iters, batch=EF_PROFILES[model][3][bi], gpus=ask,
                                 throughput=row))
     cluster = paper_cluster(nodes, gpus_per_node)
     meta = {"generator": "elasticflow_shaped_workload", "load": load, "slack": [lo, hi],
-            "best_effort_share": be_share, "profiles": "our made-up measured-style tables"}
+            "best_effort_share": be_share, "work": work, "work_sigma": work_sigma,
+            "asks": [list(a) for a in ask_table], "asks_within_peak": asks_within_peak,
+            "bursts": None if bursts is None else list(bursts), "profiles": "our made-up measured-style tables"}
     return DeadlineWorkload(cluster, tuple(jobs), name or f"ef-shaped-{n_jobs}j-{nodes}x{gpus_per_node}-s{seed}",
                             seed, meta=meta)
