@@ -103,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         "on the whole trace. *Bound's set + repair*: the simulator runs an elastic policy on the jobs the "
         "time-indexed bound's solution meets (the rest do not run), then the set is repaired greedily "
         "(`optsched.exact.deadline_repair`): met on the first set → on the best set, the policy, the jobs "
-        "chosen, the distinct sets it simulated, and the CPU seconds of the searches with both policies; the benchmark re-runs the best set and checks the "
-        "count. Bounds valid for every schedule (preemptive, migrating, elastic), proofs in "
-        "`docs/formulations/deadline.md`; CPU seconds of the bound solves. Gap = the smaller bound / the best "
-        "schedule - 1.", "",
+        "chosen, the distinct sets it simulated, and the CPU seconds of the searches with both policies; the "
+        "benchmark re-runs the best set and checks the count. Bounds valid for every schedule (preemptive, "
+        "migrating, elastic), proofs in `docs/formulations/deadline.md`; CPU seconds of the bound solves. Gap = "
+        "the smaller bound / the best schedule - 1.", "",
         table(["seed", "jobs", "DRS", "ElasticFlow", "best policy", "bound's set + repair", "energy bound",
                "time-indexed bound", "best schedule", "gap"], rows), "",
         default, "",
