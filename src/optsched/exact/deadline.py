@@ -382,13 +382,16 @@ def min_energy_gpu_s(inst: DeadlineWorkload, job: DeadlineJob) -> float:
 class DeadlineBound:
     """An upper bound on the (weighted) deadlines met by any schedule: ``value`` (proven), ``status`` of the
     solve of the relaxation, ``reachable`` (the weighted count of jobs that can meet their deadline alone, a
-    weaker bound), the per-job energies (GPU-seconds) and run details in ``info``."""
+    weaker bound), the per-job energies (GPU-seconds) and run details in ``info``. ``chosen``: the ids of the
+    jobs the relaxation's best solution meets (y_j = 1, in the instance's order; empty when the solver found
+    none); a starting set for [`optsched.exact.deadline_repair`][], not part of the proof."""
 
     value: float
     status: SolveStatus
     reachable: float
     energy_gpu_s: dict[str, float] = field(repr=False)
     info: dict[str, Any] = field(default_factory=dict, repr=False)
+    chosen: tuple[str, ...] = field(default=(), repr=False)
 
 
 def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time_limit: float | None = 30.0,
@@ -437,7 +440,8 @@ def deadline_upper_bound(inst: DeadlineWorkload, *, weights: str = "count", time
         value = float(run.objective) / scale if run.objective is not None else reachable
     else:
         value = min(reachable, (math.floor(run.bound + 1e-9) / scale) if run.bound is not None else reachable)
-    return DeadlineBound(value, run.status, reachable, energy, info)
+    chosen = () if run.objective is None else tuple(j.id for j in ok if run.value(y[j.id]))
+    return DeadlineBound(value, run.status, reachable, energy, info, chosen)
 
 
 # -- the time-indexed bound ----------------------------------------------------------------------------------
@@ -530,7 +534,8 @@ def deadline_time_indexed_bound(inst: DeadlineWorkload, *, weights: str = "count
     else:  # no answer: the weaker bound stands
         return DeadlineBound(reachable, SolveStatus.UNKNOWN, reachable, energy, info)
     info["raw_bound"] = raw
-    return DeadlineBound(min(reachable, math.floor(raw + 1e-6) / scale), status, reachable, energy, info)
+    chosen = tuple(j.id for j in ok if y[j.id].solution_value() > 0.5)
+    return DeadlineBound(min(reachable, math.floor(raw + 1e-6) / scale), status, reachable, energy, info, chosen)
 
 
 def _boundable_jobs(inst: DeadlineWorkload, weights: str) -> tuple[dict[str, float], list[DeadlineJob], float]:
