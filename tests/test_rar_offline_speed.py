@@ -367,10 +367,45 @@ def test_a_repeated_attempt_makes_the_same_decisions_below_its_reach():
     order = alg.sjf_order(inst)
     pk = alg.Packer(inst)
     for rule in (alg.fa_ffp, alg.lbsgf, ff_rule):
-        top = pk.run(order, 10 ** 6, lambda j: rule)
+        top = pk.run(order, 10 ** 6, lambda j, r=rule: r)
         reach = max(top.loads)
         for theta in (reach, reach + 0.5, (reach + 10 ** 6) / 2):
-            again = pk.run(order, theta, lambda j: rule)
+            again = pk.run(order, theta, lambda j, r=rule: r)
             assert (again.start, again.gpus, again.loads) == (top.start, top.gpus, top.loads)
-        lower = pk.run(order, reach - 1.0, lambda j: rule)
+        lower = pk.run(order, reach - 1.0, lambda j, r=rule: r)
         assert lower is None or (lower.start, lower.gpus) != (top.start, top.gpus)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 12), st.integers(5, 80), st.integers(0, 10_000), st.sampled_from([None, 0.1]),
+       st.integers(0, 6))
+def test_fixed_speed_capacity_check_agrees_with_the_replay(servers, jobs, seed, xi, shift):
+    """Where contention cannot bind, evaluate checks the capacity with numpy (a running sum per server, releases
+    first): the same completions in the same order as the event replay, and on a schedule made infeasible by
+    moving some jobs earlier, the same error (the replay names it)."""
+    import optsched.evaluators.rar as rar
+    from optsched.errors import ScheduleError
+    from optsched.result import Schedule, ScheduledJob
+
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8), contention_xi=xi)
+    assert not contention_binds(inst)
+    sched = solve(inst, "rand", seed=seed).schedule
+    if shift:   # every shift-th job starts earlier: often over capacity
+        sched = Schedule(tuple(ScheduledJob(j.id, max(0, j.start - 3 * shift) if i % shift == 0 else j.start,
+                                            j.placement) for i, j in enumerate(sched.jobs)))
+
+    def outcome():
+        try:
+            ev = evaluate(inst, sched)
+        except ScheduleError as exc:
+            return ("error", str(exc), exc.field, exc.job)
+        return list(ev.completions.items()), ev.makespan, ev.average_jct, ev.schedule
+
+    fast = outcome()
+    saved = rar._fixed_speed_completions
+    rar._fixed_speed_completions = lambda *a: None      # the replay only
+    try:
+        slow = outcome()
+    finally:
+        rar._fixed_speed_completions = saved
+    assert fast == slow
