@@ -29,7 +29,7 @@ from ..cluster import check_placement_in
 from ..errors import ScheduleError
 from ..limits import paused_gc
 from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, phi_for
-from ..problems.rar import RarInstance, RarJob
+from ..problems.rar import RarInstance, RarJob, contention_k, f_degradation
 from ..result import Schedule
 
 
@@ -152,7 +152,8 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
         return pl
 
     if not binds:
-        fixed = _fixed_speed_completions(inst, schedule, jobs, cap)
+        # numpy's import (about 0.1 s) pays from about 20,000 jobs on
+        fixed = _fixed_speed_completions(inst, schedule, jobs, cap) if len(starts) >= NUMPY_FROM else None
         if fixed is not None:
             return _evaluation(inst, schedule, fixed)
         # a server is over capacity: the replay below finds the first such slot and names its holders
@@ -239,6 +240,10 @@ def _evaluate(inst: RarInstance, schedule: Schedule) -> Evaluation:
     return _evaluation(inst, schedule, completions)
 
 
+#: schedules of at least this many jobs check the capacity with numpy where contention cannot bind (tests: 0)
+NUMPY_FROM = 20_000
+
+
 def _fixed_speed_completions(inst: RarInstance, schedule: Schedule, jobs: Mapping[str, RarJob],
                              cap: Mapping[str, int]) -> dict[str, int] | None:
     """Where contention cannot bind (every job runs at its own placement's speed from start to end): each job's
@@ -272,12 +277,21 @@ def _fixed_speed_completions(inst: RarInstance, schedule: Schedule, jobs: Mappin
     on: list[int] = []
     off: list[int] = []
     cnt: list[int] = []
-    ceil, speed, per_slot = math.ceil, iteration_time, iterations_per_slot
+    # eq. (8) at p = 1 if split (else 0), inlined: iteration_time's operations in its order, so the same floats
+    c = inst.cluster
+    bw_one = c.intra_bandwidth
+    bw_split = c.inter_bandwidth / f_degradation(contention_k(1, inst.contention_xi), inst.degradation_alpha)
+    red, xi2 = inst.reduce_speed, inst.overhead_xi
+    ceil, per_slot = math.ceil, iterations_per_slot
     for sj in schedule.jobs:
         jid, pl, start = sj.id, sj.placement, int(sj.start)
         job = jobs[jid]
         ns = len(pl)       # its counts are all positive: len(pl) servers
-        end = start + ceil(job.iterations / per_slot(speed(inst, job, ns, 1 if ns > 1 else 0)))
+        w = job.gpus
+        ring = (w - 1) * job.gradient_size / w
+        tau = (2.0 * ring / (bw_one if ns <= 1 else bw_split) + ring / red + xi2 * max(1, ns)
+               + (job.forward_time_per_sample * job.batch_size + job.backward_time))
+        end = start + ceil(job.iterations / per_slot(tau))
         comp.append((end, jid))
         for s, n in pl.items():
             srv.append(index[s])
