@@ -305,6 +305,7 @@ def test_early_stop_of_hopeless_packings_changes_no_result(name, servers, jobs, 
         return ok
 
     monkeypatch.setattr(alg.Packer, "place", counted)
+    monkeypatch.setattr(alg.Packer, "reuse", False)   # every theta packed (the repeats are tested below)
     fast = solve(inst, name)
     early, stops = stops, []
     monkeypatch.setattr(alg.Packer, "early_stop", False)
@@ -313,3 +314,102 @@ def test_early_stop_of_hopeless_packings_changes_no_result(name, servers, jobs, 
     assert {k: v for k, v in fast.info.items() if k != "runtime_s"} == \
         {k: v for k, v in plain.info.items() if k != "runtime_s"}
     assert sum(early) > sum(stops)   # more packings stopped before their clock reached the cutoff
+
+
+def _figures(res):
+    return res.schedule, res.objective, {k: v for k, v in res.info.items() if k != "runtime_s"}
+
+
+@pytest.mark.parametrize("name", ["sjf-bco", "ff", "ls"])
+@pytest.mark.parametrize("servers,jobs,seed,xi,lam", [(12, 200, 0, None, None), (30, 150, 1, None, 2.0),
+                                                      (8, 120, 2, 1.0, None), (20, 300, 3, 0.1, None),
+                                                      (25, 250, 5, 1.0, None), (6, 90, 7, None, None)])
+def test_skipped_repeats_change_no_result(name, servers, jobs, seed, xi, lam, monkeypatch):
+    """The bisection skips a theta's attempt (a kappa of SJF-BCO, FF's or LS's one packing) when a theta above it
+    that returned a packing saw that attempt keep every load within the new limit, and SJF-BCO reuses saved prefix
+    states (Repeats): the schedule and every figure are those of packing every theta, and something is skipped."""
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(2, 4, 8), contention_xi=xi)
+    opts = {"lam": lam} if lam is not None and name == "sjf-bco" else {}
+    calls = []
+    place = alg.Packer.place
+
+    def counted(self, st_, js, rule_for, cutoff=float("inf"), tail=None):
+        calls.append(len(js))
+        return place(self, st_, js, rule_for, cutoff, tail)
+
+    monkeypatch.setattr(alg.Packer, "place", counted)
+    fast, placed = _figures(solve(inst, name, **opts)), sum(calls)
+    calls.clear()
+    monkeypatch.setattr(alg.Packer, "reuse", False)
+    plain = _figures(solve(inst, name, **opts))
+    assert fast == plain
+    assert placed < sum(calls)   # fewer jobs placed with the repeats skipped
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(20, 150), st.integers(0, 10_000), st.sampled_from([None, 0.1, 1.0]),
+       st.sampled_from(["sjf-bco", "ff", "ls"]))
+def test_skipped_repeats_change_no_result_random(servers, jobs, seed, xi, name):
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8), contention_xi=xi)
+    fast = _figures(solve(inst, name))
+    try:
+        alg.Packer.reuse = False
+        plain = _figures(solve(inst, name))
+    finally:
+        alg.Packer.reuse = True
+    assert fast == plain
+
+
+def test_a_repeated_attempt_makes_the_same_decisions_below_its_reach():
+    """The claim Repeats rests on, checked directly: a packing under theta whose loads reached W packs the same
+    (starts, GPUs, loads) under every limit in [W, theta], and differently somewhere below W."""
+    inst = random_rar_instance(150, 10, 11, server_gpus=(2, 4, 8))
+    order = alg.sjf_order(inst)
+    pk = alg.Packer(inst)
+    for rule in (alg.fa_ffp, alg.lbsgf, ff_rule):
+        top = pk.run(order, 10 ** 6, lambda j, r=rule: r)
+        reach = max(top.loads)
+        for theta in (reach, reach + 0.5, (reach + 10 ** 6) / 2):
+            again = pk.run(order, theta, lambda j, r=rule: r)
+            assert (again.start, again.gpus, again.loads) == (top.start, top.gpus, top.loads)
+        lower = pk.run(order, reach - 1.0, lambda j, r=rule: r)
+        assert lower is None or (lower.start, lower.gpus) != (top.start, top.gpus)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 12), st.integers(5, 80), st.integers(0, 10_000), st.sampled_from([None, 0.1]),
+       st.integers(0, 6))
+def test_fixed_speed_capacity_check_agrees_with_the_replay(servers, jobs, seed, xi, shift):
+    """Where contention cannot bind, evaluate checks the capacity with numpy (a running sum per server, releases
+    first): the same completions in the same order as the event replay, and on a schedule made infeasible by
+    moving some jobs earlier, the same error (the replay names it)."""
+    import optsched.evaluators.rar as rar
+    from optsched.errors import ScheduleError
+    from optsched.result import Schedule, ScheduledJob
+
+    inst = random_rar_instance(jobs, servers, seed, server_gpus=(1, 2, 4, 8), contention_xi=xi)
+    assert not contention_binds(inst)
+    sched = solve(inst, "rand", seed=seed).schedule
+    if shift:   # every shift-th job starts earlier: often over capacity
+        sched = Schedule(tuple(ScheduledJob(j.id, max(0, j.start - 3 * shift) if i % shift == 0 else j.start,
+                                            j.placement) for i, j in enumerate(sched.jobs)))
+
+    def outcome():
+        try:
+            ev = evaluate(inst, sched)
+        except ScheduleError as exc:
+            return ("error", str(exc), exc.field, exc.job)
+        return list(ev.completions.items()), ev.makespan, ev.average_jct, ev.schedule
+
+    saved_from, rar.NUMPY_FROM = rar.NUMPY_FROM, 0      # numpy's check at any size
+    try:
+        fast = outcome()
+    finally:
+        rar.NUMPY_FROM = saved_from
+    saved = rar._fixed_speed_completions
+    rar._fixed_speed_completions = lambda *a: None      # the replay only
+    try:
+        slow = outcome()
+    finally:
+        rar._fixed_speed_completions = saved
+    assert fast == slow

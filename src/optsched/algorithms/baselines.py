@@ -32,7 +32,7 @@ import numpy as np
 from ..limits import paused_gc
 from ..problems.rar import RarInstance
 from ..registry import algorithm
-from .sjf_bco import FirstFit, LeastLoaded, MaskRule, Packer, Packing, Rule, bisect_theta, info_for
+from .sjf_bco import FirstFit, LeastLoaded, MaskRule, Packer, Packing, Rule, bisect_rule, info_for
 
 #: FF's rule: the first G_j idle GPUs passing the limit, server by server in the cluster's order
 ff_rule: Rule = FirstFit()
@@ -43,8 +43,7 @@ ls_rule: Rule = LeastLoaded("ls")
 def _bisected(inst: RarInstance, rule, name: str):
     with paused_gc():   # as in SJF-BCO: the packings' objects are acyclic
         pk = Packer(inst)
-        order = list(range(len(inst.jobs)))
-        best = bisect_theta(pk, lambda theta, m: pk.run(order, theta, lambda j: rule, cutoff=m))
+        best = bisect_rule(pk, rule)
         assert best is not None
         return pk.schedule(best, name), info_for(pk, best)
 

@@ -592,6 +592,7 @@ class Packer:
 
     BLOCK = 16  # servers per leaf of First-Fit's segment tree
     early_stop = True  # place() drops a packing as soon as its makespan is bound to reach the cutoff (tests: off)
+    reuse = True       # the bisection skips packings known to repeat one it has run (Repeats; needs early_stop)
 
     def __init__(self, inst: RarInstance, lam: float | None = None):
         self.inst = inst
@@ -747,6 +748,84 @@ def bisect_theta(pk: Packer, pack_for_theta: Callable[[int, float], Packing | No
     return best
 
 
+class Repeats:
+    """What the bisection learns from a theta that returned a packing, for the thetas after it.
+
+    A packing under limit theta only ever asks "U + load <= theta + eps?" (the rules' choices, the idle and
+    all-GPU tests), and each answer it acts on is a monotone function of the limit: FA-FFP/LS take the G_j least
+    loaded idle GPUs if the G_j-th passes, First-Fit the first G_j passing in cluster order, LBSGF the G_j least
+    loaded passing ones of servers chosen by mean load (no limit involved); a "yes" to "can it ever fit?" is
+    followed by a placement on G_j GPUs at least as loaded (U does not change while the clock waits), or by
+    the packing's stop. So under a lower limit theta' every "no" stays "no", and every "yes" stays "yes" as long
+    as the loads it accepted do: if the highest estimated load of the attempt (its ``reach``, max U where it
+    ended) is within theta' + eps, the attempt under theta' makes the same decisions up to the point where it
+    stopped, and stops there at the latest under a cutoff no larger.
+
+    Once theta returned a packing, the bisection only tries lower thetas, with a best makespan m' at most that
+    packing's, and every attempt that succeeded at theta ended at or above it. An attempt repeated under
+    theta' either succeeds with the same makespan (>= m', so it is dropped) or fails; hence it is not run
+    again: ``repeats(key, theta', lim')`` is true when an attempt ``key`` (SJF-BCO: a kappa; FF, LS: the one
+    packing) at some theta >= theta' that returned a packing reached at most ``lim'`` = theta' + eps.
+    ``on=False`` (``Packer.reuse`` or ``Packer.early_stop`` off) runs every attempt.
+
+    ```pycon
+    >>> r = Repeats(True)
+    >>> r.found(600, {1: 425.5, 2: 590.0})
+    >>> r.repeats(1, 450, 450 + _EPS), r.repeats(2, 450, 450 + _EPS), r.repeats(1, 700, 700 + _EPS)
+    (True, False, False)
+
+    ```
+    """
+
+    def __init__(self, on: bool):
+        self.on = on
+        self.top = math.inf                    # the least theta that returned a packing
+        self.reach: dict[Any, float] = {}      # attempt -> least reach at such a theta
+
+    def below(self, theta: float) -> bool:
+        """Is ``theta`` at or below every theta that returned a packing (and some did)?"""
+        return self.on and theta <= self.top < math.inf
+
+    def repeats(self, key: Any, theta: float, lim: float) -> bool:
+        return self.below(theta) and self.reach.get(key, math.inf) <= lim
+
+    def found(self, theta: float, reach: Mapping[Any, float]) -> None:
+        """Theta returned a packing; ``reach[key]``: the max U of attempt ``key`` where it ended."""
+        if not self.on:
+            return
+        self.top = min(self.top, theta)
+        for key, v in reach.items():
+            if v < self.reach.get(key, math.inf):
+                self.reach[key] = v
+
+
+def bisect_rule(pk: Packer, rule: Rule) -> Packing | None:
+    """Algorithm 1's bisection with one rule for every job, in the instance's order (FF and LS): one packing per
+    theta, skipping the thetas that would repeat a packing found above them
+    ([`Repeats`][optsched.algorithms.sjf_bco.Repeats]).
+
+    ```pycon
+    >>> from optsched.generators.rar import tiny_rar_example
+    >>> pk = Packer(tiny_rar_example())
+    >>> bisect_rule(pk, fa_ffp).makespan > 0
+    True
+
+    ```
+    """
+    order = list(range(len(pk.jobs)))
+    rep = Repeats(pk.early_stop and pk.reuse)
+
+    def pack_for_theta(theta: int, m: float) -> Packing | None:
+        if rep.repeats(None, theta, theta + _EPS):
+            return None
+        res = pk.run(order, theta, lambda j: rule, cutoff=m)
+        if res is not None:
+            rep.found(theta, {None: max(res.loads)})
+        return res
+
+    return bisect_theta(pk, pack_for_theta)
+
+
 def kappa_classes(inst: RarInstance, kappa: int | None) -> list[int]:
     """The kappa values Algorithm 1 line 8 needs: 1..n_g, keeping the first kappa of each class of values that
     send the same jobs to FA-FFP (G_j <= kappa); a fixed ``kappa`` gives just that value."""
@@ -774,44 +853,105 @@ def run_sjf_bco(inst: RarInstance, kappa: int | None = None, lam: float | None =
     For one theta, the packings of the kappa values share their prefix: the jobs with G_j <= kappa come first
     in SJF order and all go to FA-FFP. So the prefix is packed once, class by class of job sizes, and each kappa
     continues from a copy of the state at its class boundary with LBSGF (the same placements as packing every
-    kappa from slot 0). A kappa whose prefix already reached the cutoff, or failed, fails as it would alone."""
+    kappa from slot 0). A kappa whose prefix already reached the cutoff, or failed, fails as it would alone.
+
+    Repeats (``Packer.reuse``, see [`Repeats`][optsched.algorithms.sjf_bco.Repeats]): once a theta has returned a
+    packing, every later theta of the bisection is below it; a kappa whose attempt there kept every GPU's load
+    within the new limit would repeat it decision for decision and is not run again (it cannot beat the makespan
+    found), and a prefix state saved at a class boundary is reused when its loads stay within the new limit."""
     if kappa is not None and (isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1):
         raise InstanceError(f"must be a positive integer, got {kappa!r}", field="kappa")
     pk = packer or Packer(inst, lam)
     order = sjf_order(inst)
-    kappas = kappa_classes(inst, kappa)
     n = len(order)
-    # boundary[k]: how many jobs of the SJF order go to FA-FFP under kappa k (a prefix: the order is by size)
-    boundary = {k: sum(1 for j in order if pk.size[j] <= k) for k in kappas}
+    # boundary[k]: how many jobs of the SJF order go to FA-FFP under kappa k (a prefix: the order is by size); the
+    # kappa loop ends at the first kappa sending every job to FA-FFP (larger ones would repeat its packing)
+    kappas, boundary = [], {}
+    for k in kappa_classes(inst, kappa):
+        kappas.append(k)
+        boundary[k] = sum(1 for j in order if pk.size[j] <= k)
+        if boundary[k] == n:
+            break
     suffix = pk.tail(order)   # suffix[i]: the longest rho_min of order[i:] (Packer.place's early stop)
     rest_rule: Callable[[int], Rule] = lambda j: lbsgf  # noqa: E731
     prefix_rule: Callable[[int], Rule] = lambda j: fa_ffp  # noqa: E731
+    rep = Repeats(pk.early_stop and pk.reuse)
+    saved: dict[int, tuple[float, float, PackState]] = {}   # kappa -> (reach, bound, FA-FFP state at its boundary)
+
+    def prefix_bound(st: PackState, b: int) -> float:
+        """The largest value Packer.place's early-stop tests took while the prefix reached ``b``: it stops a
+        prefix under cutoff c iff this reaches c (see Repeats)."""
+        start = st.start
+        out = max((start[order[i]] + suffix[i] for i in range(b)), default=-math.inf)
+        if not pk.p_matters:      # the ends known at the start (Packer.place's ``fixed`` test)
+            iters, phi = pk.iters, st.phi
+            out = max(out, max((start[order[i]] - (-iters[order[i]] // phi[order[i]]) for i in range(b)),
+                               default=-math.inf))
+        return out
 
     def pack_for_theta(theta: int, m: float) -> Packing | None:
+        lim = theta + _EPS
+        run = [k for k in kappas if not rep.repeats(k, theta, lim)]
+        if not run:
+            return None
         best: Packing | None = None           # Alg. 1 line 7: m_theta <- T (here: +inf, see bisect_theta)
-        st = pk.new_state(theta, (fa_ffp,))   # the prefix: FA-FFP's structures only
+        reach: dict[int, float] = {}          # kappa -> max U of its attempt (this theta)
+        keep: dict[int, tuple[float, float, PackState]] = {}
+        st: PackState | None = None
         done = 0
-        for k in kappas:                      # lines 8-23, kappa ascending
+        for idx, k in enumerate(kappas):      # lines 8-23, kappa ascending
+            if k not in run:
+                continue
             cutoff = min(m, best.makespan if best else math.inf)
             b = boundary[k]
+            # a saved prefix state at the latest boundary in (done, b] that this limit repeats
+            stops = None
+            for k0 in reversed(kappas[:idx + 1]):
+                if boundary[k0] <= done:
+                    break
+                s0 = saved.get(k0)
+                if s0 is not None and rep.below(theta) and s0[0] <= lim:
+                    if s0[1] >= m:    # the prefix would stop before this boundary under the cutoff m
+                        stops = s0[0]
+                    else:
+                        st, done = s0[2].copy(), boundary[k0]
+                        st.lim = lim
+                    break
+            if stops is not None:     # this kappa and every larger one fail on the same prefix
+                for k2 in kappas[idx:]:
+                    reach[k2] = stops
+                break
+            if st is None:
+                st = pk.new_state(theta, (fa_ffp,))   # the prefix: FA-FFP's structures only
             # the shared prefix, under the loosest cutoff of the kappas still to come (m)
-            if not pk.place(st, order[done:b], prefix_rule, m, suffix[done:b]):
-                break                         # this kappa and every larger one fail on the same prefix
+            ok = pk.place(st, order[done:b], prefix_rule, m, suffix[done:b])
+            pre = max(st.U)
+            if not ok:
+                for k2 in kappas[idx:]:       # this kappa and every larger one fail on the same prefix
+                    reach[k2] = pre
+                break
+            if rep.on and done < b and (k not in saved or pre < saved[k][0]):
+                keep[k] = (pre, prefix_bound(st, b), st.copy())
             done = b
             if st.t >= cutoff:                # this kappa's own packing would have stopped in the prefix
+                reach[k] = pre
                 continue
-            last = b == n or k == kappas[-1]
+            last = k == kappas[-1]
             if last:
                 cont = st
                 cont.keep_only(lbsgf.needs)       # the rest: LBSGF's structures only
             else:
                 cont = st.copy(lbsgf.needs)
             res = cont.finish(cutoff) if pk.place(cont, order[b:], rest_rule, cutoff, suffix[b:]) else None
+            reach[k] = max(cont.U)
             if res is not None and (best is None or res.makespan < best.makespan):
                 res.theta, res.kappa = theta, k
                 best = res
-            if last:
-                break
+        if best is not None:
+            rep.found(theta, reach)
+            for k, v in keep.items():
+                if k not in saved or v[0] < saved[k][0]:
+                    saved[k] = v
         return best
 
     best = bisect_theta(pk, pack_for_theta)
