@@ -2,7 +2,8 @@
 Themis's decision that reads the waiting jobs only as far as the GPUs go (against a reference subclass that
 sorts and prices every waiting job at every decision, as before the speed-up), the lazy finish-time-fair split
 against the eager one, and the leftover loops of ElasticFlow and of its fixed-reservation variant against plain
-heaps that rescan each next step. Small random workloads, contended and not; per-job tables compared exactly."""
+heaps that rescan each next step, and the placement helpers (fragments first, grow, shrink) against reading every
+server one by one. Small random workloads, contended and not; per-job tables compared exactly."""
 
 from __future__ import annotations
 
@@ -222,3 +223,74 @@ def test_family_runs_finish_every_admitted_job(policy):
     wl = elasticflow_shaped_workload(30, nodes=2, gpus_per_node=4, seed=5)
     jobs = simulate(wl, scheduler=policy).jobs
     assert (jobs["completion_s"].notna() | jobs["admitted_s"].isna()).all()
+
+
+def _plain_ordered(free, g, order):
+    """Fragments-first / most-free-first before the speed-up: every server of ``order`` read one by one."""
+    out, need = {}, int(g)
+    for s in order:
+        f = int(free[s])
+        if f <= 0:
+            continue
+        take = f if f < need else need
+        out[int(s)] = take
+        need -= take
+        if need == 0:
+            return out
+    return None
+
+
+def _plain_shrink(pl, n):
+    held = dict(zip(pl.servers, pl.counts))
+    drop = pl.gpus - n
+    for s in sorted(held, key=lambda s: (held[s], -s)):
+        if drop <= 0:
+            break
+        k = min(held[s], drop)
+        held[s] -= k
+        drop -= k
+    return {s: c for s, c in held.items() if c}
+
+
+def _plain_grow(pl, n, free):
+    held = dict(zip(pl.servers, pl.counts))
+    need = n - pl.gpus
+    for s in sorted(held, key=lambda s: (-held[s], s)):
+        k = min(int(free[s]), need)
+        held[s] += k
+        need -= k
+    if need > 0:
+        fl = [int(x) for x in free]
+        for s in sorted((s for s in range(len(fl)) if fl[s] > 0), key=fl.__getitem__):
+            if s in held:
+                continue
+            k = min(fl[s], need)
+            held[s] = held.get(s, 0) + k
+            need -= k
+            if need == 0:
+                break
+    return None if need > 0 else {s: c for s, c in held.items() if c}
+
+
+def test_placement_helpers_are_the_plain_ones():
+    """fragments-first, most-free-first, grow and shrink (the deadline family's placements) give the placements
+    of reading every server one by one, on small and large clusters (numpy's path above 64 nodes)."""
+    import numpy as np
+
+    from optsched.sim.deadline.common import grow, shrink
+    from optsched.sim.fitting import fragments_first, most_free_first
+
+    rng = random.Random(11)
+    for _ in range(400):
+        nodes = rng.choice([1, 3, 8, 70, 200])
+        free = np.array([rng.choice([0, 0, 1, 2, 3, 4]) for _ in range(nodes)], dtype=np.int64)
+        g = rng.randint(1, int(free.sum()) + 2)
+        assert fragments_first(free, g) == _plain_ordered(free, g, np.argsort(free, kind="stable"))
+        assert most_free_first(free, g) == _plain_ordered(free, g, np.argsort(-free, kind="stable"))
+        assert fragments_first(free.tolist(), g) == fragments_first(free, g)
+        held = {s: rng.randint(1, 4) for s in rng.sample(range(nodes), rng.randint(1, min(nodes, 6)))}
+        pl = Placement.of(held)
+        n_down = rng.randint(1, pl.gpus)
+        assert shrink(pl, n_down) == _plain_shrink(pl, n_down)
+        n_up = pl.gpus + rng.randint(1, int(free.sum()) + 2)
+        assert grow(pl, n_up, free) == _plain_grow(pl, n_up, free)

@@ -135,12 +135,26 @@ def first_free(free: Free, g: int) -> dict[int, int] | None:
 
 def _ordered(free: Free, g: int, order: Free) -> dict[int, int] | None:
     out, need = {}, int(g)
-    for s in order:
-        f = int(free[s])
-        if f <= 0:
-            continue
+    if len(order) <= 32:  # a few servers: read one by one
+        for s in order:
+            f = int(free[s])
+            if f <= 0:
+                continue
+            take = f if f < need else need
+            out[int(s)] = take
+            need -= take
+            if need == 0:
+                return out
+        return None
+    # many: the servers with free GPUs, in the given order, read as Python ints at once (the same answer)
+    fa = np.asarray(free)
+    if fa.dtype.kind not in "iu":
+        fa = fa.astype(np.int64)
+    o = np.asarray(order, dtype=np.int64)
+    o = o[fa[o] > 0]
+    for s, f in zip(o.tolist(), fa[o].tolist()):
         take = f if f < need else need
-        out[int(s)] = take
+        out[s] = take
         need -= take
         if need == 0:
             return out

@@ -137,11 +137,11 @@ def shrink(pl: Placement, n: int) -> dict[int, int]:
     """
     held = dict(zip(pl.servers, pl.counts))
     drop = pl.gpus - n
-    for s in sorted(held, key=lambda s: (held[s], -s)):
+    for c, s in sorted((c, -s) for s, c in held.items()):  # fewest held first, ties: the highest index
         if drop <= 0:
             break
-        k = min(held[s], drop)
-        held[s] -= k
+        k = min(c, drop)
+        held[-s] -= k
         drop -= k
     return {s: c for s, c in held.items() if c}
 
@@ -158,15 +158,18 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
     """
     held = dict(zip(pl.servers, pl.counts))
     need = n - pl.gpus
-    for s in sorted(held, key=lambda s: (-held[s], s)):
-        k = min(int(free[s]), need)
+    fl = free.tolist() if isinstance(free, np.ndarray) else [int(x) for x in free]
+    # the nodes it uses that have free GPUs, most held first (ties: the lowest index); the others add nothing
+    for _, s in sorted((-c, s) for s, c in held.items() if fl[s] > 0):
+        if need <= 0:
+            break
+        k = min(fl[s], need)
         held[s] += k
         need -= k
     if need > 0:
         # nodes by free GPUs ascending, ties by index (a stable sort), the empty ones skipped; a few nodes are
         # sorted faster in Python, many with numpy (the same order)
-        if len(free) <= 64:
-            fl = [int(x) for x in free]
+        if len(fl) <= 64:
             order = sorted((s for s in range(len(fl)) if fl[s] > 0), key=fl.__getitem__)
         else:
             arr = np.asarray(free)
@@ -174,7 +177,7 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
         for s in order:
             if s in held:
                 continue
-            k = min(int(free[s]), need)
+            k = min(fl[s], need)
             held[s] = held.get(s, 0) + k
             need -= k
             if need == 0:

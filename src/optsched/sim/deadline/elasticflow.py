@@ -472,7 +472,11 @@ class EDFElastic(SchedulerPlacer):
         job lists them."""
         order = self._sorted(view)
         active = view.jobs.active
-        running = sorted({active[jid] for jobs in view.cluster.jobs_on for jid in jobs}, key=deadline_order)
+        jobs_on = view.cluster.jobs_on
+        if len(order) <= len(jobs_on):  # fewer jobs than nodes: read the jobs, else the nodes (the same set)
+            running = [j for j in order if j.status == RUNNING]
+        else:
+            running = sorted({active[jid] for jobs in jobs_on for jid in jobs}, key=deadline_order)
         target = _ending(running, view.now)
         free = view.cluster.total_gpus - sum(target.values())
         cache = _ladder_cache(view, self._ladders)

@@ -142,8 +142,8 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
     to its next faster count (worst-case bandwidth), ties to the earlier job of ``times``; updates ``target`` in
     place and returns the GPUs left. A heap of each job's next step: a job whose next step does not fit the GPUs
     left never fits again (they only decrease), so it leaves the heap (O((jobs + steps) log jobs), where
-    rescanning every job per step cost O(jobs x steps)); a job's next step that beats the heap's top is taken
-    without touching the heap (``heappushpop``).
+    rescanning every job per step cost O(jobs x steps)); a job's next steps that beat the heap's top are taken
+    in one run, without touching the heap, reading each from the job's memo of next steps.
 
     ```pycon
     >>> times = {"a": JobTimes(lambda n, c: 1.0 / n, 100.0, 3), "b": JobTimes(lambda n, c: 1.0 / n ** 0.5, 100.0)}
@@ -163,7 +163,7 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
         if step is not None:
             heap.append((-step[0], i, step[1]))
     heapq.heapify(heap)
-    pop, pushpop = heapq.heappop, heapq.heappushpop
+    pop, replace = heapq.heappop, heapq.heapreplace
     item = pop(heap) if heap else None
     while spare > 0 and item is not None:
         _, i, g2 = item
@@ -174,16 +174,26 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
             # spare GPUs only decrease: this job is done
             item = pop(heap) if heap else None
             continue
-        spare -= g2 - g
-        target[j] = g2
         jt = times[j]
-        step = _next_step(jt, g2, min(g2 + spare, jt.max_gpus))
-        if step is not None:
-            item = (-step[0], i, step[1])
-            if heap:
-                item = pushpop(heap, item)  # push then pop: one job holds at most one entry, so no two tie
-        else:
-            item = pop(heap) if heap else None
+        steps, cap = jt.steps, jt.max_gpus
+        top = heap[0] if heap else None  # unchanged while this job's steps beat it
+        while True:  # this job's run of steps: each next step fits (its scan stops at the GPUs left)
+            spare -= g2 - g
+            g = g2
+            limit = g + spare if g + spare < cap else cap
+            memo = steps.get(g)
+            if memo is not None and memo[1]:  # _next_step's answer from its memo, without the call
+                step = (memo[2], memo[1]) if memo[1] <= limit else None
+            else:
+                step = _next_step(jt, g, limit)
+            if step is None:
+                item = pop(heap) if heap else None
+                break
+            nk, g2 = -step[0], step[1]
+            if top is not None and (top[0] < nk or (top[0] == nk and top[1] < i)):
+                item = replace(heap, (nk, i, g2))  # the heap's top beats this step: push it, pop the top
+                break
+        target[j] = g
     return spare
 
 

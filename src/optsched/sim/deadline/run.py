@@ -49,15 +49,20 @@ def request_gpus(wl: DeadlineWorkload, job: DeadlineJob, rule: str = "min-feasib
 
     ```
     """
+    return _request(wl, job, rule, wl.total_gpus, max(wl.capacities, default=0))
+
+
+def _request(wl: DeadlineWorkload, job: DeadlineJob, rule: str, total: int, big: int) -> int:
+    """[`request_gpus`][optsched.sim.deadline.run.request_gpus] with the cluster's GPUs in all and its largest
+    node given (read once per workload, not once per job)."""
     if rule == "one":
         return 1
     if job.gpus is not None and rule == "min-feasible":
-        return min(job.gpus, wl.total_gpus)  # the count the user asked for (format 2, ElasticFlow's num_gpu)
+        return min(job.gpus, total)  # the count the user asked for (format 2, ElasticFlow's num_gpu)
     if rule != "min-feasible":
         raise InstanceError(f"must be 'min-feasible' or 'one', got {rule!r}", field="request")
-    big = max(wl.capacities)
     best_n, best_t = 1, float("inf")
-    for n in range(1, min(wl.total_gpus, job.max_gpus) + 1):
+    for n in range(1, min(total, job.max_gpus) + 1):
         t = wl.run_time_s(job, n, cross=n > big)
         if meets_deadline(job.arrival_s + t, job.deadline_s):
             return n
@@ -68,7 +73,8 @@ def request_gpus(wl: DeadlineWorkload, job: DeadlineJob, rule: str = "min-feasib
 
 def to_workload(wl: DeadlineWorkload, request: str = "min-feasible") -> Workload:
     """The simulator's workload of a deadline workload (module docstring)."""
-    jobs = tuple(WorkloadJob(j.id, j.arrival_s, request_gpus(wl, j, request), j.work_batches, j.t_cal,
+    total, big = wl.total_gpus, max(wl.capacities, default=0)
+    jobs = tuple(WorkloadJob(j.id, j.arrival_s, _request(wl, j, request, total, big), j.work_batches, j.t_cal,
                              model=j.model, deadline_s=None if j.best_effort else j.deadline_s, spec=j)
                  for j in wl.jobs)
     return Workload(jobs, wl.name, wl.seed, {**wl.meta, "problem": "deadline", "request": request})
