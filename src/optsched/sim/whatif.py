@@ -359,27 +359,29 @@ def _copy_for(live: Simulator, i: int) -> Simulator:
     """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
     only what candidate ``i``'s run can touch is copied.
 
-    The copy's switching policy runs candidate ``i`` alone, so the other candidates' policies are shared with
-    ``live`` (never called by the copy); candidate ``i``'s is copied (with its state if it is ``live``'s active
-    one, else reset, as a switch would). Of the admissions, the active one and candidate ``i``'s are copied (the
-    switch hands the held jobs over) and the rest shared. The run's random generator (``view.extra["rng"]``) is
-    shared too: [`_evaluate`][optsched.sim.whatif._evaluate] puts its state back after every copy's run, so each
-    copy draws what its own copy of the generator would have given and ``live`` is left untouched. Copying the
-    five candidates' policies and the generator was about four fifths of a clone.
+    The copy runs candidate ``i``'s scheduling policy itself, not through the switching wrapper (which only
+    passes every call on): that policy is copied (with its state if it is ``live``'s active one, else reset, as a
+    switch would) and the wrapper and the other candidates' policies are not copied at all. Of the admissions,
+    the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest shared.
+    The run's random generator (``view.extra["rng"]``) is shared too:
+    [`_evaluate`][optsched.sim.whatif._evaluate] puts its state back after every copy's run, so each copy draws
+    what its own copy of the generator would have given and ``live`` is left untouched. Copying the five
+    candidates' policies and the generator was about four fifths of a clone.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
-    memo: dict[int, Any] = {id(c): c for k, c in enumerate(pol.candidates) if k != i}
+    memo: dict[int, Any] = {id(pol): pol}  # (replaced below: the copy never sees the wrapper)
     memo.update((id(c), c) for k, c in enumerate(adm.candidates) if k != i and k != adm.active)
     rng = live.view.extra.get("rng")
     if rng is not None:
         memo[id(rng)] = rng
     twin = copy.deepcopy(live, memo)  # what Simulator.clone does, with the shared objects in the memo
-    tp, ta = twin.policy, twin.admission
-    assert isinstance(tp, SwitchingPolicy) and isinstance(ta, SwitchingAdmission)
-    if i != tp.active:  # SwitchingPolicy.switch without resetting the old one (shared with live)
-        tp.active = i
-        tp.current.reset()
+    mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
+    if i != pol.active:
+        mine.reset()
+    twin.policy = mine
+    ta = twin.admission
+    assert isinstance(ta, SwitchingAdmission)
     ta.switch(i)
     return twin
 
