@@ -76,8 +76,14 @@ def test_run_whatif_copies_once_per_candidate_and_point(monkeypatch):
     real_copy = Simulator.__deepcopy__
     monkeypatch.setattr(Simulator, "__deepcopy__", lambda self, memo: (n.append(1), real_copy(self, memo))[1])
     out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3600).custom["whatif"]
-    assert out.copies == len(n) == out.n_points * len(PAIRS)
+    # at a point where the live run runs its own candidate's window (lookahead "workload", horizon <= period),
+    # that candidate needs no copy
+    assert out.copies == len(n) == out.n_points * len(PAIRS) - out.reused
+    assert 0 < out.reused <= out.n_points
     assert out.whatif_s > 0 and out.live_s > 0
+    n.clear()
+    out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3601).custom["whatif"]
+    assert out.copies == len(n) == out.n_points * len(PAIRS) and out.reused == 0  # a window past the next point
 
 
 def test_it_switches_to_the_best_scored_candidate():
