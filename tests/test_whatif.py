@@ -1,6 +1,6 @@
-"""The what-if policy switcher (issue 17): copies of the live simulator through ``Simulator.clone``, the live run
-left untouched, the best candidate chosen, and on a case where one switching point sees the whole run, the
-switched run is the best fixed policy's run."""
+"""The what-if policy switcher (issue 17): copies of the live simulator through the engine's copy
+(``Simulator.__deepcopy__``, what ``clone`` calls), the live run left untouched, the best candidate chosen, and on
+a case where one switching point sees the whole run, the switched run is the best fixed policy's run."""
 
 from __future__ import annotations
 
@@ -46,12 +46,12 @@ def test_the_copies_are_clones_and_leave_the_live_run_untouched(monkeypatch):
                      admission=wi.SwitchingAdmission(adms), mode="round", seed=0)
     twin_ref = live.clone()  # an identical run never evaluated
     calls = []
-    real_clone = Simulator.clone
+    real_copy = Simulator.__deepcopy__
 
-    def counting_clone(self):
+    def counting_copy(self, memo):
         calls.append(self)
-        return real_clone(self)
-    monkeypatch.setattr(Simulator, "clone", counting_clone)
+        return real_copy(self, memo)
+    monkeypatch.setattr(Simulator, "__deepcopy__", counting_copy)
     live.reset()
     twin_ref.reset()
     run = wi.WhatIfRecord(names=[])
@@ -73,11 +73,17 @@ def test_the_copies_are_clones_and_leave_the_live_run_untouched(monkeypatch):
 
 def test_run_whatif_copies_once_per_candidate_and_point(monkeypatch):
     n = []
-    real_clone = Simulator.clone
-    monkeypatch.setattr(Simulator, "clone", lambda self: (n.append(1), real_clone(self))[1])
+    real_copy = Simulator.__deepcopy__
+    monkeypatch.setattr(Simulator, "__deepcopy__", lambda self, memo: (n.append(1), real_copy(self, memo))[1])
     out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3600).custom["whatif"]
-    assert out.copies == len(n) == out.n_points * len(PAIRS)
+    # at a point where the live run runs its own candidate's window (lookahead "workload", horizon <= period),
+    # that candidate needs no copy
+    assert out.copies == len(n) == out.n_points * len(PAIRS) - out.reused
+    assert 0 < out.reused <= out.n_points
     assert out.whatif_s > 0 and out.live_s > 0
+    n.clear()
+    out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3601).custom["whatif"]
+    assert out.copies == len(n) == out.n_points * len(PAIRS) and out.reused == 0  # a window past the next point
 
 
 def test_it_switches_to_the_best_scored_candidate():

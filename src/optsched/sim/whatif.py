@@ -24,13 +24,20 @@ simulator switches to the pair with the best score for the next period. Rules an
   window decides: minimising it minimises the average number of jobs in the system, Little's law);
   ``"responsiveness"`` the time they wait for their first start within the window; ``"both"`` the sum (Blox's
   appendix A minimises JCT and responsiveness together).
+* **Cost** (issue 29; none of this changes a point, a score, a choice or the run: ``tests/sim/test_whatif_shortcuts.py``
+  compares with the plain method). A copy copies only what its candidate's run can touch
+  ([`_copy_for`][optsched.sim.whatif._copy_for]: that candidate's policy, run without the wrapper; the run's random
+  generator shared and put back after each copy). With lookahead ``workload`` and ``horizon_s <= period_s``
+  (``live_runs_one``), the live run runs its active candidate's window itself instead of a copy, and the chosen
+  run, stopped at the live run's next point, goes on as the live run (the live run switched to the choice would
+  simulate that very window again); not while the live run could end in the window on its tracked jobs.
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
 >>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
 >>> res = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
 >>> out = res.custom["whatif"]
->>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies == 2 * out.n_points
+>>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies + out.reused == 2 * out.n_points
 (True, True, True)
 >>> int(res.summary["finished_tracked"]), res.summary["switch_points"] == out.n_points
 (40, True)
@@ -40,10 +47,11 @@ simulator switches to the pair with the best score for the next period. Rules an
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -268,6 +276,7 @@ class WhatIfRecord:
     copy_s: float = 0.0
     whatif_s: float = 0.0
     copies: int = 0
+    reused: int = 0
 
     @property
     def n_points(self) -> int:
@@ -283,6 +292,7 @@ class WhatIfRecord:
         return dict(switch_points=self.n_points,
                     switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
                     live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
+                    reused=self.reused,
                     cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
 
 
@@ -296,14 +306,18 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                placement: Any = "consolidated", period_s: float = 3000.0, horizon_s: float = 3000.0,
                lookahead: str = "workload", metric: str = "jct", initial: int = 0, perf: Any = None,
                round_s: float = 300.0, restore_s: float = 0.0, stop_when_tracked_done: bool = False,
-               max_time_s: float | None = None, seed: int | None = 0, on_switch=None) -> SimResult:
+               max_time_s: float | None = None, seed: int | None = 0, on_switch=None,
+               live_runs_one: bool = True) -> SimResult:
     """Run ``workload`` on ``cluster`` (round mode), switching among ``candidates`` (pairs of scheduler and
     admission, names or dicts as for [`simulate`][optsched.sim.simulate]) by what-if simulation every ``period_s``
     (module docstring). The live engine is the one door's ([`simulator`][optsched.sim.runner.simulator]), driven
     step by step; returns its [`SimResult`][optsched.sim.metrics.SimResult], with a
     [`WhatIfRecord`][optsched.sim.whatif.WhatIfRecord] in ``custom["whatif"]`` and the
     record's figures (switching points, copies, cost) in the summary. ``on_switch(t, scores, choice)`` is
-    called at every point.
+    called at every point. ``live_runs_one`` (default): with lookahead ``workload`` and ``horizon_s <=
+    period_s``, the live run runs its active candidate's window itself instead of a copy, and the chosen run goes
+    on as the live run (the same points, scores, choices and run; one copy and one window fewer per point); False:
+    every candidate on a copy and the live run stepped by itself.
     """
     wl = as_workload(workload)
     cl = as_cluster(cluster)
@@ -328,30 +342,79 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     live.config["scheduler"] = {"name": "what-if", "candidates": names, "period_s": period_s,
                                 "horizon_s": horizon_s, "lookahead": lookahead, "metric": metric}
     out = WhatIfRecord(names=names)
+    # the live run can run one candidate's window itself (and the chosen copy go on as the live run) when the
+    # copies run what the live run would: the whole workload (lookahead "workload"), a window not past the next
+    # point, and no chance of the live run ending in it on its tracked jobs (one arrives after the window)
+    tracked = [j.arrival_s for j in wl.jobs if getattr(j, "tracked", True)]
+    last_tracked = max(tracked) if tracked else -math.inf
     t_start = time.process_time()
     spent_aside = 0.0
     next_point = 0.0
     live.reset()
-    while (view := live.advance()) is not None:
+    view = live.advance()
+    while view is not None:
         if view.now >= next_point:
             t_aside = time.process_time()
-            scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
-            best = int(np.argmin(scores))
-            policy.switch(best)
-            admission.switch(best)
-            out.times.append(view.now)
+            t0 = view.now
+            reuse = (live_runs_one and lookahead == "workload" and horizon_s <= period_s
+                     and (not stop_when_tracked_done or t0 + horizon_s < last_tracked))
+            if reuse:
+                scores, live, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
+                                                       t0 + period_s)
+                admission = cast(SwitchingAdmission, live.admission)
+            else:
+                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
+                best = int(np.argmin(scores))
+                policy.switch(best)
+                admission.switch(best)
+            out.times.append(t0)
             out.choices.append(best)
             out.scores.append(scores)
             if on_switch is not None:
-                on_switch(view.now, scores, best)
-            next_point = view.now + period_s
+                on_switch(t0, scores, best)
+            next_point = t0 + period_s
             spent_aside += time.process_time() - t_aside
+            if reuse:  # the live run stands at its next point (a decision due), between points, or at its end
+                view = live.view if live.decision_due else live.advance()
+                continue
         live.apply(live.decide())
+        view = live.advance()
     out.live_s = time.process_time() - t_start - spent_aside
     res = live.result()
     res.custom["whatif"] = out
     res.summary.update(out.summary())
     return res
+
+
+def _copy_for(live: Simulator, i: int) -> Simulator:
+    """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
+    only what candidate ``i``'s run can touch is copied.
+
+    The copy runs candidate ``i``'s scheduling policy itself, not through the switching wrapper (which only
+    passes every call on): that policy is copied (with its state if it is ``live``'s active one, else reset, as a
+    switch would) and the wrapper and the other candidates' policies are not copied at all. Of the admissions,
+    the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest shared.
+    The run's random generator (``view.extra["rng"]``) is shared too:
+    [`_evaluate`][optsched.sim.whatif._evaluate] puts its state back after every copy's run, so each copy draws
+    what its own copy of the generator would have given and ``live`` is left untouched. Copying the five
+    candidates' policies and the generator was about four fifths of a clone.
+    """
+    pol, adm = live.policy, live.admission
+    assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
+    memo: dict[int, Any] = {id(pol): pol}  # (replaced below: the copy never sees the wrapper)
+    memo.update((id(c), c) for k, c in enumerate(adm.candidates) if k != i and k != adm.active)
+    rng = live.view.extra.get("rng")
+    if rng is not None:
+        memo[id(rng)] = rng
+    twin = copy.deepcopy(live, memo)  # what Simulator.clone does, with the shared objects in the memo
+    mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
+    if i != pol.active:
+        mine.reset()
+    twin.policy = mine
+    ta = twin.admission
+    assert isinstance(ta, SwitchingAdmission)
+    ta.switch(i)
+    return twin
 
 
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
@@ -361,18 +424,18 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
     last = t0 if lookahead == "present" else t1
     idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
+    rng = live.view.extra.get("rng")
+    rng_state = rng.bit_generator.state if rng is not None else None
     scores = []
     for i in range(n):
         tc = time.process_time()
-        twin = live.clone()
+        twin = _copy_for(live, i)
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
         out.copy_s += time.process_time() - tc
         out.copies += 1
         tw = time.process_time()
-        pol, adm = twin.policy, twin.admission
-        assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
-        pol.switch(i)
-        adm.switch(i)
+        adm = twin.admission
+        assert isinstance(adm, SwitchingAdmission)
         if lookahead == "present":
             adm.cutoff_s = t0
         try:
@@ -383,6 +446,84 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
                     break  # every job present at t0 is done; the rest are held back
         except SimulationStalled:
             pass  # nothing more can happen in this copy (present lookahead: only held-back jobs remain)
+        finally:
+            if rng is not None and rng.bit_generator.state != rng_state:
+                rng.bit_generator.state = rng_state  # the shared generator back where live left it
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
         out.whatif_s += time.process_time() - tw
     return scores
+
+
+def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | None:
+    """Run ``sim`` (at a point, its decision due) with its policy's decisions up to ``t1``, stopping at a decision
+    point at or after ``stop_s`` without deciding it (a decision at ``t1`` changes no score: nothing it launches
+    finishes or starts before ``t1``). Returns the stall that ended the run early, if one did."""
+    try:
+        sim.apply(sim.decide())
+        while (v := sim.advance(until=t1)) is not None:
+            if v.now >= stop_s:
+                break
+            sim.apply(sim.decide())
+    except SimulationStalled as e:
+        return e
+    return None
+
+
+def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
+                      stop_s: float) -> tuple[list[float], Simulator, int]:
+    """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
+    next point (``stop_s``) and the live run cannot end in it on its tracked jobs: the other candidates run on
+    copies, then the live run runs its own active candidate's window itself, and the chosen run, stopped at the
+    live run's next point (or at the window's end), goes on as the live run, with the switching wrappers. Returns
+    the scores, that simulator and the choice: what switching the live run to the choice and stepping it would
+    give, one copy and one window's simulation fewer."""
+    pol, adm = live.policy, live.admission
+    assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
+    t0 = live.now
+    t1 = t0 + horizon_s
+    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= t1]
+    rng = live.view.extra.get("rng")
+    rng_state = rng.bit_generator.state if rng is not None else None
+    k = pol.active
+    stop_tracked = live.stop_when_tracked_done
+    scores = [0.0] * n
+    best, best_i = math.inf, -1
+    keep: Simulator | None = None
+    keep_rng: Any = None
+    keep_stall: SimulationStalled | None = None
+    for i in [*(i for i in range(n) if i != k), k]:
+        if i != k:
+            tc = time.process_time()
+            twin = _copy_for(live, i)
+            out.copy_s += time.process_time() - tc
+            out.copies += 1
+        else:
+            twin = live  # the live run's own candidate: no copy
+            out.reused += 1
+        tw = time.process_time()
+        twin.stop_when_tracked_done = False
+        stall = _forward(twin, t1, stop_s)
+        sc = score([twin.jobs[j] for j in idx], t0, t1, metric)
+        scores[i] = sc
+        won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
+        if won:
+            best, best_i, keep, keep_stall = sc, i, twin, stall
+        if rng is not None and i != k:
+            if won:
+                keep_rng = rng.bit_generator.state
+            if rng.bit_generator.state != rng_state:
+                rng.bit_generator.state = rng_state  # the shared generator back where live left it
+        out.whatif_s += time.process_time() - tw
+    assert keep is not None
+    if keep_stall is not None:
+        raise keep_stall  # the live run, switched to the choice, would stop here with it
+    if keep is not live:  # the chosen copy goes on as the live run, with the wrappers
+        if rng is not None:
+            rng.bit_generator.state = keep_rng
+        mine = keep.policy
+        pol.candidates[k].reset()  # switched out (SwitchingPolicy.switch)
+        pol.candidates[best_i] = mine
+        pol.active = best_i
+        keep.policy = pol
+    keep.stop_when_tracked_done = stop_tracked
+    return scores, keep, best_i

@@ -1,0 +1,113 @@
+"""What-if switching's shortcuts change nothing: ``run_whatif`` with its own copies (``whatif._evaluate``: the
+copies share what a candidate's run cannot touch) gives the same points, scores, choices and per-job results as
+the plain method, written out here: one whole ``Simulator.clone()`` per candidate, switched with the wrappers'
+``switch``, and the live run stepped by itself (``live_runs_one=False``; by default, with lookahead "workload" and
+a window not past the next point, the live run runs one candidate's window itself and the chosen run goes on as
+the live run). A policy that draws from the run's random generator (``view.extra["rng"]``) is among the candidates,
+so a shared generator that was not put back would change its draws and the choices."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from optsched.generators.workload import synthetic_workload
+from optsched.sim import whatif as wi
+from optsched.sim.base import DecisionBuilder, SchedulerPlacer
+from optsched.sim.engine import SimulationStalled
+from optsched.sim.fitting import first_free
+from optsched.sim.state import QUEUED, Placement
+
+
+class RandomOrder(SchedulerPlacer):
+    """Waiting jobs in an order drawn from the run's generator, each (with probability 3/4, also drawn) on the
+    first free GPUs that fit; never preempts (a test policy whose decisions depend on ``view.extra["rng"]``)."""
+
+    name = "test-random-order"
+
+    def decide(self, view):
+        b = DecisionBuilder(view)
+        waiting = sorted((j for j in view.active() if j.status == QUEUED), key=lambda j: j.index)
+        rng = view.extra["rng"]
+        for k in rng.permutation(len(waiting)):
+            if rng.random() >= 0.75:
+                continue
+            got = first_free(b.free, waiting[k].gpus)
+            if got is not None:
+                b.launch(waiting[k], Placement.of(got))
+        return b.build()
+
+
+def _plain_evaluate(live, n, horizon_s, lookahead, metric, out):
+    """The method without shortcuts: a whole clone per candidate, switched by the wrappers."""
+    t0 = live.now
+    t1 = t0 + horizon_s
+    last = t0 if lookahead == "present" else t1
+    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
+    scores = []
+    for i in range(n):
+        twin = live.clone()
+        twin.stop_when_tracked_done = False
+        out.copies += 1
+        twin.policy.switch(i)
+        twin.admission.switch(i)
+        if lookahead == "present":
+            twin.admission.cutoff_s = t0
+        try:
+            twin.apply(twin.decide())
+            while (v := twin.advance(until=t1)) is not None:
+                twin.apply(twin.decide())
+                if lookahead == "present" and not v.jobs.active and twin.admission.present_holding == 0:
+                    break
+        except SimulationStalled:
+            pass
+        scores.append(wi.score([twin.jobs[k] for k in idx], t0, t1, metric))
+    return scores
+
+
+def _run(wl, cluster, pairs, **kw):
+    res = wi.run_whatif(wl, cluster, pairs, **kw)
+    out = res.custom["whatif"]
+    return out.times, out.scores, out.choices, res.jobs["completion_s"].tolist(), res.summary["avg_jct_s"]
+
+
+@pytest.mark.parametrize("lookahead", wi.LOOKAHEADS)
+@pytest.mark.parametrize("seed, period_s, horizon_s, window", [
+    (1, 1200, 2400, None),        # a window past the next point: every candidate on a copy
+    (4, 1200, 2400, None),
+    (1, 1800, 1800, None),        # window = period: the live run runs one candidate, the choice goes on
+    (4, 1500, 1500, (5, 30)),     # ... with tracked jobs, stopping when they are done
+    (2, 2400, 1200, (0, 35)),     # a window shorter than the period
+])
+def test_the_shortcuts_keep_every_choice(monkeypatch, lookahead, seed, period_s, horizon_s, window):
+    wl = synthetic_workload(40, load_jph=14.0, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, window=window)
+    pairs = [("fifo", "accept-all"), (RandomOrder(), "accept-all"), ("las", "accept-all"), ("srtf", "accept-all"),
+             ("las", "accept-1.2")]
+    kw = dict(period_s=period_s, horizon_s=horizon_s, lookahead=lookahead, seed=seed,
+              stop_when_tracked_done=window is not None)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    monkeypatch.setattr(wi, "_evaluate", _plain_evaluate)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)  # the live run steps itself, every candidate copied
+    assert len(plain[0]) > 5 and len(set(plain[2])) > 1  # several points, and the choice does change
+    assert fast[0] == plain[0]  # the same points
+    assert fast[1] == plain[1]  # the same scores, exactly
+    assert fast[2] == plain[2]  # the same choices
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4] == plain[4]  # the same run
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_chosen_copy_that_drew_from_the_generator_goes_on_with_its_draws(seed):
+    # window = period: when the random candidate is chosen while another runs (on the live run), its copy goes
+    # on as the live run and must keep the generator where its window left it
+    wl = synthetic_workload(40, load_jph=6.0, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, median_duration_s=1800)
+    pairs = [("fifo", "accept-all"), ("las", "accept-all"), (RandomOrder(), "accept-all")]
+    kw = dict(period_s=1800, horizon_s=1800, seed=seed)
+    fast = wi.run_whatif(wl, (1, 4), pairs, **kw)
+    plain = wi.run_whatif(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    f, p = fast.custom["whatif"], plain.custom["whatif"]
+    assert f.reused > 0 and p.reused == 0
+    assert sum(1 for a, b in zip(p.choices, p.choices[1:]) if a != b == 2) > 2  # switches to the random one
+    assert (f.times, f.scores, f.choices) == (p.times, p.scores, p.choices)
+    assert np.array_equal(fast.jobs["completion_s"], plain.jobs["completion_s"], equal_nan=True)
