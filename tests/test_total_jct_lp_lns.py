@@ -183,6 +183,18 @@ def test_registered_lns_proves_tiny_and_bounds_larger_instances():
     assert a.objective == b.objective and a.lower_bound == b.lower_bound  # deterministic with one worker
     assert check_schedule(inst, a.schedule) == a.objective
     if a.status != SolveStatus.OPTIMAL:
-        assert a.lower_bound == max(a.info["bnb_bound"], a.info["lp_bound"]) < a.objective
+        assert a.lower_bound == max(a.info["bnb_bound"], a.info["lp_bound"], a.info["start_lp_bound"]) < a.objective
         assert a.objective <= a.info["bnb_objective"]
     assert a.lower_bound <= 190664  # the library's proven optimum of this instance (total-jct-n12-seed0)
+    c = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0, start_slots=0)
+    assert c.info.get("start_lp_bound") is None and c.lower_bound <= a.lower_bound
+
+
+@pytest.mark.parametrize("option", [{"start_slots": -1}, {"start_slots": 1.5}, {"start_lp_share": 1.0},
+                                    {"start_lp_share": -0.1}])
+def test_registered_lns_rejects_bad_start_lp_options(option):
+    import optsched
+
+    with pytest.raises(InstanceError, match=next(iter(option))):
+        optsched.solve(random_total_jct_instance(3, 0), "total-jct-lns", deterministic_limit=0.1, num_workers=1,
+                       **option)

@@ -150,6 +150,19 @@ def _slot_width(inst: TotalJctInstance, slots: int, delta: int | None) -> int:
     return delta
 
 
+def _earliest(a: int, delta: int, r: int) -> int:
+    """The earliest start in slot ``a`` of a job released at ``r`` (slot ``T``: from ``T * delta`` on)."""
+    return max(a * delta, r)
+
+
+def _cover(a: int, b: int, r: int, d: int, delta: int, T: int) -> int:
+    """The time a job (release ``r``, duration ``d``) that starts in slot ``a`` surely runs in slot ``b``:
+    starts are integers, so it runs on [(a + 1) delta - 1, earliest start + d) at least; none from slot T on."""
+    if b < a or a >= T:
+        return 0
+    return max(min(_earliest(a, delta, r) + d, (b + 1) * delta) - max((a + 1) * delta - 1, b * delta), 0)
+
+
 def start_lp_lower_bound(inst: TotalJctInstance, *, slots: int = 1500, delta: int | None = None,
                          time_limit: float | None = None) -> int | None:
     """A lower bound on the optimal sum_j w_j C_j of ``inst`` from the start-slot LP (formulation, "Start-slot LP
@@ -204,25 +217,17 @@ def start_lp_lower_bound(inst: TotalJctInstance, *, slots: int = 1500, delta: in
         a0 = r // delta  # the slot of the release; z[a] (a0 <= a < T): the job starts in slot a or before
         member = [T * (1 + c) for c, (cls, _) in enumerate(classes) if i in cls]
 
-        def ell(a: int) -> int:  # the earliest start in slot a (a = T: from T * delta on)
-            return max(a * delta, r)
-
-        def cover(a: int, b: int) -> int:  # the time a start in slot a surely runs in slot b (starts are integers)
-            if b < a or a >= T:
-                return 0
-            return max(min(ell(a) + d, (b + 1) * delta) - max((a + 1) * delta - 1, b * delta), 0)
-
         # x[a] = z[a] - z[a - 1] (z[a0 - 1] = 0, z[T] = 1): cost sum_a c[a] x[a] = c[T] + sum_a (c[a] - c[a+1]) z[a]
-        const += w * (ell(T) + d)
-        cost += [w * (ell(a) - ell(a + 1)) for a in range(a0, T)]
-        # coefficient of z[a] in the row of slot b: cover(a, b) - cover(a + 1, b); for a > a0 it depends on
+        const += w * (_earliest(T, delta, r) + d)
+        cost += [w * (_earliest(a, delta, r) - _earliest(a + 1, delta, r)) for a in range(a0, T)]
+        # coefficient of z[a] in the row of slot b: _cover(a, b) - _cover(a + 1, b); for a > a0 it depends on
         # b - a alone and is non-zero only at b - a in {0, 1, q, q + 1} (d = q delta + rest)
         q = d // delta
         for b in range(a0, T):
             coef: dict[int, int] = {}
             for a in {a0, b, b - 1, b - q, b - q - 1}:
                 if a0 <= a < T:
-                    c1 = cover(a, b) - cover(a + 1, b)
+                    c1 = _cover(a, b, r, d, delta, T) - _cover(a + 1, b, r, d, delta, T)
                     if c1:
                         coef[a] = c1
             for a, c1 in coef.items():
