@@ -1,4 +1,4 @@
-"""A time-slot LP lower bound for total (weighted) completion time (paper 001's problem A), certified by its dual.
+"""Two LP lower bounds for total (weighted) completion time (paper 001's problem A), each certified by its dual.
 
 The bound is proved in ``docs/formulations/total-jct.md`` ("Time-slot LP bound"). In short: cut time into slots
 of width ``delta``; variable ``y[j, a]`` is the time job j runs inside slot a (at most the slot's length after
@@ -11,6 +11,10 @@ capacity rows (dropping rows only relaxes). So the LP's minimum of ``sum_j w_j (
 optimum. The returned value is not the solver's floating-point objective: it is the weak-duality value of the
 solver's dual vector (any dual vector with the right signs gives a valid bound), recomputed here, lowered by a
 relative 1e-9 and rounded up (objectives are integers).
+
+[`start_lp_lower_bound`][optsched.exact.total_jct_lp.start_lp_lower_bound] ("Start-slot LP bound") keeps each run
+in one piece instead: each job chooses one start slot, and a start in slot a surely covers the time from the slot's
+last integer to the earliest start plus d_j; the same two kinds of capacity rows bound the covers.
 
 ```pycon
 >>> from optsched.generators.total_jct import random_total_jct_instance
