@@ -1,4 +1,4 @@
-"""A time-slot LP lower bound for total (weighted) completion time (paper 001's problem A), certified by its dual.
+"""Two LP lower bounds for total (weighted) completion time (paper 001's problem A), each certified by its dual.
 
 The bound is proved in ``docs/formulations/total-jct.md`` ("Time-slot LP bound"). In short: cut time into slots
 of width ``delta``; variable ``y[j, a]`` is the time job j runs inside slot a (at most the slot's length after
@@ -11,6 +11,10 @@ capacity rows (dropping rows only relaxes). So the LP's minimum of ``sum_j w_j (
 optimum. The returned value is not the solver's floating-point objective: it is the weak-duality value of the
 solver's dual vector (any dual vector with the right signs gives a valid bound), recomputed here, lowered by a
 relative 1e-9 and rounded up (objectives are integers).
+
+[`start_lp_lower_bound`][optsched.exact.total_jct_lp.start_lp_lower_bound] ("Start-slot LP bound") keeps each run
+in one piece instead: each job chooses one start slot, and a start in slot a surely covers the time from the slot's
+last integer to the earliest start plus d_j; the same two kinds of capacity rows bound the covers.
 
 ```pycon
 >>> from optsched.generators.total_jct import random_total_jct_instance
@@ -25,12 +29,13 @@ True
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..algorithms.total_jct import greedy_total_jct
 from ..errors import InstanceError
 from ..problems.total_jct import TotalJctInstance
 
-__all__ = ["lp_lower_bound", "wide_classes"]
+__all__ = ["lp_lower_bound", "start_lp_lower_bound", "wide_classes"]
 
 
 def wide_classes(inst: TotalJctInstance, jobs: list[int]) -> list[tuple[frozenset[int], int]]:
@@ -57,7 +62,6 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     """
     import numpy as np
     import scipy.sparse as sp
-    from scipy.optimize import linprog
 
     if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
         raise InstanceError(f"must be a positive integer, got {slots!r}", field="slots")
@@ -74,12 +78,7 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     if not lp_jobs:
         return math.ceil(const)
     G = inst.cluster.total_gpus
-    if delta is None:
-        g = greedy_total_jct(inst)
-        span = max(g[j.id][2] + j.modes[g[j.id][0]].duration for j in jobs)
-        delta = max(1, math.ceil(span / slots))
-    elif not isinstance(delta, int) or isinstance(delta, bool) or delta < 1:
-        raise InstanceError(f"must be a positive integer, got {delta!r}", field="delta")
+    delta = _slot_width(inst, slots, delta)
     T = max(1, math.ceil(max(max(jobs[i].release for i in lp_jobs) + 1, (slots * delta)) / delta))
     classes = wide_classes(inst, lp_jobs)
     cost: list[float] = []
@@ -114,15 +113,148 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     b_ub = np.array([float(G * delta)] * T + [float(k * delta) for _, k in classes for _ in range(T)])
     A_eq = sp.csr_matrix((np.ones(v), (np.array(eq_r), np.arange(v))), shape=(len(lp_jobs), v))
     A_ub = sp.csr_matrix((np.array(ub_v), (np.array(ub_r), np.array(ub_c))), shape=(len(b_ub), v))
-    cvec = np.array(cost)
-    u = np.array(upper)
-    res = linprog(cvec, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=np.column_stack([np.zeros(v), u]),
-                  method="highs")
-    if res.status != 0:  # pragma: no cover - the LP is feasible and bounded by construction
+    dual = _certified(np.array(cost), A_ub, b_ub, A_eq, b_eq, np.array(upper), const)
+    if dual is None:  # pragma: no cover - the LP is feasible and bounded by construction
         return inst.trivial_lower_bound()
-    lam = np.asarray(res.eqlin.marginals, dtype=float)
-    mu = np.minimum(np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    reduced = cvec - A_eq.T @ lam - A_ub.T @ mu
-    dual = float(b_eq @ lam + b_ub @ mu + np.minimum(reduced, 0.0) @ u) + const
     bound = math.ceil(dual - 1e-9 * max(1.0, abs(dual)))
     return max(bound, inst.trivial_lower_bound())  # both are bounds
+
+
+def _certified(c: Any, A_ub: Any, b_ub: Any, A_eq: Any, b_eq: Any, upper: Any, const: float, *,
+               method: str = "highs", time_limit: float | None = None) -> float | None:
+    """min c y + const over A_eq y = b_eq, A_ub y <= b_ub, 0 <= y <= upper, as a value that every feasible y
+    reaches (weak duality with the solver's dual vector, recomputed here; formulation, "Certification"); None
+    when the solver returns no optimal basis (infeasible, or stopped by ``time_limit`` seconds)."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    opts = {} if time_limit is None else {"time_limit": float(time_limit)}
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=np.column_stack([np.zeros(len(c)), upper]),
+                  method=method, options=opts)
+    if res.status != 0:
+        return None
+    mu = np.minimum(np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    reduced = c - A_ub.T @ mu
+    val = float(b_ub @ mu)
+    if A_eq is not None:
+        lam = np.asarray(res.eqlin.marginals, dtype=float)
+        reduced = reduced - A_eq.T @ lam
+        val += float(b_eq @ lam)
+    return val + float(np.minimum(reduced, 0.0) @ upper) + const
+
+
+def _slot_width(inst: TotalJctInstance, slots: int, delta: int | None) -> int:
+    """``delta`` checked, or by default the greedy schedule's last completion divided by ``slots``, rounded up."""
+    if delta is None:
+        g = greedy_total_jct(inst)
+        span = max(g[j.id][2] + j.modes[g[j.id][0]].duration for j in inst.jobs)
+        return max(1, math.ceil(span / slots))
+    if not isinstance(delta, int) or isinstance(delta, bool) or delta < 1:
+        raise InstanceError(f"must be a positive integer, got {delta!r}", field="delta")
+    return delta
+
+
+def _earliest(a: int, delta: int, r: int) -> int:
+    """The earliest start in slot ``a`` of a job released at ``r`` (slot ``T``: from ``T * delta`` on)."""
+    return max(a * delta, r)
+
+
+def _cover(a: int, b: int, r: int, d: int, delta: int, T: int) -> int:
+    """The time a job (release ``r``, duration ``d``) that starts in slot ``a`` surely runs in slot ``b``:
+    starts are integers, so it runs on [(a + 1) delta - 1, earliest start + d) at least; none from slot T on."""
+    if b < a or a >= T:
+        return 0
+    return max(min(_earliest(a, delta, r) + d, (b + 1) * delta) - max((a + 1) * delta - 1, b * delta), 0)
+
+
+def start_lp_lower_bound(inst: TotalJctInstance, *, slots: int = 1500, delta: int | None = None,
+                         time_limit: float | None = None) -> int | None:
+    """A lower bound on the optimal sum_j w_j C_j of ``inst`` from the start-slot LP (formulation, "Start-slot LP
+    bound"): each job starts once, in one of ``slots`` slots of width ``delta`` (default: the greedy schedule's
+    last completion / ``slots``, rounded up) or after them; a start in slot a covers the slots after a for at
+    least the job's shortest duration from the slot's earliest start, and per slot the covered time, times the
+    GPUs, stays within the cluster's GPUs (and, for every wide class, within k jobs). It sees that a job runs
+    without a break, which the time-slot LP ([`lp_lower_bound`][optsched.exact.total_jct_lp.lp_lower_bound])
+    does not; that one is finer per variable. Solved with HiGHS's interior point method on the cumulative
+    start variables (a few non-zeros per row); certified by weak duality as the other. ``time_limit``: seconds
+    of wall clock for HiGHS; when it stops the solve, None (no bound).
+
+    ```pycon
+    >>> from optsched.cluster import Cluster
+    >>> from optsched.problems.total_jct import Mode, TotalJctJob
+    >>> two = TotalJctInstance(Cluster.homogeneous(1, 2), (TotalJctJob("a", 0, 2, (Mode((2,), 4),)),
+    ...                                                   TotalJctJob("b", 0, 2, (Mode((2,), 4),))))
+    >>> start_lp_lower_bound(two, slots=8, delta=1), lp_lower_bound(two, slots=8, delta=1)  # optimum 12
+    (12, 11)
+
+    ```
+    """
+    import numpy as np
+    import scipy.sparse as sp
+
+    if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
+        raise InstanceError(f"must be a positive integer, got {slots!r}", field="slots")
+    jobs = inst.jobs
+    const = 0.0
+    lp_jobs = []
+    for i, j in enumerate(jobs):
+        if j.weight > 0 and j.min_duration > 0:
+            lp_jobs.append(i)
+        elif j.min_duration == 0:
+            const += j.weight * j.release
+    if not lp_jobs:
+        return math.ceil(const)
+    delta = _slot_width(inst, slots, delta)
+    T = slots
+    G = inst.cluster.total_gpus
+    classes = wide_classes(inst, lp_jobs)
+    n_cap = T * (1 + len(classes))  # capacity rows: per slot, GPUs, then per class
+    cost: list[float] = []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    row = n_cap
+    v = 0
+    for i in lp_jobs:
+        j = jobs[i]
+        d, r, w = j.min_duration, j.release, j.weight
+        a0 = r // delta  # the slot of the release; z[a] (a0 <= a < T): the job starts in slot a or before
+        member = [T * (1 + c) for c, (cls, _) in enumerate(classes) if i in cls]
+
+        # x[a] = z[a] - z[a - 1] (z[a0 - 1] = 0, z[T] = 1): cost sum_a c[a] x[a] = c[T] + sum_a (c[a] - c[a+1]) z[a]
+        const += w * (_earliest(T, delta, r) + d)
+        cost += [w * (_earliest(a, delta, r) - _earliest(a + 1, delta, r)) for a in range(a0, T)]
+        # coefficient of z[a] in the row of slot b: _cover(a, b) - _cover(a + 1, b); for a > a0 it depends on
+        # b - a alone and is non-zero only at b - a in {0, 1, q, q + 1} (d = q delta + rest)
+        q = d // delta
+        for b in range(a0, T):
+            coef: dict[int, int] = {}
+            for a in {a0, b, b - 1, b - q, b - q - 1}:
+                if a0 <= a < T:
+                    c1 = _cover(a, b, r, d, delta, T) - _cover(a + 1, b, r, d, delta, T)
+                    if c1:
+                        coef[a] = c1
+            for a, c1 in coef.items():
+                rows.append(b)
+                cols.append(v + a - a0)
+                vals.append(float(j.gpus * c1))
+                for base in member:
+                    rows.append(base + b)
+                    cols.append(v + a - a0)
+                    vals.append(float(c1))
+        for a in range(a0, T - 1):  # z non-decreasing (x >= 0)
+            rows += [row, row]
+            cols += [v + a - a0, v + a + 1 - a0]
+            vals += [1.0, -1.0]
+            row += 1
+        v += max(0, T - a0)
+    if v == 0:  # every release after the slots: each job's cost is fixed
+        return max(math.ceil(const - 1e-9 * max(1.0, abs(const))), inst.trivial_lower_bound())
+    b_ub = np.array([float(G * delta)] * T + [float(k * delta) for _, k in classes for _ in range(T)]
+                    + [0.0] * (row - n_cap))
+    A_ub = sp.csr_matrix((np.array(vals), (np.array(rows), np.array(cols))), shape=(row, v))
+    dual = _certified(np.array(cost), A_ub, b_ub, None, None, np.ones(v), const, method="highs-ipm",
+                      time_limit=time_limit)
+    if dual is None:
+        return None
+    return max(math.ceil(dual - 1e-9 * max(1.0, abs(dual))), inst.trivial_lower_bound())  # both are bounds
