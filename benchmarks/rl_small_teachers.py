@@ -16,6 +16,7 @@ lookahead and each agent (argmax) choose the teacher's action, and in which roun
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ for p in (ROOT / "src", ROOT):
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.sim import simulate  # noqa: E402
 from optsched.sim.contention.agent import load_policy  # noqa: E402
@@ -64,10 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     for label, pol in agents.items():
         specs[f"rl-agent [{label}]"] = {"name": "rl-agent", "policy": pol}
         specs[f"rl-agent sampled [{label}]"] = {"name": "rl-agent", "policy": pol, "deterministic": False}
+    recipes: dict[str, list[float]] = {}  # "rl-agent [small " -> the gaps of every seed x instance pair
     for label, spec in specs.items():
         c = time.process_time()
         gaps = [float(simulate(i, scheduler=spec).jobs["round_jct_s"].mean()) / 3600 / o - 1 for i, o in insts]
         report(label, gaps, time.process_time() - c)
+        if label.startswith("rl-agent") and re.search(r"s\d+]$", label):
+            recipes.setdefault(re.sub(r"s\d+]$", "", label), []).extend(gaps)
+    for g, v in recipes.items():
+        if len(v) > len(insts):
+            m, h = ci95(v)
+            print(f"{g}all {len(v) // len(insts)} seeds]: mean gap {m:.2%} ± {h:.2%} over {len(v)} seed x instance "
+                  f"pairs, optimal on {int(np.sum(np.asarray(v) < 1e-9))}", flush=True)
     c = time.process_time()
     gaps, rounds = [], []
     agree: dict[str, list[bool]] = {"lookahead": [], **{k: [] for k in agents}}
@@ -92,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     n = len(agree["lookahead"])
     print(f"states with a choice on the teacher's path: {n}; the lookahead differs from the teacher in "
           f"{len(rounds)} (rounds: {sorted(set(rounds))})")
-    for k, v in agree.items():
-        print(f"  agreement with the rollout teacher, {k}: {np.mean(v):.1%}")
+    for k, hits in agree.items():
+        print(f"  agreement with the rollout teacher, {k}: {np.mean(hits):.1%}")
     return 0
 
 
