@@ -257,6 +257,8 @@ def test_train_refuses_an_unknown_teacher():
 
     with pytest.raises(InstanceError, match="teacher"):
         train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, teacher="oracle")
+    with pytest.raises(InstanceError, match="rollout"):
+        train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, rollout={"windows": []})
 
 
 def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):

@@ -135,6 +135,10 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     imitation_episodes = r.get("imitation_episodes", 8) if imitation_episodes is None else imitation_episodes
     timesteps = r["timesteps"] if timesteps is None else timesteps
     rollout = dict(r.get("rollout", {})) if rollout is None else dict(rollout)
+    if rollout and (not isinstance(rollout.get("windows"), list) or "iterations" not in rollout
+                    or any(not {"jobs", "hours", "episodes", "repeat"} <= set(w) for w in rollout["windows"])):
+        raise InstanceError("needs 'iterations' and 'windows', a list of {jobs, hours, episodes, repeat}, got "
+                            f"{rollout!r}", field="rollout")
     if rollout and not imitation:
         raise InstanceError("the rollout stage refines an imitation stage: imitation must be positive",
                             field="rollout")
