@@ -2,8 +2,8 @@
 one-step lookahead, in OUR simulator (repository round semantics): never the paper's numbers.
 
 Run: ``.venv/bin/python benchmarks/rl_learned.py [--quick] [--seeds 1] [--imitation 6] [--imitation-episodes 16]
-[--timesteps 0] [--ppo-lr LR] [--teachers lookahead] [--jobs 64] [--sets 5] [--mixes normal] [--agents DIR]
-[--extra [LABEL=]NPZ ...]``.
+[--timesteps 0] [--ppo-lr LR] [--teachers lookahead] [--recipe imitation] [--jobs 64] [--sets 5] [--mixes normal]
+[--agents DIR] [--extra [LABEL=]NPZ ...]``.
 
 1. **Agents.** ``--seeds`` agents trained by :func:`optsched.rl.train.train` with the ``imitation`` recipe:
    DAgger from ``contention-lookahead`` (``--imitation`` iterations of ``--imitation-episodes`` episodes), then
@@ -64,6 +64,8 @@ def agent_file(folder: Path, seed: int, args, teacher: str = "lookahead") -> Pat
         name += f"-lr{args.ppo_lr:g}"
     if teacher != "lookahead":
         name += f"-{teacher}"
+    if args.recipe != "imitation":
+        name += f"-{args.recipe}"
     return folder / f"{name}-s{seed}.npz"
 
 
@@ -76,7 +78,7 @@ def get_agent(folder: Path, seed: int, args, teacher: str = "lookahead") -> Nump
         hyper = {} if args.ppo_lr is None else {"learning_rate": args.ppo_lr}
         _, info = train(mix="normal", seed=seed, timesteps=args.timesteps, imitation=args.imitation,
                         imitation_episodes=args.imitation_episodes, jobs=args.jobs, numpy_output=path,
-                        teacher=teacher, **hyper)
+                        teacher=teacher, recipe=args.recipe, **hyper)
         print(f"  trained in {info['wall_s']} s (imitation {info['imitation_s']} s)", flush=True)
     return NumpyPolicy.load(path)
 
@@ -168,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--teachers", default="lookahead",
                     help="comma-separated imitation teachers: lookahead, lookahead-small (one agent per seed each)")
     ap.add_argument("--jobs", type=int, default=64, help="jobs per training window")
+    ap.add_argument("--recipe", choices=["imitation", "mixed"], default="imitation",
+                    help="the training recipe (mixed: then DAgger with the rollout teacher on 4-8-job windows)")
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--mixes", default="normal")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents24"))
@@ -197,11 +201,14 @@ def main(argv: list[str] | None = None) -> int:
              "(our simulator; not the paper's numbers)", "",
              f"Held-out job sets: {args.sets} per mix, {eval_jobs} jobs each, all at t = 0, seeds 1,000,000 + i "
              "(never trained on); repository round semantics (300 s rounds, DeepShare's measured table, floor 0.35, "
-             "threshold 0.6, sticky ratios). Agents: the `imitation` recipe (`optsched.rl.train`), DAgger from "
+             f"threshold 0.6, sticky ratios). Agents: the `{args.recipe}` recipe (`optsched.rl.train`), DAgger from "
              + " / ".join(f"`contention-{t}`" + (f" (labels `{TEACHER_TAG[t]}sN`)" if TEACHER_TAG[t] else "")
                           for t in teachers)
              + f" ({args.imitation} iterations x {args.imitation_episodes} episodes of "
-             f"{args.jobs}-job Normal windows), then {args.timesteps} MaskablePPO steps"
+             f"{args.jobs}-job Normal windows)"
+             + ("" if args.recipe != "mixed" else ", then DAgger with the rollout teacher on 4-8-job windows of a "
+                "quarter hour (`RECIPES['mixed']`)")
+             + f", then {args.timesteps} MaskablePPO steps"
              + ("" if args.ppo_lr is None else f" (learning rate {args.ppo_lr:g})") + "; average-JCT reward "
              "(undiscounted), work-conserving actions, the richer observation. `rl-agent argmax` / `sampled`: the "
              "masked argmax / a draw from the masked softmax (seed 0). The paper's shipped agent "

@@ -257,6 +257,8 @@ def test_train_refuses_an_unknown_teacher():
 
     with pytest.raises(InstanceError, match="teacher"):
         train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, teacher="oracle")
+    with pytest.raises(InstanceError, match="rollout"):
+        train(seed=0, imitation=1, imitation_episodes=1, jobs=4, n_sets=1, hours=0.25, rollout={"windows": []})
 
 
 def test_train_with_imitation_then_ppo_exports_an_agent_rl_agent_runs(tmp_path):
@@ -291,3 +293,34 @@ def test_rollout_teacher_is_never_worse_than_the_lookahead():
         assert info["summary"]["avg_jct_s"] <= base
         better |= info["summary"]["avg_jct_s"] < base
     assert better
+
+
+def test_mixed_recipe_refines_the_clone_with_rollout_labels_of_short_windows(tmp_path):
+    """The ``mixed`` recipe's rollout stage runs after the lookahead's DAgger, labels windows of the job counts
+    it names, and the refitted network imitates the rollout teacher on its own labels at least as well as the
+    lookahead does (the teacher differs from the lookahead somewhere on these windows)."""
+    from optsched.rl.imitation import rollout_dagger
+    from optsched.rl.train import RECIPES
+
+    spec = RECIPES["mixed"]["rollout"]
+    assert spec["iterations"] >= 1 and min(spec["windows"][0]["jobs"]) <= 5
+    env = ContentionEnv([_inst(jobs=8, seed=s, hours=0.25) for s in (21, 22)], reward="avg-jct",
+                        observation="rich", work_conserving=True)
+    model = make_model(env, seed=0, gamma=1.0)
+    base = rollouts(env, 2)
+    fit(model, base, epochs=5, lr=3e-3)
+    from optsched.rl.export import numpy_policy
+
+    clone = numpy_policy(model)
+    log: list = []
+    labels = rollout_dagger(model, base, [(env, 2, 20)], iterations=2, epochs=20, lr=3e-3, log=log)
+    assert [x["stage"] for x in log] == ["rollout", "rollout"] and log[-1]["rollout_labels"][0] == len(labels["action"])
+    student = numpy_policy(model)
+    before, after = (np.mean([p.act(o, m) == a for o, m, a in zip(labels["obs"], labels["mask"], labels["action"])])
+                     for p in (clone, student))
+    assert after >= before and after > 0.8
+    _, info = train(seed=1, imitation=1, imitation_episodes=1, jobs=6, n_sets=3, hours=0.25, recipe="mixed",
+                    rollout={"iterations": 1, "windows": [{"jobs": [4, 5], "hours": [0.25], "episodes": 2,
+                                                           "repeat": 2}]}, numpy_output=tmp_path / "m.npz")
+    assert [x.get("stage") for x in info["imitation"]["log"]] == [None, "rollout"]
+    assert "rollout DAgger" in info["algorithm"] and NumpyPolicy.load(tmp_path / "m.npz").n_inputs == RICH_SIZE

@@ -1,10 +1,11 @@
 """``optsched rl train | evaluate | export``: paper 004's agent (MaskablePPO) and its evaluation.
 
-* ``optsched rl train [--recipe imitation|paper] --mix normal --timesteps N --seed S -o policy.zip``: train on
+* ``optsched rl train [--recipe imitation|mixed|paper] --mix normal --timesteps N --seed S -o policy.zip``: train on
   ``--sets`` job sets (seeds ``1000 x S + i``) with a progress bar; writes the SB3 zip and its numpy export
   ``policy.npz`` beside it. The default recipe (issue 24) clones the one-step lookahead with DAgger
   (``--imitation`` iterations) on 64-job windows with the average-JCT reward, work-conserving actions and the richer
-  observation, then runs MaskablePPO; ``--recipe paper`` is the repository's set-up. Needs the ``[rl]`` extra.
+  observation, then runs MaskablePPO; ``--recipe mixed`` adds DAgger with the rollout teacher on 4-8-job windows;
+  ``--recipe paper`` is the repository's set-up. Needs the ``[rl]`` extra.
 * ``optsched rl evaluate [--policy policy.npz|policy.zip|shipped|shipped-wc] --mix normal --sets 5``: the agent
   (the paper's agents as rl-base and rl-hybrid; issue 24's as rl-agent, argmax and sampled) and the baselines on
   held-out job sets (seeds from 1,000,000 on), in our simulator with the repository's round semantics; prints the
@@ -128,9 +129,10 @@ def register(sub) -> None:
     t.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
     t.add_argument("--w1", type=_unit_float("--w1"), default=0.4,
                    help="W1 of the reward (W2 = 1 - W1; default 0.4, branch B)")
-    t.add_argument("--recipe", choices=["imitation", "paper"], default="imitation",
+    t.add_argument("--recipe", choices=["imitation", "mixed", "paper"], default="imitation",
                    help="imitation (default, issue 24): average-JCT reward, work-conserving actions, the richer "
                         "observation, 64-job windows, DAgger from the one-step lookahead, then MaskablePPO; "
+                        "mixed: imitation, then DAgger with the rollout teacher on 4-8-job windows; "
                         "paper: the repository's set-up (eq. 2 reward, the paper's tensor, 10 sets of 256 jobs)")
     t.add_argument("--reward", choices=["paper", "repo", "jct", "avg-jct"], default=None,
                    help="paper eq. 2 (CS), the repository's degradation form, minus jobs in the system (jct), or "

@@ -82,6 +82,22 @@ RECIPES: dict[str, dict[str, Any]] = {
                   "imitation": 8, "imitation_episodes": 24, "timesteps": 0,
                   "hyper": {"gamma": 1.0, "n_steps": 1024, "learning_rate": 1e-4, "ent_coef": 0.0}},
 }
+# "mixed" (issue 24, session 4): the imitation recipe, then DAgger with the rollout teacher on short windows of
+# 4-8 jobs of a quarter hour (cheap: a few decisions each), so that the labels carry to small sets
+RECIPES["mixed"] = {**RECIPES["imitation"],
+                    "rollout": {"iterations": 3, "windows": [{"jobs": [4, 5, 6, 7, 8], "hours": [0.25],
+                                                              "episodes": 150, "repeat": 10}]}}
+
+
+def _rollout_windows(spec: dict[str, Any], seeds: list[int], mix: str, variant: str, k: int):
+    """Episode index -> job set of one rollout window spec (``k``-th): job counts and hours cycle, seeds are the
+    run's training seeds from an offset of its own (never the evaluation seeds)."""
+    jobs, hours = list(spec["jobs"]), list(spec["hours"])
+
+    def make(i: int) -> ContentionInstance:
+        return random_contention_instance(jobs=jobs[i % len(jobs)], hours=hours[(i // len(jobs)) % len(hours)],
+                                          mix=mix, variant=variant, seed=seeds[(500 + 100 * k + i) % len(seeds)])
+    return make
 
 
 def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, timesteps: int | None = None,
@@ -90,7 +106,7 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
           numpy_output: str | os.PathLike | None = None, verbose: int = 0, recipe: str = "imitation",
           observation: str | None = None, work_conserving: bool | None = None, imitation: int | None = None,
           imitation_episodes: int | None = None, teacher: str = "lookahead",
-          **hyper: Any) -> tuple[Any, dict[str, Any]]:
+          rollout: dict[str, Any] | None = None, **hyper: Any) -> tuple[Any, dict[str, Any]]:
     """Train an agent on ``n_sets`` job sets of ``mix``: optionally DAgger from the lookahead for ``imitation``
     iterations of ``imitation_episodes`` episodes ([`optsched.rl.imitation`][]), then MaskablePPO for
     ``timesteps`` steps (0: none); returns (model, info).
@@ -102,6 +118,9 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     ``teacher``: the imitation teacher, ``"lookahead"`` (``contention-lookahead``), ``"lookahead-small"``
     (its small-demand-first variant) or ``"rollout"`` (the lookahead improved by one rollout step,
     [`optsched.rl.imitation.rollout_action`][]: one episode per valid action and state).
+    ``rollout``: a DAgger stage with the rollout teacher after the imitation
+    ([`optsched.rl.imitation.rollout_dagger`][]): ``{"iterations": n, "windows": [{"jobs": [...], "hours": [...],
+    "episodes": e, "repeat": r}, ...]}`` (default: the recipe's, ``"mixed"`` only; ``{}``: none).
     ``output``: the SB3 zip; ``numpy_output``: the exported ``.npz`` (default: beside ``output``).
     """
     if recipe not in RECIPES:
@@ -115,6 +134,14 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     imitation = r["imitation"] if imitation is None else imitation
     imitation_episodes = r.get("imitation_episodes", 8) if imitation_episodes is None else imitation_episodes
     timesteps = r["timesteps"] if timesteps is None else timesteps
+    rollout = dict(r.get("rollout", {})) if rollout is None else dict(rollout)
+    if rollout and (not isinstance(rollout.get("windows"), list) or "iterations" not in rollout
+                    or any(not {"jobs", "hours", "episodes", "repeat"} <= set(w) for w in rollout["windows"])):
+        raise InstanceError("needs 'iterations' and 'windows', a list of {jobs, hours, episodes, repeat}, got "
+                            f"{rollout!r}", field="rollout")
+    if rollout and not imitation:
+        raise InstanceError("the rollout stage refines an imitation stage: imitation must be positive",
+                            field="rollout")
     hyper = {**r["hyper"], **hyper}
     if reward not in REWARDS:
         raise InstanceError(f"must be one of {', '.join(REWARDS)}, got {reward!r}", field="reward")
@@ -144,8 +171,17 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
     if imitation:
         from .imitation import dagger
 
-        dagger(model, env, iterations=imitation, episodes=imitation_episodes,
-               gamma=float(hyper.get("gamma", HYPER["gamma"])), seed=seed, log=log, teacher=teacher)
+        gamma = float(hyper.get("gamma", HYPER["gamma"]))
+        base = dagger(model, env, iterations=imitation, episodes=imitation_episodes, gamma=gamma, seed=seed,
+                      log=log, teacher=teacher)
+        if rollout:
+            from .imitation import rollout_dagger
+
+            windows = [(ContentionEnv(_rollout_windows(w, seeds, mix, variant, k), reward=reward, w1=w1,
+                                      observation=observation, work_conserving=work_conserving),
+                        int(w["episodes"]), int(w["repeat"])) for k, w in enumerate(rollout["windows"])]
+            rollout_dagger(model, base, windows, iterations=int(rollout["iterations"]), gamma=gamma, seed=seed,
+                           log=log)
     t_imit = time.perf_counter() - t0
     if timesteps:
         model.learn(total_timesteps=timesteps, progress_bar=progress)
@@ -156,9 +192,11 @@ def train(*, mix: str = "normal", w1: float = 0.4, reward: str | None = None, ti
             "jobs": jobs, "hours": hours, "variant": variant, "wall_s": round(wall, 1),
             "cpu_s": round(cpu, 1), "imitation_s": round(t_imit, 1), "observation": observation,
             "work_conserving": work_conserving,
-            "imitation": {"iterations": imitation, "episodes": imitation_episodes, "teacher": teacher, "log": log},
+            "imitation": {"iterations": imitation, "episodes": imitation_episodes, "teacher": teacher, "log": log,
+                          "rollout": rollout},
             "hyper": {**HYPER, **hyper}, "net_arch": NET_ARCH,
-            "algorithm": " + ".join(x for x, on in (("DAgger", imitation), ("MaskablePPO", timesteps)) if on)}
+            "algorithm": " + ".join(x for x, on in (("DAgger", imitation), ("rollout DAgger", rollout),
+                                                    ("MaskablePPO", timesteps)) if on)}
     if output is not None:
         with atomic_open(output, "wb") as fh:
             model.save(fh)
