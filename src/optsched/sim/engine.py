@@ -465,12 +465,15 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4).copy()  # (a copy: the run may go on)
+        # a view of the records (the table copies each column: the run may go on), released before returning (the
+        # records cannot grow while a view of them exists)
+        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4)
         res = SimResult.build(self.jobs, ts, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
                               custom={c.name: c.result() for c in self.collectors})
+        del ts
         res.policy, res.admission = self.policy, self.admission
         records = getattr(self.policy, "records", None)  # what the policy noted per job: more columns
         if records:

@@ -85,14 +85,16 @@ class SimResult:
             "duration_alone_s": num("duration_alone_s", float),
             "deadline_s": np.fromiter((np.nan if j.deadline_s is None else j.deadline_s for j in jobs), dtype=float,
                                       count=n),
-        })
+        }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
         df["jct_s"] = df["completion_s"] - df["arrival_s"]
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                       (df["completion_s"] <= df["deadline_s"]).astype(float))
         if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
-            tsd = pd.DataFrame({"t_s": ts[:, 0], "busy_gpus": ts[:, 1].astype(np.int64),
-                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)})
+            # every column a copy (``ts`` may be a view of the engine's records, which a run may go on extending)
+            tsd = pd.DataFrame({"t_s": ts[:, 0].copy(), "busy_gpus": ts[:, 1].astype(np.int64),
+                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)},
+                               copy=False)
         else:
             tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
         tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
@@ -192,15 +194,18 @@ def time_average(ts: pd.DataFrame, column: str, start: float, end: float) -> flo
 
 
 def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: int) -> dict[str, Any]:
-    tr = df[df["tracked"]]
-    fin = tr.dropna(subset=["completion_s"])
-    jct = fin["jct_s"].to_numpy()
+    tracked = df["tracked"].to_numpy(dtype=bool)
+    # the tracked rows (the table itself when every job is tracked: no copy of a million rows)
+    tr = df if tracked.all() else df[tracked]
+    done = tr["completion_s"].notna().to_numpy()  # the finished ones
+    jct = tr["jct_s"].to_numpy()[done]
     resp = tr["responsiveness_s"].dropna().to_numpy()
+    n_fin = int(done.sum())
     out: dict[str, Any] = {
-        "jobs": int(len(df)), "tracked": int(len(tr)), "finished_tracked": int(len(fin)),
+        "jobs": int(len(df)), "tracked": int(len(tr)), "finished_tracked": n_fin,
         "avg_jct_s": float(jct.mean()) if len(jct) else None,
         "avg_responsiveness_s": float(resp.mean()) if len(resp) else None,
-        "makespan_s": float(fin["completion_s"].max() - tr["arrival_s"].min()) if len(fin) else None,
+        "makespan_s": float(tr["completion_s"].max() - tr["arrival_s"].min()) if n_fin else None,
         "preemptions": int(tr["preemptions"].sum()),
         "migrations": int(tr["migrations"].sum()),
     }

@@ -158,7 +158,7 @@ class Job:
                  "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "segments", "seg_start", "iteration_now_s", "held_gpus", "migrations",
+                 "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations",
                  "gpu_type")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
@@ -188,9 +188,11 @@ class Job:
         self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
-        # (start, end, placement, iterations) per segment: an empty tuple until the first segment ends, then a list
-        # (a million jobs spare a million empty lists)
-        self.segments: Sequence[tuple[float, float, Placement, float]] = ()
+        # the closed segments, flat (start, end, placement, iterations, start, ...): an empty tuple until one is
+        # stored, then a list. A job that completes in its first segment stores none: ``segments`` derives it from
+        # the first start, the completion, the placement and the work (a million jobs spare a million lists and
+        # tuples)
+        self._segs: Sequence[Any] = ()
         self.seg_start: tuple[float, float] | None = None
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
@@ -227,6 +229,23 @@ class Job:
         runs it grows from there at one second (``held_gpus`` GPU-seconds) per second. Policies that key on
         attained service without rounding (LAS, Tiresias) read it."""
         return self.t_ref, self.attained_s, self.attained_gpu_s
+
+    @property
+    def segments(self) -> Sequence[tuple[float, float, Placement, float]]:
+        """The closed segments, ``(start, end, placement, iterations)`` each, in order (an empty tuple before the
+        first ends). Built on each read: the job stores them flat, and none for a job that ran once to its
+        completion (that segment is ``(first_start_s, completion_s, placement, iterations)``)."""
+        s = self._segs
+        if s:
+            it = iter(s)
+            return list(zip(it, it, it, it))
+        if self.status == DONE and self.placement is not None:
+            return [(self.first_start_s, self.completion_s, self.placement, self.executed)]
+        return ()
+
+    @segments.setter
+    def segments(self, segs: Iterable[tuple[float, float, Placement, float]]) -> None:
+        self._segs = [x for seg in segs for x in seg] or ()
 
     @property
     def duration_alone_s(self) -> float:
@@ -272,10 +291,10 @@ class Job:
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
         seg = (t0, now, pl, self.executed - e0 if e0 else self.executed)  # (x - 0.0 is x: no new float)
-        if self.segments:
-            self.segments.append(seg)  # type: ignore[attr-defined]  # a list once it has a segment
+        if self._segs:
+            self._segs.extend(seg)  # type: ignore[attr-defined]  # a list once it has a segment
         else:
-            self.segments = [seg]
+            self._segs = list(seg)
         self.seg_start = None
         return pl
 
@@ -306,7 +325,12 @@ class Job:
         """Finishes at ``now``; returns the placement it gives back."""
         self.sync(now)
         self.executed = self.iterations
-        pl = self._end_segment(now)
+        if self._segs:
+            pl = self._end_segment(now)
+        else:  # its only segment: not stored (``segments`` derives it)
+            pl = self.placement
+            assert pl is not None  # a running job always holds GPUs
+            self.seg_start = None
         self.status, self.completion_s, self.held_gpus = DONE, now, 0
         self.version += 1
         return pl
@@ -317,8 +341,8 @@ class Job:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         _copy_shared_fields(self, new)
-        # tuples of numbers and a Placement (an empty tuple is shared)
-        new.segments = list(self.segments) if self.segments else ()
+        # numbers and Placements (an empty tuple is shared)
+        new._segs = list(self._segs) if self._segs else ()
         return new
 
     def __repr__(self) -> str:
@@ -334,7 +358,7 @@ def _field_copier(names: Iterable[str]):
     return ns["copier"]
 
 
-_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "segments")
+_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "_segs")
 
 # the fields a Job takes from its workload job (the rest is simulation state)
 _WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
