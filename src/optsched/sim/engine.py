@@ -55,6 +55,7 @@ import copy
 import gc
 import heapq
 import math
+import operator
 import time
 from array import array
 from typing import Sequence, cast
@@ -177,9 +178,13 @@ class Simulator:
         self.view.extra["seed"] = self.seed
         self.jobs = jobs_from_workload(self.workload.jobs)
         arr = [j.arrival_s for j in self.jobs]
-        order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
-        self._arrivals = [self.jobs[i] for i in order]
-        self._arr_t = [j.arrival_s for j in self._arrivals]
+        if all(map(operator.le, arr, arr[1:])):  # already in order of arrival (generated workloads): one list
+            self._arrivals = self.jobs
+        else:
+            order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
+            self._arrivals = [self.jobs[i] for i in order]
+            arr = [j.arrival_s for j in self._arrivals]
+        self._arr_t = arr
         self._n = len(self.jobs)
         self._pos: array | None = None  # arrival position by workload index (built by the first copy)
         self._ai = 0
@@ -267,7 +272,7 @@ class Simulator:
         events = self._events
         policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
         next_wakeup, idle_until, on_completion = policy.next_wakeup, policy.idle_until, policy.on_completion
-        active, finished = jstate.active, jstate.finished
+        active, finished_add = jstate.active, jstate.finished.add
         release = self.cstate.release
         running, pending = self._running, self._pending
         ts_extend = self._ts.extend
@@ -365,7 +370,7 @@ class Simulator:
                         release(job.id, job.complete(t))
                         del running[job.id]
                         del active[job.id]
-                        finished[job.id] = job
+                        finished_add(job)
                         on_completion(job, view)
                         self._done += 1
                         if job.tracked:
@@ -554,7 +559,8 @@ class Simulator:
                 pos = self._pos = array("q", bytes(8 * self._n))
                 for p, j in enumerate(self._arrivals):
                     pos[j.index] = p
-            jobs, arrivals = self.jobs[:], self._arrivals[:]
+            jobs = self.jobs[:]
+            arrivals = jobs if self._arrivals is self.jobs else self._arrivals[:]
             twin: dict[int, Job] = {}
             for j in live:
                 c = memo.get(id(j))
@@ -568,7 +574,7 @@ class Simulator:
             new._pending = [twin[id(j)] for j in self._pending]
             js = memo[id(self.jstate)] = JobState()
             js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
-            js.finished = dict(self.jstate.finished)
+            js.finished = self.jstate.finished.copy()
             new.jstate = js
             new._shared_from = self._shared_from = self._ai
             done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from", "_pos"}

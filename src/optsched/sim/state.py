@@ -116,6 +116,21 @@ class Placement:
 _ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (server, GPUs)
 
 
+class _Fields:
+    """The seven workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
+    reads them from its workload job instead)."""
+
+    __slots__ = ("model", "predicted_iterations", "deadline_s", "user", "group", "spec", "gpu_type")
+
+    def __init__(self, model: str, predicted_iterations: float | None, deadline_s: float | None, user: str,
+                 group: str, spec: Any, gpu_type: str):
+        self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
+        self.user, self.group, self.spec, self.gpu_type = user, group, spec, gpu_type
+
+    def __deepcopy__(self, memo: dict) -> _Fields:
+        return self  # read-only by contract, like a workload job
+
+
 class Job:
     """One job: workload fields and simulation state, both read-only to policies: the engine alone writes a job,
     through its lifecycle methods ([`launch`][optsched.sim.state.Job.launch],
@@ -126,7 +141,8 @@ class Job:
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``gpu_type`` (the GPU
-    type the job must run on, "" for any).
+    type the job must run on, "" for any). ``w`` is the workload job itself (a job built from a workload): the
+    first five and ``tracked`` are copied from it, the other seven are read through it.
 
     What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
     ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
@@ -154,22 +170,21 @@ class Job:
     ```
     """
 
-    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
-                 "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked",
+    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "w", "tracked",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations",
-                 "gpu_type")
+                 "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
                  tracked: bool = True, gpu_type: str = ""):
         self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
-        self.gpu_type = gpu_type              # required GPU type ("" = any; placements keep a job on one type)
         self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
-        self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
-        self.user, self.group, self.spec, self.tracked = user, group, spec, tracked
+        # the workload fields the engine does not read per event, read through ``w`` (the workload job, shared
+        # with it: a million jobs spare a million copies of seven fields)
+        self.w = _Fields(model, predicted_iterations, deadline_s, user, group, spec, gpu_type)
+        self.tracked = tracked
         self.status = WAITING_ADMISSION
         self.executed = 0.0          # iterations done at time t_ref
         self.t_ref = 0.0
@@ -194,6 +209,17 @@ class Job:
         # tuples)
         self._segs: Sequence[Any] = ()
         self.seg_start: tuple[float, float] | None = None
+
+    # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy)
+    model = property(lambda self: self.w.model, doc="The model's name (workload field).")
+    predicted_iterations = property(lambda self: self.w.predicted_iterations,
+                                    doc="What a predictor believes the work is (workload field; None if none).")
+    deadline_s = property(lambda self: self.w.deadline_s, doc="Absolute deadline (workload field; None if none).")
+    user = property(lambda self: self.w.user, doc="Tenant label (workload field).")
+    group = property(lambda self: self.w.group, doc="Tenant label (workload field).")
+    spec = property(lambda self: self.w.spec, doc="What a performance model may need (workload field).")
+    gpu_type = property(lambda self: self.w.gpu_type,
+                        doc='The GPU type the job must run on ("" = any; placements keep a job on one type).')
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
     @property
@@ -331,7 +357,8 @@ class Job:
             pl = self.placement
             assert pl is not None  # a running job always holds GPUs
             self.seg_start = None
-        self.status, self.completion_s, self.held_gpus = DONE, now, 0
+        # (its rate is read only while it runs: the shared 0.0, not a float per finished job)
+        self.status, self.completion_s, self.held_gpus, self.rate = DONE, now, 0, 0.0
         self.version += 1
         return pl
 
@@ -360,9 +387,9 @@ def _field_copier(names: Iterable[str]):
 
 _copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "_segs")
 
-# the fields a Job takes from its workload job (the rest is simulation state)
-_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
-                    "deadline_s", "user", "group", "spec", "tracked", "gpu_type")
+# the fields a Job copies from its workload job (the rest it reads through ``w``, the workload job itself; the
+# rest of the slots is simulation state)
+_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "tracked")
 
 
 def _jobs_maker():
@@ -371,8 +398,8 @@ def _jobs_maker():
     body (a simulator builds every job of its workload at each reset). A workload job's fields are already
     plain floats and ints (WorkloadJob converts them); the state fields start as a fresh Job's (read from one)."""
     tmpl = Job("template", 0.0, 1, 1.0, 1.0)
-    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s")]
-    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS)
+    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s", "w")]
+    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS) + "        j.w = w\n"
     body += "".join(f"        j.{n} = T_{n}\n" for n in state)
     ns: dict = {"new": object.__new__, "Job": Job, **{f"T_{n}": getattr(tmpl, n) for n in state}}
     src = ("def make(wjobs):\n    out = []\n    add = out.append\n    for i, w in enumerate(wjobs):\n"
@@ -385,19 +412,62 @@ def _jobs_maker():
 jobs_from_workload = _jobs_maker()
 
 
+class FinishedJobs(Mapping[str, Job]):
+    """The finished jobs, by id, in order of completion: a read-only mapping over a list (a dict of a million
+    finished jobs took about 40 bytes each; the list takes 8, and the id index is built only if a lookup asks).
+
+    ```pycon
+    >>> f = FinishedJobs(); f.add(Job("b", 0, 1, 1, 1.0)); f.add(Job("a", 0, 1, 1, 1.0))
+    >>> list(f), f["a"].id, "c" in f, len(f)
+    (['b', 'a'], 'a', False, 2)
+
+    ```
+    """
+
+    __slots__ = ("_jobs", "_index", "add")
+
+    def __init__(self, jobs: Iterable[Job] = ()) -> None:
+        self._jobs: list[Job] = list(jobs)
+        self._index: dict[str, Job] = {}
+        self.add = self._jobs.append  # the engine's hot path: one append per completion
+
+    def __getitem__(self, job_id: str) -> Job:
+        index, jobs = self._index, self._jobs
+        if len(index) < len(jobs):  # index the jobs finished since the last lookup
+            for j in jobs[len(index):]:
+                index[j.id] = j
+        return index[job_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return (j.id for j in self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def values(self):  # type: ignore[override]  # the jobs in order of completion (a list, no index needed)
+        return list(self._jobs)
+
+    def copy(self) -> FinishedJobs:
+        return FinishedJobs(self._jobs)
+
+    def __deepcopy__(self, memo: dict) -> FinishedJobs:
+        return self.copy()  # finished jobs are never written again: shared, like a simulator copy shares them
+
+
 class JobState:
-    """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id."""
+    """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id
+    (``finished`` in order of completion, read-only)."""
 
     def __init__(self) -> None:
         self.active: dict[str, Job] = {}
-        self.finished: dict[str, Job] = {}
+        self.finished = FinishedJobs()
 
     def add(self, job: Job) -> None:
         self.active[job.id] = job
 
     def finish(self, job: Job) -> None:
         del self.active[job.id]
-        self.finished[job.id] = job
+        self.finished.add(job)
 
     def running(self) -> list[Job]:
         return [j for j in self.active.values() if j.status == RUNNING]
