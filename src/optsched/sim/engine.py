@@ -79,7 +79,7 @@ from .base import (
     SchedulingPolicy,
     check_placement,
 )
-from .metrics import SimResult
+from .metrics import SimResult, timeseries_frame
 from .registry import build_admission, build_placement, build_scheduling
 from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView, jobs_from_workload
 
@@ -199,6 +199,7 @@ class Simulator:
         # the time series, flat: (t, busy GPUs, queued, running) per record, 32 bytes each (a list of tuples took
         # about 150: two records per job, a third of the memory of a million-job run)
         self._ts = array("d")
+        self._ts_frame = None  # the records as a table, once the run is over and a result asked for them
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
         self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
@@ -470,15 +471,23 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        # a view of the records (the table copies each column: the run may go on), released before returning (the
-        # records cannot grow while a view of them exists)
-        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4)
-        res = SimResult.build(self.jobs, ts, end_s=self._now, events=self._events,
+        tsd = self._ts_frame
+        if tsd is None:
+            # a view of the records (the table copies each column: the run may go on), released at once (the
+            # records cannot grow while a view of them exists)
+            ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4)
+            tsd = timeseries_frame(ts, self.cstate.total_gpus)
+            del ts
+            if self._finished:
+                # the run is over: its records are kept as this table only (a million-job run's records took 64 MB
+                # beside the table); each result gets a copy-on-write copy of it
+                self._ts_frame, self._ts = tsd, array("d")
+        tsd = tsd.copy(deep=False)
+        res = SimResult.build(self.jobs, tsd, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
                               custom={c.name: c.result() for c in self.collectors})
-        del ts
         res.policy, res.admission = self.policy, self.admission
         records = getattr(self.policy, "records", None)  # what the policy noted per job: more columns
         if records:

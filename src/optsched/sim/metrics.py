@@ -59,7 +59,7 @@ class SimResult:
     admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray, *, end_s: float, events: int,
+    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame, *, end_s: float, events: int,
               decisions: int,
               preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
               migrations: int = 0) -> SimResult:
@@ -90,14 +90,7 @@ class SimResult:
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                       (df["completion_s"] <= df["deadline_s"]).astype(float))
-        if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
-            # every column a copy (``ts`` may be a view of the engine's records, which a run may go on extending)
-            tsd = pd.DataFrame({"t_s": ts[:, 0].copy(), "busy_gpus": ts[:, 1].astype(np.int64),
-                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)},
-                               copy=False)
-        else:
-            tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
-        tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
+        tsd = ts if isinstance(ts, pd.DataFrame) else timeseries_frame(ts, total_gpus)
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
                        migrations_total=int(migrations), wall_s=float(wall_s),
@@ -173,6 +166,27 @@ def _jsonable(x):
     return str(x)
 
 
+def timeseries_frame(ts: Sequence[Sequence[float]] | np.ndarray, total_gpus: int) -> pd.DataFrame:
+    """The time-series table (``t_s, busy_gpus, queued, running, utilisation``) of the records ``(t, busy GPUs,
+    queued, running)``: rows, or the engine's flat records as an ``(n, 4)`` float array (every column copied:
+    it may be a view of records a run goes on extending).
+
+    ```pycon
+    >>> timeseries_frame([(0.0, 2, 1, 1), (5.0, 0, 0, 0)], 4)["utilisation"].tolist()
+    [0.5, 0.0]
+
+    ```
+    """
+    if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
+        tsd = pd.DataFrame({"t_s": ts[:, 0].copy(), "busy_gpus": ts[:, 1].astype(np.int64),
+                            "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)},
+                           copy=False)
+    else:
+        tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
+    tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
+    return tsd
+
+
 def jct_cdf(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     t = jobs.loc[jobs["tracked"], "jct_s"].dropna().to_numpy()
     t = np.sort(t)
@@ -184,13 +198,20 @@ def time_average(ts: pd.DataFrame, column: str, start: float, end: float) -> flo
     if end <= start or ts.empty:
         return math.nan
     t = ts["t_s"].to_numpy()
-    v = ts[column].to_numpy(dtype=float)
     # the last sample at each instant is the state from then on
-    keep = np.r_[t[1:] != t[:-1], True]
-    t, v = t[keep], v[keep]
-    edges = np.clip(np.r_[t, end], start, end)
-    widths = np.diff(edges)  # before the first sample nothing ran: it counts as 0
-    return float((widths * v).sum()) / (end - start)
+    keep = np.empty(len(t), dtype=bool)
+    np.not_equal(t[1:], t[:-1], out=keep[:-1])
+    keep[-1] = True
+    v = ts[column].to_numpy()[keep].astype(float, copy=False)
+    # (the arrays below are written in place: a million-job run has two million samples)
+    edges = np.empty(int(keep.sum()) + 1)
+    edges[:-1] = t[keep]
+    edges[-1] = end
+    np.clip(edges, start, end, out=edges)
+    widths = np.subtract(edges[1:], edges[:-1])  # before the first sample nothing ran: it counts as 0
+    del edges
+    np.multiply(widths, v, out=widths)
+    return float(widths.sum()) / (end - start)
 
 
 def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: int) -> dict[str, Any]:
