@@ -374,7 +374,7 @@ class Simulator:
                         finished_add(job)
                         on_completion(job, view)
                         self._done += 1
-                        if job.tracked:
+                        if job.w.tracked:
                             self._tracked_left -= 1
                         ncomp += 1
                     if ncomp:
@@ -483,7 +483,8 @@ class Simulator:
                 # beside the table); each result gets a copy-on-write copy of it
                 self._ts_frame, self._ts = tsd, array("d")
         tsd = tsd.copy(deep=False)
-        res = SimResult.build(self.jobs, tsd, end_s=self._now, events=self._events,
+        # the job list itself once the run is over (nothing changes it then; a run going on replaces entries)
+        res = SimResult.build(self.jobs if self._finished else self.jobs[:], tsd, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,

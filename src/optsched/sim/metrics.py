@@ -59,22 +59,27 @@ class SimResult:
     admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame, *, end_s: float, events: int,
-              decisions: int,
-              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
-              migrations: int = 0) -> SimResult:
+    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame, *, end_s: float,
+              events: int, decisions: int, preemptions: int, wall_s: float, total_gpus: int, config: Mapping,
+              custom: Mapping, migrations: int = 0) -> SimResult:
+        """The result of a run: ``jobs`` the engine's jobs (a list is kept as it is, as ``job_objects``: the
+        caller passes one nobody changes), ``ts`` the time-series records (rows, an ``(n, 4)`` array or the
+        table of [`timeseries_frame`][optsched.sim.metrics.timeseries_frame])."""
         n = len(jobs)
 
-        def num(name: str, dtype: type) -> np.ndarray:  # a numeric column straight into numpy (no list of objects)
+        def num(name: str, dtype: type) -> np.ndarray:  # a column straight into numpy (no list of objects)
             return np.fromiter(map(attrgetter(name), jobs), dtype=dtype, count=n)
 
+        tracked: Any = [j.tracked for j in jobs]
+        if all(type(t) is bool for t in tracked):  # (what pandas would infer from the list, without its copies)
+            tracked = np.fromiter(tracked, dtype=bool, count=n)
         df = pd.DataFrame({
-            "id": [j.id for j in jobs],
+            "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
             "arrival_s": num("arrival_s", float),
             "gpus": num("gpus", np.int64),
             "iterations": num("iterations", float),
-            "model": [j.model for j in jobs],
-            "tracked": [j.tracked for j in jobs],
+            "model": num("model", object),
+            "tracked": tracked,
             "admitted_s": num("admitted_s", float),
             "first_start_s": num("first_start_s", float),
             "completion_s": num("completion_s", float),
@@ -96,7 +101,7 @@ class SimResult:
                        migrations_total=int(migrations), wall_s=float(wall_s),
                        events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
-        return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
+        return cls(df, tsd, summary, dict(config), dict(custom), jobs if type(jobs) is list else list(jobs))
 
     def add_records(self, records: Mapping[str, Mapping[str, Any]]) -> None:
         """Add what a policy noted per job (job id -> {field: value}) as columns of
@@ -202,14 +207,15 @@ def time_average(ts: pd.DataFrame, column: str, start: float, end: float) -> flo
     keep = np.empty(len(t), dtype=bool)
     np.not_equal(t[1:], t[:-1], out=keep[:-1])
     keep[-1] = True
-    v = ts[column].to_numpy()[keep].astype(float, copy=False)
     # (the arrays below are written in place: a million-job run has two million samples)
-    edges = np.empty(int(keep.sum()) + 1)
-    edges[:-1] = t[keep]
+    m = int(keep.sum())
+    edges = np.empty(m + 1)
+    np.compress(keep, t, out=edges[:-1])
     edges[-1] = end
     np.clip(edges, start, end, out=edges)
-    widths = np.subtract(edges[1:], edges[:-1])  # before the first sample nothing ran: it counts as 0
-    del edges
+    widths = edges[:-1]
+    np.subtract(edges[1:], widths, out=widths)  # before the first sample nothing ran: it counts as 0
+    v = np.compress(keep, ts[column].to_numpy())
     np.multiply(widths, v, out=widths)
     return float(widths.sum()) / (end - start)
 

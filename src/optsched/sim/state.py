@@ -117,13 +117,15 @@ _ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (s
 
 
 class _Fields:
-    """The seven workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
+    """The nine workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
     reads them from its workload job instead)."""
 
-    __slots__ = ("model", "predicted_iterations", "deadline_s", "user", "group", "spec", "gpu_type")
+    __slots__ = ("iteration_time_s", "tracked", "model", "predicted_iterations", "deadline_s", "user", "group", "spec",
+                 "gpu_type")
 
-    def __init__(self, model: str, predicted_iterations: float | None, deadline_s: float | None, user: str,
-                 group: str, spec: Any, gpu_type: str):
+    def __init__(self, iteration_time_s: float, tracked: bool, model: str, predicted_iterations: float | None,
+                 deadline_s: float | None, user: str, group: str, spec: Any, gpu_type: str):
+        self.iteration_time_s, self.tracked = iteration_time_s, tracked
         self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
         self.user, self.group, self.spec, self.gpu_type = user, group, spec, gpu_type
 
@@ -142,7 +144,7 @@ class Job:
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``gpu_type`` (the GPU
     type the job must run on, "" for any). ``w`` is the workload job itself (a job built from a workload): the
-    first five and ``tracked`` are copied from it, the other seven are read through it.
+    first four are copied from it (the engine reads them at every event), the other nine are read through it.
 
     What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
     ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
@@ -170,7 +172,7 @@ class Job:
     ```
     """
 
-    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "w", "tracked",
+    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "w",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
                  "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations")
@@ -180,11 +182,11 @@ class Job:
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
                  tracked: bool = True, gpu_type: str = ""):
         self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
-        self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
+        self.iterations = float(iterations)
         # the workload fields the engine does not read per event, read through ``w`` (the workload job, shared
-        # with it: a million jobs spare a million copies of seven fields)
-        self.w = _Fields(model, predicted_iterations, deadline_s, user, group, spec, gpu_type)
-        self.tracked = tracked
+        # with it: a million jobs spare a million copies of nine fields)
+        self.w = _Fields(float(iteration_time_s), tracked, model, predicted_iterations, deadline_s, user, group,
+                         spec, gpu_type)
         self.status = WAITING_ADMISSION
         self.executed = 0.0          # iterations done at time t_ref
         self.t_ref = 0.0
@@ -211,6 +213,9 @@ class Job:
         self.seg_start: tuple[float, float] | None = None
 
     # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy)
+    iteration_time_s = property(lambda self: self.w.iteration_time_s,
+                                doc="Profiled seconds per iteration, alone, consolidated (workload field).")
+    tracked = property(lambda self: self.w.tracked, doc="Counted in the metrics (workload field).")
     model = property(lambda self: self.w.model, doc="The model's name (workload field).")
     predicted_iterations = property(lambda self: self.w.predicted_iterations,
                                     doc="What a predictor believes the work is (workload field; None if none).")
@@ -276,7 +281,7 @@ class Job:
     @property
     def duration_alone_s(self) -> float:
         """Profiled time alone: iterations x profiled iteration time."""
-        return self.iterations * self.iteration_time_s
+        return self.iterations * self.w.iteration_time_s
 
     def sync(self, now: float) -> None:
         """Fold the progress since ``t_ref`` into the stored counters (called before a rate change)."""
@@ -389,7 +394,7 @@ _copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "_segs")
 
 # the fields a Job copies from its workload job (the rest it reads through ``w``, the workload job itself; the
 # rest of the slots is simulation state)
-_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "tracked")
+_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations")
 
 
 def _jobs_maker():
