@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -117,15 +118,17 @@ _ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (s
 
 
 class _Fields:
-    """The nine workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
+    """The eleven workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
     reads them from its workload job instead)."""
 
-    __slots__ = ("iteration_time_s", "tracked", "model", "predicted_iterations", "deadline_s", "user", "group", "spec",
-                 "gpu_type")
+    __slots__ = ("arrival_s", "iterations", "iteration_time_s", "tracked", "model", "predicted_iterations",
+                 "deadline_s", "user", "group", "spec", "gpu_type")
 
-    def __init__(self, iteration_time_s: float, tracked: bool, model: str, predicted_iterations: float | None,
-                 deadline_s: float | None, user: str, group: str, spec: Any, gpu_type: str):
-        self.iteration_time_s, self.tracked = iteration_time_s, tracked
+    def __init__(self, arrival_s: float, iterations: float, iteration_time_s: float, tracked: bool, model: str,
+                 predicted_iterations: float | None, deadline_s: float | None, user: str, group: str, spec: Any,
+                 gpu_type: str):
+        self.arrival_s, self.iterations, self.iteration_time_s, self.tracked = (arrival_s, iterations,
+                                                                                iteration_time_s, tracked)
         self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
         self.user, self.group, self.spec, self.gpu_type = user, group, spec, gpu_type
 
@@ -144,7 +147,8 @@ class Job:
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``gpu_type`` (the GPU
     type the job must run on, "" for any). ``w`` is the workload job itself (a job built from a workload): the
-    first four are copied from it (the engine reads them at every event), the other nine are read through it.
+    ``id`` and ``gpus`` are copied from it (the engine reads them at every event), the other eleven are read
+    through it.
 
     What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
     ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
@@ -172,7 +176,7 @@ class Job:
     ```
     """
 
-    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "w",
+    __slots__ = ("id", "index", "gpus", "w",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
                  "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations")
@@ -181,12 +185,11 @@ class Job:
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
                  tracked: bool = True, gpu_type: str = ""):
-        self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
-        self.iterations = float(iterations)
-        # the workload fields the engine does not read per event, read through ``w`` (the workload job, shared
-        # with it: a million jobs spare a million copies of nine fields)
-        self.w = _Fields(float(iteration_time_s), tracked, model, predicted_iterations, deadline_s, user, group,
-                         spec, gpu_type)
+        self.id, self.index, self.gpus = id, index, int(gpus)
+        # the other workload fields, read through ``w`` (the workload job, shared with it: a million jobs spare a
+        # million copies of eleven fields)
+        self.w = _Fields(float(arrival_s), float(iterations), float(iteration_time_s), tracked, model,
+                         predicted_iterations, deadline_s, user, group, spec, gpu_type)
         self.status = WAITING_ADMISSION
         self.executed = 0.0          # iterations done at time t_ref
         self.t_ref = 0.0
@@ -212,18 +215,21 @@ class Job:
         self._segs: Sequence[Any] = ()
         self.seg_start: tuple[float, float] | None = None
 
-    # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy)
-    iteration_time_s = property(lambda self: self.w.iteration_time_s,
+    # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy; a C-level getter
+    # each: no Python frame per read)
+    arrival_s = property(attrgetter("w.arrival_s"), doc="Arrival time, seconds (workload field).")
+    iterations = property(attrgetter("w.iterations"), doc="The work, iterations (workload field).")
+    iteration_time_s = property(attrgetter("w.iteration_time_s"),
                                 doc="Profiled seconds per iteration, alone, consolidated (workload field).")
-    tracked = property(lambda self: self.w.tracked, doc="Counted in the metrics (workload field).")
-    model = property(lambda self: self.w.model, doc="The model's name (workload field).")
-    predicted_iterations = property(lambda self: self.w.predicted_iterations,
+    tracked = property(attrgetter("w.tracked"), doc="Counted in the metrics (workload field).")
+    model = property(attrgetter("w.model"), doc="The model's name (workload field).")
+    predicted_iterations = property(attrgetter("w.predicted_iterations"),
                                     doc="What a predictor believes the work is (workload field; None if none).")
-    deadline_s = property(lambda self: self.w.deadline_s, doc="Absolute deadline (workload field; None if none).")
-    user = property(lambda self: self.w.user, doc="Tenant label (workload field).")
-    group = property(lambda self: self.w.group, doc="Tenant label (workload field).")
-    spec = property(lambda self: self.w.spec, doc="What a performance model may need (workload field).")
-    gpu_type = property(lambda self: self.w.gpu_type,
+    deadline_s = property(attrgetter("w.deadline_s"), doc="Absolute deadline (workload field; None if none).")
+    user = property(attrgetter("w.user"), doc="Tenant label (workload field).")
+    group = property(attrgetter("w.group"), doc="Tenant label (workload field).")
+    spec = property(attrgetter("w.spec"), doc="What a performance model may need (workload field).")
+    gpu_type = property(attrgetter("w.gpu_type"),
                         doc='The GPU type the job must run on ("" = any; placements keep a job on one type).')
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
@@ -247,7 +253,7 @@ class Job:
         return self.attained_gpu_s + ((now - self.t_ref) * self.held_gpus if self.status == RUNNING else 0.0)
 
     def remaining_iterations(self, now: float) -> float:
-        return max(0.0, self.iterations - self.executed_at(now))
+        return max(0.0, self.w.iterations - self.executed_at(now))
 
     @property
     def running_since_s(self) -> float | None:
@@ -281,7 +287,7 @@ class Job:
     @property
     def duration_alone_s(self) -> float:
         """Profiled time alone: iterations x profiled iteration time."""
-        return self.iterations * self.w.iteration_time_s
+        return (w := self.w).iterations * w.iteration_time_s
 
     def sync(self, now: float) -> None:
         """Fold the progress since ``t_ref`` into the stored counters (called before a rate change)."""
@@ -299,7 +305,7 @@ class Job:
         start = self.t_ref if self.t_ref > self.stall_until else self.stall_until
         if self.rate <= 0:
             return math.inf
-        return start + max(0.0, self.iterations - self.executed) / self.rate
+        return start + max(0.0, self.w.iterations - self.executed) / self.rate
 
     # -- the lifecycle: the engine's only ways to change a job -------------------------------------------------
     def admit(self, now: float) -> None:
@@ -355,7 +361,7 @@ class Job:
     def complete(self, now: float) -> Placement:
         """Finishes at ``now``; returns the placement it gives back."""
         self.sync(now)
-        self.executed = self.iterations
+        self.executed = self.w.iterations
         if self._segs:
             pl = self._end_segment(now)
         else:  # its only segment: not stored (``segments`` derives it)
@@ -394,7 +400,7 @@ _copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "_segs")
 
 # the fields a Job copies from its workload job (the rest it reads through ``w``, the workload job itself; the
 # rest of the slots is simulation state)
-_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations")
+_WORKLOAD_FIELDS = ("id", "gpus")
 
 
 def _jobs_maker():
