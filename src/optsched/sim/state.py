@@ -365,8 +365,9 @@ class Job:
         if self._segs:
             pl = self._end_segment(now)
         else:  # its only segment: not stored (``segments`` derives it)
-            pl = self.placement
-            assert pl is not None  # a running job always holds GPUs
+            held = self.placement
+            assert held is not None  # a running job always holds GPUs
+            pl = held
             self.seg_start = None
         # (its rate is read only while it runs: the shared 0.0, not a float per finished job)
         self.status, self.completion_s, self.held_gpus, self.rate = DONE, now, 0, 0.0
@@ -455,7 +456,7 @@ class FinishedJobs(Mapping[str, Job]):
     def __len__(self) -> int:
         return len(self._jobs)
 
-    def values(self):  # type: ignore[override]  # the jobs in order of completion (a list, no index needed)
+    def values(self):  # the jobs in order of completion (a list, no index needed)
         return list(self._jobs)
 
     def copy(self) -> FinishedJobs:
