@@ -523,12 +523,12 @@ class Composed(SchedulerPlacer):
 
     # -- the sorted lists ----------------------------------------------------------------------------------
     def _key(self, job: Job, now: float):
-        return (1 if job.id in self._bumped else 999, self.scheduling.key(job, now), job.arrival_s, job.index)
+        return (1 if job.id in self._bumped else 999, self.scheduling.key(job, now), job.w.arrival_s, job.index)
 
     def _queued_entry(self, job: Job, now: float) -> tuple:
         if self._frozen:
             # the priority inline (not self.priority(job)): entries are built at every admission and launch
-            return (1 if job.id in self._bumped else 999, self.scheduling.queued_key(job), job.arrival_s,
+            return (1 if job.id in self._bumped else 999, self.scheduling.queued_key(job), job.w.arrival_s,
                     job.index), job
         return self._key(job, now), job
 
@@ -536,7 +536,7 @@ class Composed(SchedulerPlacer):
         if not self._frozen:
             return self._key(job, now), job
         k, until = self.scheduling.running_key(job, now)
-        e = ((1 if job.id in self._bumped else 999, k, job.arrival_s, job.index), job)
+        e = ((1 if job.id in self._bumped else 999, k, job.w.arrival_s, job.index), job)
         if until < math.inf:
             self._seq += 1
             heapq.heappush(self._cross, (until, self._seq, e))
@@ -622,7 +622,7 @@ class Composed(SchedulerPlacer):
             r = [self._running_entry(j, now) for _, j in self._r]
         else:
             bumped, key = self._bumped, self.scheduling.key
-            r = [((1 if j.id in bumped else 999, key(j, now), j.arrival_s, j.index), j) for _, j in self._r]
+            r = [((1 if j.id in bumped else 999, key(j, now), j.w.arrival_s, j.index), j) for _, j in self._r]
         r.sort(key=_first)
         self._entry.update({e[1].id: e for e in r})
         self._r = r
@@ -651,7 +651,7 @@ class Composed(SchedulerPlacer):
             st = self.scheduling.starvation_s
             waits = self._waits
             for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
-                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.arrival_s, j.index), j)
+                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.w.arrival_s, j.index), j)
                 entry[j.id] = e
                 bisect.insort(q, e, key=_first)
                 if st < math.inf:
@@ -684,7 +684,7 @@ class Composed(SchedulerPlacer):
             else:  # _insert(_r, _running_entry(j)), inline: every launch
                 r, entry, bumped, key = self._r, self._entry, self._bumped, sched.key
                 for j in decision.launch:
-                    e = ((1 if j.id in bumped else 999, key(j, now), j.arrival_s, j.index), j)
+                    e = ((1 if j.id in bumped else 999, key(j, now), j.w.arrival_s, j.index), j)
                     entry[j.id] = e
                     bisect.insort(r, e, key=_first)
             if self._frozen:

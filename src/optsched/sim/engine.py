@@ -55,6 +55,7 @@ import copy
 import gc
 import heapq
 import math
+import operator
 import time
 from array import array
 from typing import Sequence, cast
@@ -78,7 +79,7 @@ from .base import (
     SchedulingPolicy,
     check_placement,
 )
-from .metrics import SimResult
+from .metrics import SimResult, timeseries_frame
 from .registry import build_admission, build_placement, build_scheduling
 from .state import DONE, QUEUED, RUNNING, ClusterState, Job, JobState, Placement, SimView, jobs_from_workload
 
@@ -177,9 +178,13 @@ class Simulator:
         self.view.extra["seed"] = self.seed
         self.jobs = jobs_from_workload(self.workload.jobs)
         arr = [j.arrival_s for j in self.jobs]
-        order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
-        self._arrivals = [self.jobs[i] for i in order]
-        self._arr_t = [j.arrival_s for j in self._arrivals]
+        if all(map(operator.le, arr, arr[1:])):  # already in order of arrival (generated workloads): one list
+            self._arrivals = self.jobs
+        else:
+            order = sorted(range(len(arr)), key=arr.__getitem__)  # by arrival, ties in workload order (stable)
+            self._arrivals = [self.jobs[i] for i in order]
+            arr = [j.arrival_s for j in self._arrivals]
+        self._arr_t = arr
         self._n = len(self.jobs)
         self._pos: array | None = None  # arrival position by workload index (built by the first copy)
         self._ai = 0
@@ -194,6 +199,7 @@ class Simulator:
         # the time series, flat: (t, busy GPUs, queued, running) per record, 32 bytes each (a list of tuples took
         # about 150: two records per job, a third of the memory of a million-job run)
         self._ts = array("d")
+        self._ts_frame = None  # the records as a table, once the run is over and a result asked for them
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
         self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
         self._dirty = False
@@ -267,7 +273,7 @@ class Simulator:
         events = self._events
         policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
         next_wakeup, idle_until, on_completion = policy.next_wakeup, policy.idle_until, policy.on_completion
-        active, finished = jstate.active, jstate.finished
+        active, finished_add = jstate.active, jstate.finished.add
         release = self.cstate.release
         running, pending = self._running, self._pending
         ts_extend = self._ts.extend
@@ -365,10 +371,10 @@ class Simulator:
                         release(job.id, job.complete(t))
                         del running[job.id]
                         del active[job.id]
-                        finished[job.id] = job
+                        finished_add(job)
                         on_completion(job, view)
                         self._done += 1
-                        if job.tracked:
+                        if job.w.tracked:
                             self._tracked_left -= 1
                         ncomp += 1
                     if ncomp:
@@ -465,8 +471,20 @@ class Simulator:
         if not self._started:
             raise RuntimeError("call reset() (or run()) first")
         wall = self._wall_s if self._wall_s is not None else time.perf_counter() - self._wall0
-        ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4).copy()  # (a copy: the run may go on)
-        res = SimResult.build(self.jobs, ts, end_s=self._now, events=self._events,
+        tsd = self._ts_frame
+        if tsd is None:
+            # a view of the records (the table copies each column: the run may go on), released at once (the
+            # records cannot grow while a view of them exists)
+            ts = np.frombuffer(self._ts, dtype=float).reshape(-1, 4)
+            tsd = timeseries_frame(ts, self.cstate.total_gpus)
+            del ts
+            if self._finished:
+                # the run is over: its records are kept as this table only (a million-job run's records took 64 MB
+                # beside the table); each result gets a copy-on-write copy of it
+                self._ts_frame, self._ts = tsd, array("d")
+        tsd = tsd.copy(deep=False)
+        # the job list itself once the run is over (nothing changes it then; a run going on replaces entries)
+        res = SimResult.build(self.jobs if self._finished else self.jobs[:], tsd, end_s=self._now, events=self._events,
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
@@ -551,7 +569,8 @@ class Simulator:
                 pos = self._pos = array("q", bytes(8 * self._n))
                 for p, j in enumerate(self._arrivals):
                     pos[j.index] = p
-            jobs, arrivals = self.jobs[:], self._arrivals[:]
+            jobs = self.jobs[:]
+            arrivals = jobs if self._arrivals is self.jobs else self._arrivals[:]
             twin: dict[int, Job] = {}
             for j in live:
                 c = memo.get(id(j))
@@ -565,7 +584,7 @@ class Simulator:
             new._pending = [twin[id(j)] for j in self._pending]
             js = memo[id(self.jstate)] = JobState()
             js.active = {k: twin[id(j)] for k, j in self.jstate.active.items()}
-            js.finished = dict(self.jstate.finished)
+            js.finished = self.jstate.finished.copy()
             new.jstate = js
             new._shared_from = self._shared_from = self._ai
             done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from", "_pos"}
@@ -586,6 +605,7 @@ class Simulator:
     # -- bookkeeping ---------------------------------------------------------------------------------------
     def _finish(self) -> None:
         self._finished = True
+        self._arr_t = []  # (read only while the run goes on: a million-job run's 8 MB)
         self._wall_s = time.perf_counter() - self._wall0
         self._close_bar()
 

@@ -52,6 +52,7 @@ Free = np.ndarray | Sequence[int]
 
 _NO_FIT = np.iinfo(np.int64).max
 _FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
+_WHOLE_COUNTS: dict[tuple[int, int], tuple[int, ...]] = {}  # GPUs per server of g GPUs on whole servers of max_cap
 
 
 def best_fit(free: Free, g: int) -> int | None:
@@ -115,8 +116,10 @@ def consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, unifor
         n = -(-g // max_cap)  # servers needed
         if int(np.count_nonzero(whole)) < n:
             return None
-        servers = np.flatnonzero(whole)[:n].tolist()
-        return Placement(tuple(servers), (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,))
+        counts = _WHOLE_COUNTS.get((g, max_cap))
+        if counts is None:  # (one tuple per demand and server size, shared by every such placement)
+            counts = _WHOLE_COUNTS[g, max_cap] = (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,)
+        return Placement(tuple(np.flatnonzero(whole)[:n].tolist()), counts)
     out = whole_servers(free, cap, g)
     return None if out is None else Placement.of(out)
 

@@ -59,22 +59,27 @@ class SimResult:
     admission: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray, *, end_s: float, events: int,
-              decisions: int,
-              preemptions: int, wall_s: float, total_gpus: int, config: Mapping, custom: Mapping,
-              migrations: int = 0) -> SimResult:
+    def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame, *, end_s: float,
+              events: int, decisions: int, preemptions: int, wall_s: float, total_gpus: int, config: Mapping,
+              custom: Mapping, migrations: int = 0) -> SimResult:
+        """The result of a run: ``jobs`` the engine's jobs (a list is kept as it is, as ``job_objects``: the
+        caller passes one nobody changes), ``ts`` the time-series records (rows, an ``(n, 4)`` array or the
+        table of [`timeseries_frame`][optsched.sim.metrics.timeseries_frame])."""
         n = len(jobs)
 
-        def num(name: str, dtype: type) -> np.ndarray:  # a numeric column straight into numpy (no list of objects)
+        def num(name: str, dtype: type) -> np.ndarray:  # a column straight into numpy (no list of objects)
             return np.fromiter(map(attrgetter(name), jobs), dtype=dtype, count=n)
 
+        tracked: Any = [j.tracked for j in jobs]
+        if all(type(t) is bool for t in tracked):  # (what pandas would infer from the list, without its copies)
+            tracked = np.fromiter(tracked, dtype=bool, count=n)
         df = pd.DataFrame({
-            "id": [j.id for j in jobs],
+            "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
             "arrival_s": num("arrival_s", float),
             "gpus": num("gpus", np.int64),
             "iterations": num("iterations", float),
-            "model": [j.model for j in jobs],
-            "tracked": [j.tracked for j in jobs],
+            "model": num("model", object),
+            "tracked": tracked,
             "admitted_s": num("admitted_s", float),
             "first_start_s": num("first_start_s", float),
             "completion_s": num("completion_s", float),
@@ -85,23 +90,18 @@ class SimResult:
             "duration_alone_s": num("duration_alone_s", float),
             "deadline_s": np.fromiter((np.nan if j.deadline_s is None else j.deadline_s for j in jobs), dtype=float,
                                       count=n),
-        })
+        }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
         df["jct_s"] = df["completion_s"] - df["arrival_s"]
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                       (df["completion_s"] <= df["deadline_s"]).astype(float))
-        if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
-            tsd = pd.DataFrame({"t_s": ts[:, 0], "busy_gpus": ts[:, 1].astype(np.int64),
-                                "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)})
-        else:
-            tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
-        tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
+        tsd = ts if isinstance(ts, pd.DataFrame) else timeseries_frame(ts, total_gpus)
         summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
                        migrations_total=int(migrations), wall_s=float(wall_s),
                        events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
-        return cls(df, tsd, summary, dict(config), dict(custom), list(jobs))
+        return cls(df, tsd, summary, dict(config), dict(custom), jobs if type(jobs) is list else list(jobs))
 
     def add_records(self, records: Mapping[str, Mapping[str, Any]]) -> None:
         """Add what a policy noted per job (job id -> {field: value}) as columns of
@@ -171,6 +171,27 @@ def _jsonable(x):
     return str(x)
 
 
+def timeseries_frame(ts: Sequence[Sequence[float]] | np.ndarray, total_gpus: int) -> pd.DataFrame:
+    """The time-series table (``t_s, busy_gpus, queued, running, utilisation``) of the records ``(t, busy GPUs,
+    queued, running)``: rows, or the engine's flat records as an ``(n, 4)`` float array (every column copied:
+    it may be a view of records a run goes on extending).
+
+    ```pycon
+    >>> timeseries_frame([(0.0, 2, 1, 1), (5.0, 0, 0, 0)], 4)["utilisation"].tolist()
+    [0.5, 0.0]
+
+    ```
+    """
+    if isinstance(ts, np.ndarray) and ts.ndim == 2 and len(ts):  # the engine's flat records (float64)
+        tsd = pd.DataFrame({"t_s": ts[:, 0].copy(), "busy_gpus": ts[:, 1].astype(np.int64),
+                            "queued": ts[:, 2].astype(np.int64), "running": ts[:, 3].astype(np.int64)},
+                           copy=False)
+    else:
+        tsd = pd.DataFrame([tuple(r) for r in ts], columns=["t_s", "busy_gpus", "queued", "running"])
+    tsd["utilisation"] = tsd["busy_gpus"] / total_gpus if total_gpus else 0.0
+    return tsd
+
+
 def jct_cdf(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     t = jobs.loc[jobs["tracked"], "jct_s"].dropna().to_numpy()
     t = np.sort(t)
@@ -182,30 +203,49 @@ def time_average(ts: pd.DataFrame, column: str, start: float, end: float) -> flo
     if end <= start or ts.empty:
         return math.nan
     t = ts["t_s"].to_numpy()
-    v = ts[column].to_numpy(dtype=float)
     # the last sample at each instant is the state from then on
-    keep = np.r_[t[1:] != t[:-1], True]
-    t, v = t[keep], v[keep]
-    edges = np.clip(np.r_[t, end], start, end)
-    widths = np.diff(edges)  # before the first sample nothing ran: it counts as 0
-    return float((widths * v).sum()) / (end - start)
+    keep = np.empty(len(t), dtype=bool)
+    np.not_equal(t[1:], t[:-1], out=keep[:-1])
+    keep[-1] = True
+    # (the arrays below are written in place: a million-job run has two million samples)
+    m = int(keep.sum())
+    edges = np.empty(m + 1)
+    np.compress(keep, t, out=edges[:-1])
+    edges[-1] = end
+    np.clip(edges, start, end, out=edges)
+    widths = edges[:-1]
+    np.subtract(edges[1:], widths, out=widths)  # before the first sample nothing ran: it counts as 0
+    # widths x values, in place, the values taken a slice at a time (the same products, hence the same sum)
+    col, k0 = ts[column].to_numpy(), 0
+    for a in range(0, len(t), _SLICE):
+        v = np.compress(keep[a:a + _SLICE], col[a:a + _SLICE])
+        np.multiply(widths[k0:k0 + len(v)], v, out=widths[k0:k0 + len(v)])
+        k0 += len(v)
+    return float(widths.sum()) / (end - start)
+
+
+_SLICE = 1 << 16
 
 
 def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: int) -> dict[str, Any]:
-    tr = df[df["tracked"]]
-    fin = tr.dropna(subset=["completion_s"])
-    jct = fin["jct_s"].to_numpy()
+    tracked = df["tracked"].to_numpy(dtype=bool)
+    # the tracked rows (the table itself when every job is tracked: no copy of a million rows)
+    tr = df if tracked.all() else df[tracked]
+    done = tr["completion_s"].notna().to_numpy()  # the finished ones
+    jct = tr["jct_s"].to_numpy()[done]
     resp = tr["responsiveness_s"].dropna().to_numpy()
+    n_fin = int(done.sum())
     out: dict[str, Any] = {
-        "jobs": int(len(df)), "tracked": int(len(tr)), "finished_tracked": int(len(fin)),
+        "jobs": int(len(df)), "tracked": int(len(tr)), "finished_tracked": n_fin,
         "avg_jct_s": float(jct.mean()) if len(jct) else None,
         "avg_responsiveness_s": float(resp.mean()) if len(resp) else None,
-        "makespan_s": float(fin["completion_s"].max() - tr["arrival_s"].min()) if len(fin) else None,
+        "makespan_s": float(tr["completion_s"].max() - tr["arrival_s"].min()) if n_fin else None,
         "preemptions": int(tr["preemptions"].sum()),
         "migrations": int(tr["migrations"].sum()),
     }
     for p in PERCENTILES:
         out[f"p{p}_jct_s"] = float(np.percentile(jct, p)) if len(jct) else None
+    del jct, resp  # (freed before the time averages' arrays: a million-job run's peak memory is reached here)
     start = float(df["arrival_s"].min()) if len(df) else 0.0
     out["mean_utilisation"] = _f(time_average(ts, "utilisation", start, end_s)) if len(ts) else None
     out["mean_queue"] = _f(time_average(ts, "queued", start, end_s)) if len(ts) else None

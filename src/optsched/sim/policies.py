@@ -31,7 +31,7 @@ class Fifo(SchedulingPolicy):
     keys_change = "never"
 
     def key(self, job: Job, now: float):
-        return job.arrival_s
+        return job.w.arrival_s
 
 
 def _two_sum(a: float, b: float) -> tuple[float, float]:
@@ -117,9 +117,10 @@ class Srtf(SchedulingPolicy):
         self.use_predicted = bool(use_predicted)
 
     def key(self, job: Job, now: float):
-        total = job.predicted_iterations if (self.use_predicted and job.predicted_iterations is not None) \
-            else job.iterations
-        return max(0.0, total - job.executed_at(now)) * job.iteration_time_s
+        w = job.w  # (the workload fields, read straight: every running job is re-keyed at every decision)
+        total = w.predicted_iterations if (self.use_predicted and w.predicted_iterations is not None) \
+            else w.iterations
+        return max(0.0, total - job.executed_at(now)) * w.iteration_time_s
 
 
 
@@ -185,11 +186,11 @@ class Tiresias(SchedulingPolicy):
         return q
 
     def key(self, job: Job, now: float):
-        return (self.queue_of(job, now), job.arrival_s)
+        return (self.queue_of(job, now), job.w.arrival_s)
 
     def queued_key(self, job: Job):
         # a waiting job's service is its stored value (it does not grow): no anchor needed
-        return (self._queue(job.attained_gpu_s if self.service == "gpu" else job.attained_s), job.arrival_s)
+        return (self._queue(job.attained_gpu_s if self.service == "gpu" else job.attained_s), job.w.arrival_s)
 
     def running_key(self, job: Job, now: float):
         s, q = self._base(job)
@@ -201,7 +202,7 @@ class Tiresias(SchedulingPolicy):
                 break
             q += 1
             t = math.inf
-        return (q, job.arrival_s), t
+        return (q, job.w.arrival_s), t
 
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -116,6 +117,25 @@ class Placement:
 _ONE: dict[tuple[int, int], Placement] = {}  # Placement.one's placements, by (server, GPUs)
 
 
+class _Fields:
+    """The eleven workload fields of a [`Job`][optsched.sim.state.Job] built by hand (a job built from a workload
+    reads them from its workload job instead)."""
+
+    __slots__ = ("arrival_s", "iterations", "iteration_time_s", "tracked", "model", "predicted_iterations",
+                 "deadline_s", "user", "group", "spec", "gpu_type")
+
+    def __init__(self, arrival_s: float, iterations: float, iteration_time_s: float, tracked: bool, model: str,
+                 predicted_iterations: float | None, deadline_s: float | None, user: str, group: str, spec: Any,
+                 gpu_type: str):
+        self.arrival_s, self.iterations, self.iteration_time_s, self.tracked = (arrival_s, iterations,
+                                                                                iteration_time_s, tracked)
+        self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
+        self.user, self.group, self.spec, self.gpu_type = user, group, spec, gpu_type
+
+    def __deepcopy__(self, memo: dict) -> _Fields:
+        return self  # read-only by contract, like a workload job
+
+
 class Job:
     """One job: workload fields and simulation state, both read-only to policies: the engine alone writes a job,
     through its lifecycle methods ([`launch`][optsched.sim.state.Job.launch],
@@ -126,7 +146,9 @@ class Job:
     Workload fields: ``id, arrival_s, gpus, iterations, iteration_time_s`` (profiled, alone, consolidated),
     ``model, predicted_iterations, deadline_s, user, group, spec`` (an arbitrary object a performance model may
     need, e.g. a ``RarJob`` or a ``PipelineJob``), ``tracked`` (counted in the metrics) and ``gpu_type`` (the GPU
-    type the job must run on, "" for any).
+    type the job must run on, "" for any). ``w`` is the workload job itself (a job built from a workload): the
+    ``id`` and ``gpus`` are copied from it (the engine reads them at every event), the other eleven are read
+    through it.
 
     What policies read of the state: ``status``, ``placement``, ``held_gpus``, ``first_start_s``,
     ``completion_s``, ``preemptions``, ``launches``, ``migrations``, ``wait_since_s`` (when it last stopped
@@ -154,22 +176,20 @@ class Job:
     ```
     """
 
-    __slots__ = ("id", "index", "arrival_s", "gpus", "iterations", "iteration_time_s", "model",
-                 "predicted_iterations", "deadline_s", "user", "group", "spec", "tracked",
+    __slots__ = ("id", "index", "gpus", "w",
                  "status", "executed", "t_ref", "stall_until", "rate", "attained_s", "attained_gpu_s",
                  "admitted_s", "first_start_s", "completion_s", "placement", "preemptions", "launches",
-                 "wait_since_s", "version", "segments", "seg_start", "iteration_now_s", "held_gpus", "migrations",
-                 "gpu_type")
+                 "wait_since_s", "version", "_segs", "seg_start", "iteration_now_s", "held_gpus", "migrations")
 
     def __init__(self, id: str, arrival_s: float, gpus: int, iterations: float, iteration_time_s: float, *,
                  index: int = 0, model: str = "", predicted_iterations: float | None = None,
                  deadline_s: float | None = None, user: str = "", group: str = "", spec: Any = None,
                  tracked: bool = True, gpu_type: str = ""):
-        self.id, self.index, self.arrival_s, self.gpus = id, index, float(arrival_s), int(gpus)
-        self.gpu_type = gpu_type              # required GPU type ("" = any; placements keep a job on one type)
-        self.iterations, self.iteration_time_s = float(iterations), float(iteration_time_s)
-        self.model, self.predicted_iterations, self.deadline_s = model, predicted_iterations, deadline_s
-        self.user, self.group, self.spec, self.tracked = user, group, spec, tracked
+        self.id, self.index, self.gpus = id, index, int(gpus)
+        # the other workload fields, read through ``w`` (the workload job, shared with it: a million jobs spare a
+        # million copies of eleven fields)
+        self.w = _Fields(float(arrival_s), float(iterations), float(iteration_time_s), tracked, model,
+                         predicted_iterations, deadline_s, user, group, spec, gpu_type)
         self.status = WAITING_ADMISSION
         self.executed = 0.0          # iterations done at time t_ref
         self.t_ref = 0.0
@@ -188,10 +208,29 @@ class Job:
         self.migrations = 0          # moves while running (Decision.migrate): not preemptions, not launches
         self.wait_since_s = float(arrival_s)  # last time it stopped running (or arrived): anti-starvation clock
         self.version = 0                      # bumps whenever its completion time changes (lazy heap deletion)
-        # (start, end, placement, iterations) per segment: an empty tuple until the first segment ends, then a list
-        # (a million jobs spare a million empty lists)
-        self.segments: Sequence[tuple[float, float, Placement, float]] = ()
+        # the closed segments, flat (start, end, placement, iterations, start, ...): an empty tuple until one is
+        # stored, then a list. A job that completes in its first segment stores none: ``segments`` derives it from
+        # the first start, the completion, the placement and the work (a million jobs spare a million lists and
+        # tuples)
+        self._segs: Sequence[Any] = ()
         self.seg_start: tuple[float, float] | None = None
+
+    # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy; a C-level getter
+    # each: no Python frame per read)
+    arrival_s = property(attrgetter("w.arrival_s"), doc="Arrival time, seconds (workload field).")
+    iterations = property(attrgetter("w.iterations"), doc="The work, iterations (workload field).")
+    iteration_time_s = property(attrgetter("w.iteration_time_s"),
+                                doc="Profiled seconds per iteration, alone, consolidated (workload field).")
+    tracked = property(attrgetter("w.tracked"), doc="Counted in the metrics (workload field).")
+    model = property(attrgetter("w.model"), doc="The model's name (workload field).")
+    predicted_iterations = property(attrgetter("w.predicted_iterations"),
+                                    doc="What a predictor believes the work is (workload field; None if none).")
+    deadline_s = property(attrgetter("w.deadline_s"), doc="Absolute deadline (workload field; None if none).")
+    user = property(attrgetter("w.user"), doc="Tenant label (workload field).")
+    group = property(attrgetter("w.group"), doc="Tenant label (workload field).")
+    spec = property(attrgetter("w.spec"), doc="What a performance model may need (workload field).")
+    gpu_type = property(attrgetter("w.gpu_type"),
+                        doc='The GPU type the job must run on ("" = any; placements keep a job on one type).')
 
     # -- lazily evaluated progress ---------------------------------------------------------------------------
     @property
@@ -214,7 +253,7 @@ class Job:
         return self.attained_gpu_s + ((now - self.t_ref) * self.held_gpus if self.status == RUNNING else 0.0)
 
     def remaining_iterations(self, now: float) -> float:
-        return max(0.0, self.iterations - self.executed_at(now))
+        return max(0.0, self.w.iterations - self.executed_at(now))
 
     @property
     def running_since_s(self) -> float | None:
@@ -229,9 +268,26 @@ class Job:
         return self.t_ref, self.attained_s, self.attained_gpu_s
 
     @property
+    def segments(self) -> Sequence[tuple[float, float, Placement, float]]:
+        """The closed segments, ``(start, end, placement, iterations)`` each, in order (an empty tuple before the
+        first ends). Built on each read: the job stores them flat, and none for a job that ran once to its
+        completion (that segment is ``(first_start_s, completion_s, placement, iterations)``)."""
+        s = self._segs
+        if s:
+            it = iter(s)
+            return list(zip(it, it, it, it))
+        if self.status == DONE and self.placement is not None:
+            return [(self.first_start_s, self.completion_s, self.placement, self.executed)]
+        return ()
+
+    @segments.setter
+    def segments(self, segs: Iterable[tuple[float, float, Placement, float]]) -> None:
+        self._segs = [x for seg in segs for x in seg] or ()
+
+    @property
     def duration_alone_s(self) -> float:
         """Profiled time alone: iterations x profiled iteration time."""
-        return self.iterations * self.iteration_time_s
+        return (w := self.w).iterations * w.iteration_time_s
 
     def sync(self, now: float) -> None:
         """Fold the progress since ``t_ref`` into the stored counters (called before a rate change)."""
@@ -249,7 +305,7 @@ class Job:
         start = self.t_ref if self.t_ref > self.stall_until else self.stall_until
         if self.rate <= 0:
             return math.inf
-        return start + max(0.0, self.iterations - self.executed) / self.rate
+        return start + max(0.0, self.w.iterations - self.executed) / self.rate
 
     # -- the lifecycle: the engine's only ways to change a job -------------------------------------------------
     def admit(self, now: float) -> None:
@@ -272,10 +328,10 @@ class Job:
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
         seg = (t0, now, pl, self.executed - e0 if e0 else self.executed)  # (x - 0.0 is x: no new float)
-        if self.segments:
-            self.segments.append(seg)  # type: ignore[attr-defined]  # a list once it has a segment
+        if self._segs:
+            self._segs.extend(seg)  # type: ignore[attr-defined]  # a list once it has a segment
         else:
-            self.segments = [seg]
+            self._segs = list(seg)
         self.seg_start = None
         return pl
 
@@ -305,9 +361,16 @@ class Job:
     def complete(self, now: float) -> Placement:
         """Finishes at ``now``; returns the placement it gives back."""
         self.sync(now)
-        self.executed = self.iterations
-        pl = self._end_segment(now)
-        self.status, self.completion_s, self.held_gpus = DONE, now, 0
+        self.executed = self.w.iterations
+        if self._segs:
+            pl = self._end_segment(now)
+        else:  # its only segment: not stored (``segments`` derives it)
+            held = self.placement
+            assert held is not None  # a running job always holds GPUs
+            pl = held
+            self.seg_start = None
+        # (its rate is read only while it runs: the shared 0.0, not a float per finished job)
+        self.status, self.completion_s, self.held_gpus, self.rate = DONE, now, 0, 0.0
         self.version += 1
         return pl
 
@@ -317,8 +380,8 @@ class Job:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         _copy_shared_fields(self, new)
-        # tuples of numbers and a Placement (an empty tuple is shared)
-        new.segments = list(self.segments) if self.segments else ()
+        # numbers and Placements (an empty tuple is shared)
+        new._segs = list(self._segs) if self._segs else ()
         return new
 
     def __repr__(self) -> str:
@@ -334,11 +397,11 @@ def _field_copier(names: Iterable[str]):
     return ns["copier"]
 
 
-_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "segments")
+_copy_shared_fields = _field_copier(n for n in Job.__slots__ if n != "_segs")
 
-# the fields a Job takes from its workload job (the rest is simulation state)
-_WORKLOAD_FIELDS = ("id", "arrival_s", "gpus", "iterations", "iteration_time_s", "model", "predicted_iterations",
-                    "deadline_s", "user", "group", "spec", "tracked", "gpu_type")
+# the fields a Job copies from its workload job (the rest it reads through ``w``, the workload job itself; the
+# rest of the slots is simulation state)
+_WORKLOAD_FIELDS = ("id", "gpus")
 
 
 def _jobs_maker():
@@ -347,8 +410,8 @@ def _jobs_maker():
     body (a simulator builds every job of its workload at each reset). A workload job's fields are already
     plain floats and ints (WorkloadJob converts them); the state fields start as a fresh Job's (read from one)."""
     tmpl = Job("template", 0.0, 1, 1.0, 1.0)
-    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s")]
-    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS)
+    state = [n for n in Job.__slots__ if n not in _WORKLOAD_FIELDS and n not in ("index", "wait_since_s", "w")]
+    body = "".join(f"        j.{n} = w.{n}\n" for n in _WORKLOAD_FIELDS) + "        j.w = w\n"
     body += "".join(f"        j.{n} = T_{n}\n" for n in state)
     ns: dict = {"new": object.__new__, "Job": Job, **{f"T_{n}": getattr(tmpl, n) for n in state}}
     src = ("def make(wjobs):\n    out = []\n    add = out.append\n    for i, w in enumerate(wjobs):\n"
@@ -361,19 +424,62 @@ def _jobs_maker():
 jobs_from_workload = _jobs_maker()
 
 
+class FinishedJobs(Mapping[str, Job]):
+    """The finished jobs, by id, in order of completion: a read-only mapping over a list (a dict of a million
+    finished jobs took about 40 bytes each; the list takes 8, and the id index is built only if a lookup asks).
+
+    ```pycon
+    >>> f = FinishedJobs(); f.add(Job("b", 0, 1, 1, 1.0)); f.add(Job("a", 0, 1, 1, 1.0))
+    >>> list(f), f["a"].id, "c" in f, len(f)
+    (['b', 'a'], 'a', False, 2)
+
+    ```
+    """
+
+    __slots__ = ("_jobs", "_index", "add")
+
+    def __init__(self, jobs: Iterable[Job] = ()) -> None:
+        self._jobs: list[Job] = list(jobs)
+        self._index: dict[str, Job] = {}
+        self.add = self._jobs.append  # the engine's hot path: one append per completion
+
+    def __getitem__(self, job_id: str) -> Job:
+        index, jobs = self._index, self._jobs
+        if len(index) < len(jobs):  # index the jobs finished since the last lookup
+            for j in jobs[len(index):]:
+                index[j.id] = j
+        return index[job_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return (j.id for j in self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def values(self):  # the jobs in order of completion (a list, no index needed)
+        return list(self._jobs)
+
+    def copy(self) -> FinishedJobs:
+        return FinishedJobs(self._jobs)
+
+    def __deepcopy__(self, memo: dict) -> FinishedJobs:
+        return self.copy()  # finished jobs are never written again: shared, like a simulator copy shares them
+
+
 class JobState:
-    """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id."""
+    """Blox's JobState: ``active`` (admitted, not finished) and ``finished`` jobs, keyed by job id
+    (``finished`` in order of completion, read-only)."""
 
     def __init__(self) -> None:
         self.active: dict[str, Job] = {}
-        self.finished: dict[str, Job] = {}
+        self.finished = FinishedJobs()
 
     def add(self, job: Job) -> None:
         self.active[job.id] = job
 
     def finish(self, job: Job) -> None:
         del self.active[job.id]
-        self.finished[job.id] = job
+        self.finished.add(job)
 
     def running(self) -> list[Job]:
         return [j for j in self.active.values() if j.status == RUNNING]
