@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections import Counter
@@ -28,6 +29,7 @@ def test_generate_solve_evaluate_round_trip(tmp_path, capsys, algorithm):
     assert json.loads(sched_path.read_text())["makespan"] == makespan
     assert main(["evaluate", str(inst_path), str(sched_path)]) == 0
     assert f"feasible: makespan={makespan} " in capsys.readouterr().out
+    assert gc.isenabled()  # the command pauses the collector and gives it back
     # the library agrees with the files
     inst = optsched.load(inst_path)
     assert optsched.evaluate(inst, optsched.load_schedule(sched_path)).makespan == makespan
@@ -44,6 +46,7 @@ def test_evaluate_rejects_a_tampered_schedule(tmp_path, capsys):
     assert main(["evaluate", str(inst_path), str(sched_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "negative start" in err[0]
+    assert gc.isenabled()  # given back after an error too
 
 
 def test_generate_preset_and_bad_arguments(tmp_path, capsys):

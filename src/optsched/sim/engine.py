@@ -52,7 +52,6 @@ loop with the policy's ``decide`` in between.
 from __future__ import annotations
 
 import copy
-import gc
 import heapq
 import math
 import operator
@@ -65,6 +64,7 @@ import numpy as np
 from ..cluster import Cluster
 from ..errors import InstanceError, OptschedError, ScheduleError
 from ..io import progress
+from ..limits import paused_gc
 from ..perf.base import PerfModel, RunningJobLike
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload
@@ -507,16 +507,11 @@ class Simulator:
         engine allocates millions of short-lived objects that reference counting frees (a whole run leaves no
         cyclic garbage), and the collector's passes over the tens of thousands of live jobs took about a quarter
         of a 100,000-job run."""
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with paused_gc():
             self.reset()
             while self.advance() is not None:
                 self.apply(self.decide())
             return self.result()
-        finally:
-            if was_enabled:
-                gc.enable()
 
     # -- copies --------------------------------------------------------------------------------------------
     def clone(self) -> Simulator:
