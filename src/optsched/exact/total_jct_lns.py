@@ -226,7 +226,7 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
 
 @algorithm("total-jct-lns", TotalJctInstance, exact=True,
            description="total (weighted) completion time: branch and bound, then LNS with CP-SAT and the "
-                       "time-slot LP bound (for instances it does not close)")
+                       "larger of the time-slot and start-slot LP bounds (for instances it does not close)")
 def _registered_lns(inst: TotalJctInstance, *, seed: int | None = None, time_limit: float | None = None,
                     deterministic_limit: float | None = None, **options) -> Result:
     if time_limit is None and deterministic_limit is None:
