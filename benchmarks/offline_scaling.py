@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out = {who: run_cli(src, cmd[who], args.timeout) for who, src in order}
         for who, r in out.items():
-            print(f"{label} [{who}]: cpu {r['cpu']:.2f} s, wall {r['wall']:.2f} s, rss {r['rss_mb']:.0f} MB",
+            print(f"{label} [{who}]: cpu {r['cpu']:.2f} s, wall {r['wall']:.2f} s, rss {r['rss_mb']:.0f} MiB",
                   file=sys.stderr, flush=True)
         return out
 
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         + (" (the two trees' processes run at the same time)" if args.parallel else "") + ", "
         "and its peak resident memory. 'identical': the two trees wrote the same starts and placements / the two "
         "trees' evaluations of their own schedules give the same makespan, average JCT and every job's completion.",
-        "", "| case | jobs | CPU s base | CPU s new | new / base | RSS MB base | RSS MB new | identical |",
+        "", "| case | jobs | CPU s base | CPU s new | new / base | RSS MiB base | RSS MiB new | identical |",
         "|---|---:|---:|---:|---:|---:|---:|---|", *rows, "",
         f"Growth exponent log(t_{big} / t_{sizes[0]}) / log({factor:g}) of the CPU seconds, and the issue's targets "
         f"(exponent <= {GROWTH_TARGET}, under {CPU_TARGET:g} s at {big:,} jobs):", "",

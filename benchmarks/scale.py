@@ -49,7 +49,7 @@ RESULTS = ROOT / "docs" / "results"
 
 
 def run_cli(src: Path, args: list[str], timeout: float) -> dict:
-    """One CLI process: CPU seconds (user + sys) and peak RSS (MB) of that very child (``os.wait4``), wall
+    """One CLI process: CPU seconds (user + sys) and peak RSS (MiB) of that very child (``os.wait4``), wall
     seconds and its standard output. Past ``timeout`` wall seconds it is killed and reported as a timeout, with
     the CPU seconds it had used by then (``/proc``)."""
     return run_python(src, ["-m", "optsched.cli", *args], timeout)
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 extra = ["-o", str(sched)] if cli[0] == "solve" else []
                 r = run_cli(src, cli + extra, args.timeout)
                 runs[who].append(r)
-                print(f"{label} [{who}]: cpu {r['cpu']:.2f} s wall {r['wall']:.2f} s rss {r['rss_mb']:.0f} MB",
+                print(f"{label} [{who}]: cpu {r['cpu']:.2f} s wall {r['wall']:.2f} s rss {r['rss_mb']:.0f} MiB",
                       file=sys.stderr, flush=True)
         same = same_schedule(work / f"{tag}-before.schedule.json", work / f"{tag}-after.schedule.json")
         b_cpu, a_cpu = [r["cpu"] for r in runs["before"]], [r["cpu"] for r in runs["after"]]
@@ -297,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         "Each figure is a whole CLI process (`python -m optsched.cli solve FILE -a ALG -o OUT`, or `evaluate`): "
         "medians of CPU seconds (user + system) and wall seconds, peak resident memory (the largest of the runs). "
         "'same schedule': the two trees wrote identical starts and placements.", "",
-        "| case | CPU s before | CPU s after | after / before | wall s before | wall s after | RSS MB before "
-        "| RSS MB after | same schedule | runs |",
+        "| case | CPU s before | CPU s after | after / before | wall s before | wall s after | RSS MiB before "
+        "| RSS MiB after | same schedule | runs |",
         "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
         f"Growth exponent of the whole process's CPU time from {sizes[0]:,} to {big:,} jobs "
         f"(log(t_{big}/t_{sizes[0]}) / log({big // sizes[0]})):", "",

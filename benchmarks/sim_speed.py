@@ -332,7 +332,7 @@ def million(n: int, policies: list[str], repeats: int, before: Path | None) -> s
             for who, src in (trees if k % 2 == 0 else trees[::-1]):
                 r = child_wait(src, ["-c", MILLION_RUN, sched, str(n)])
                 runs.setdefault((sched, who), []).append(r)
-                print(f"  {sched} [{who}]: cpu {r['cpu_s']:.2f} s, peak {r['rss_mb']:.0f} MB (build "
+                print(f"  {sched} [{who}]: cpu {r['cpu_s']:.2f} s, peak {r['rss_mb']:.0f} MiB (build "
                       f"{r['build_s']:.2f} s, simulate {r['simulate_s']:.2f} s)", file=sys.stderr, flush=True)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     lines = [f"Whole-process CPU seconds and peak resident memory of one fresh process that builds "
@@ -340,7 +340,7 @@ def million(n: int, policies: list[str], repeats: int, before: Path | None) -> s
              f"consolidated placement (our simulator); medians of {repeats} run(s)"
              + (", both trees alternating" if before is not None else "")
              + f"; load average after: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.", "",
-             "| policy | tree | CPU s (runs) | CPU s | build s | simulate s | peak MB | same result |",
+             "| policy | tree | CPU s (runs) | CPU s | build s | simulate s | peak MiB | same result |",
              "|---|---|---|---|---|---|---|---|"]
     for sched in policies:
         keys = {who: {k: v for k, v in runs[sched, who][-1].items()
@@ -357,7 +357,7 @@ def million(n: int, policies: list[str], repeats: int, before: Path | None) -> s
 
 def child_wait(src: Path, args: list[str]) -> dict:
     """``python ARGS`` with ``PYTHONPATH=src`` in a fresh process: its last output line (JSON), plus its CPU
-    seconds (user + system) and peak resident memory (MB) of that very child (``os.wait4``)."""
+    seconds (user + system) and peak resident memory (MiB) of that very child (``os.wait4``)."""
     import tempfile
 
     env = {**os.environ, "PYTHONPATH": str(src), "OPTSCHED_DATA": str(data_root())}
