@@ -57,9 +57,8 @@ def _check_copy_mid_run(make_sim, stop_after: int):
     _same(_finish(sim), whole)
 
 
-@settings(max_examples=30)
-@given(cases(), st.integers(0, 12))
-def test_copy_mid_run_continues_like_the_original(case, k):
+def _maker(case):
+    """A factory of fresh simulators of one drawn case (``cases()``), all alike."""
     wl, cluster, cfg = case
 
     def make():
@@ -68,7 +67,13 @@ def test_copy_mid_run_continues_like_the_original(case, k):
                          admission=build_admission(c["admission"]), perf=c["perf"], mode=c["mode"],
                          round_s=c["round_s"], launch=LaunchMechanism(restore_s=c["restore_s"]), seed=3)
 
-    _check_copy_mid_run(make, k)
+    return make
+
+
+@settings(max_examples=30)
+@given(cases(), st.integers(0, 12))
+def test_copy_mid_run_continues_like_the_original(case, k):
+    _check_copy_mid_run(_maker(case), k)
 
 
 def test_copy_of_a_srpt_and_a_stateful_admission():

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.sim.test_sim_copy import _finish, _same, _state
+from tests.sim.test_sim_copy import _finish, _maker, _same, _state
 from tests.sim.test_sim_invariants import cases
 
 from optsched.cluster import Cluster
-from optsched.sim import LaunchMechanism, Simulator, Workload, WorkloadJob, build_admission, build_policy
+from optsched.sim import Simulator, Workload, WorkloadJob
 
 
 def _jobs(sim):
@@ -30,14 +30,7 @@ def _stepped(make, k):
 @settings(max_examples=30)
 @given(cases(), st.integers(0, 12), st.booleans())
 def test_original_first_then_copy_and_copy_of_copy(case, k, chain):
-    wl, cluster, cfg = case
-
-    def make():
-        c = dict(cfg)
-        return Simulator(wl, cluster, policy=build_policy(c["scheduler"], c["placement"]),
-                         admission=build_admission(c["admission"]), perf=c["perf"], mode=c["mode"],
-                         round_s=c["round_s"], launch=LaunchMechanism(restore_s=c["restore_s"]), seed=3)
-
+    make = _maker(case)
     whole = make().run()
     sim = _stepped(make, k)
     twin = sim.clone()
