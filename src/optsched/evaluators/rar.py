@@ -29,7 +29,7 @@ from ..cluster import check_placement_in
 from ..errors import ScheduleError
 from ..limits import paused_gc
 from ..perf.rar import contention_binds, iteration_time, iterations_per_slot, phi_for
-from ..problems.rar import RarInstance, RarJob, contention_k, f_degradation
+from ..problems.rar import RarInstance, RarJob
 from ..result import Schedule
 
 
@@ -277,21 +277,13 @@ def _fixed_speed_completions(inst: RarInstance, schedule: Schedule, jobs: Mappin
     on: list[int] = []
     off: list[int] = []
     cnt: list[int] = []
-    # eq. (8) at p = 1 if split (else 0), inlined: iteration_time's operations in its order, so the same floats
-    c = inst.cluster
-    bw_one = c.intra_bandwidth
-    bw_split = c.inter_bandwidth / f_degradation(contention_k(1, inst.contention_xi), inst.degradation_alpha)
-    red, xi2 = inst.reduce_speed, inst.overhead_xi
     ceil, per_slot = math.ceil, iterations_per_slot
     for sj in schedule.jobs:
         jid, pl, start = sj.id, sj.placement, int(sj.start)
         job = jobs[jid]
         ns = len(pl)       # its counts are all positive: len(pl) servers
-        w = job.gpus
-        ring = (w - 1) * job.gradient_size / w
-        tau = (2.0 * ring / (bw_one if ns <= 1 else bw_split) + ring / red + xi2 * max(1, ns)
-               + (job.forward_time_per_sample * job.batch_size + job.backward_time))
-        end = start + ceil(job.iterations / per_slot(tau))
+        # eq. (8) at p = 1 if split (else 0), as the replay computes it
+        end = start + ceil(job.iterations / per_slot(iteration_time(inst, job, ns, 1 if ns > 1 else 0)))
         comp.append((end, jid))
         for s, n in pl.items():
             srv.append(index[s])
