@@ -124,7 +124,7 @@ class Cluster:
             servers += [Server(f"{str(t).lower()}-{i}", g, t) for i in range(n)]
         return cls(tuple(servers), **bandwidths)
 
-    @property
+    @cached_property
     def gpu_types(self) -> tuple[str, ...]:
         """The GPU types present, in the order they first appear among the servers."""
         return tuple(dict.fromkeys(s.gpu_type for s in self.servers))
@@ -153,11 +153,12 @@ class Cluster:
         """Server id -> number of GPUs."""
         return {s.id: s.gpus for s in self.servers}
 
-    @property
+    @cached_property
     def total_gpus(self) -> int:
+        """Number of GPUs in the cluster (computed once, like ``server_ids``: simulators read it per job)."""
         return sum(s.gpus for s in self.servers)
 
-    @property
+    @cached_property
     def max_server_gpus(self) -> int:
         return max(s.gpus for s in self.servers)
 

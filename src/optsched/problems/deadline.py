@@ -53,6 +53,7 @@ import io as _io
 import math
 import os
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -565,9 +566,9 @@ class DeadlineWorkload:
     def total_gpus(self) -> int:
         return self.cluster.total_gpus
 
-    @property
+    @cached_property
     def capacities(self) -> tuple[int, ...]:
-        """GPUs per node, in node order."""
+        """GPUs per node, in node order (computed once: the workload is frozen and the policies read it per job)."""
         return tuple(s.gpus for s in self.cluster.servers)
 
     def job(self, job_id: str) -> DeadlineJob:
