@@ -40,8 +40,9 @@ class RandomOrder(SchedulerPlacer):
         return b.build()
 
 
-def _plain_evaluate(live, n, horizon_s, lookahead, metric, out):
-    """The method without shortcuts: a whole clone per candidate, switched by the wrappers."""
+def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=()):
+    """The method without shortcuts: a whole clone per candidate, switched by the wrappers (``shared`` ignored:
+    nothing is run in place)."""
     t0 = live.now
     t1 = t0 + horizon_s
     last = t0 if lookahead == "present" else t1

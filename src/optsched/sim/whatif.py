@@ -57,8 +57,10 @@ import numpy as np
 
 from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
+from ..params import Params
+from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Decision, SchedulerPlacer
+from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
 from .policies import AcceptK
@@ -70,6 +72,9 @@ __all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "Wha
 
 LOOKAHEADS = ("workload", "present")
 SCORES = ("jct", "responsiveness", "both")
+# parts of a simulator that hold nothing but their parameters: a copy shares them (exact types: a subclass
+# may keep state)
+_STATELESS = (ConstantPerf, LaunchMechanism)
 
 
 class SwitchingPolicy(SchedulerPlacer):
@@ -335,6 +340,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     names = [_label(s, a) for s, a in candidates]
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
+    shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
                      seed=seed, restore_s=restore_s, stop_when_tracked_done=stop_when_tracked_done,
@@ -360,10 +366,10 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                      and (not stop_when_tracked_done or t0 + horizon_s < last_tracked))
             if reuse:
                 scores, live, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s)
+                                                       t0 + period_s, shared)
                 admission = cast(SwitchingAdmission, live.admission)
             else:
-                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
+                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared)
                 best = int(np.argmin(scores))
                 policy.switch(best)
                 admission.switch(best)
@@ -386,18 +392,54 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     return res
 
 
-def _copy_for(live: Simulator, i: int) -> Simulator:
+_ATOMS = (type(None), bool, int, float, str)
+
+
+def _resets_whole(obj: Any) -> bool:
+    """True if ``obj`` is a [`Params`][optsched.params.Params] object whose ``reset()`` forgets everything a run
+    wrote into it: every constructor parameter is a plain value (or a tuple of them) or such an object, reset with
+    its owner (a fitted predictor, which keeps its fit across runs, is not). A reset candidate policy of that kind
+    can run a copy's window itself and be reset afterwards instead of being copied
+    ([`_copy_for`][optsched.sim.whatif._copy_for]).
+
+    ```pycon
+    >>> from optsched.sim.registry import build_policy
+    >>> _resets_whole(build_policy("tiresias")), _resets_whole(object())
+    (True, False)
+
+    ```
+    """
+    if not isinstance(obj, Params):
+        return False
+    for v in obj.get_params().values():
+        if isinstance(v, Params):
+            if not v.reset_with_owner or not _resets_whole(v):
+                return False
+        elif isinstance(v, tuple):
+            if not all(isinstance(x, _ATOMS) for x in v):
+                return False
+        elif not isinstance(v, _ATOMS):
+            return False
+    return True
+
+
+def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator:
     """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
     only what candidate ``i``'s run can touch is copied.
 
     The copy runs candidate ``i``'s scheduling policy itself, not through the switching wrapper (which only
-    passes every call on): that policy is copied (with its state if it is ``live``'s active one, else reset, as a
-    switch would) and the wrapper and the other candidates' policies are not copied at all. Of the admissions,
-    the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest shared.
-    The run's random generator (``view.extra["rng"]``) is shared too:
+    passes every call on): that policy is copied with its state if it is ``live``'s active one; another
+    candidate's is in its reset state (a switch resets the policy it switches out), so when ``shared[i]`` (its
+    ``reset()`` forgets a whole run: [`_resets_whole`][optsched.sim.whatif._resets_whole]) the copy runs that very
+    object, which the caller resets after the window unless the copy goes on as the live run; else it is copied
+    and reset, as a switch would. The wrapper and the other candidates' policies are not copied at all. Of the
+    admissions, the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest
+    shared. The run's random generator (``view.extra["rng"]``) is shared too:
     [`_evaluate`][optsched.sim.whatif._evaluate] puts its state back after every copy's run, so each copy draws
-    what its own copy of the generator would have given and ``live`` is left untouched. Copying the five
-    candidates' policies and the generator was about four fifths of a clone.
+    what its own copy of the generator would have given and ``live`` is left untouched. So are the run's
+    configuration (read only, by the result) and a constant performance model and a plain launch mechanism (their
+    parameters are all they hold). Copying the five candidates' policies and the generator was about four fifths
+    of a clone.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
@@ -406,10 +448,17 @@ def _copy_for(live: Simulator, i: int) -> Simulator:
     rng = live.view.extra.get("rng")
     if rng is not None:
         memo[id(rng)] = rng
+    memo[id(live.config)] = live.config
+    for part in (live.perf, live.launcher):
+        if type(part) in _STATELESS:
+            memo[id(part)] = part
     twin = copy.deepcopy(live, memo)  # what Simulator.clone does, with the shared objects in the memo
-    mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
-    if i != pol.active:
-        mine.reset()
+    if i != pol.active and i < len(shared) and shared[i]:
+        mine = pol.candidates[i]  # in its reset state: run as it is, reset by the caller after the window
+    else:
+        mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
+        if i != pol.active:
+            mine.reset()
     twin.policy = mine
     ta = twin.admission
     assert isinstance(ta, SwitchingAdmission)
@@ -418,7 +467,7 @@ def _copy_for(live: Simulator, i: int) -> Simulator:
 
 
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
-              out: WhatIfRecord) -> list[float]:
+              out: WhatIfRecord, shared: Sequence[bool] = ()) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
@@ -429,7 +478,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     scores = []
     for i in range(n):
         tc = time.process_time()
-        twin = _copy_for(live, i)
+        twin = _copy_for(live, i, shared)
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
         out.copy_s += time.process_time() - tc
         out.copies += 1
@@ -449,6 +498,8 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         finally:
             if rng is not None and rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
+            if twin.policy is live.policy.candidates[i]:  # a shared candidate: back to its reset state
+                twin.policy.reset()
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
         out.whatif_s += time.process_time() - tw
     return scores
@@ -470,7 +521,7 @@ def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | No
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
-                      stop_s: float) -> tuple[list[float], Simulator, int]:
+                      stop_s: float, shared: Sequence[bool] = ()) -> tuple[list[float], Simulator, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
     next point (``stop_s``) and the live run cannot end in it on its tracked jobs: the other candidates run on
     copies, then the live run runs its own active candidate's window itself, and the chosen run, stopped at the
@@ -494,7 +545,7 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     for i in [*(i for i in range(n) if i != k), k]:
         if i != k:
             tc = time.process_time()
-            twin = _copy_for(live, i)
+            twin = _copy_for(live, i, shared)
             out.copy_s += time.process_time() - tc
             out.copies += 1
         else:
@@ -515,6 +566,9 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
         out.whatif_s += time.process_time() - tw
     assert keep is not None
+    for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
+        if i != k and i != best_i and c is not None and i < len(shared) and shared[i]:
+            c.reset()
     if keep_stall is not None:
         raise keep_stall  # the live run, switched to the choice, would stop here with it
     if keep is not live:  # the chosen copy goes on as the live run, with the wrappers
