@@ -498,7 +498,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         finally:
             if rng is not None and rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
-            if twin.policy is live.policy.candidates[i]:  # a shared candidate: back to its reset state
+            if twin.policy is cast(SwitchingPolicy, live.policy).candidates[i]:  # shared: back to its reset state
                 twin.policy.reset()
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
         out.whatif_s += time.process_time() - tw
