@@ -112,3 +112,38 @@ def test_a_chosen_copy_that_drew_from_the_generator_goes_on_with_its_draws(seed)
     assert sum(1 for a, b in zip(p.choices, p.choices[1:]) if a != b == 2) > 2  # switches to the random one
     assert (f.times, f.scores, f.choices) == (p.times, p.scores, p.choices)
     assert np.array_equal(fast.jobs["completion_s"], plain.jobs["completion_s"], equal_nan=True)
+
+
+class Remembering(SchedulerPlacer):
+    """First-fit launches of the waiting jobs, skipped at every third decision it has ever made: it counts them in
+    ``memory``, a constructor parameter that its ``reset()`` keeps (a list, not a plain value). A copy must not
+    run the live run's object of such a policy in place: a reset would not undo the window."""
+
+    name = "test-remembering"
+
+    def __init__(self, memory: list | None = None):
+        self.memory = [] if memory is None else memory
+
+    def decide(self, view):
+        b = DecisionBuilder(view)
+        self.memory.append(view.now)
+        if len(self.memory) % 3:
+            for j in sorted((j for j in view.active() if j.status == QUEUED), key=lambda j: j.index):
+                got = first_free(b.free, j.gpus)
+                if got is not None:
+                    b.launch(j, Placement.of(got))
+        return b.build()
+
+
+@pytest.mark.parametrize("lookahead, period_s, horizon_s", [("workload", 1800, 1800), ("present", 1200, 2400)])
+def test_a_policy_whose_reset_keeps_state_is_copied_not_run_in_place(monkeypatch, lookahead, period_s, horizon_s):
+    assert wi._resets_whole(wi.build_policy("las")) and not wi._resets_whole(Remembering())
+    wl = synthetic_workload(40, load_jph=14.0, seed=2, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    pairs = [("fifo", "accept-all"), (Remembering(), "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=period_s, horizon_s=horizon_s, lookahead=lookahead, seed=2)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    monkeypatch.setattr(wi, "_evaluate", _plain_evaluate)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert len(set(plain[2])) > 1  # the choice does change
+    assert fast[1:3] == plain[1:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4] == plain[4]
