@@ -490,6 +490,8 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         try:
             twin.apply(twin.decide())
             while (v := twin.advance(until=t1)) is not None:
+                if v.now >= t1:
+                    break  # a decision at the window's end changes no score (nothing it starts ends by then)
                 twin.apply(twin.decide())
                 if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
                     break  # every job present at t0 is done; the rest are held back
