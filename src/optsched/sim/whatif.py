@@ -63,7 +63,7 @@ from ..problems.workload import Workload, as_workload
 from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
-from .policies import AcceptK
+from .policies import AcceptAll, AcceptK
 from .registry import build_admission, build_policy
 from .runner import simulator
 from .state import Job, SimView
@@ -74,7 +74,8 @@ LOOKAHEADS = ("workload", "present")
 SCORES = ("jct", "responsiveness", "both")
 # parts of a simulator that hold nothing but their parameters: a copy shares them (exact types: a subclass
 # may keep state)
-_STATELESS = (ConstantPerf, LaunchMechanism)
+_STATELESS = (ConstantPerf, LaunchMechanism, AcceptAll)
+_ATOMS = (type(None), bool, int, float, str)
 
 
 class SwitchingPolicy(SchedulerPlacer):
@@ -236,6 +237,23 @@ class SwitchingAdmission(AdmissionPolicy):
         """Jobs held that arrived before the cutoff."""
         return self.current.holding + len(self._carry)
 
+    def __deepcopy__(self, memo: dict) -> SwitchingAdmission:
+        # a what-if copy copies the wrapper once per candidate: its candidates (those in ``memo`` are shared) and its
+        # lists of jobs (the copy's jobs, from ``memo``) are copied, plain values shared, anything else deep-copied
+        # (what copy.deepcopy's generic path did, at a fifth of its cost)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        d = new.__dict__
+        for k, v in self.__dict__.items():
+            if k == "candidates":
+                v = [copy.deepcopy(c, memo) for c in v]
+            elif k in ("_carry", "_future"):
+                v = [copy.deepcopy(j, memo) for j in v] if v else []
+            elif not isinstance(v, _ATOMS):
+                v = copy.deepcopy(v, memo)
+            d[k] = v
+        return new
+
     def describe(self) -> dict:
         return {"name": "switching", "candidates": [c.describe() for c in self.candidates]}
 
@@ -341,6 +359,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
     shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
+    unfinished = _Unfinished([j.arrival_s for j in wl.jobs])  # the jobs each point scores
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
                      seed=seed, restore_s=restore_s, stop_when_tracked_done=stop_when_tracked_done,
@@ -366,10 +385,11 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                      and (not stop_when_tracked_done or t0 + horizon_s < last_tracked))
             if reuse:
                 scores, live, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s, shared)
+                                                       t0 + period_s, shared, unfinished=unfinished)
                 admission = cast(SwitchingAdmission, live.admission)
             else:
-                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared)
+                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
+                                   unfinished=unfinished)
                 best = int(np.argmin(scores))
                 policy.switch(best)
                 admission.switch(best)
@@ -392,7 +412,50 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     return res
 
 
-_ATOMS = (type(None), bool, int, float, str)
+class _Unfinished:
+    """The workload indices of the jobs a point's score looks at: unfinished at the point and arrived by ``last``,
+    in index order (what a scan of every job finds), kept from point to point: a job once finished stays
+    finished, and ``last`` only grows, so each point filters the few jobs still open and adds those arrived since.
+
+    ```pycon
+    >>> from optsched.problems.workload import Workload, WorkloadJob
+    >>> from optsched.sim.state import jobs_from_workload
+    >>> jobs = jobs_from_workload(Workload((WorkloadJob("a", 0, 1, 1, 1.0), WorkloadJob("b", 50, 1, 1, 1.0))).jobs)
+    >>> u = _Unfinished([j.arrival_s for j in jobs])
+    >>> u.at(jobs, 10.0)
+    [0]
+    >>> jobs[0].completion_s = 30.0
+    >>> u.at(jobs, 60.0)
+    [1]
+
+    ```
+    """
+
+    def __init__(self, arrivals: Sequence[float]):
+        self._order = sorted(range(len(arrivals)), key=arrivals.__getitem__)
+        self._arr = [arrivals[k] for k in self._order]
+        self._next = 0
+        self._open: list[int] = []
+        self._last = -math.inf
+
+    def at(self, jobs: Sequence[Job], last: float) -> list[int]:
+        if last < self._last:
+            raise ValueError("the window's end went back in time")  # (never: points only move on)
+        self._last = last
+        isnan = math.isnan
+        op = [k for k in self._open if isnan(jobs[k].completion_s)]
+        p, order, arr = self._next, self._order, self._arr
+        new = False
+        while p < len(arr) and arr[p] <= last:
+            if isnan(jobs[order[p]].completion_s):
+                op.append(order[p])
+                new = True
+            p += 1
+        self._next = p
+        if new:
+            op.sort()
+        self._open = op
+        return list(op)
 
 
 def _resets_whole(obj: Any) -> bool:
@@ -444,7 +507,8 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     memo: dict[int, Any] = {id(pol): pol}  # (replaced below: the copy never sees the wrapper)
-    memo.update((id(c), c) for k, c in enumerate(adm.candidates) if k != i and k != adm.active)
+    memo.update((id(c), c) for k, c in enumerate(adm.candidates)
+                if (k != i and k != adm.active) or type(c) in _STATELESS)
     rng = live.view.extra.get("rng")
     if rng is not None:
         memo[id(rng)] = rng
@@ -467,12 +531,13 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
 
 
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
-              out: WhatIfRecord, shared: Sequence[bool] = ()) -> list[float]:
+              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
     last = t0 if lookahead == "present" else t1
-    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
+    idx = (unfinished.at(live.jobs, last) if unfinished is not None else
+           [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
     scores = []
@@ -523,7 +588,8 @@ def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | No
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
-                      stop_s: float, shared: Sequence[bool] = ()) -> tuple[list[float], Simulator, int]:
+                      stop_s: float, shared: Sequence[bool] = (),
+                      unfinished: _Unfinished | None = None) -> tuple[list[float], Simulator, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
     next point (``stop_s``) and the live run cannot end in it on its tracked jobs: the other candidates run on
     copies, then the live run runs its own active candidate's window itself, and the chosen run, stopped at the
@@ -534,7 +600,8 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     t0 = live.now
     t1 = t0 + horizon_s
-    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= t1]
+    idx = (unfinished.at(live.jobs, t1) if unfinished is not None else
+           [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= t1])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
     k = pol.active
