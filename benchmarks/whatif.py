@@ -137,20 +137,28 @@ def main(argv: list[str] | None = None) -> int:
               "CPU seconds. A point's candidates run on copies of the live run, except (lookahead `workload`, "
               "horizon <= period) one window the live run runs itself, after which the chosen run goes on as the "
               "live run (`live windows`); those windows count in `what-if s`, not in `live s`, so the "
-              "`(clone + what-if) / live` ratio is not the cost's measure there: the last two columns are.", "",
+              "`(clone + what-if) / live` ratio is not the cost's measure there: `CPU s / median fixed CPU s` is. "
+              "The candidates' windows (`what-if s`) simulate, point by point, what each candidate's own fixed run "
+              "simulates over the same time: their floor is about the five fixed runs' CPU time together (`five "
+              "fixed CPU s / median`), whatever a copy costs.", "",
               "| lookahead | seed | points | switches | copies | live windows | live s | clone s | what-if s "
               "| (clone + what-if) / live | wall s / median fixed wall s | CPU s / median fixed CPU s "
+              "| clone s / median fixed CPU s | what-if s / median fixed CPU s | five fixed CPU s / median "
               "| chosen (share of points) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     fixed_wall = fixed.groupby("seed")["wall_s"].median()
     fixed_cpu = fixed.groupby("seed")["cpu_s"].median()
+    fixed_sum = fixed.groupby("seed")["cpu_s"].sum()
     for look in ("workload", "present"):
         for _, r in df[df["policy"] == f"what-if ({look})"].iterrows():
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
                          f"{int(r['live_windows'])} | "
                          f"{r['live_s']:.2f} | {r['copy_s']:.2f} | {r['whatif_s']:.2f} | {r['cost_ratio']:.1f} | "
                          f"{r['wall_s'] / fixed_wall.loc[r['seed']]:.1f} | "
-                         f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
+                         f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['copy_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['whatif_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
     lines += ["", "## Every run", "", frame_markdown(df)]
     stem = "whatif_bursty" if args.bursty else "whatif"
     with atomic_open(out / f"{stem}.md", "w", encoding="utf-8") as fh:
