@@ -93,6 +93,8 @@ def _run(wl, cluster, pairs, **kw):
     (4, 1200, 2400, None),
     (1, 1800, 1800, None),        # window = period: the live run runs one candidate, the choice goes on
     (4, 1500, 1500, (5, 30)),     # ... with tracked jobs, stopping when they are done
+    (1, 1800, 1800, (10, 30)),    # ... and a chosen run that ends in its window (the live run steps instead)
+    (3, 600, 600, (0, 8)),
     (2, 2400, 1200, (0, 35)),     # a window shorter than the period
 ])
 def test_the_shortcuts_keep_every_choice(monkeypatch, lookahead, seed, period_s, horizon_s, window):

@@ -382,12 +382,20 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
         if view.now >= next_point:
             t_aside = time.process_time()
             t0 = view.now
-            reuse = (live_runs_one and lookahead == "workload" and horizon_s <= period_s
-                     and (not stop_when_tracked_done or t0 + horizon_s < last_tracked))
+            reuse = live_runs_one and lookahead == "workload" and horizon_s <= period_s
             if reuse:
-                scores, live, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s, shared, unfinished=unfinished)
-                admission = cast(SwitchingAdmission, live.admission)
+                # (may the live run end in the window on its tracked jobs? then its own candidate runs on a copy
+                # too, and if the chosen run did end there, the live run is switched and steps as below)
+                may_end = stop_when_tracked_done and t0 + horizon_s >= last_tracked
+                scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
+                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end)
+                if kept is None:
+                    reuse = False
+                    policy.switch(best)
+                    admission.switch(best)
+                else:
+                    live = kept
+                    admission = cast(SwitchingAdmission, live.admission)
             else:
                 scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
                                    unfinished=unfinished)
@@ -609,14 +617,20 @@ def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | No
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
-                      stop_s: float, shared: Sequence[bool] = (),
-                      unfinished: _Unfinished | None = None) -> tuple[list[float], Simulator, int]:
+                      stop_s: float, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
+                      may_end: bool = False) -> tuple[list[float], Simulator | None, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
-    next point (``stop_s``) and the live run cannot end in it on its tracked jobs: the other candidates run on
-    copies, then the live run runs its own active candidate's window itself, and the chosen run, stopped at the
-    live run's next point (or at the window's end), goes on as the live run, with the switching wrappers. Returns
-    the scores, that simulator and the choice: what switching the live run to the choice and stepping it would
-    give, one copy and one window's simulation fewer."""
+    next point (``stop_s``): the other candidates run on copies, then the live run runs its own active candidate's
+    window itself, and the chosen run, stopped at the live run's next point (or at the window's end), goes on as
+    the live run, with the switching wrappers. Returns the scores, that simulator and the choice: what switching
+    the live run to the choice and stepping it would give, one copy and one window's simulation fewer.
+
+    ``may_end``: the live run may end inside the window on its tracked jobs (``stop_when_tracked_done``), which a
+    window (run to its end for the score) would run past. Then every candidate runs on a copy, the live run is left
+    as it is, and the chosen copy goes on as the live run only if its tracked jobs are not all done; if they are
+    (the live run would have ended in the window), the simulator returned is None: the caller switches the live run
+    and steps it (one window fewer than [`_evaluate`][optsched.sim.whatif._evaluate] and the live run's own steps
+    but at a run's last point)."""
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     t0 = live.now
@@ -634,7 +648,7 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     keep_rng: Any = None
     keep_stall: SimulationStalled | None = None
     for i in [*(i for i in range(n) if i != k), k]:
-        if i != k:
+        if i != k or may_end:
             tc = time.process_time()
             twin = _copy_for(live, i, shared)
             out.copy_s += time.process_time() - tc
@@ -650,16 +664,20 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
         if won:
             best, best_i, keep, keep_stall = sc, i, twin, stall
-        if rng is not None and i != k:
+        if rng is not None and twin is not live:
             if won:
                 keep_rng = rng.bit_generator.state
             if rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
         out.whatif_s += time.process_time() - tw
     assert keep is not None
+    if may_end and all(not j.tracked or not math.isnan(j.completion_s) for j in keep.jobs):
+        best_i, keep = -1, None  # the chosen run ended in the window: nothing goes on (every shared one reset)
     for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
         if i != k and i != best_i and c is not None and i < len(shared) and shared[i]:
             c.reset()
+    if keep is None:
+        return scores, None, int(np.argmin(scores))
     if keep_stall is not None:
         raise keep_stall  # the live run, switched to the choice, would stop here with it
     if keep is not live:  # the chosen copy goes on as the live run, with the wrappers
