@@ -12,7 +12,7 @@ the tracked jobs are done. Candidates: FIFO, LAS, SRTF, Tiresias, each with acce
 The switcher re-decides every 3000 s (Blox: every 10 rounds) with a 3000 s horizon, score ``jct`` (time in the
 system within the horizon), for both lookaheads (``workload``: the copies see future arrivals; ``present``:
 only the jobs already arrived, Blox's code). Cost: the switcher's wall time split into the live run, the
-clones and the copies' simulation (CPU seconds, of the last run), against the fixed policies' median wall time and
+clones and the copies' simulation (CPU seconds, medians of the runs), against the fixed policies' median wall time and
 CPU seconds (CPU seconds are the steadier figure on a shared machine; each run is repeated ``--repeat`` times, 3 by
 default, and its median time kept). Every number is OUR simulator's.
 """
@@ -86,21 +86,23 @@ def main(argv: list[str] | None = None) -> int:
                          "cpu_s": float(np.median(cpus))})
             print(rows[-1], flush=True)
         for look in ("workload", "present"):
-            walls, cpus = [], []
+            walls, cpus, parts = [], [], []
             for _ in range(max(1, args.repeat)):  # (every run gives the same result: the last one's is kept)
                 t0, c0 = time.perf_counter(), time.process_time()
                 w = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s,
                                lookahead=look, stop_when_tracked_done=True, seed=seed)
                 walls.append(time.perf_counter() - t0)
                 cpus.append(time.process_time() - c0)
+                parts.append([w.summary[k] for k in ("live_s", "copy_s", "whatif_s")])
+            live_s, copy_s, whatif_s = (float(x) for x in np.median(np.array(parts), axis=0))
             sm = w.summary  # the run's summary, with the switching figures
             rows.append({"seed": seed, "policy": f"what-if ({look})", "avg_jct_h": sm["avg_jct_s"] / 3600,
                          "avg_resp_h": sm["avg_responsiveness_s"] / 3600, "finished": sm["finished_tracked"],
                          "wall_s": float(np.median(walls)), "cpu_s": float(np.median(cpus)),
                          "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_windows": sm["reused"],
-                         "live_s": sm["live_s"],
-                         "copy_s": sm["copy_s"], "whatif_s": sm["whatif_s"], "cost_ratio": sm["cost_ratio"],
+                         "live_s": live_s, "copy_s": copy_s, "whatif_s": whatif_s,
+                         "cost_ratio": (copy_s + whatif_s) / live_s if live_s > 0 else None,
                          "choices": "; ".join(f"{k} {v:.2f}" for k, v in w.custom["whatif"].share().items() if v > 0)})
             print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
@@ -137,20 +139,28 @@ def main(argv: list[str] | None = None) -> int:
               "CPU seconds. A point's candidates run on copies of the live run, except (lookahead `workload`, "
               "horizon <= period) one window the live run runs itself, after which the chosen run goes on as the "
               "live run (`live windows`); those windows count in `what-if s`, not in `live s`, so the "
-              "`(clone + what-if) / live` ratio is not the cost's measure there: the last two columns are.", "",
+              "`(clone + what-if) / live` ratio is not the cost's measure there: `CPU s / median fixed CPU s` is. "
+              "The candidates' windows (`what-if s`) simulate, point by point, what each candidate's own fixed run "
+              "simulates over the same time: their floor is about the five fixed runs' CPU time together (`five "
+              "fixed CPU s / median`), whatever a copy costs.", "",
               "| lookahead | seed | points | switches | copies | live windows | live s | clone s | what-if s "
               "| (clone + what-if) / live | wall s / median fixed wall s | CPU s / median fixed CPU s "
+              "| clone s / median fixed CPU s | what-if s / median fixed CPU s | five fixed CPU s / median "
               "| chosen (share of points) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     fixed_wall = fixed.groupby("seed")["wall_s"].median()
     fixed_cpu = fixed.groupby("seed")["cpu_s"].median()
+    fixed_sum = fixed.groupby("seed")["cpu_s"].sum()
     for look in ("workload", "present"):
         for _, r in df[df["policy"] == f"what-if ({look})"].iterrows():
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
                          f"{int(r['live_windows'])} | "
                          f"{r['live_s']:.2f} | {r['copy_s']:.2f} | {r['whatif_s']:.2f} | {r['cost_ratio']:.1f} | "
                          f"{r['wall_s'] / fixed_wall.loc[r['seed']]:.1f} | "
-                         f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
+                         f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['copy_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['whatif_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
     lines += ["", "## Every run", "", frame_markdown(df)]
     stem = "whatif_bursty" if args.bursty else "whatif"
     with atomic_open(out / f"{stem}.md", "w", encoding="utf-8") as fh:

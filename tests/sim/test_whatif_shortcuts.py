@@ -4,16 +4,20 @@ the plain method, written out here: one whole ``Simulator.clone()`` per candidat
 ``switch``, and the live run stepped by itself (``live_runs_one=False``; by default, with lookahead "workload" and
 a window not past the next point, the live run runs one candidate's window itself and the chosen run goes on as
 the live run). A policy that draws from the run's random generator (``view.extra["rng"]``) is among the candidates,
-so a shared generator that was not put back would change its draws and the choices."""
+so a shared generator that was not put back would change its draws and the choices. The plain method copies the
+switching admission by copy.deepcopy's generic path, not by its own ``__deepcopy__`` (a shortcut too), and the runs
+compare their own figures as well (decisions, events, queue)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from optsched.generators.workload import synthetic_workload
+from optsched.problems.workload import Workload
 from optsched.sim import whatif as wi
 from optsched.sim.base import DecisionBuilder, SchedulerPlacer
 from optsched.sim.engine import SimulationStalled
@@ -40,8 +44,9 @@ class RandomOrder(SchedulerPlacer):
         return b.build()
 
 
-def _plain_evaluate(live, n, horizon_s, lookahead, metric, out):
-    """The method without shortcuts: a whole clone per candidate, switched by the wrappers."""
+def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=(), unfinished=None):
+    """The method without shortcuts: a whole clone per candidate, switched by the wrappers (``shared`` and
+    ``unfinished`` ignored: nothing is run in place, and the jobs scored are found by a scan of every job)."""
     t0 = live.now
     t1 = t0 + horizon_s
     last = t0 if lookahead == "present" else t1
@@ -67,10 +72,19 @@ def _plain_evaluate(live, n, horizon_s, lookahead, metric, out):
     return scores
 
 
+def _plain(monkeypatch):
+    """From now on the plain method: whole clones (``_plain_evaluate``), the switching admission copied by
+    copy.deepcopy's generic path (not by its own ``__deepcopy__``, a shortcut under test)."""
+    monkeypatch.setattr(wi, "_evaluate", _plain_evaluate)
+    monkeypatch.delattr(wi.SwitchingAdmission, "__deepcopy__")
+
+
 def _run(wl, cluster, pairs, **kw):
     res = wi.run_whatif(wl, cluster, pairs, **kw)
     out = res.custom["whatif"]
-    return out.times, out.scores, out.choices, res.jobs["completion_s"].tolist(), res.summary["avg_jct_s"]
+    s = res.summary  # the run's own figures too: its decisions, events and queue (a shared list would add rounds)
+    return (out.times, out.scores, out.choices, res.jobs["completion_s"].tolist(), s["avg_jct_s"],
+            (s["decisions"], s["events"], s["mean_queue"], s["max_queue"], s["preemptions_total"], s["end_s"]))
 
 
 @pytest.mark.parametrize("lookahead", wi.LOOKAHEADS)
@@ -79,6 +93,8 @@ def _run(wl, cluster, pairs, **kw):
     (4, 1200, 2400, None),
     (1, 1800, 1800, None),        # window = period: the live run runs one candidate, the choice goes on
     (4, 1500, 1500, (5, 30)),     # ... with tracked jobs, stopping when they are done
+    (1, 1800, 1800, (10, 30)),    # ... and a chosen run that ends in its window (the live run steps instead)
+    (3, 600, 600, (0, 8)),
     (2, 2400, 1200, (0, 35)),     # a window shorter than the period
 ])
 def test_the_shortcuts_keep_every_choice(monkeypatch, lookahead, seed, period_s, horizon_s, window):
@@ -88,13 +104,13 @@ def test_the_shortcuts_keep_every_choice(monkeypatch, lookahead, seed, period_s,
     kw = dict(period_s=period_s, horizon_s=horizon_s, lookahead=lookahead, seed=seed,
               stop_when_tracked_done=window is not None)
     fast = _run(wl, (1, 4), pairs, **kw)
-    monkeypatch.setattr(wi, "_evaluate", _plain_evaluate)
+    _plain(monkeypatch)
     plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)  # the live run steps itself, every candidate copied
     assert len(plain[0]) > 5 and len(set(plain[2])) > 1  # several points, and the choice does change
     assert fast[0] == plain[0]  # the same points
     assert fast[1] == plain[1]  # the same scores, exactly
     assert fast[2] == plain[2]  # the same choices
-    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4] == plain[4]  # the same run
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]  # the same run
 
 
 @pytest.mark.parametrize("seed", [1, 3])
@@ -111,3 +127,85 @@ def test_a_chosen_copy_that_drew_from_the_generator_goes_on_with_its_draws(seed)
     assert sum(1 for a, b in zip(p.choices, p.choices[1:]) if a != b == 2) > 2  # switches to the random one
     assert (f.times, f.scores, f.choices) == (p.times, p.scores, p.choices)
     assert np.array_equal(fast.jobs["completion_s"], plain.jobs["completion_s"], equal_nan=True)
+
+
+class Remembering(SchedulerPlacer):
+    """First-fit launches of the waiting jobs, skipped at every third decision it has ever made: it counts them in
+    ``memory``, a constructor parameter that its ``reset()`` keeps (a list, not a plain value). A copy must not
+    run the live run's object of such a policy in place: a reset would not undo the window."""
+
+    name = "test-remembering"
+
+    def __init__(self, memory: list | None = None):
+        self.memory = [] if memory is None else memory
+
+    def decide(self, view):
+        b = DecisionBuilder(view)
+        self.memory.append(view.now)
+        if len(self.memory) % 3:
+            for j in sorted((j for j in view.active() if j.status == QUEUED), key=lambda j: j.index):
+                got = first_free(b.free, j.gpus)
+                if got is not None:
+                    b.launch(j, Placement.of(got))
+        return b.build()
+
+
+@pytest.mark.parametrize("lookahead, period_s, horizon_s", [("workload", 1800, 1800), ("present", 1200, 2400)])
+def test_a_policy_whose_reset_keeps_state_is_copied_not_run_in_place(monkeypatch, lookahead, period_s, horizon_s):
+    assert wi._resets_whole(wi.build_policy("las")) and not wi._resets_whole(Remembering())
+    wl = synthetic_workload(40, load_jph=14.0, seed=2, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    pairs = [("fifo", "accept-all"), (Remembering(), "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=period_s, horizon_s=horizon_s, lookahead=lookahead, seed=2)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert len(set(plain[2])) > 1  # the choice does change
+    assert fast[1:3] == plain[1:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+@pytest.mark.parametrize("lookahead", wi.LOOKAHEADS)
+def test_the_jobs_scored_are_those_a_scan_finds(monkeypatch, lookahead):
+    # jobs listed out of arrival order, arriving on the 600 s grid (so some arrive exactly at a window's end): at
+    # every point the jobs kept from point to point (_Unfinished) are those a scan of every job finds, in order
+    base = synthetic_workload(40, load_jph=10.0, seed=5, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    jobs = [dataclasses.replace(j, arrival_s=600.0 * round(j.arrival_s / 600.0)) for j in base.jobs]
+    order = np.random.default_rng(0).permutation(len(jobs))
+    wl = Workload(tuple(jobs[k] for k in order))
+    seen = []
+    at = wi._Unfinished.at
+
+    def checked(self, sim_jobs, last):
+        got = at(self, sim_jobs, last)
+        seen.append((got, [j.index for j in sim_jobs if math.isnan(j.completion_s) and j.arrival_s <= last]))
+        return got
+
+    monkeypatch.setattr(wi._Unfinished, "at", checked)
+    wi.run_whatif(wl, (1, 4), [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=1200, horizon_s=1200,
+                  lookahead=lookahead, seed=5)
+    assert len(seen) > 5 and any(len(a) > 1 for a, _ in seen)
+    assert all(a == b for a, b in seen)
+
+
+@pytest.mark.parametrize("lookahead", wi.LOOKAHEADS)
+@pytest.mark.parametrize("seed", [2, 3])
+def test_an_admission_that_holds_jobs_is_copied_with_them(monkeypatch, lookahead, seed):
+    # an accept-k candidate chosen at some points and switched away from while it holds jobs (the switch hands
+    # them over): each copy's admissions and held jobs are its own (SwitchingAdmission.__deepcopy__)
+    wl = synthetic_workload(40, load_jph=14.0, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    pairs = [("fifo", "accept-all"), ("srtf", "accept-1.0"), ("las", "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=1200, horizon_s=1200, lookahead=lookahead, seed=seed)
+    handed = []
+    switch = wi.SwitchingAdmission.switch
+
+    def counted(self, i):
+        handed.append(int(i) != self.active and self.current.holding > 0)
+        switch(self, i)
+
+    monkeypatch.setattr(wi.SwitchingAdmission, "switch", counted)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    assert 1 in fast[2] and any(handed)  # the accept-k candidate is chosen, and switched away from holding jobs
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert fast[1:3] == plain[1:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]

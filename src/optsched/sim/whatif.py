@@ -48,6 +48,7 @@ simulator switches to the pair with the best score for the next period. Rules an
 from __future__ import annotations
 
 import copy
+import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -57,19 +58,25 @@ import numpy as np
 
 from ..cluster import Cluster, as_cluster
 from ..errors import InstanceError
+from ..params import Params
+from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Decision, SchedulerPlacer
+from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
-from .policies import AcceptK
+from .policies import AcceptAll, AcceptK
 from .registry import build_admission, build_policy
 from .runner import simulator
-from .state import Job, SimView
+from .state import RUNNING, Job, SimView
 
 __all__ = ["LOOKAHEADS", "SCORES", "SwitchingAdmission", "SwitchingPolicy", "WhatIfRecord", "run_whatif", "score"]
 
 LOOKAHEADS = ("workload", "present")
 SCORES = ("jct", "responsiveness", "both")
+# parts of a simulator that hold nothing but their parameters: a copy shares them (exact types: a subclass
+# may keep state)
+_STATELESS = (ConstantPerf, LaunchMechanism, AcceptAll)
+_ATOMS = (type(None), bool, int, float, str)
 
 
 class SwitchingPolicy(SchedulerPlacer):
@@ -231,6 +238,23 @@ class SwitchingAdmission(AdmissionPolicy):
         """Jobs held that arrived before the cutoff."""
         return self.current.holding + len(self._carry)
 
+    def __deepcopy__(self, memo: dict) -> SwitchingAdmission:
+        # a what-if copy copies the wrapper once per candidate: its candidates (those in ``memo`` are shared) and its
+        # lists of jobs (the copy's jobs, from ``memo``) are copied, plain values shared, anything else deep-copied
+        # (what copy.deepcopy's generic path did, at a fifth of its cost)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        d = new.__dict__
+        for k, v in self.__dict__.items():
+            if k == "candidates":
+                v = [copy.deepcopy(c, memo) for c in v]
+            elif k in ("_carry", "_future"):
+                v = [copy.deepcopy(j, memo) for j in v] if v else []
+            elif not isinstance(v, _ATOMS):
+                v = copy.deepcopy(v, memo)
+            d[k] = v
+        return new
+
     def describe(self) -> dict:
         return {"name": "switching", "candidates": [c.describe() for c in self.candidates]}
 
@@ -335,6 +359,8 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     names = [_label(s, a) for s, a in candidates]
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
+    shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
+    unfinished = _Unfinished([j.arrival_s for j in wl.jobs])  # the jobs each point scores
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
                      seed=seed, restore_s=restore_s, stop_when_tracked_done=stop_when_tracked_done,
@@ -356,14 +382,23 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
         if view.now >= next_point:
             t_aside = time.process_time()
             t0 = view.now
-            reuse = (live_runs_one and lookahead == "workload" and horizon_s <= period_s
-                     and (not stop_when_tracked_done or t0 + horizon_s < last_tracked))
+            reuse = live_runs_one and lookahead == "workload" and horizon_s <= period_s
             if reuse:
-                scores, live, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s)
-                admission = cast(SwitchingAdmission, live.admission)
+                # (may the live run end in the window on its tracked jobs? then its own candidate runs on a copy
+                # too, and if the chosen run did end there, the live run is switched and steps as below)
+                may_end = stop_when_tracked_done and t0 + horizon_s >= last_tracked
+                scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
+                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end)
+                if kept is None:
+                    reuse = False
+                    policy.switch(best)
+                    admission.switch(best)
+                else:
+                    live = kept
+                    admission = cast(SwitchingAdmission, live.admission)
             else:
-                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out)
+                scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
+                                   unfinished=unfinished)
                 best = int(np.argmin(scores))
                 policy.switch(best)
                 admission.switch(best)
@@ -386,30 +421,136 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     return res
 
 
-def _copy_for(live: Simulator, i: int) -> Simulator:
+class _Unfinished:
+    """The workload indices of the jobs a point's score looks at: unfinished at the point and arrived by ``last``,
+    in index order (what a scan of every job finds), kept from point to point: a job once finished stays
+    finished, and ``last`` only grows, so each point filters the few jobs still open and adds those arrived since.
+
+    ```pycon
+    >>> from optsched.problems.workload import Workload, WorkloadJob
+    >>> from optsched.sim.state import jobs_from_workload
+    >>> jobs = jobs_from_workload(Workload((WorkloadJob("a", 0, 1, 1, 1.0), WorkloadJob("b", 50, 1, 1, 1.0))).jobs)
+    >>> u = _Unfinished([j.arrival_s for j in jobs])
+    >>> u.at(jobs, 10.0)
+    [0]
+    >>> jobs[0].completion_s = 30.0
+    >>> u.at(jobs, 60.0)
+    [1]
+
+    ```
+    """
+
+    def __init__(self, arrivals: Sequence[float]):
+        self._order = sorted(range(len(arrivals)), key=arrivals.__getitem__)
+        self._arr = [arrivals[k] for k in self._order]
+        self._next = 0
+        self._open: list[int] = []
+        self._last = -math.inf
+
+    def at(self, jobs: Sequence[Job], last: float) -> list[int]:
+        if last < self._last:
+            raise ValueError("the window's end went back in time")  # (never: points only move on)
+        self._last = last
+        isnan = math.isnan
+        op = [k for k in self._open if isnan(jobs[k].completion_s)]
+        p, order, arr = self._next, self._order, self._arr
+        new = False
+        while p < len(arr) and arr[p] <= last:
+            if isnan(jobs[order[p]].completion_s):
+                op.append(order[p])
+                new = True
+            p += 1
+        self._next = p
+        if new:
+            op.sort()
+        self._open = op
+        return list(op)
+
+
+def _compact_heap(sim: Simulator) -> None:
+    """Drop the dead entries of ``sim``'s completion heap, in place, before it is copied.
+
+    The engine deletes lazily: an entry ``(t, seq, version, job)`` whose job has moved on (another version, or
+    not running: preempted, done) stays until it reaches the top. A preempting policy leaves hundreds (LAS on the
+    benchmark: up to 282 entries, 3 to 12 of them alive), and every copy of the simulator copied them and popped
+    them again in its window. An entry once dead never comes back (versions only grow), and the live entries keep
+    their keys (``seq`` is unique), so the heap pops the same entries in the same order. Only the engine's own
+    heap layout is touched: if it is not that list of 4-tuples, nothing is done.
+    """
+    heap = getattr(sim, "_heap", None)
+    if type(heap) is not list or not heap or len(heap[0]) != 4:
+        return
+    alive = [e for e in heap if e[3].version == e[2] and e[3].status == RUNNING]
+    if len(alive) < len(heap):
+        heapq.heapify(alive)
+        heap[:] = alive
+
+
+def _resets_whole(obj: Any) -> bool:
+    """True if ``obj`` is a [`Params`][optsched.params.Params] object whose ``reset()`` forgets everything a run
+    wrote into it: every constructor parameter is a plain value (or a tuple of them) or such an object, reset with
+    its owner (a fitted predictor, which keeps its fit across runs, is not). A reset candidate policy of that kind
+    can run a copy's window itself and be reset afterwards instead of being copied
+    ([`_copy_for`][optsched.sim.whatif._copy_for]).
+
+    ```pycon
+    >>> from optsched.sim.registry import build_policy
+    >>> _resets_whole(build_policy("tiresias")), _resets_whole(object())
+    (True, False)
+
+    ```
+    """
+    if not isinstance(obj, Params):
+        return False
+    for v in obj.get_params().values():
+        if isinstance(v, Params):
+            if not v.reset_with_owner or not _resets_whole(v):
+                return False
+        elif isinstance(v, tuple):
+            if not all(isinstance(x, _ATOMS) for x in v):
+                return False
+        elif not isinstance(v, _ATOMS):
+            return False
+    return True
+
+
+def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator:
     """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
     only what candidate ``i``'s run can touch is copied.
 
     The copy runs candidate ``i``'s scheduling policy itself, not through the switching wrapper (which only
-    passes every call on): that policy is copied (with its state if it is ``live``'s active one, else reset, as a
-    switch would) and the wrapper and the other candidates' policies are not copied at all. Of the admissions,
-    the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest shared.
-    The run's random generator (``view.extra["rng"]``) is shared too:
+    passes every call on): that policy is copied with its state if it is ``live``'s active one; another
+    candidate's is in its reset state (a switch resets the policy it switches out), so when ``shared[i]`` (its
+    ``reset()`` forgets a whole run: [`_resets_whole`][optsched.sim.whatif._resets_whole]) the copy runs that very
+    object, which the caller resets after the window unless the copy goes on as the live run; else it is copied
+    and reset, as a switch would. The wrapper and the other candidates' policies are not copied at all. Of the
+    admissions, the active one and candidate ``i``'s are copied (the switch hands the held jobs over) and the rest
+    shared. The run's random generator (``view.extra["rng"]``) is shared too:
     [`_evaluate`][optsched.sim.whatif._evaluate] puts its state back after every copy's run, so each copy draws
-    what its own copy of the generator would have given and ``live`` is left untouched. Copying the five
-    candidates' policies and the generator was about four fifths of a clone.
+    what its own copy of the generator would have given and ``live`` is left untouched. So are the run's
+    configuration (read only, by the result) and a constant performance model and a plain launch mechanism (their
+    parameters are all they hold). Copying the five candidates' policies and the generator was about four fifths
+    of a clone.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     memo: dict[int, Any] = {id(pol): pol}  # (replaced below: the copy never sees the wrapper)
-    memo.update((id(c), c) for k, c in enumerate(adm.candidates) if k != i and k != adm.active)
+    memo.update((id(c), c) for k, c in enumerate(adm.candidates)
+                if (k != i and k != adm.active) or type(c) in _STATELESS)
     rng = live.view.extra.get("rng")
     if rng is not None:
         memo[id(rng)] = rng
+    memo[id(live.config)] = live.config
+    for part in (live.perf, live.launcher):
+        if type(part) in _STATELESS:
+            memo[id(part)] = part
     twin = copy.deepcopy(live, memo)  # what Simulator.clone does, with the shared objects in the memo
-    mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
-    if i != pol.active:
-        mine.reset()
+    if i != pol.active and i < len(shared) and shared[i]:
+        mine = pol.candidates[i]  # in its reset state: run as it is, reset by the caller after the window
+    else:
+        mine = copy.deepcopy(pol.candidates[i], memo)  # (the same memo: its jobs are the copy's)
+        if i != pol.active:
+            mine.reset()
     twin.policy = mine
     ta = twin.admission
     assert isinstance(ta, SwitchingAdmission)
@@ -418,18 +559,20 @@ def _copy_for(live: Simulator, i: int) -> Simulator:
 
 
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
-              out: WhatIfRecord) -> list[float]:
+              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
     last = t0 if lookahead == "present" else t1
-    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last]
+    _compact_heap(live)
+    idx = (unfinished.at(live.jobs, last) if unfinished is not None else
+           [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
     scores = []
     for i in range(n):
         tc = time.process_time()
-        twin = _copy_for(live, i)
+        twin = _copy_for(live, i, shared)
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
         out.copy_s += time.process_time() - tc
         out.copies += 1
@@ -441,6 +584,8 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         try:
             twin.apply(twin.decide())
             while (v := twin.advance(until=t1)) is not None:
+                if v.now >= t1:
+                    break  # a decision at the window's end changes no score (nothing it starts ends by then)
                 twin.apply(twin.decide())
                 if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
                     break  # every job present at t0 is done; the rest are held back
@@ -449,6 +594,8 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         finally:
             if rng is not None and rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
+            if twin.policy is cast(SwitchingPolicy, live.policy).candidates[i]:  # shared: back to its reset state
+                twin.policy.reset()
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
         out.whatif_s += time.process_time() - tw
     return scores
@@ -470,18 +617,27 @@ def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | No
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
-                      stop_s: float) -> tuple[list[float], Simulator, int]:
+                      stop_s: float, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
+                      may_end: bool = False) -> tuple[list[float], Simulator | None, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
-    next point (``stop_s``) and the live run cannot end in it on its tracked jobs: the other candidates run on
-    copies, then the live run runs its own active candidate's window itself, and the chosen run, stopped at the
-    live run's next point (or at the window's end), goes on as the live run, with the switching wrappers. Returns
-    the scores, that simulator and the choice: what switching the live run to the choice and stepping it would
-    give, one copy and one window's simulation fewer."""
+    next point (``stop_s``): the other candidates run on copies, then the live run runs its own active candidate's
+    window itself, and the chosen run, stopped at the live run's next point (or at the window's end), goes on as
+    the live run, with the switching wrappers. Returns the scores, that simulator and the choice: what switching
+    the live run to the choice and stepping it would give, one copy and one window's simulation fewer.
+
+    ``may_end``: the live run may end inside the window on its tracked jobs (``stop_when_tracked_done``), which a
+    window (run to its end for the score) would run past. Then every candidate runs on a copy, the live run is left
+    as it is, and the chosen copy goes on as the live run only if its tracked jobs are not all done; if they are
+    (the live run would have ended in the window), the simulator returned is None: the caller switches the live run
+    and steps it (one window fewer than [`_evaluate`][optsched.sim.whatif._evaluate] and the live run's own steps
+    but at a run's last point)."""
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     t0 = live.now
     t1 = t0 + horizon_s
-    idx = [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= t1]
+    _compact_heap(live)
+    idx = (unfinished.at(live.jobs, t1) if unfinished is not None else
+           [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= t1])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
     k = pol.active
@@ -492,9 +648,9 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     keep_rng: Any = None
     keep_stall: SimulationStalled | None = None
     for i in [*(i for i in range(n) if i != k), k]:
-        if i != k:
+        if i != k or may_end:
             tc = time.process_time()
-            twin = _copy_for(live, i)
+            twin = _copy_for(live, i, shared)
             out.copy_s += time.process_time() - tc
             out.copies += 1
         else:
@@ -508,13 +664,20 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
         if won:
             best, best_i, keep, keep_stall = sc, i, twin, stall
-        if rng is not None and i != k:
+        if rng is not None and twin is not live:
             if won:
                 keep_rng = rng.bit_generator.state
             if rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
         out.whatif_s += time.process_time() - tw
     assert keep is not None
+    if may_end and all(not j.tracked or not math.isnan(j.completion_s) for j in keep.jobs):
+        best_i, keep = -1, None  # the chosen run ended in the window: nothing goes on (every shared one reset)
+    for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
+        if i != k and i != best_i and c is not None and i < len(shared) and shared[i]:
+            c.reset()
+    if keep is None:
+        return scores, None, int(np.argmin(scores))
     if keep_stall is not None:
         raise keep_stall  # the live run, switched to the choice, would stop here with it
     if keep is not live:  # the chosen copy goes on as the live run, with the wrappers
