@@ -360,7 +360,14 @@ class Job:
 
     def complete(self, now: float) -> Placement:
         """Finishes at ``now``; returns the placement it gives back."""
-        self.sync(now)
+        # sync(now), without its progress (the work is all done: ``executed`` is the job's iterations)
+        t_ref = self.t_ref
+        if self.status == RUNNING and now > t_ref:
+            dt = now - t_ref
+            a, g = self.attained_s, self.attained_gpu_s
+            self.attained_s = s = a + dt
+            self.attained_gpu_s = s if g == a and self.held_gpus == 1 else g + dt * self.held_gpus
+        self.t_ref = now
         self.executed = self.w.iterations
         if self._segs:
             pl = self._end_segment(now)
