@@ -109,8 +109,9 @@ class DecisionBuilder:
 
     def __init__(self, view: SimView, elastic: bool = False):
         self.view, self.elastic = view, bool(elastic)
-        self.free = view.cluster.free.copy()
-        self.free_total = int(self.free.sum())
+        cs = view.cluster
+        self.free = cs.free.copy()
+        self.free_total = cs.total_gpus - cs.busy_gpus  # (the sum of free, kept by the cluster state)
         self.decision = Decision()
         self._preempted: set[str] = set()
 
@@ -311,10 +312,9 @@ class PlacementPolicy(Params):
 
     def walk_finder(self, free: np.ndarray, view: SimView) -> Any:
         """Optional speed-up of [`find`][optsched.sim.base.PlacementPolicy.find] for one walk: an object whose
-        ``find(job)`` returns what ``self.find(job, free, view)`` would, kept in step by the walk, which calls its
-        ``taken(placement)`` after each launch it takes off ``free`` (and asks for a new one when ``free`` is
-        replaced). Default None: the walk calls ``find``.
-        [`Consolidated`][optsched.sim.policies.Consolidated] gives a
+        ``find(job)`` returns what ``self.find(job, free, view)`` would, kept in step by the walk, which takes each
+        launch off ``free`` through its ``take(placement)`` (and asks for a new one when ``free`` is replaced).
+        Default None: the walk calls ``find``. [`Consolidated`][optsched.sim.policies.Consolidated] gives a
         [`FreeIndex`][optsched.sim.fitting.FreeIndex]."""
         return None
 
@@ -354,7 +354,9 @@ class PlacementPolicy(Params):
         end = n_run
         find, fits_after = self.find, self.fits_after
         finder = self.walk_finder(free, view)  # (None, or the same answers as find on free, kept in step below)
-        fast = finder.find if finder is not None else None
+        fast = take = None
+        if finder is not None:
+            fast, take = finder.find, finder.take
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
@@ -395,7 +397,7 @@ class PlacementPolicy(Params):
                     free, free_total = trial, avail
                     if finder is not None:  # the walk goes on with the trial's free GPUs
                         finder = self.walk_finder(free, view)
-                        fast = finder.find
+                        fast, take = finder.find, finder.take
                     min_failed = min_failed_dry = math.inf
                     for i in range(end - 1, k - 1, -1):
                         b.preempted(running[i][1])
@@ -404,10 +406,11 @@ class PlacementPolicy(Params):
                     min_failed_dry = g
             if pl is not None:
                 decision.launch[job] = pl
-                for sv, c in zip(pl.servers, pl.counts):
-                    free[sv] -= c
-                if finder is not None:
-                    finder.taken(pl)
+                if finder is None:
+                    for sv, c in zip(pl.servers, pl.counts):
+                        free[sv] -= c
+                else:
+                    take(pl)  # (the finder takes it off free)
                 free_total -= pl.gpus  # fewer free GPUs: a demand that failed still fails
             elif not self.backfill:
                 break
@@ -707,7 +710,8 @@ class Composed(SchedulerPlacer):
                 started = [j for j in decision.launch if j.id not in moved]
             else:
                 started = list(decision.launch)
-            self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
+            if decision.preempt:
+                self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
             self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
             for j in decision.preempt:
                 if j not in decision.launch:

@@ -299,6 +299,8 @@ class Simulator:
         t_s = inf
         # (counters and flags the loop writes at every event, kept in locals; written back on every exit)
         done, tracked_left, dirty = self._done, self._tracked_left, self._dirty
+        shared_from = self._shared_from  # (a copy, which moves it, is made only between calls)
+        progress_t = None  # the last completion's time (then: _progress_s, and no launch lost since)
         try:
             while True:
                 if done == n or (stop_tracked and tracked_left == 0):
@@ -389,7 +391,7 @@ class Simulator:
                         ncomp += 1
                     if ncomp:
                         done += ncomp
-                        self._progress_s, self._lost_launches = t, 0
+                        progress_t = t
                         events += ncomp
                         dirty = True
                         if colocation:
@@ -399,7 +401,7 @@ class Simulator:
                 # 2. arrivals at t
                 if t_a <= t:
                     while ai < n and arr_t[ai] <= t:
-                        pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                        pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
                         ai += 1
                         events += 1
                     dirty = True
@@ -412,7 +414,7 @@ class Simulator:
                             lim = t_w
                         while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
                                 until is None or arr_t[ai] <= until):
-                            pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                            pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
                             now = t = arr_t[ai]
                             ai += 1
                             events += 1
@@ -435,6 +437,8 @@ class Simulator:
         finally:
             self._ai, self._now, self._last_k, self._events = ai, now, last_k, events
             self._done, self._tracked_left, self._dirty = done, tracked_left, dirty
+            if progress_t is not None:
+                self._progress_s, self._lost_launches = progress_t, 0
 
     def decide(self) -> Decision:
         """The policy's decision at the pending decision point (``policy.decide(view)``), for
@@ -634,7 +638,7 @@ class Simulator:
             self._pending = []
             active = self.jstate.active
             for j in admitted:
-                j.admit(now)
+                j.status, j.admitted_s, j.wait_since_s = QUEUED, now, now  # (Job.admit, inline)
                 active[j.id] = j  # (JobState.add)
             if admitted:
                 self.policy.on_admit(admitted, view)

@@ -586,10 +586,10 @@ class ClusterState:
             s, n = servers[0], placement.counts[0]
             if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
-            if n <= 0 or free[s] < n:
-                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(free[s])} "
-                                    "free", job=job_id)
-            free[s] -= n
+            f = int(free[s])
+            if n <= 0 or f < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {f} free", job=job_id)
+            free[s] = f - n
             self.jobs_on[s][job_id] = n
             self.busy_gpus += n
             return
