@@ -56,6 +56,7 @@ import heapq
 import math
 import operator
 import time
+from operator import attrgetter
 from array import array
 from typing import Sequence, cast
 
@@ -149,7 +150,11 @@ class Simulator:
         total = cluster.total_gpus
         by_type = cluster.gpus_by_type
         largest_type = max(by_type.values(), default=total)  # a job runs on one GPU type at a time
-        for wj in workload.jobs:
+        # (checked in bulk first: a job of at most the largest type's GPUs that names no type always fits; the loop
+        # below names the culprit)
+        wjobs = workload.jobs
+        fits = max(map(attrgetter("gpus"), wjobs)) <= largest_type and not any(map(attrgetter("gpu_type"), wjobs))
+        for wj in () if fits else wjobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
             if not wj.gpu_type and wj.gpus > largest_type:
@@ -177,7 +182,7 @@ class Simulator:
         self.view.extra["rng"] = np.random.default_rng(self.seed)
         self.view.extra["seed"] = self.seed
         self.jobs = jobs_from_workload(self.workload.jobs)
-        arr = [j.arrival_s for j in self.jobs]
+        arr = [w.arrival_s for w in self.workload.jobs]  # (the jobs' own, read from their workload jobs)
         if all(map(operator.le, arr, arr[1:])):  # already in order of arrival (generated workloads): one list
             self._arrivals = self.jobs
         else:
@@ -201,7 +206,7 @@ class Simulator:
         self._ts = array("d")
         self._ts_frame = None  # the records as a table, once the run is over and a result asked for them
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
-        self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
+        self._tracked_left = self._tracked_total = sum(map(bool, map(attrgetter("tracked"), self.workload.jobs)))
         self._dirty = False
         self._last_decision_s = -math.inf
         self._same_instant = 0
