@@ -302,6 +302,9 @@ class Simulator:
         # times while the clock advances); ``fixed`` says t_s is that round
         fixed = False
         t_s = inf
+        horizon = inf if max_t is None else max_t  # (the earlier of the two horizons: max_time_s and until)
+        if until is not None and until < horizon:
+            horizon = until
         # (counters and flags the loop writes at every event, kept in locals; written back on every exit)
         done, tracked_left, dirty = self._done, self._tracked_left, self._dirty
         shared_from = self._shared_from  # (a copy, which moves it, is made only between calls)
@@ -417,8 +420,7 @@ class Simulator:
                         lim = t_c if t_c < t_s else t_s
                         if t_w < lim:
                             lim = t_w
-                        while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
-                                until is None or arr_t[ai] <= until):
+                        while ai < n and arr_t[ai] < lim and arr_t[ai] <= horizon:
                             pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
                             now = t = arr_t[ai]
                             ai += 1
