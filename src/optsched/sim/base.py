@@ -354,7 +354,8 @@ class PlacementPolicy(Params):
         end = n_run
         find, fits_after = self.find, self.fits_after
         finder = self.walk_finder(free, view)  # (None, or the same answers as find on free, kept in step below)
-        fast = take = None
+        fast: Any = None
+        take: Any = None
         if finder is not None:
             fast, take = finder.find, finder.take
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims

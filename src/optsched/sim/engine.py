@@ -56,7 +56,6 @@ import heapq
 import math
 import operator
 import time
-from operator import attrgetter
 from array import array
 from typing import Sequence, cast
 
@@ -153,7 +152,8 @@ class Simulator:
         # (checked in bulk first: a job of at most the largest type's GPUs that names no type always fits; the loop
         # below names the culprit)
         wjobs = workload.jobs
-        fits = max(map(attrgetter("gpus"), wjobs)) <= largest_type and not any(map(attrgetter("gpu_type"), wjobs))
+        fits = (max(map(operator.attrgetter("gpus"), wjobs)) <= largest_type
+                and not any(map(operator.attrgetter("gpu_type"), wjobs)))
         for wj in () if fits else wjobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
@@ -206,7 +206,8 @@ class Simulator:
         self._ts = array("d")
         self._ts_frame = None  # the records as a table, once the run is over and a result asked for them
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
-        self._tracked_left = self._tracked_total = sum(map(bool, map(attrgetter("tracked"), self.workload.jobs)))
+        tracked = map(operator.attrgetter("tracked"), self.workload.jobs)
+        self._tracked_left = self._tracked_total = sum(map(bool, tracked))
         self._dirty = False
         self._last_decision_s = -math.inf
         self._same_instant = 0
