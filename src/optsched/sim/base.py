@@ -109,8 +109,9 @@ class DecisionBuilder:
 
     def __init__(self, view: SimView, elastic: bool = False):
         self.view, self.elastic = view, bool(elastic)
-        self.free = view.cluster.free.copy()
-        self.free_total = int(self.free.sum())
+        cs = view.cluster
+        self.free = cs.free.copy()
+        self.free_total = cs.total_gpus - cs.busy_gpus  # (the sum of free, kept by the cluster state)
         self.decision = Decision()
         self._preempted: set[str] = set()
 
@@ -191,6 +192,14 @@ class AdmissionPolicy(Params):
     the ``reset`` the engine calls before every run derive from them)."""
 
     name = "admission"
+    #: True: ``admit`` returns the new jobs as they are and holds none (the engine then admits them without the
+    #: call). A subclass that defines its own ``admit`` without declaring this gets False.
+    admits_all = False
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "admits_all" not in cls.__dict__ and "admit" in cls.__dict__:
+            cls.admits_all = False
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         raise NotImplementedError
@@ -301,6 +310,14 @@ class PlacementPolicy(Params):
     def find(self, job: Job, free: np.ndarray, view: SimView) -> Placement | None:
         raise NotImplementedError
 
+    def walk_finder(self, free: np.ndarray, view: SimView) -> Any:
+        """Optional speed-up of [`find`][optsched.sim.base.PlacementPolicy.find] for one walk: an object whose
+        ``find(job)`` returns what ``self.find(job, free, view)`` would, kept in step by the walk, which takes each
+        launch off ``free`` through its ``take(placement)`` (and asks for a new one when ``free`` is replaced).
+        Default None: the walk calls ``find``. [`Consolidated`][optsched.sim.policies.Consolidated] gives a
+        [`FreeIndex`][optsched.sim.fitting.FreeIndex]."""
+        return None
+
     def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
         """During a dry run: False only if [`find`][optsched.sim.base.PlacementPolicy.find] of ``job`` on ``trial``
         would fail, given that it would
@@ -336,6 +353,11 @@ class PlacementPolicy(Params):
         # to the one that makes room), so the next dry run starts below them
         end = n_run
         find, fits_after = self.find, self.fits_after
+        finder = self.walk_finder(free, view)  # (None, or the same answers as find on free, kept in step below)
+        fast: Any = None
+        take: Any = None
+        if finder is not None:
+            fast, take = finder.find, finder.take
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
@@ -346,7 +368,7 @@ class PlacementPolicy(Params):
             if g > free_total or g >= min_failed:
                 pl = None
             else:
-                pl = find(job, free, view)
+                pl = find(job, free, view) if fast is None else fast(job)
                 if pl is None and self.fit_by_size:
                     min_failed = g
             if pl is None:
@@ -374,6 +396,9 @@ class PlacementPolicy(Params):
                             break
                 if pl is not None:
                     free, free_total = trial, avail
+                    if finder is not None:  # the walk goes on with the trial's free GPUs
+                        finder = self.walk_finder(free, view)
+                        fast, take = finder.find, finder.take
                     min_failed = min_failed_dry = math.inf
                     for i in range(end - 1, k - 1, -1):
                         b.preempted(running[i][1])
@@ -382,8 +407,11 @@ class PlacementPolicy(Params):
                     min_failed_dry = g
             if pl is not None:
                 decision.launch[job] = pl
-                for sv, c in zip(pl.servers, pl.counts):
-                    free[sv] -= c
+                if finder is None:
+                    for sv, c in zip(pl.servers, pl.counts):
+                        free[sv] -= c
+                else:
+                    take(pl)  # (the finder takes it off free)
                 free_total -= pl.gpus  # fewer free GPUs: a demand that failed still fails
             elif not self.backfill:
                 break
@@ -653,7 +681,10 @@ class Composed(SchedulerPlacer):
             for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
                 e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.w.arrival_s, j.index), j)
                 entry[j.id] = e
-                bisect.insort(q, e, key=_first)
+                if q and e[0] < q[-1][0]:
+                    bisect.insort(q, e, key=_first)
+                else:  # after every entry (the usual case: jobs arrive in key order): insort's own place
+                    q.append(e)
                 if st < math.inf:
                     item = (j.wait_since_s + st, j.index, j.wait_since_s, j)
                     waits.append(item)
@@ -661,8 +692,13 @@ class Composed(SchedulerPlacer):
                         self._waits = waits = deque(sorted(waits, key=_three))
 
     def on_completion(self, job: Job, view: SimView) -> None:
-        if not self._rebuild_needed:
-            self._remove(self._r, job)
+        if not self._rebuild_needed:  # _remove(_r, job), inline: every completion
+            e = self._entry.pop(job.id)
+            r = self._r
+            i = bisect.bisect_left(r, e[0], key=_first)
+            if i >= len(r) or r[i][1] is not job:
+                raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
+            del r[i]
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,
@@ -670,9 +706,13 @@ class Composed(SchedulerPlacer):
         now = view.now
         sched = self.scheduling
         if not self._rebuild_needed:
-            moved = {j.id for j in decision.preempt}
-            started = [j for j in decision.launch if j.id not in moved]
-            self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
+            if decision.preempt:
+                moved = {j.id for j in decision.preempt}
+                started = [j for j in decision.launch if j.id not in moved]
+            else:
+                started = list(decision.launch)
+            if decision.preempt:
+                self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
             self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
             for j in decision.preempt:
                 if j not in decision.launch:
@@ -686,7 +726,10 @@ class Composed(SchedulerPlacer):
                 for j in decision.launch:
                     e = ((1 if j.id in bumped else 999, key(j, now), j.w.arrival_s, j.index), j)
                     entry[j.id] = e
-                    bisect.insort(r, e, key=_first)
+                    if r and e[0] < r[-1][0]:
+                        bisect.insort(r, e, key=_first)
+                    else:  # after every entry: insort's own place
+                        r.append(e)
             if self._frozen:
                 for j in decision.migrate:  # a move syncs the job's stored state: its key is read anew
                     self._remove(self._r, j)

@@ -149,7 +149,12 @@ class Simulator:
         total = cluster.total_gpus
         by_type = cluster.gpus_by_type
         largest_type = max(by_type.values(), default=total)  # a job runs on one GPU type at a time
-        for wj in workload.jobs:
+        # (checked in bulk first: a job of at most the largest type's GPUs that names no type always fits; the loop
+        # below names the culprit)
+        wjobs = workload.jobs
+        fits = (max(map(operator.attrgetter("gpus"), wjobs)) <= largest_type
+                and not any(map(operator.attrgetter("gpu_type"), wjobs)))
+        for wj in () if fits else wjobs:
             if wj.gpus > total:
                 raise InstanceError(f"needs {wj.gpus} GPUs but the cluster has {total}", field="gpus", job=wj.id)
             if not wj.gpu_type and wj.gpus > largest_type:
@@ -177,7 +182,7 @@ class Simulator:
         self.view.extra["rng"] = np.random.default_rng(self.seed)
         self.view.extra["seed"] = self.seed
         self.jobs = jobs_from_workload(self.workload.jobs)
-        arr = [j.arrival_s for j in self.jobs]
+        arr = [w.arrival_s for w in self.workload.jobs]  # (the jobs' own, read from their workload jobs)
         if all(map(operator.le, arr, arr[1:])):  # already in order of arrival (generated workloads): one list
             self._arrivals = self.jobs
         else:
@@ -201,7 +206,8 @@ class Simulator:
         self._ts = array("d")
         self._ts_frame = None  # the records as a table, once the run is over and a result asked for them
         self._done = self._preemptions = self._migrations = self._decisions = self._events = 0
-        self._tracked_left = self._tracked_total = sum(1 for j in self.jobs if j.tracked)
+        tracked = map(operator.attrgetter("tracked"), self.workload.jobs)
+        self._tracked_left = self._tracked_total = sum(map(bool, tracked))
         self._dirty = False
         self._last_decision_s = -math.inf
         self._same_instant = 0
@@ -273,6 +279,12 @@ class Simulator:
         events = self._events
         policy, admission, jstate, view = self.policy, self.admission, self.jstate, self.view
         next_wakeup, idle_until, on_completion = policy.next_wakeup, policy.idle_until, policy.on_completion
+        # Composed's wake-up is its _wake while that lies ahead, set only by after_apply (and reset): read once
+        tp = type(policy)
+        wake = policy._wake if (tp.next_wakeup is Composed.next_wakeup and tp.on_completion is Composed.on_completion
+                                and isinstance(policy, Composed)) else None
+        # an admission that never holds a job (its class keeps the base's holding, always 0) is not asked
+        holds = type(admission).holding is not AdmissionPolicy.holding
         active, finished_add = jstate.active, jstate.finished.add
         release = self.cstate.release
         running, pending = self._running, self._pending
@@ -291,9 +303,16 @@ class Simulator:
         # times while the clock advances); ``fixed`` says t_s is that round
         fixed = False
         t_s = inf
+        horizon = inf if max_t is None else max_t  # (the earlier of the two horizons: max_time_s and until)
+        if until is not None and until < horizon:
+            horizon = until
+        # (counters and flags the loop writes at every event, kept in locals; written back on every exit)
+        done, tracked_left, dirty = self._done, self._tracked_left, self._dirty
+        shared_from = self._shared_from  # (a copy, which moves it, is made only between calls)
+        progress_t = None  # the last completion's time (then: _progress_s, and no launch lost since)
         try:
             while True:
-                if self._done == n or (stop_tracked and self._tracked_left == 0):
+                if done == n or (stop_tracked and tracked_left == 0):
                     self._finish()
                     return None
                 # the heap's top (stale entries dropped: lazy deletion)
@@ -306,17 +325,20 @@ class Simulator:
                         break
                 t_c = heap[0][0] if heap else inf
                 t_a = arr_t[ai] if ai < n else inf
-                t_w = next_wakeup(now)
+                if wake is None:
+                    t_w = next_wakeup(now)
+                else:
+                    t_w = wake if wake > now else inf
                 if t_w <= self._last_decision_s:  # a wake-up must lie after the last decision
                     t_w = inf
                 if round_mode:
                     if fixed:  # the round found after an event (below) stands until the decision
                         view.now = now
-                    elif (pending or len(active) > len(running) or admission.holding
+                    elif (pending or len(active) > len(running) or (holds and admission.holding)
                             or policy.every_round):  # a job waits
                         view.now = now
-                        fixed = self._dirty  # (nothing stops a job waiting but a decision)
-                        if self._dirty:
+                        fixed = dirty  # (nothing stops a job waiting but a decision)
+                        if dirty:
                             floor_t = now
                         else:
                             floor_t = idle_until(view)
@@ -335,14 +357,14 @@ class Simulator:
                     else:
                         t_s = inf
                 else:
-                    t_s = now if self._dirty else inf
+                    t_s = now if dirty else inf
                 t = t_c if t_c < t_a else t_a
                 if t_s < t:
                     t = t_s
                 if t_w < t:
                     t = t_w
                 if t == inf:
-                    if active or pending or admission.holding:
+                    if active or pending or (holds and admission.holding):
                         raise SimulationStalled(f"{len(active)} jobs wait but nothing runs or arrives")
                     self._finish()
                     return None
@@ -373,25 +395,25 @@ class Simulator:
                         del active[job.id]
                         finished_add(job)
                         on_completion(job, view)
-                        self._done += 1
                         if job.w.tracked:
-                            self._tracked_left -= 1
+                            tracked_left -= 1
                         ncomp += 1
                     if ncomp:
-                        self._progress_s, self._lost_launches = t, 0
+                        done += ncomp
+                        progress_t = t
                         events += ncomp
-                        self._dirty = True
+                        dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_extend((t, cstate.busy_gpus,
-                                   len(active) - len(running) + len(pending) + admission.holding, len(running)))
+                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                                   + (admission.holding if holds else 0), len(running)))
                 # 2. arrivals at t
                 if t_a <= t:
                     while ai < n and arr_t[ai] <= t:
-                        pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                        pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
                         ai += 1
                         events += 1
-                    self._dirty = True
+                    dirty = True
                     if fixed:
                         # the arrivals before the next completion, round and wake-up (and within the horizons)
                         # change nothing but the queue: taken at once, the clock at the last of them (as one
@@ -399,14 +421,13 @@ class Simulator:
                         lim = t_c if t_c < t_s else t_s
                         if t_w < lim:
                             lim = t_w
-                        while ai < n and arr_t[ai] < lim and (max_t is None or arr_t[ai] <= max_t) and (
-                                until is None or arr_t[ai] <= until):
-                            pending.append(arrivals[ai] if ai < self._shared_from else self._own(ai))
+                        while ai < n and arr_t[ai] < lim and arr_t[ai] <= horizon:
+                            pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
                             now = t = arr_t[ai]
                             ai += 1
                             events += 1
                 if bar is not None:
-                    units = self._tracked_total - self._tracked_left if stop_tracked else self._done
+                    units = self._tracked_total - tracked_left if stop_tracked else done
                     if units - self._bar_done >= 200:
                         bar.update(units - self._bar_done)
                         self._bar_done = units
@@ -416,13 +437,16 @@ class Simulator:
                     if due and t >= t_s:
                         last_k = max(last_k, math.floor(t / R + 1e-9))
                 else:
-                    due = self._dirty or t >= t_w
+                    due = dirty or t >= t_w
                 if due:
                     self._admit(t)
                     self._due = True
                     return view
         finally:
             self._ai, self._now, self._last_k, self._events = ai, now, last_k, events
+            self._done, self._tracked_left, self._dirty = done, tracked_left, dirty
+            if progress_t is not None:
+                self._progress_s, self._lost_launches = progress_t, 0
 
     def decide(self) -> Decision:
         """The policy's decision at the pending decision point (``policy.decide(view)``), for
@@ -615,12 +639,15 @@ class Simulator:
     def _admit(self, now: float) -> None:
         view = self.view
         view.now = now
-        if self._pending or self.admission.holding:
-            admitted = self.admission.admit(self._pending, view)
+        admission = self.admission
+        if self._pending or admission.holding:
+            # an admission that admits every job as it is (accept-all) is not asked (its admit() copies the list)
+            admitted = self._pending if admission.admits_all else admission.admit(self._pending, view)
             self._pending = []
+            active = self.jstate.active
             for j in admitted:
-                j.admit(now)
-                self.jstate.add(j)
+                j.status, j.admitted_s, j.wait_since_s = QUEUED, now, now  # (Job.admit, inline)
+                active[j.id] = j  # (JobState.add)
             if admitted:
                 self.policy.on_admit(admitted, view)
 
@@ -693,13 +720,20 @@ class Simulator:
             occupy, stall_s = self.cstate.occupy, self.launcher.stall_s
             colocation = self.perf.colocation_aware
             alone_time_s = self.perf.alone_time_s
+            launcher = self.launcher
+            plain = type(launcher) is LaunchMechanism  # its stall_s, inline: start_s first, else restore + checkpoint
+            start_s, resume_s = launcher.start_s, launcher.restore_s + launcher.checkpoint_s
+            seq, inf, isfinite, heappush = self._seq, math.inf, math.isfinite, heapq.heappush
             for job, pl in decision.launch.items():
                 if job.status != QUEUED or job.id not in active:
                     raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
                 if type(pl) is not Placement or pl.gpus < 1 or (pl.gpus != job.gpus and not elastic):
                     check_placement(job, pl, elastic)  # raises, naming the fault (or passes a subclass)
                 occupy(job.id, pl)
-                stall = stall_s(job, pl, now)
+                if plain:
+                    stall = start_s if job.launches == 0 else resume_s
+                else:
+                    stall = stall_s(job, pl, now)
                 if stall > self._max_stall_s:
                     self._max_stall_s = stall
                 job.launch(now, pl, stall)
@@ -708,14 +742,19 @@ class Simulator:
                     job.rate = 0.0  # set by the co-location-aware recomputation below
                     continue
                 t_it = float(alone_time_s(job, pl))
-                if not t_it > 0 or not math.isfinite(t_it):
+                if not t_it > 0 or not isfinite(t_it):
                     raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
-                job.rate, job.iteration_now_s = 1.0 / t_it, t_it
-                job.version += 1
-                t = job.finish_time()
-                if t < math.inf:
-                    self._seq += 1
-                    heapq.heappush(heap, (t, self._seq, job.version, job))
+                job.rate = rate = 1.0 / t_it
+                job.iteration_now_s = t_it
+                job.version = v = job.version + 1
+                # job.finish_time(), inline
+                t_ref, stall_until = job.t_ref, job.stall_until
+                left = job.w.iterations - job.executed
+                t = (t_ref if t_ref > stall_until else stall_until) + (left if left > 0.0 else 0.0) / rate
+                if t < inf:
+                    seq += 1
+                    heappush(heap, (t, seq, v, job))
+            self._seq = seq
             changed = True
         if changed and self.perf.colocation_aware:
             self._recompute_rates(now)

@@ -39,13 +39,14 @@ many servers
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from typing import Sequence
 
 import numpy as np
 
 from .state import Placement
 
-__all__ = ["best_fit", "consolidated", "first_free", "fragments_first", "most_free_first", "spread",
+__all__ = ["FreeIndex", "best_fit", "consolidated", "first_free", "fragments_first", "most_free_first", "spread",
            "whole_servers"]
 
 Free = np.ndarray | Sequence[int]
@@ -122,6 +123,100 @@ def consolidated(g: int, free: np.ndarray, cap: np.ndarray, max_cap: int, unifor
         return Placement(tuple(np.flatnonzero(whole)[:n].tolist()), counts)
     out = whole_servers(free, cap, g)
     return None if out is None else Placement.of(out)
+
+
+class FreeIndex:
+    """The servers by free GPU count, for one placement walk over the free-GPU array ``free``: the
+    [`consolidated`][optsched.sim.fitting.consolidated] rule answered from sorted lists of server indices (one
+    per free count, each built from ``free`` at its first use) instead of a scan of every server. The walk
+    keeps it in step: it takes each placement off ``free`` through [`take`][optsched.sim.fitting.FreeIndex.take]
+    (or calls [`taken`][optsched.sim.fitting.FreeIndex.taken] after taking it itself): the only changes ``free``
+    may see while the index is in use.
+
+    ```pycon
+    >>> free, cap = np.array([3, 1, 4, 2]), np.array([4, 4, 4, 4])
+    >>> ix = FreeIndex(free, cap, 4, True)
+    >>> pl = ix.consolidated(2); pl.as_dict(), pl == consolidated(2, free, cap, 4, True)
+    ({3: 2}, True)
+    >>> ix.take(pl); free.tolist()
+    [3, 1, 4, 0]
+    >>> ix.consolidated(2).as_dict(), ix.consolidated(5)
+    ({0: 2}, None)
+
+    ```
+    """
+
+    __slots__ = ("free", "cap", "max_cap", "uniform", "_by", "_last")
+
+    def __init__(self, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False):
+        self.free, self.cap, self.max_cap, self.uniform = free, cap, max_cap, uniform
+        self._by: list[list[int] | None] = [None] * (max_cap + 1)  # free count -> its servers, ascending
+        self._last: tuple | None = None  # (placement, free count) of the last one-server answer
+
+    def _bucket(self, f: int) -> list[int]:
+        b = self._by[f]
+        if b is None:
+            b = self._by[f] = np.flatnonzero(self.free == f).tolist()
+        return b
+
+    def consolidated(self, g: int) -> Placement | None:
+        """``consolidated(g, free, cap, max_cap, uniform)`` on the current ``free`` (the same placement)."""
+        max_cap = self.max_cap
+        if g <= max_cap:
+            by = self._by
+            for f in range(g, max_cap + 1):  # the fewest free >= g, then the lowest index
+                b = by[f]
+                if b is None:
+                    b = self._bucket(f)
+                if b:
+                    pl = Placement.one(b[0], g)
+                    self._last = (pl, f)
+                    return pl
+            return None
+        if not self.uniform:
+            return consolidated(g, self.free, self.cap, max_cap)
+        whole = self._bucket(max_cap)
+        n = -(-g // max_cap)
+        if len(whole) < n:
+            return None
+        counts = _WHOLE_COUNTS.get((g, max_cap))
+        if counts is None:
+            counts = _WHOLE_COUNTS[g, max_cap] = (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,)
+        return Placement(tuple(whole[:n]), counts)
+
+    def take(self, placement: Placement) -> None:
+        """Take ``placement``'s GPUs off ``free`` and move its servers to their new counts."""
+        last = self._last
+        if last is not None:
+            self._last = None
+            f = last[1]
+            b = self._by[f]
+            s = placement.servers[0]
+            if last[0] is placement and b and b[0] == s:  # the last answer: the first server of its list
+                c = placement.counts[0]
+                self.free[s] = f - c
+                del b[0]
+                b = self._by[f - c]
+                if b is not None:
+                    insort(b, s)
+                return
+        free = self.free
+        for s, c in zip(placement.servers, placement.counts):
+            free[s] -= c
+        self.taken(placement)
+
+    def taken(self, placement: Placement) -> None:
+        """``placement``'s GPUs have just been taken off ``free``: move its servers to their new counts."""
+        free, by = self.free, self._by
+        self._last = None
+        for s, c in zip(placement.servers, placement.counts):
+            new = int(free[s])
+            b = by[new + c]
+            if b is not None:
+                del b[bisect_left(b, s)]
+            b = by[new]
+            if b is not None:
+                insort(b, s)
 
 
 def first_free(free: Free, g: int) -> dict[int, int] | None:

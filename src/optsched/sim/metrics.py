@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import write_json
+from .state import Job
 
 PERCENTILES = (25, 50, 75, 90, 95, 99)
 RESULT_FORMAT = "optsched/sim-result@1"
@@ -66,19 +67,30 @@ class SimResult:
         caller passes one nobody changes), ``ts`` the time-series records (rows, an ``(n, 4)`` array or the
         table of [`timeseries_frame`][optsched.sim.metrics.timeseries_frame])."""
         n = len(jobs)
+        # the engine's own jobs: their workload fields read from their workload job (``Job.w``) straight, not
+        # through the properties that give them (the same values)
+        own = n > 0 and set(map(type, jobs)) == {Job}
+        wf = "w.".__add__ if own else str
 
         def num(name: str, dtype: type) -> np.ndarray:  # a column straight into numpy (no list of objects)
             return np.fromiter(map(attrgetter(name), jobs), dtype=dtype, count=n)
 
-        tracked: Any = [j.tracked for j in jobs]
+        tracked: Any = list(map(attrgetter(wf("tracked")), jobs))
         if all(type(t) is bool for t in tracked):  # (what pandas would infer from the list, without its copies)
             tracked = np.fromiter(tracked, dtype=bool, count=n)
+        iterations = num(wf("iterations"), float)
+        deadlines = list(map(attrgetter(wf("deadline_s")), jobs))
+        if deadlines.count(None) == n:
+            deadline = np.full(n, np.nan)
+        else:
+            deadline = np.fromiter((np.nan if d is None else d for d in deadlines), dtype=float, count=n)
+        del deadlines
         df = pd.DataFrame({
             "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
-            "arrival_s": num("arrival_s", float),
+            "arrival_s": num(wf("arrival_s"), float),
             "gpus": num("gpus", np.int64),
-            "iterations": num("iterations", float),
-            "model": num("model", object),
+            "iterations": iterations,
+            "model": num(wf("model"), object),
             "tracked": tracked,
             "admitted_s": num("admitted_s", float),
             "first_start_s": num("first_start_s", float),
@@ -87,9 +99,10 @@ class SimResult:
             "launches": num("launches", np.int64),
             "migrations": num("migrations", np.int64),
             "attained_gpu_s": num("attained_gpu_s", float),
-            "duration_alone_s": num("duration_alone_s", float),
-            "deadline_s": np.fromiter((np.nan if j.deadline_s is None else j.deadline_s for j in jobs), dtype=float,
-                                      count=n),
+            # (Job.duration_alone_s is iterations x iteration time: the same products, taken at once)
+            "duration_alone_s": iterations * num("w.iteration_time_s", float) if own else num("duration_alone_s",
+                                                                                              float),
+            "deadline_s": deadline,
         }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
         df["jct_s"] = df["completion_s"] - df["arrival_s"]
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]

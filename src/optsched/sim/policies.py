@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InstanceError
 from .base import AdmissionPolicy, PlacementPolicy, SchedulingPolicy
-from .fitting import consolidated, first_free, spread
+from .fitting import FreeIndex, consolidated, first_free, spread
 from .state import RUNNING, Job, Placement, SimView
 
 
@@ -209,6 +209,7 @@ class Tiresias(SchedulingPolicy):
 # -- admission -------------------------------------------------------------------------------------------------
 class AcceptAll(AdmissionPolicy):
     name = "accept-all"
+    admits_all = True
 
     def admit(self, new_jobs, view):
         return list(new_jobs)
@@ -290,6 +291,28 @@ def _scattered(g: int, free: np.ndarray) -> Placement | None:
     return None if got is None else Placement.of(got)
 
 
+class _IndexFinder(FreeIndex):
+    """Consolidated's walk finder: ``find(job)`` is ``Consolidated.find`` on an untyped cluster, from the index."""
+
+    __slots__ = ()
+
+    def find(self, job: Job) -> Placement | None:
+        g = job.gpus
+        max_cap = self.max_cap
+        if g > max_cap:
+            return self.consolidated(g)
+        by = self._by
+        for f in range(g, max_cap + 1):  # FreeIndex.consolidated's one-server rule, inline (every walk's finds)
+            b = by[f]
+            if b is None:
+                b = self._bucket(f)
+            if b:
+                pl = Placement.one(b[0], g)
+                self._last = (pl, f)
+                return pl
+        return None
+
+
 class Consolidated(PlacementPolicy):
     """Fewest servers. A job that fits in one server goes to one server: an exact fit first, otherwise the
     server with the fewest free GPUs >= demand (Blox ``_consolidated_placement``), else it waits (strict
@@ -318,6 +341,12 @@ class Consolidated(PlacementPolicy):
             if trial[s] == cap[s]:
                 return True
         return False
+
+    def walk_finder(self, free, view):
+        cs = view.cluster
+        if cs.typed or type(self).find is not Consolidated.find:  # (a subclass' own find is asked itself)
+            return None
+        return _IndexFinder(free, cs.capacity, cs.max_capacity, cs.uniform)
 
     def find(self, job, free, view):
         cs = view.cluster

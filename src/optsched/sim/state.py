@@ -360,7 +360,14 @@ class Job:
 
     def complete(self, now: float) -> Placement:
         """Finishes at ``now``; returns the placement it gives back."""
-        self.sync(now)
+        # sync(now), without its progress (the work is all done: ``executed`` is the job's iterations)
+        t_ref = self.t_ref
+        if self.status == RUNNING and now > t_ref:
+            dt = now - t_ref
+            a, g = self.attained_s, self.attained_gpu_s
+            self.attained_s = s = a + dt
+            self.attained_gpu_s = s if g == a and self.held_gpus == 1 else g + dt * self.held_gpus
+        self.t_ref = now
         self.executed = self.w.iterations
         if self._segs:
             pl = self._end_segment(now)
@@ -579,10 +586,10 @@ class ClusterState:
             s, n = servers[0], placement.counts[0]
             if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
-            if n <= 0 or free[s] < n:
-                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(free[s])} "
-                                    "free", job=job_id)
-            free[s] -= n
+            f = int(free[s])
+            if n <= 0 or f < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {f} free", job=job_id)
+            free[s] = f - n
             self.jobs_on[s][job_id] = n
             self.busy_gpus += n
             return
