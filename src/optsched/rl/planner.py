@@ -73,8 +73,8 @@ def fluid_cost(env: ContentionEnv) -> float:
     if not jobs:
         return 0.0
     now = view.now
-    rem = np.sort([j.remaining_iterations(now) * j.w.iteration_time_s / 3600.0 for j in jobs])
-    rate = view.cluster.total_gpus / float(np.mean([j.w.gpus for j in jobs]))
+    rem = np.sort([j.remaining_iterations(now) * j.iteration_time_s / 3600.0 for j in jobs])
+    rate = view.cluster.total_gpus / float(np.mean([j.gpus for j in jobs]))
     finish = np.maximum(rem, np.cumsum(rem) / rate)
     return float(finish.sum()) / len(env.instance.jobs)
 
@@ -92,10 +92,25 @@ def _follow(env: ContentionEnv, base: Base, horizon: int | None) -> float:
     return total
 
 
-def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None) -> tuple[int, int]:
-    """The planner's action in ``env``'s current state and how many actions it tried (module docstring)."""
-    valid = [int(a) for a in np.flatnonzero(env.action_masks())]
+def ranked(env: ContentionEnv, spec: Any) -> list[int]:
+    """The valid actions, best first, as the base policy ``spec`` ranks them (an agent: by its logits; a
+    lookahead: by the predicted total throughput after the placement)."""
+    mask = env.action_masks()
+    if spec in ("lookahead", "lookahead-small"):
+        opts = env._options()[0]
+        return [o.action for o in sorted(opts, key=lambda o: -o.total)] or [int(np.flatnonzero(mask)[0])]
+    z = np.where(mask, load_policy(spec).logits(env._obs()), -np.inf)
+    return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
+
+
+def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
+                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
+    """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
+    ``top``: the actions to try (default: every valid one), for example the base's best few."""
+    valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
+    if own not in valid:
+        valid.append(own)
     if len(valid) <= 1:
         return own, 0
     scores = {}
@@ -110,14 +125,23 @@ def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None) -> t
 
 
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
-                 plan: bool = True) -> dict[str, Any]:
+                 plan: bool = True, top: int | None = None) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
-    its start (``plan=False``: ``base`` alone). Returns the average JCT in hours (round accounting, as the
-    simulator's ``round_jct_s``), the decisions, how many of them had a choice, the actions tried, how many
-    times the planner overruled the base, and the CPU seconds (and per decision)."""
+    its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
+    ([`ranked`][optsched.rl.planner.ranked]; None: every valid action). Returns the average JCT in hours (round
+    accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, the actions
+    tried, how many times the planner overruled the base, and the CPU seconds (and per decision)."""
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+        raise InstanceError(f"must be a positive integer or None, got {top!r}", field="top")
     act = base_policy(base) if not callable(base) else base
+    if top is not None:
+        pol = base if base in ("lookahead", "lookahead-small") else load_policy(base)
+        k = top
+
+        def prune(e: ContentionEnv) -> list[int]:
+            return ranked(e, pol)[:k]
     env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
     env.reset(options={"instance": instance})
     c0 = time.process_time()
@@ -125,9 +149,9 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     decisions = choices = tried = changed = 0
     while not done:
         if plan:
-            a, k = plan_action(env, act, horizon)
-            if k:
-                choices, tried = choices + 1, tried + k
+            a, n = plan_action(env, act, horizon, None if top is None else prune)
+            if n:
+                choices, tried = choices + 1, tried + n
                 changed += int(a != act(env))
         else:
             a = act(env)
@@ -139,4 +163,4 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
 
 
-__all__ = ["base_policy", "fluid_cost", "plan_action", "plan_episode"]
+__all__ = ["base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]
