@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from tests.sim.shared_data import DEEPSHARE, needs_data
 
@@ -14,7 +15,7 @@ pytest.importorskip("gymnasium")
 
 from optsched.rl.env import ContentionEnv  # noqa: E402
 from optsched.rl.imitation import rollout_action  # noqa: E402
-from optsched.rl.planner import base_policy, fluid_cost, plan_action, plan_episode  # noqa: E402
+from optsched.rl.planner import base_policy, fluid_cost, plan_action, plan_episode, ranked  # noqa: E402
 
 
 def _inst(jobs=5, seed=3, hours=0.25):
@@ -80,3 +81,29 @@ def test_fluid_cost_by_hand():
 def test_base_policy_refuses_a_paper_agent():
     with pytest.raises(InstanceError, match="rich observation"):
         base_policy("normal")
+
+
+def test_the_planner_runs_without_torch_or_sb3():
+    """At inference the planner needs numpy and gymnasium (the environment), not torch or stable-baselines3."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "for m in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+            "    sys.modules[m] = None\n"
+            "from optsched.generators.contention import random_contention_instance\n"
+            "from optsched.rl.planner import plan_episode\n"
+            "r = plan_episode(random_contention_instance(jobs=4, seed=0, hours=0.25), 'normal-wc', top=2)\n"
+            "print(r['avg_jct_h'] >= 0.25, r['decisions'] > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True True"
+
+
+def test_ranked_puts_the_bases_own_action_first():
+    inst = _inst(jobs=8, seed=6, hours=0.5)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    for spec in ("lookahead", "normal-wc"):
+        order = ranked(env, spec)
+        assert order[0] == base_policy(spec)(env)
+        assert sorted(order) == [int(a) for a in np.flatnonzero(env.action_masks())]
