@@ -3,7 +3,7 @@
 lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
-[--horizon 6] [--top 2] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
+[--horizon 6] [--top 2] [--large-agents LABELS] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
 
 * **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
   ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", default="2", help="the agent's best actions tried on the large sets (all: every one)")
     ap.add_argument("--small-horizon", default="none")
     ap.add_argument("--small-top", default="all")
+    ap.add_argument("--large-agents", default=None,
+                    help="comma-separated labels of the agents run on the large sets (default: the first agent)")
     ap.add_argument("--reuse", default=None)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -149,12 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         from optsched.rl.train import eval_seeds
 
         hz, tp = _opt(args.horizon), _opt(args.top)
+        big = [x for x in args.large_agents.split(",") if x] if args.large_agents else list(agents)[:1]
+        if set(big) - set(agents):
+            ap.error(f"--large-agents: unknown label(s) {sorted(set(big) - set(agents))}")
         sets = [random_contention_instance(jobs=args.jobs, mix="normal", seed=s) for s in eval_seeds(args.sets)]
         res: dict[str, dict[str, dict[int, dict]]] = {}
         for inst in sets:
             sd = -1 if inst.seed is None else int(inst.seed)
             la = run("large", "", "lookahead", inst, "lookahead", None, None, False, {})
-            for label, base in agents.items():
+            for label in big:
+                base = agents[label]
                 b = run("large", label, "base", inst, base, None, None, False, {})
                 p = run("large", label, "planner", inst, base, hz, tp, True, {})
                 res.setdefault(label, {}).setdefault("base", {})[sd] = b
@@ -174,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu = sum(r["cpu_s"] for r in look.values()) / sum(r["decisions"] for r in look.values())
         lines.append(f"| | lookahead | {m:.3f} ± {h:.3f} | | | | | {1000 * cpu:.1f} |")
         pool: dict[str, list[tuple[float, float]]] = {}
-        for label in agents:
+        for label in big:
             for policy in ("base", "planner"):
                 d = res[label][policy]
                 jct = [d[s]["avg_jct_h"] for s in look]
