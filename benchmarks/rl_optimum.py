@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
              "t = 0, 4 nodes x 8 GPUs, 300 s rounds, DeepShare's measured table (floor 0.35). Optimum: "
              "`optsched.exact.contention.solve_contention_dp` (proven optimal: "
              f"{len(proven)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s; "
-             f"DP limit {args.time_limit:g} s"
-             + (f"; optima read from `{Path(args.optima).name}`, not solved again" if args.optima else "") + "). "
+             + (f"optima read from `{Path(args.optima).name}` of an earlier run, not solved again" if args.optima
+                else f"DP limit {args.time_limit:g} s") + "). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
              "are out of its training distribution)"
