@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return row
 
     lines = ["# Issue 24: a learned scheduler that plans (our simulator, our DP; not the paper's numbers)", "",
-             "The planner ([`optsched.rl.planner`][]) is one step of rollout over a base policy: at each decision "
+             "The planner (`optsched.rl.planner`) is one step of rollout over a base policy: at each decision "
              "with a choice, each tried action is applied to a copy of the environment and the base policy is "
              "followed (to the end, or for `horizon` rounds and then a value-free fluid estimate of the rest); the "
              "best is taken (ties: the base's own action). It is a planner, not a network alone: its CPU cost per "
