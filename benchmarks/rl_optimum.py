@@ -1,7 +1,8 @@
 """How far the agent and every baseline are from the optimum, on small instances: OUR solver and simulator.
 
 Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5] [--hours 0.25]
-[--mix normal] [--time-limit 60] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--summary-jobs 4,5]``.
+[--mix normal] [--time-limit 60] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--planner] [--optima CSV]
+[--summary-jobs 4,5]``.
 
 Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 (:func:`optsched.generators.contention.random_contention_instance`, seeds 2,000,000 + i: never trained on),
@@ -11,7 +12,11 @@ rounds, proven optimal within ``--time-limit``) against each policy simulated wi
 semantics (``optsched.simulate(instance, scheduler=...)``): LAS, SRTF, widest-split first fit, random actions,
 contention-greedy, the lookahead and its small-demand-first variant, rl-base (argmax and sampled) and rl-hybrid
 with the shipped paper agent (or ``--policy``), and issue 24's agent as rl-agent, argmax and sampled (``--agent``,
-default the shipped ``normal-wc.npz`` when present). The gap of a policy is its total
+default the shipped ``normal-wc.npz`` when present); ``--planner``: also each such agent as the base of the
+planner ([`optsched.rl.planner`][]: one-step rollout, every valid action tried and the agent followed to the
+end; a planner, not the network alone; needs the ``[rl]`` extra's gymnasium). ``--optima``: read the optima
+(status, DP seconds, states) of the same instances from an earlier run's CSV instead of running the DP again.
+The gap of a policy is its total
 (= average) JCT over the optimum's, minus 1; per policy: mean with a 95 % t-interval over the instances, median,
 max, and how many instances it solves optimally.
 
@@ -27,6 +32,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 for p in (ROOT / "src", ROOT):
@@ -83,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agent", nargs="*", default=None,
                     help="issue-24 .npz agents for rl-agent ([LABEL=]PATH), one row each, labelled by the stem's "
                          f"last part (default: the shipped {SHIPPED_WC}.npz when present)")
+    ap.add_argument("--planner", action="store_true", help="also the planner over each issue-24 agent")
+    ap.add_argument("--optima", default=None, help="an earlier rl_optimum.csv whose optima are reused (no DP)")
     ap.add_argument("--summary-jobs", default="4,5",
                     help="job counts of the headline table (the other proven instances are in the per-count table)")
     args = ap.parse_args(argv)
@@ -99,19 +107,37 @@ def main(argv: list[str] | None = None) -> int:
         wc_agents = {"": load_policy(SHIPPED_WC)} if shipped_path(SHIPPED_WC).exists() else {}
     wc_agent = next(iter(wc_agents.values()), None)
     labels = list(policies(agent, wc_agents))
+    planners = {}
+    if args.planner:
+        from optsched.rl.planner import plan_episode
+
+        planners = {f"planner{f' [{a}]' if a else ''}": wc for a, wc in wc_agents.items()}
+        labels += list(planners)
+    known: dict[tuple[int, int | None], Any] = {}
+    if args.optima:
+        known = {(int(r["jobs"]), int(r["seed"])): r for _, r in pd.read_csv(args.optima).iterrows()}
     t0 = time.perf_counter()
     rows = []
     for n in [int(x) for x in args.jobs.split(",")]:
         for i in range(args.seeds):
             inst = random_contention_instance(jobs=n, mix=args.mix, seed=SEED_BASE + i, hours=args.hours)
-            opt = solve_contention_dp(inst, time_limit=args.time_limit)
-            row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
-                   "opt_avg_jct_h": opt.objective / n / 3600, "dp_states": opt.info["states"]}
+            if (n, inst.seed) in known:
+                k = known[(n, inst.seed)]
+                row = {c: k[c] for c in ("jobs", "seed", "status", "dp_s", "opt_avg_jct_h", "dp_states")}
+                objective = float(k["opt_avg_jct_h"]) * n * 3600
+            else:
+                opt = solve_contention_dp(inst, time_limit=args.time_limit)
+                assert opt.objective is not None, f"no schedule for {inst.seed}"
+                objective = float(opt.objective)
+                row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
+                       "opt_avg_jct_h": objective / n / 3600, "dp_states": opt.info["states"]}
             for label, pol in policies(agent, wc_agents).items():
                 run = simulate(inst, scheduler=pol)
-                row[label] = float(run.jobs["round_jct_s"].sum()) / opt.objective - 1
+                row[label] = float(run.jobs["round_jct_s"].sum()) / objective - 1
+            for label, wc in planners.items():
+                row[label] = plan_episode(inst, wc)["avg_jct_h"] * n * 3600 / objective - 1
             rows.append(row)
-            print(f"  n={n} seed={inst.seed}: {opt.status.value} in {opt.runtime_s:.1f} s", flush=True)
+            print(f"  n={n} seed={inst.seed}: {row['status']} in {float(row['dp_s']):.1f} s", flush=True)
     df = pd.DataFrame(rows)
     proven = df[df["status"] == "optimal"]
     head_jobs = [int(x) for x in args.summary_jobs.split(",")]
@@ -128,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     for g, members in groups.items():
         if len(members) < 2:
             continue
-        for kind in ("rl-agent", "rl-agent sampled"):  # every agent seed x instance pair of the recipe
-            v = pd.concat([ok[f"{kind} [{a}]"] for a in members])
+        for kind in ("rl-agent", "rl-agent sampled", *(["planner"] if planners else [])):
+            v = pd.concat([ok[f"{kind} [{a}]"] for a in members])  # every agent seed x instance pair of the recipe
             m, h = ci95(v)
             pooled[f"{kind} [{g}all {len(members)} seeds]"] = (m, h, len(v), int((v < 1e-9).sum()))
     wall = time.perf_counter() - t0
@@ -139,13 +165,17 @@ def main(argv: list[str] | None = None) -> int:
              "t = 0, 4 nodes x 8 GPUs, 300 s rounds, DeepShare's measured table (floor 0.35). Optimum: "
              "`optsched.exact.contention.solve_contention_dp` (proven optimal: "
              f"{len(proven)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s; "
-             f"DP limit {args.time_limit:g} s). "
+             + (f"optima read from `{Path(args.optima).name}` of an earlier run, not solved again" if args.optima
+                else f"DP limit {args.time_limit:g} s") + "). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
              "are out of its training distribution)"
              + ("" if wc_agent is None else "; rl-agent: " + ", ".join(
                  f"`{a.meta.get('name', 'custom')}`" for a in wc_agents.values())
                 + f" (issue 24, trained on {wc_agent.meta.get('jobs', '?')}-job one-hour Normal windows)")
+             + ("" if not planners else "; planner: the planner over each rl-agent (`optsched.rl.planner`, one-step "
+                "rollout to the end over every valid action: it simulates at every decision, a planner rather "
+                "than the network alone)")
              + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
              f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",

@@ -1,0 +1,221 @@
+"""Issue 24: a learned scheduler that plans ([`optsched.rl.planner`][]: one-step rollout over a trained agent) on the
+30 proven small instances and on the held-out Normal sets, in OUR simulator against OUR DP's optima and OUR
+lookahead (never the paper's numbers).
+
+Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
+[--horizon 6] [--top 2] [--large-agents LABELS] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
+
+* **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
+  ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
+  it (full rollouts, every valid action, unless ``--small-horizon`` / ``--small-top``): mean gap to the optimum,
+  optimal count, CPU per decision; agents whose labels end in ``sN`` are also pooled (every seed x instance pair,
+  95 % t-interval).
+* **large**: ``--sets`` held-out Normal sets of 256 jobs (seeds 1,000,000 + i, all at t = 0): the lookahead, the
+  agent alone and the planner over it (``--horizon`` rounds then the fluid estimate, the agent's ``--top`` best
+  actions tried). Paired change of the average JCT against the lookahead and against the agent alone, per agent
+  and pooled, with the 95 % t-interval and the wins; CPU milliseconds per decision.
+
+Writes ``docs/results/rl_planner.md`` and ``.csv`` (``--quick``: ``tmp/rl_quick/``, 2 small instances and one
+64-job set). ``--reuse``: rows of an earlier CSV (same part, agent, policy, set and settings) kept, not run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT / "src", ROOT):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
+from optsched.generators.contention import random_contention_instance  # noqa: E402
+from optsched.io import atomic_open  # noqa: E402
+from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
+
+SHIPPED = str(ROOT / "src" / "optsched" / "rl" / "data" / "normal-wc.npz")
+
+
+def _opt(x: str) -> int | None:
+    return None if x in ("none", "all", "") else int(x)
+
+
+def _fmt(m: float, h: float, pct: bool = True) -> str:
+    f = (lambda v: f"{v:+.1%}") if pct else (lambda v: f"{v:.2%}")
+    return f(m) if math.isnan(h) else f"{f(m)} ± {h:.1%}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from optsched.rl.planner import plan_episode
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", default="small,large")
+    ap.add_argument("--agent", nargs="*", default=None, help="LABEL=NPZ or NPZ (default: the shipped normal-wc)")
+    ap.add_argument("--optima", default=str(ROOT / "docs" / "results" / "rl_optimum.csv"))
+    ap.add_argument("--sets", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=256)
+    ap.add_argument("--horizon", default="6", help="rounds of each rollout on the large sets (none: to the end)")
+    ap.add_argument("--top", default="2", help="the agent's best actions tried on the large sets (all: every one)")
+    ap.add_argument("--small-horizon", default="none")
+    ap.add_argument("--small-top", default="all")
+    ap.add_argument("--large-agents", default=None,
+                    help="comma-separated labels of the agents run on the large sets (default: the first agent)")
+    ap.add_argument("--reuse", default=None)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    parts = [p for p in args.part.split(",") if p]
+    agents: dict[str, str] = {}
+    for a in (args.agent if args.agent else [f"shipped={SHIPPED}"]):
+        label, _, path = a.rpartition("=")
+        agents[label or Path(path).stem] = path
+        NumpyPolicy.load(path)  # a bad file fails here, before any work
+    out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
+    out.mkdir(parents=True, exist_ok=True)
+    if args.quick:
+        args.sets, args.jobs = 1, 64
+    reuse: dict = {}
+    if args.reuse:
+        old = pd.read_csv(args.reuse).fillna({"horizon": -1, "top": -1})
+        reuse = {(r["part"], r["agent"], r["policy"], int(r["instance_seed"]), int(r["horizon"]), int(r["top"])):
+                 r.to_dict() for _, r in old.iterrows()}
+    t0 = time.perf_counter()
+    rows: list[dict] = []
+
+    def run(part: str, agent: str, policy: str, inst, base, horizon, top, plan, extra) -> dict:
+        sd = -1 if inst.seed is None else int(inst.seed)
+        key = (part, agent, policy, sd, -1 if horizon is None else horizon, -1 if top is None else top)
+        if key in reuse:
+            row = reuse[key]
+        else:
+            r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top)
+            row = {"part": part, "agent": agent, "policy": policy, "instance_seed": key[3],
+                   "jobs": len(inst.jobs), "horizon": key[4], "top": key[5], **extra, **r}
+        rows.append(row)
+        return row
+
+    lines = ["# Issue 24: a learned scheduler that plans (our simulator, our DP; not the paper's numbers)", "",
+             "The planner (`optsched.rl.planner`) is one step of rollout over a base policy: at each decision "
+             "with a choice, each tried action is applied to a copy of the environment and the base policy is "
+             "followed (to the end, or for `horizon` rounds and then a value-free fluid estimate of the rest); the "
+             "best is taken (ties: the base's own action). It is a planner, not a network alone: its CPU cost per "
+             "decision is in the tables. The base agents are networks of `optsched.rl.train` (numpy at inference; "
+             "the planner needs the `[rl]` extra's gymnasium for the environment, not torch).", ""]
+    if "small" in parts:
+        opt = pd.read_csv(args.optima)
+        opt = opt[opt["status"] == "optimal"].reset_index(drop=True)
+        if args.quick:
+            opt = opt.head(2)
+        insts = [(random_contention_instance(jobs=int(r["jobs"]), mix="normal", seed=int(r["seed"]), hours=0.25),
+                  float(r["opt_avg_jct_h"])) for _, r in opt.iterrows()]
+        sh, st = _opt(args.small_horizon), _opt(args.small_top)
+        lines += [f"## {len(insts)} small instances with proven optima", "",
+                  f"Normal, 4-5 jobs of a quarter hour (`{Path(args.optima).name}`); planner: horizon "
+                  f"{'to the end' if sh is None else sh}, tried actions {'all valid' if st is None else f'top {st}'}."
+                  " Mean gap of the average JCT to the optimum (95 % t-interval over the instances; pooled rows: "
+                  "over every seed x instance pair).", "",
+                  "| base | policy | mean gap | by jobs | optimal | CPU ms / decision |",
+                  "|---|---|---|---|---|---|"]
+        pooled: dict[tuple[str, str], list[float]] = {}
+        for label, base in [("lookahead", "lookahead"), *agents.items()]:
+            for policy, plan in (("base", False), ("planner", True)):
+                gaps, cpu, dec, n4 = [], 0.0, 0, []
+                for inst, o in insts:
+                    r = run("small", label, policy, inst, base, sh if plan else None, st if plan else None, plan,
+                            {"opt_avg_jct_h": o})
+                    gaps.append(r["avg_jct_h"] / o - 1)
+                    cpu, dec = cpu + r["cpu_s"], dec + r["decisions"]
+                    n4.append(len(inst.jobs))
+                g, n4a = np.asarray(gaps), np.asarray(n4)
+                m, h = ci95(g)
+                by = ", ".join(f"{n}: {g[n4a == n].mean():.2%}" for n in sorted(set(n4)))
+                lines.append(f"| {label} | {policy} | {_fmt(m, h, False)} | {by} | {int(np.sum(g < 1e-9))} / "
+                             f"{len(g)} | {1000 * cpu / max(dec, 1):.1f} |")
+                print(lines[-1], flush=True)
+                if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
+                    pooled.setdefault((label.rstrip("0123456789"), policy), []).extend(gaps)
+        for (grp, policy), v in pooled.items():
+            if len(v) > len(insts):
+                m, h = ci95(v)
+                lines.append(f"| {grp}* (all {len(v) // len(insts)} seeds) | {policy} | {_fmt(m, h, False)} | | "
+                             f"{int(np.sum(np.asarray(v) < 1e-9))} / {len(v)} | |")
+        lines.append("")
+    if "large" in parts:
+        from optsched.rl.train import eval_seeds
+
+        hz, tp = _opt(args.horizon), _opt(args.top)
+        big = [x for x in args.large_agents.split(",") if x] if args.large_agents else list(agents)[:1]
+        if set(big) - set(agents):
+            ap.error(f"--large-agents: unknown label(s) {sorted(set(big) - set(agents))}")
+        sets = [random_contention_instance(jobs=args.jobs, mix="normal", seed=s) for s in eval_seeds(args.sets)]
+        res: dict[str, dict[str, dict[int, dict]]] = {}
+        for inst in sets:
+            sd = -1 if inst.seed is None else int(inst.seed)
+            la = run("large", "", "lookahead", inst, "lookahead", None, None, False, {})
+            for label in big:
+                base = agents[label]
+                b = run("large", label, "base", inst, base, None, None, False, {})
+                p = run("large", label, "planner", inst, base, hz, tp, True, {})
+                res.setdefault(label, {}).setdefault("base", {})[sd] = b
+                res[label].setdefault("planner", {})[sd] = p
+                print(f"  set {inst.seed} [{label}]: lookahead {la['avg_jct_h']:.3f} h, agent {b['avg_jct_h']:.3f} "
+                      f"h, planner {p['avg_jct_h']:.3f} h ({p['cpu_ms_per_decision']:.0f} CPU ms / decision)",
+                      flush=True)
+            res.setdefault("", {}).setdefault("lookahead", {})[sd] = la
+        lines += [f"## Held-out Normal sets ({args.sets} x {args.jobs} jobs)", "",
+                  f"Planner: horizon {'to the end' if hz is None else f'{hz} rounds + fluid estimate'}, tried "
+                  f"actions {'all valid' if tp is None else f'the agent top {tp}'}. Paired change of the average "
+                  "JCT (mean ± 95 % t-interval over the sets; pooled: every seed x set pair) and wins.", "",
+                  "| agent | policy | avg JCT (h) | vs lookahead | wins | vs agent alone | wins | CPU ms / decision |",
+                  "|---|---|---|---|---|---|---|---|"]
+        look = res[""]["lookahead"]
+        m, h = ci95([r["avg_jct_h"] for r in look.values()])
+        cpu = sum(r["cpu_s"] for r in look.values()) / sum(r["decisions"] for r in look.values())
+        lines.append(f"| | lookahead | {m:.3f} ± {h:.3f} | | | | | {1000 * cpu:.1f} |")
+        pool: dict[str, list[tuple[float, float]]] = {}
+        for label in big:
+            for policy in ("base", "planner"):
+                d = res[label][policy]
+                jct = [d[s]["avg_jct_h"] for s in look]
+                vs_l = [d[s]["avg_jct_h"] / look[s]["avg_jct_h"] - 1 for s in look]
+                vs_b = [d[s]["avg_jct_h"] / res[label]["base"][s]["avg_jct_h"] - 1 for s in look]
+                cpu = sum(d[s]["cpu_s"] for s in look) / sum(d[s]["decisions"] for s in look)
+                (m, h), (ml, hl), (mb, hb) = ci95(jct), ci95(vs_l), ci95(vs_b)
+                lines.append(f"| {label} | {policy} | {m:.3f} ± {h:.3f} | {_fmt(ml, hl)} | "
+                             f"{sum(v < 0 for v in vs_l)} / {len(vs_l)} | "
+                             + (f"{_fmt(mb, hb)} | {sum(v < 0 for v in vs_b)} / {len(vs_b)}" if policy == "planner"
+                                else " | ")
+                             + f" | {1000 * cpu:.1f} |")
+                print(lines[-1], flush=True)
+                if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
+                    pool.setdefault(f"{label.rstrip('0123456789')}*|{policy}", []).extend(zip(vs_l, vs_b))
+        for k, pairs in pool.items():
+            if len(pairs) > len(look):
+                grp, policy = k.split("|")
+                al, ab = [x for x, _ in pairs], [y for _, y in pairs]
+                (ml, hl), (mb, hb) = ci95(al), ci95(ab)
+                lines.append(f"| {grp} (all) | {policy} | | {_fmt(ml, hl)} | {sum(x < 0 for x in al)} / {len(al)} | "
+                             + (f"{_fmt(mb, hb)} | {sum(y < 0 for y in ab)} / {len(ab)}" if policy == "planner"
+                                else " | ") + " | |")
+        lines.append("")
+    wall = time.perf_counter() - t0
+    cmd = shlex.join([".venv/bin/python", "benchmarks/rl_planner.py", *(argv if argv is not None else sys.argv[1:])])
+    lines[2:2] = [f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"
+                  + ("; rows of `--reuse` kept, not run again" if args.reuse else "") + ").", ""]
+    with atomic_open(out / "rl_planner.md") as fh:
+        fh.write("\n".join(lines) + "\n")
+    with atomic_open(out / "rl_planner.csv", newline="") as fh:
+        pd.DataFrame(rows).to_csv(fh, index=False)
+    print(f"wrote {out / 'rl_planner.md'} ({wall / 60:.1f} min)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

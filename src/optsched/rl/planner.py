@@ -1,0 +1,166 @@
+"""A learned scheduler that plans (issue 24): one-step rollout over a base policy, usually a trained agent.
+
+At each decision with more than one valid action, every valid action is tried on a copy of the environment
+(``copy.deepcopy``: the simulator's own copy, [`Simulator.clone`][optsched.sim.engine.Simulator.clone]) and the
+*base policy* is followed from there, to the end of the episode (``horizon=None``) or for ``horizon`` more rounds;
+the action of the best score is taken (ties: the base policy's own action, then the lowest index). This is
+Bertsekas' rollout, one step of policy improvement: with ``horizon=None`` it is never worse than its base policy
+from the same state (the environment is deterministic), and the rollout teacher of
+[`optsched.rl.imitation.rollout_action`][] is the same search with the lookahead as the base. It is a *planner*:
+it simulates the future at every decision (one episode per valid action), so its CPU cost per decision is
+orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.planner.plan_episode] measures it.
+
+The score is the average-JCT return (``reward="avg-jct"``: minus the jobs in the system over the jobs in the
+set, times the round's hours, summed), so a full rollout scores exactly minus the set's average JCT in hours.
+A truncated rollout (``horizon`` rounds) adds a value-free estimate of what is left
+([`fluid_cost`][optsched.rl.planner.fluid_cost]): the jobs still in the system finish, shortest remaining work
+first, at a fluid rate of ``total GPUs / mean demand`` isolated job-hours per hour (and none before its own
+remaining isolated hours).
+
+```pycon
+>>> from optsched.generators.contention import random_contention_instance
+>>> inst = random_contention_instance(jobs=4, seed=5, hours=0.25)
+>>> planned = plan_episode(inst, "lookahead")
+>>> plain = plan_episode(inst, "lookahead", plan=False)
+>>> planned["avg_jct_h"] <= plain["avg_jct_h"] + 1e-9, planned["decisions"] == plain["decisions"]
+(True, True)
+
+```
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import InstanceError
+from ..problems.contention import ContentionInstance
+from ..sim.contention.agent import NumpyPolicy, load_policy
+from .env import ContentionEnv
+
+# these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
+__doctest_requires__ = {"*": "deepshare-contention"}
+
+Base = Callable[[ContentionEnv], int]
+
+
+def base_policy(spec: Any) -> Base:
+    """The base policy ``env -> action``: ``"lookahead"`` / ``"lookahead-small"`` (the environment's
+    [`expert_action`][optsched.rl.env.ContentionEnv.expert_action]) or an agent (a
+    [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy], an ``.npz`` path or a shipped name), argmax."""
+    if spec in ("lookahead", "lookahead-small"):
+        small = spec == "lookahead-small"
+        return lambda env: env.expert_action(small)
+    pol: NumpyPolicy = load_policy(spec)
+    if pol.meta.get("observation") != "rich" or not pol.meta.get("work_conserving"):
+        raise InstanceError("the planner's agent must read the rich observation with work-conserving actions "
+                            f"(its meta: observation {pol.meta.get('observation')!r}, work_conserving "
+                            f"{pol.meta.get('work_conserving')!r})", field="policy")
+    return lambda env: pol.act(env._obs(), env.action_masks(), True)
+
+
+def fluid_cost(env: ContentionEnv) -> float:
+    """A value-free estimate (hours, per job of the set, so on the scale of the avg-JCT return) of the average
+    JCT still to come for the jobs in the system: shortest remaining isolated work first at a fluid rate of
+    ``total GPUs / mean demand`` isolated job-hours per hour; a job finishes no sooner than its own remaining
+    isolated hours."""
+    assert env.sim is not None
+    view = env.sim.view
+    jobs = list(view.jobs.active.values())
+    if not jobs:
+        return 0.0
+    now = view.now
+    rem = np.sort([j.remaining_iterations(now) * j.iteration_time_s / 3600.0 for j in jobs])
+    rate = view.cluster.total_gpus / float(np.mean([j.gpus for j in jobs]))
+    finish = np.maximum(rem, np.cumsum(rem) / rate)
+    return float(finish.sum()) / len(env.instance.jobs)
+
+
+def _follow(env: ContentionEnv, base: Base, horizon: int | None) -> float:
+    """Follow ``base`` from ``env`` (modified) to the end or for ``horizon`` rounds; the return (plus the fluid
+    estimate of the rest when cut)."""
+    total, done = 0.0, env._done
+    stop = None if horizon is None else env._rounds + horizon
+    while not done:
+        if stop is not None and env._rounds >= stop:
+            return total - fluid_cost(env)
+        _, r, term, trunc, _ = env.step(base(env))
+        total, done = total + r, term or trunc
+    return total
+
+
+def ranked(env: ContentionEnv, spec: Any) -> list[int]:
+    """The valid actions, best first, as the base policy ``spec`` ranks them (an agent: by its logits; a
+    lookahead: by the predicted total throughput after the placement)."""
+    mask = env.action_masks()
+    if spec in ("lookahead", "lookahead-small"):
+        opts = env._options()[0]
+        return [o.action for o in sorted(opts, key=lambda o: -o.total)] or [int(np.flatnonzero(mask)[0])]
+    z = np.where(mask, load_policy(spec).logits(env._obs()), -np.inf)
+    return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
+
+
+def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
+                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
+    """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
+    ``top``: the actions to try (default: every valid one), for example the base's best few."""
+    valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
+    own = int(base(env))
+    if own not in valid:
+        valid.append(own)
+    if len(valid) <= 1:
+        return own, 0
+    scores = {}
+    for a in valid:
+        e = copy.deepcopy(env)
+        _, r, term, trunc, _ = e.step(a)
+        scores[a] = r + (0.0 if term or trunc else _follow(e, base, horizon))
+    best = max(scores.values())
+    if scores.get(own, -np.inf) >= best - 1e-12:
+        return own, len(valid)
+    return min(a for a in valid if scores[a] >= best - 1e-12), len(valid)
+
+
+def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
+                 plan: bool = True, top: int | None = None) -> dict[str, Any]:
+    """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
+    its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
+    ([`ranked`][optsched.rl.planner.ranked]; None: every valid action). Returns the average JCT in hours (round
+    accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, the actions
+    tried, how many times the planner overruled the base, and the CPU seconds (and per decision)."""
+    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
+        raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+        raise InstanceError(f"must be a positive integer or None, got {top!r}", field="top")
+    act = base_policy(base) if not callable(base) else base
+    if top is not None:
+        pol = base if base in ("lookahead", "lookahead-small") else load_policy(base)
+        k = top
+
+        def prune(e: ContentionEnv) -> list[int]:
+            return ranked(e, pol)[:k]
+    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": instance})
+    c0 = time.process_time()
+    total, done = 0.0, False
+    decisions = choices = tried = changed = 0
+    while not done:
+        if plan:
+            a, n = plan_action(env, act, horizon, None if top is None else prune)
+            if n:
+                choices, tried = choices + 1, tried + n
+                changed += int(a != act(env))
+        else:
+            a = act(env)
+        _, r, term, trunc, _ = env.step(a)
+        decisions += 1
+        total, done = total + r, term or trunc
+    cpu = time.process_time() - c0
+    return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "tried": tried, "changed": changed,
+            "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
+
+
+__all__ = ["base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]

@@ -1,0 +1,109 @@
+"""Issue 24: the planner (one-step rollout over a base policy, ``optsched.rl.planner``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests.sim.shared_data import DEEPSHARE, needs_data
+
+from optsched.errors import InstanceError
+from optsched.generators.contention import random_contention_instance
+from optsched.sim import simulate
+
+pytestmark = needs_data(*DEEPSHARE)
+pytest.importorskip("gymnasium")
+
+from optsched.rl.env import ContentionEnv  # noqa: E402
+from optsched.rl.imitation import rollout_action  # noqa: E402
+from optsched.rl.planner import base_policy, fluid_cost, plan_action, plan_episode, ranked  # noqa: E402
+
+
+def _inst(jobs=5, seed=3, hours=0.25):
+    return random_contention_instance(jobs=jobs, mix="normal", seed=seed, hours=hours)
+
+
+def test_plan_action_on_copies_agrees_with_the_rollout_teacher_on_replays():
+    """Two implementations of the same search: the planner over the lookahead (copies of the environment) and the
+    rollout teacher (a replay of the episode from its start for every tried action) choose the same actions
+    along the whole episode."""
+    for seed in (2_000_001, 2_000_007):
+        inst = _inst(jobs=6, seed=seed)
+        env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+        env.reset(options={"instance": inst})
+        base = base_policy("lookahead")
+        taken, done = [], False
+        while not done:
+            a, _ = plan_action(env, base)
+            assert a == rollout_action(env, taken)
+            taken.append(a)
+            _, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+
+
+def test_the_planner_is_never_worse_than_its_base_and_its_jct_is_the_simulators():
+    """Full rollouts: never worse than the base policy alone (the shipped agent), better on at least one set;
+    the base alone through the environment gives the simulator's round-accounted average JCT."""
+    better = False
+    for seed in (2_000_000, 2_000_003, 2_000_005):
+        inst = _inst(jobs=5, seed=seed)
+        plain = plan_episode(inst, "normal-wc", plan=False)
+        sim = simulate(inst, scheduler={"name": "rl-agent", "policy": "normal-wc"}).jobs["round_jct_s"].mean()
+        assert plain["avg_jct_h"] == pytest.approx(sim / 3600.0, rel=1e-9)
+        planned = plan_episode(inst, "normal-wc")
+        assert planned["decisions"] >= planned["choices"] > 0 and planned["tried"] >= 2 * planned["choices"]
+        assert planned["avg_jct_h"] <= plain["avg_jct_h"] + 1e-9
+        better |= planned["avg_jct_h"] < plain["avg_jct_h"] - 1e-9
+    assert better
+
+
+def test_truncated_rollouts_finish_the_episode_and_refuse_a_bad_horizon():
+    inst = _inst(jobs=8, seed=4, hours=0.5)
+    r = plan_episode(inst, "lookahead", horizon=2)
+    assert r["avg_jct_h"] >= 0.5 and r["choices"] > 0
+    with pytest.raises(InstanceError, match="horizon"):
+        plan_episode(inst, "lookahead", horizon=0)
+
+
+def test_fluid_cost_by_hand():
+    """At the start of a 4-job set of a quarter hour each, the fluid rate (32 GPUs / mean demand >= 4 jobs at a
+    time) finishes every job at its own 0.25 h: the estimate is 4 x 0.25 / 4 jobs; after the episode, 0."""
+    inst = _inst(jobs=4, seed=5)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    assert fluid_cost(env) == pytest.approx(0.25, rel=1e-3)
+    done = False
+    while not done:
+        _, _, term, trunc, _ = env.step(env.expert_action())
+        done = term or trunc
+    assert fluid_cost(env) == 0.0
+
+
+def test_base_policy_refuses_a_paper_agent():
+    with pytest.raises(InstanceError, match="rich observation"):
+        base_policy("normal")
+
+
+def test_the_planner_runs_without_torch_or_sb3():
+    """At inference the planner needs numpy and gymnasium (the environment), not torch or stable-baselines3."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "for m in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+            "    sys.modules[m] = None\n"
+            "from optsched.generators.contention import random_contention_instance\n"
+            "from optsched.rl.planner import plan_episode\n"
+            "r = plan_episode(random_contention_instance(jobs=4, seed=0, hours=0.25), 'normal-wc', top=2)\n"
+            "print(r['avg_jct_h'] >= 0.25, r['decisions'] > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True True"
+
+
+def test_ranked_puts_the_bases_own_action_first():
+    inst = _inst(jobs=8, seed=6, hours=0.5)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    for spec in ("lookahead", "normal-wc"):
+        order = ranked(env, spec)
+        assert order[0] == base_policy(spec)(env)
+        assert sorted(order) == [int(a) for a in np.flatnonzero(env.action_masks())]
