@@ -57,9 +57,9 @@ import math
 from typing import Any, Sequence
 
 from ...problems.deadline import DEADLINE_TOL_S
-from ..base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from ..base import AdmissionPolicy, Decision, DecisionBuilder, LaunchMechanism, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import deadline_of, deadline_order, hypothetical
+from .common import deadline_of, deadline_order, hypothetical, place, placement_of, shared_tables
 from .elasticflow_fixed import apply_targets
 
 __all__ = ["EDFAdmission", "EDFElastic", "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowNoAdmission",
@@ -128,8 +128,15 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
     if lad is None:
         perf = view.perf
         counts = allowed_counts(job, view.cluster.total_gpus)
-        lad = cache[job.id] = Ladder.of_speeds({n: 1.0 / perf.alone_time_s(job, hypothetical(n, n > 1))
-                                                for n in counts})
+        shared = shared_tables(job, perf)  # the jobs with one speed function share their ladder per counts
+        memo = shared[3] if shared is not None else None
+        key = ("ladder", tuple(counts))
+        lad = memo.get(key) if memo is not None else None
+        if lad is None:
+            lad = Ladder.of_speeds({n: 1.0 / perf.alone_time_s(job, hypothetical(n, n > 1)) for n in counts})
+            if memo is not None:
+                memo[key] = lad
+        cache[job.id] = lad
     return lad
 
 
@@ -302,10 +309,6 @@ def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
     return shared if isinstance(shared, dict) else own
 
 
-def _deadline_order(view: SimView) -> list[Job]:
-    return sorted(view.jobs.active.values(), key=deadline_order)
-
-
 def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
     """The running jobs a rounding error from their end, with their GPUs: they keep them until they complete
     (stopping one would leave a few ulps of work waiting for GPUs, perhaps for hours)."""
@@ -376,7 +379,46 @@ class EDFAdmission(ElasticFlowAdmission):
 
 
 # -- schedulers ----------------------------------------------------------------------------------------------------
-class ElasticFlow(SchedulerPlacer):
+class _DeadlineOrdered(SchedulerPlacer):
+    """The active jobs in deadline order and their keys, kept across decisions (insert at admission, delete at
+    completion; rebuilt from the view when its count of active jobs disagrees or after an outside decision):
+    the list ``sorted(active, key=deadline_order)`` gives (the keys are unique), without sorting every job at
+    every decision."""
+
+    def __init__(self) -> None:
+        self._order: list[Job] = []
+        self._keys: list[tuple[float, float, int]] = []
+        self._stale = True
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        for j in jobs:
+            k = deadline_order(j)
+            i = bisect.bisect_right(self._keys, k)
+            self._keys.insert(i, k)
+            self._order.insert(i, j)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if not own:
+            self._stale = True
+
+    def _sorted(self, view: SimView) -> list[Job]:
+        """The active jobs in deadline order (the list kept: do not change it)."""
+        active = view.jobs.active
+        if self._stale or len(self._order) != len(active):
+            self._order = sorted(active.values(), key=deadline_order)
+            self._keys = [deadline_order(j) for j in self._order]
+            self._stale = False
+        return self._order
+
+    def _forget(self, job: Job) -> None:
+        k = deadline_order(job)
+        i = bisect.bisect_left(self._keys, k)
+        if i < len(self._keys) and self._keys[i] == k:
+            del self._keys[i]
+            del self._order[i]
+
+
+class ElasticFlow(_DeadlineOrdered):
     """ElasticFlow's scheduling (module docstring): re-plan every job from its remaining work at each decision,
     the planned counts now, leftovers by the largest run time saved per GPU; use with admission ``elasticflow``
     (the default through the door)."""
@@ -387,13 +429,14 @@ class ElasticFlow(SchedulerPlacer):
     default_admission = "elasticflow"
 
     def __init__(self) -> None:
+        super().__init__()
         self._wake = math.inf
         self._ladders: dict[str, Ladder] = {}
 
     def targets(self, view: SimView) -> dict[Job, int]:
         """The GPU count every active job should hold now."""
         now, total = view.now, view.cluster.total_gpus
-        order = _deadline_order(view)
+        order = self._sorted(view)
         ending = _ending(order, now)
         total -= sum(ending.values())
         cache = _ladder_cache(view, self._ladders)
@@ -421,6 +464,7 @@ class ElasticFlow(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         _ladder_cache(view, self._ladders).pop(job.id, None)
+        self._forget(job)
 
 
 class ElasticFlowNoAdmission(ElasticFlow):
@@ -430,7 +474,7 @@ class ElasticFlowNoAdmission(ElasticFlow):
     default_admission = "accept-all"
 
 
-class EDFElastic(SchedulerPlacer):
+class EDFElastic(_DeadlineOrdered):
     """ElasticFlow's EDF baseline: elastic and preemptive, re-planned at every event; each job in deadline order
     gets its largest useful count still free. Not paper 003's ``edf`` (one job on the whole cluster)."""
 
@@ -439,32 +483,8 @@ class EDFElastic(SchedulerPlacer):
     family = "deadline"
 
     def __init__(self) -> None:
+        super().__init__()
         self._ladders: dict[str, Ladder] = {}
-        # the active jobs in deadline order and their keys, kept across decisions (insert at admission, delete
-        # at completion); rebuilt from the view when its count of active jobs disagrees or after an outside
-        # decision
-        self._order: list[Job] = []
-        self._keys: list[tuple[float, float, int]] = []
-        self._stale = True
-
-    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
-        for j in jobs:
-            k = deadline_order(j)
-            i = bisect.bisect_right(self._keys, k)
-            self._keys.insert(i, k)
-            self._order.insert(i, j)
-
-    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
-        if not own:
-            self._stale = True
-
-    def _sorted(self, view: SimView) -> list[Job]:
-        active = view.jobs.active
-        if self._stale or len(self._order) != len(active):
-            self._order = sorted(active.values(), key=deadline_order)
-            self._keys = [deadline_order(j) for j in self._order]
-            self._stale = False
-        return self._order
 
     def decide(self, view: SimView) -> Decision:
         """Walks the jobs in deadline order only until the free GPUs run out (every later job would get none);
@@ -500,11 +520,7 @@ class EDFElastic(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         _ladder_cache(view, self._ladders).pop(job.id, None)
-        k = deadline_order(job)
-        i = bisect.bisect_left(self._keys, k)
-        if i < len(self._keys) and self._keys[i] == k:
-            del self._keys[i]
-            del self._order[i]
+        self._forget(job)
 
 
 class EDFWithAdmission(EDFElastic):
@@ -532,32 +548,53 @@ class GandivaTimeSlicing(SchedulerPlacer):
             raise InstanceError(f"must be a positive number of seconds, got {quantum_s!r}", field="quantum_s")
         self.quantum_s = float(quantum_s)
         self._since: dict[str, float] = {}  # job id -> when it last started (running) or became ready (waiting)
+        self._tail: dict[str, tuple[float, int]] = {}  # job id -> (deadline, workload order): the key's fixed part
         self._wake = math.inf
 
     def decide(self, view: SimView) -> Decision:
-        from ..base import DecisionBuilder
-        from .common import place
-
         now, q = view.now, self.quantum_s
-        since = self._since
+        since, tails = self._since, self._tail
         active = list(view.jobs.active.values())
+        waiting = False
         for j in active:
-            since.setdefault(j.id, j.arrival_s)
-        waiting = any(j.status == QUEUED for j in active)
-
-        def key(j: Job) -> tuple:
-            if j.status == RUNNING:
-                if not waiting or now - since[j.id] < q - DEADLINE_TOL_S:
-                    return (0, since[j.id], deadline_of(j), j.index)  # within its slice
-                return (1, since[j.id] + q, deadline_of(j), j.index)  # back in the queue at its slice's end
-            return (1, since[j.id], deadline_of(j), j.index)
-
+            if j.id not in since:
+                since[j.id] = j.arrival_s
+            if j.status == QUEUED:
+                waiting = True
+        # the order's key, decorated (no key function): a running job within its slice first (since), then by the
+        # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
+        # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
+        cut = q - DEADLINE_TOL_S
+        order = []
+        for j in active:
+            jid = j.id
+            t = tails.get(jid)
+            if t is None:
+                t = tails[jid] = (deadline_of(j), j.index)
+            s0 = since[jid]
+            if j.status != RUNNING:
+                order.append((1, s0, t[0], t[1], j))
+            elif not waiting or now - s0 < cut:
+                order.append((0, s0, t[0], t[1], j))
+            else:
+                order.append((1, s0 + q, t[0], t[1], j))
+        order.sort()
         free = view.cluster.total_gpus
         keep: list[Job] = []
-        for j in sorted(active, key=key):
+        launches = 0
+        for e in order:
+            j = e[4]
             if j.gpus <= free:
                 keep.append(j)
                 free -= j.gpus
+                if j.status != RUNNING:
+                    launches += 1
+                if free == 0:  # no job fits in no GPU: the rest of the walk keeps nothing
+                    break
+        if not launches and len(keep) == sum(1 for j in active if j.status == RUNNING):
+            # every running job keeps its GPUs and no job starts: nothing to decide, only the next slice's end
+            self._wake = min((since[j.id] + q for j in keep), default=math.inf)
+            return Decision()
         kept = set(keep)
         b = DecisionBuilder(view)
         wake = math.inf
@@ -570,7 +607,7 @@ class GandivaTimeSlicing(SchedulerPlacer):
                 pl = place(b.free, j.gpus)
                 if pl is None:  # fragmented: wait for the next decision
                     continue
-                b.launch(j, Placement.of(pl))
+                b.launch(j, placement_of(pl))
                 since[j.id] = now
                 wake = min(wake, now + q)
             else:
@@ -583,6 +620,7 @@ class GandivaTimeSlicing(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._since.pop(job.id, None)
+        self._tail.pop(job.id, None)
 
 
 class RescaleOverhead(LaunchMechanism):
