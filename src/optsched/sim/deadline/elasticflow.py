@@ -78,10 +78,35 @@ class Ladder:
     ```
     """
 
-    __slots__ = ("counts", "speeds")
+    __slots__ = ("counts", "speeds", "_by_free")
 
     def __init__(self, counts: list[int], speeds: list[float]):
         self.counts, self.speeds = counts, speeds
+        self._by_free: tuple[list[int], list[float]] = ([], [])
+
+    def by_free(self, n: int) -> tuple[list[int], list[float]]:
+        """Two lists indexed by a number of free GPUs f (at least ``n + 1`` long): the fastest count not above f
+        (0: none) and its speed (0.0: none), the values ``best_upto`` and ``speed_at`` give, read without a
+        bisect.
+
+        ```pycon
+        >>> Ladder([1, 2, 8], [1.0, 1.8, 2.5]).by_free(9)[0]
+        [0, 1, 2, 2, 2, 2, 2, 2, 8, 8]
+
+        ```
+        """
+        cnt, spd = self._by_free
+        if len(cnt) <= n:
+            counts, speeds = self.counts, self.speeds
+            cnt, spd = [0] * (n + 1), [0.0] * (n + 1)
+            for k, c in enumerate(counts):
+                if c > n:
+                    break
+                nxt = counts[k + 1] if k + 1 < len(counts) and counts[k + 1] <= n else n + 1
+                cnt[c:nxt] = [c] * (nxt - c)
+                spd[c:nxt] = [speeds[k]] * (nxt - c)
+            self._by_free = (cnt, spd)
+        return cnt, spd
 
     @classmethod
     def of_speeds(cls, speed: dict[int, float]) -> Ladder:
@@ -141,63 +166,52 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
 
 
 # -- the plan ----------------------------------------------------------------------------------------------------
-def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list[int],
+def _finish(lad: Ladder, share: int, work: float, times: list[float], ends: list[float], free: list[int],
             limit: float = math.inf) -> float:
-    """When ``work`` ends with share index ``share`` on the profile (inf: never, or not by ``limit``)."""
-    counts, speeds = lad.counts, lad.speeds
-    cap, top = counts[share], speeds[share]
-    bisect_right = bisect.bisect_right
-    ends = times[1:]
-    ends.append(math.inf)
+    """When ``work`` ends with share index ``share`` on the profile (intervals [times[k], ends[k]) with free[k]
+    GPUs; inf: never, or not by ``limit``). Interval by interval, as the job would run: the float operations of
+    the plan, in their order."""
+    cap = lad.counts[share]
+    spd = lad.by_free(cap)[1]
     for t0, end, f in zip(times, ends, free):
         if t0 > limit:
             break
-        if f >= cap:
-            s = top
-        else:
-            i = bisect_right(counts, f) - 1
-            if i < 0:
-                continue  # no count fits: no work in this interval
-            s = speeds[i]
-        t = t0 + work / s
-        if t <= end:
-            return t
-        work -= s * (end - t0)
+        s = spd[f if f < cap else cap]
+        if s:  # else no count fits: no work in this interval
+            t = t0 + work / s
+            if t <= end:
+                return t
+            work -= s * (end - t0)
     return math.inf
 
 
-def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list[int]) -> tuple[int, float]:
+def _take(lad: Ladder, share: int, finish: float, times: list[float], ends: list[float], free: list[int]
+          ) -> tuple[int, float]:
     """Remove the job's use from the profile up to ``finish`` (in place); returns (its count now, the time its
     count first changes)."""
     if finish < math.inf:
         k = bisect.bisect_right(times, finish) - 1
         if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
             times.insert(k + 1, finish)
+            ends.insert(k, finish)
             free.insert(k + 1, free[k])
-    counts = lad.counts
-    cap = counts[share]
+    cap = lad.counts[share]
     kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
     if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
         free[:kf] = [f - cap for f in free[:kf]]
         return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
-    bisect_right = bisect.bisect_right
+    cnt = lad.by_free(cap)[0]
     now_count, change = -1, math.inf
-    for k, t in enumerate(times):
-        if t >= finish:
-            if change == math.inf and now_count > 0:
-                change = t
-            break
+    for k in range(kf):
         f = free[k]
-        if f >= cap:
-            c = cap
-        else:
-            i = bisect_right(counts, f) - 1
-            c = counts[i] if i >= 0 else 0
+        c = cnt[f if f < cap else cap]
         if now_count < 0:
             now_count = c
         elif c != now_count and change == math.inf:
-            change = t
+            change = times[k]
         free[k] = f - c
+    if kf < len(times) and change == math.inf and now_count > 0:
+        change = times[kf]
     return max(now_count, 0), change
 
 
@@ -215,7 +229,7 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
 
     ```
     """
-    times, free = [now], [total]
+    times, ends, free = [now], [math.inf], [total]  # the profile: free[k] GPUs on [times[k], ends[k])
     plans: dict[Any, tuple[int, float]] = {}
     failed: list[Any] = []
     for key, lad, work, deadline in jobs:
@@ -225,22 +239,22 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         limit = deadline + DEADLINE_TOL_S
         if share == "max":
             best = len(lad.counts) - 1
-            fin = _finish(lad, best, work, times, free, limit)
+            fin = _finish(lad, best, work, times, ends, free, limit)
             ok = fin <= limit
         else:
             # the smallest share that still ends by the deadline: the smallest count often does (one call),
             # else the largest must, then a binary search between them
             lo, hi = 1, len(lad.counts) - 1
-            best, fin = 0, _finish(lad, 0, work, times, free, limit)
+            best, fin = 0, _finish(lad, 0, work, times, ends, free, limit)
             ok = fin <= limit
             if not ok and hi > 0:
-                best, fin = hi, _finish(lad, hi, work, times, free, limit)
+                best, fin = hi, _finish(lad, hi, work, times, ends, free, limit)
                 ok = fin <= limit
             else:
                 lo = hi
             while ok and lo < hi:
                 mid = (lo + hi) // 2
-                f = _finish(lad, mid, work, times, free, limit)
+                f = _finish(lad, mid, work, times, ends, free, limit)
                 if f <= limit:
                     hi, best, fin = mid, mid, f
                 else:
@@ -248,7 +262,7 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         if not ok:
             failed.append(key)
             continue
-        plans[key] = _take(lad, best, fin, times, free)
+        plans[key] = _take(lad, best, fin, times, ends, free)
     return plans, failed
 
 

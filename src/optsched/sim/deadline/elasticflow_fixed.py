@@ -245,28 +245,38 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
-    running = [j for j in target if j.status == RUNNING]
-    if all(target[j] == j.held_gpus for j in running) and not any(
-            g > 0 and j.status == QUEUED for j, g in target.items()):
+    # the jobs whose count changes, in the order of ``target`` (every other job is left as it is)
+    down: list[Job] = []  # running jobs that shrink or stop
+    up: list[Job] = []  # running jobs that grow
+    start: list[Job] = []  # waiting jobs that start
+    for j, g in target.items():
+        if j.status == RUNNING:
+            pl = j.placement
+            assert pl is not None
+            if g < pl.gpus:
+                down.append(j)
+            elif g > pl.gpus:
+                up.append(j)
+        elif g > 0 and j.status == QUEUED:
+            start.append(j)
+    if not (down or up or start):
         return Decision()  # every job already holds its count: nothing to do
     b = DecisionBuilder(view, elastic=True)
-    for j in running:  # shrink or stop first: their GPUs go back to the pool
+    for j in down:  # shrink or stop first: their GPUs go back to the pool
         pl = j.placement
         assert pl is not None
         if target[j] == 0:
             b.preempt(j)
-        elif target[j] < pl.gpus:
+        else:
             b.migrate(j, placement_of(shrink(pl, target[j])))
-    for j in sorted(running, key=lambda j: -target[j]):
+    for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
-        if target[j] > pl.gpus:
-            new_g = grow(pl, target[j], b.free)
-            if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
-                continue
-            b.migrate(j, placement_of(new_g))
-    for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
-                    key=lambda j: (-target[j], deadline_of(j), j.index)):
+        new_g = grow(pl, target[j], b.free)
+        if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+            continue
+        b.migrate(j, placement_of(new_g))
+    for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
         got = place(b.free, target[j])
         if got is None:  # pragma: no cover
             continue
