@@ -19,6 +19,7 @@ GPU count and on one node vs several (the constant model of Blox too: there a GP
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -178,7 +179,10 @@ def placement_of(mapping: dict[int, int]) -> Placement:
         for s, n in mapping.items():
             if n:
                 return Placement.one(int(s), int(n))
-    return Placement.of(mapping)
+    if 0 in mapping.values():
+        mapping = {s: n for s, n in mapping.items() if n}
+    keys = sorted(mapping)  # what Placement.of builds, without a Python loop over the servers
+    return Placement(tuple(map(int, keys)), tuple(map(int, map(mapping.__getitem__, keys))))
 
 
 def shrink(pl: Placement, n: int) -> dict[int, int]:
@@ -193,13 +197,15 @@ def shrink(pl: Placement, n: int) -> dict[int, int]:
     """
     held = dict(zip(pl.servers, pl.counts))
     drop = pl.gpus - n
-    for c, s in sorted((c, -s) for s, c in held.items()):  # fewest held first, ties: the highest index
-        if drop <= 0:
-            break
-        k = min(c, drop)
-        held[-s] -= k
-        drop -= k
-    return {s: c for s, c in held.items() if c}
+    if drop > 0:
+        # fewest held first, ties: the highest index
+        for c, s in sorted(zip(pl.counts, map(operator.neg, pl.servers))):
+            k = min(c, drop)
+            held[-s] -= k
+            drop -= k
+            if drop <= 0:
+                break
+    return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
 def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
@@ -216,7 +222,7 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
     need = n - pl.gpus
     fl = free.tolist() if isinstance(free, np.ndarray) else [int(x) for x in free]
     # the nodes it uses that have free GPUs, most held first (ties: the lowest index); the others add nothing
-    for _, s in sorted((-c, s) for s, c in held.items() if fl[s] > 0):
+    for s in sorted([s for s in held if fl[s] > 0], key=lambda s: (-held[s], s)):
         if need <= 0:
             break
         k = min(fl[s], need)
@@ -238,7 +244,9 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
             need -= k
             if need == 0:
                 break
-    return None if need > 0 else {s: c for s, c in held.items() if c}
+    if need > 0:
+        return None
+    return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
 def deadline_of(job: Job) -> float:

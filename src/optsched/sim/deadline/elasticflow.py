@@ -172,7 +172,9 @@ def _finish(lad: Ladder, share: int, work: float, times: list[float], ends: list
     GPUs; inf: never, or not by ``limit``). Interval by interval, as the job would run: the float operations of
     the plan, in their order."""
     cap = lad.counts[share]
-    spd = lad.by_free(cap)[1]
+    spd = lad._by_free[1]
+    if len(spd) <= cap:
+        spd = lad.by_free(cap)[1]
     for t0, end, f in zip(times, ends, free):
         if t0 > limit:
             break
@@ -200,7 +202,9 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], ends: list
     if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
         free[:kf] = [f - cap for f in free[:kf]]
         return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
-    cnt = lad.by_free(cap)[0]
+    cnt = lad._by_free[0]
+    if len(cnt) <= cap:
+        cnt = lad.by_free(cap)[0]
     now_count, change = -1, math.inf
     for k in range(kf):
         f = free[k]
