@@ -566,36 +566,40 @@ class GandivaTimeSlicing(SchedulerPlacer):
             raise InstanceError(f"must be a positive number of seconds, got {quantum_s!r}", field="quantum_s")
         self.quantum_s = float(quantum_s)
         self._since: dict[str, float] = {}  # job id -> when it last started (running) or became ready (waiting)
-        self._tail: dict[str, tuple[float, int]] = {}  # job id -> (deadline, workload order): the key's fixed part
+        # job id -> (deadline, workload order, job): the key's fixed part
+        self._tail: dict[str, tuple[float, int, Job]] = {}
         self._wake = math.inf
 
     def decide(self, view: SimView) -> Decision:
         now, q = view.now, self.quantum_s
         since, tails = self._since, self._tail
         active = list(view.jobs.active.values())
-        waiting = False
-        for j in active:
-            if j.id not in since:
-                since[j.id] = j.arrival_s
-            if j.status == QUEUED:
-                waiting = True
         # the order's key, decorated (no key function): a running job within its slice first (since), then by the
         # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
         # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
-        cut = q - DEADLINE_TOL_S
-        order = []
+        order: list[tuple] = []
+        running: list[tuple] = []
+        waiting = False
         for j in active:
             jid = j.id
+            s0 = since.get(jid)
+            if s0 is None:
+                s0 = since[jid] = j.arrival_s
             t = tails.get(jid)
             if t is None:
-                t = tails[jid] = (deadline_of(j), j.index)
-            s0 = since[jid]
-            if j.status != RUNNING:
-                order.append((1, s0, t[0], t[1], j))
-            elif not waiting or now - s0 < cut:
-                order.append((0, s0, t[0], t[1], j))
+                t = tails[jid] = (deadline_of(j), j.index, j)
+            if j.status == RUNNING:
+                running.append((s0, t))
             else:
-                order.append((1, s0 + q, t[0], t[1], j))
+                order.append((1, s0) + t)
+                if j.status == QUEUED:
+                    waiting = True
+        cut = q - DEADLINE_TOL_S
+        for s0, t in running:
+            if not waiting or now - s0 < cut:
+                order.append((0, s0) + t)
+            else:
+                order.append((1, s0 + q) + t)
         order.sort()
         free = view.cluster.total_gpus
         keep: list[Job] = []
@@ -609,7 +613,7 @@ class GandivaTimeSlicing(SchedulerPlacer):
                     launches += 1
                 if free == 0:  # no job fits in no GPU: the rest of the walk keeps nothing
                     break
-        if not launches and len(keep) == sum(1 for j in active if j.status == RUNNING):
+        if not launches and len(keep) == len(running):
             # every running job keeps its GPUs and no job starts: nothing to decide, only the next slice's end
             self._wake = min((since[j.id] + q for j in keep), default=math.inf)
             return Decision()
