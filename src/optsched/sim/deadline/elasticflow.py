@@ -359,13 +359,16 @@ class ElasticFlowAdmission(AdmissionPolicy):
         cache = self.ladders
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
                           key=deadline_order)
+        keys = [deadline_order(j) for j in admitted]  # unique: inserting at its bisect is sorting
         out = []
         last: tuple[list[Job], dict] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             if not math.isfinite(deadline_of(j)):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            trial = sorted([*admitted, j], key=deadline_order)
+            k = deadline_order(j)
+            at = bisect.bisect_right(keys, k)
+            trial = [*admitted[:at], j, *admitted[at:]]
             plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
             ok = j.id in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
@@ -373,6 +376,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
                 ok = set(before) <= set(plans)
             if ok:
                 admitted = trial
+                keys.insert(at, k)
                 last = (trial, plans)
                 out.append(j)
             else:
@@ -383,8 +387,10 @@ class ElasticFlowAdmission(AdmissionPolicy):
         return out
 
     def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
-        now = view.now
-        return [(j.id, ladder_of(j, view, self.ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
+        now, cache = view.now, self.ladders
+        get = cache.get
+        return [(j.id, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), deadline_of(j))
+                for j in jobs]
 
 
 class EDFAdmission(ElasticFlowAdmission):
@@ -458,9 +464,10 @@ class ElasticFlow(_DeadlineOrdered):
         ending = _ending(order, now)
         total -= sum(ending.values())
         cache = _ladder_cache(view, self._ladders)
-        entries = [(j, ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
+        get = cache.get
+        entries = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
                    if j not in ending]
-        planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
+        planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
         memo = getattr(view.admission, "last_plan", None) if not ending else None
         if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
                 and memo[1] == [j.id for j, *_ in planned]):
