@@ -3,7 +3,10 @@ Themis's decision that reads the waiting jobs only as far as the GPUs go (agains
 sorts and prices every waiting job at every decision, as before the speed-up), the lazy finish-time-fair split
 against the eager one, and the leftover loops of ElasticFlow and of its fixed-reservation variant against plain
 heaps that rescan each next step, and the placement helpers (fragments first, grow, shrink) against reading every
-server one by one. Small random workloads, contended and not; per-job tables compared exactly."""
+server one by one; the third pass: the fixed variant's runs of unit steps over speed tables shared by the ring
+model's jobs of one profile, ElasticFlow's plan with its per-free-GPU tables, gandiva-ts's decision and
+ElasticFlow's whole decision (kept order, apply_targets over the changed jobs) against the plain ones. Small random
+workloads, contended and not; per-job tables compared exactly."""
 
 from __future__ import annotations
 
@@ -18,7 +21,15 @@ from optsched.generators.deadline import deadline_workload, elasticflow_shaped_w
 from optsched.sim import simulate
 from optsched.sim.base import Decision, DecisionBuilder
 from optsched.sim.deadline.common import JobTimes, deadline_order, place
-from optsched.sim.deadline.elasticflow import EDFElastic, EDFWithAdmission, Ladder, ladder_of, lend
+from optsched.sim.deadline.elasticflow import (
+    EDFElastic,
+    EDFWithAdmission,
+    ElasticFlow,
+    GandivaTimeSlicing,
+    Ladder,
+    ladder_of,
+    lend,
+)
 from optsched.sim.deadline.elasticflow_fixed import apply_targets, leftovers
 from optsched.sim.deadline.themis import ThemisFTF, ftf_allocate, ftf_allocate_lazy, rho
 from optsched.sim.state import QUEUED, RUNNING, Placement
@@ -294,3 +305,284 @@ def test_placement_helpers_are_the_plain_ones():
         assert shrink(pl, n_down) == _plain_shrink(pl, n_down)
         n_up = pl.gpus + rng.randint(1, int(free.sum()) + 2)
         assert grow(pl, n_up, free) == _plain_grow(pl, n_up, free)
+
+
+# -- issue 29, third pass: shared speed tables, unit-step runs, the plan's tables, gandiva-ts, apply_targets -------
+def _curve(kind, rng):
+    """Seconds per unit of work on g GPUs (cross: across nodes) of a few shapes: ring-like (gains per added GPU
+    that grow), concave (gains that fall), flat stretches, a dip (a count slower than the one before)."""
+    a, c, e = rng.uniform(0.01, 0.5), rng.uniform(0.0, 0.3), rng.uniform(0.3, 0.9)
+    dip = rng.randint(2, 40)
+    if kind == "ring":
+        return lambda g, cross: (a + (2.0 * (g - 1) / g * c * (1.5 if cross else 1.0))) / g
+    if kind == "concave":
+        return lambda g, cross: a / g ** e
+    if kind == "flat":
+        return lambda g, cross: a / min(g, dip)
+    return lambda g, cross: a / g * (1.4 if g % dip == 0 else 1.0)
+
+
+def test_leftover_unit_step_runs_are_the_plain_ones():
+    """The fixed variant's leftovers with speed tables shared by the jobs of one speed function (as the ring
+    model's jobs of one (T_cal, params) share them): runs of unit steps taken at once give the plain loop's
+    counts, on curves whose gains grow, fall, stay flat or dip, with spares up to a few hundred GPUs."""
+    rng = random.Random(29)
+    for _ in range(120):
+        kinds = [rng.choice(["ring", "concave", "flat", "dip"]) for _ in range(rng.randint(1, 3))]
+        curves = [_curve(k, rng) for k in kinds]
+        shared = [({}, {}, []) for _ in curves]  # one speed cache, step memo and unit-step table per curve
+        n = rng.randint(1, 7)
+        which = [rng.randrange(len(curves)) for _ in range(n)]
+        caps = [rng.choice([1 << 30, rng.randint(1, 300)]) for _ in range(n)]
+        for _rep in range(3):  # the tables persist across calls, as across decisions
+            spare = rng.randint(0, 400)
+            target = {i: rng.randint(1, min(caps[i], 60)) for i in range(n)}
+            work = {i: rng.uniform(1.0, 500.0) for i in range(n)}
+            times = {}
+            for i in range(n):
+                jt = JobTimes(curves[which[i]], work[i], caps[i])
+                jt._cache, jt.steps, jt.runs = shared[which[i]]
+                times[i] = jt
+            fast_t, plain_t = dict(target), dict(target)
+            fast = leftovers(times, fast_t, spare)
+            fresh = {i: JobTimes(curves[which[i]], work[i], caps[i]) for i in range(n)}
+            assert (fast, fast_t) == (_plain_leftovers(fresh, plain_t, spare), plain_t)
+
+
+def test_ring_jobs_share_one_speed_table():
+    """Under the ring model, jobs of one (T_cal, params) share their speeds (the same floats as asking the model);
+    another model, or a subclass of the ring model, keeps a table per job."""
+    from types import SimpleNamespace as NS
+
+    from optsched.perf.ring import RingPerf
+    from optsched.problems.deadline import DeadlineJob
+    from optsched.sim.deadline.common import hypothetical
+
+    perf = RingPerf()
+
+    def job(jid, model):
+        return NS(id=jid, spec=DeadlineJob(jid, model, 0.0, 1.0, epochs=1), remaining_iterations=lambda now: 10.0)
+
+    a, b, c = (JobTimes.of(job(k, m), perf, 0.0) for k, m in (("a", "ResNet-50"), ("b", "ResNet-50"), ("c", "TSN")))
+    assert a._cache is b._cache and a.steps is b.steps and a._cache is not c._cache
+    for g in (1, 2, 3, 7, 64):
+        for cross in (False, True):
+            assert b.batch_time(g, cross) == perf.alone_time_s(job("b", "ResNet-50"), hypothetical(g, cross))
+
+    class Ring2(RingPerf):
+        pass
+
+    d, e = (JobTimes.of(job(k, "ResNet-50"), Ring2(), 0.0) for k in "de")
+    assert d._cache is not e._cache and d.runs is None
+
+
+def test_ladder_tables_are_its_bisects():
+    rng = random.Random(5)
+    for _ in range(200):
+        counts = sorted(rng.sample(range(1, 40), rng.randint(1, 6)))
+        lad = Ladder(counts, sorted(rng.uniform(0.1, 9.0) for _ in counts))
+        n = rng.randint(0, 50)
+        cnt, spd = lad.by_free(n)
+        for f in range(n + 1):
+            i = lad.best_upto(f)
+            assert (cnt[f], spd[f]) == ((counts[i], lad.speeds[i]) if i >= 0 else (0, 0.0))
+
+
+def _plain_plan_jobs(jobs, now, total, share="min"):
+    """ElasticFlow's plan before the tables: the interval ends copied per call, a bisect per interval."""
+    import bisect
+
+    from optsched.problems.deadline import DEADLINE_TOL_S
+
+    def finish(lad, k, work, times, free, limit):
+        counts, speeds = lad.counts, lad.speeds
+        cap, top = counts[k], speeds[k]
+        ends = times[1:] + [math.inf]
+        for t0, end, f in zip(times, ends, free):
+            if t0 > limit:
+                break
+            if f >= cap:
+                s = top
+            else:
+                i = bisect.bisect_right(counts, f) - 1
+                if i < 0:
+                    continue
+                s = speeds[i]
+            t = t0 + work / s
+            if t <= end:
+                return t
+            work -= s * (end - t0)
+        return math.inf
+
+    def take(lad, k, fin, times, free):
+        if fin < math.inf:
+            m = bisect.bisect_right(times, fin) - 1
+            if times[m] < fin and (m + 1 == len(times) or times[m + 1] > fin):
+                times.insert(m + 1, fin)
+                free.insert(m + 1, free[m])
+        counts, cap = lad.counts, lad.counts[k]
+        now_count, change = -1, math.inf
+        for m, t in enumerate(times):
+            if t >= fin:
+                if change == math.inf and now_count > 0:
+                    change = t
+                break
+            f = free[m]
+            i = bisect.bisect_right(counts, min(f, cap)) - 1
+            c = counts[i] if i >= 0 else 0
+            if now_count < 0:
+                now_count = c
+            elif c != now_count and change == math.inf:
+                change = t
+            free[m] = f - c
+        return max(now_count, 0), change
+
+    times, free, plans, failed = [now], [total], {}, []
+    for key, lad, work, deadline in jobs:
+        limit = deadline + DEADLINE_TOL_S
+        ks = [len(lad.counts) - 1] if share == "max" else range(len(lad.counts))
+        best = next(((k, f) for k in ks if (f := finish(lad, k, work, times, free, limit)) <= limit), None)
+        if not lad.counts or best is None:
+            failed.append(key)
+            continue
+        plans[key] = take(lad, best[0], best[1], times, free)
+    return plans, failed
+
+
+def test_plan_is_the_plain_one():
+    """The plan with its tables and kept interval ends gives the plain plan's counts, change times and
+    infeasible jobs, bit for bit (the smallest feasible share found by a scan of every share)."""
+    from optsched.sim.deadline.elasticflow import plan_jobs
+
+    rng = random.Random(17)
+    for _ in range(300):
+        total = rng.choice([4, 16, 64, 2000])
+        jobs = []
+        for i in range(rng.randint(1, 25)):
+            counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
+            speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
+            jobs.append((i, Ladder(counts, speeds), rng.uniform(1.0, 5000.0), rng.uniform(10.0, 3000.0)))
+        jobs.sort(key=lambda x: x[3])
+        now = rng.uniform(0.0, 5.0)
+        for share in ("min", "max"):
+            assert plan_jobs(jobs, now, total, share) == _plain_plan_jobs(jobs, now, total, share)
+
+
+class PlainGandiva(GandivaTimeSlicing):
+    """gandiva-ts's decision before the speed-up: a key function over every active job, the whole walk, a
+    builder at every decision."""
+
+    def decide(self, view):
+        from optsched.problems.deadline import DEADLINE_TOL_S
+        from optsched.sim.deadline.common import deadline_of
+
+        now, q, since = view.now, self.quantum_s, self._since
+        active = list(view.jobs.active.values())
+        for j in active:
+            since.setdefault(j.id, j.arrival_s)
+        waiting = any(j.status == QUEUED for j in active)
+
+        def key(j):
+            if j.status == RUNNING:
+                if not waiting or now - since[j.id] < q - DEADLINE_TOL_S:
+                    return (0, since[j.id], deadline_of(j), j.index)
+                return (1, since[j.id] + q, deadline_of(j), j.index)
+            return (1, since[j.id], deadline_of(j), j.index)
+
+        free, keep = view.cluster.total_gpus, []
+        for j in sorted(active, key=key):
+            if j.gpus <= free:
+                keep.append(j)
+                free -= j.gpus
+        b, wake, kept = DecisionBuilder(view), math.inf, set(keep)
+        for j in active:
+            if j.status == RUNNING and j not in kept:
+                b.preempt(j)
+                since[j.id] = now
+        for j in keep:
+            if j.status == QUEUED:
+                pl = place(b.free, j.gpus)
+                if pl is None:
+                    continue
+                b.launch(j, Placement.of(pl))
+                since[j.id] = now
+                wake = min(wake, now + q)
+            else:
+                wake = min(wake, since[j.id] + q)
+        self._wake = wake
+        return b.build()
+
+
+def test_gandiva_fast_decision_is_the_plain_one():
+    wls = [deadline_workload(lam, h, nodes=n, gpus_per_node=4, seed=s)
+           for lam, h, n, s in ((2.0, 12.0, 2, 0), (6.0, 5.0, 2, 1), (8.0, 10.0, 4, 3))]  # the last two: queues
+    for wl in wls:
+        a, b = (simulate(wl, scheduler=p()).jobs for p in (GandivaTimeSlicing, PlainGandiva))
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def _plain_apply_targets(view, target):
+    """apply_targets before the speed-up: every running job walked and sorted, Placement.of throughout."""
+    from optsched.sim.deadline.common import deadline_of, grow, shrink
+
+    running = [j for j in target if j.status == RUNNING]
+    if all(target[j] == j.held_gpus for j in running) and not any(
+            g > 0 and j.status == QUEUED for j, g in target.items()):
+        return Decision()
+    b = DecisionBuilder(view, elastic=True)
+    for j in running:
+        if target[j] == 0:
+            b.preempt(j)
+        elif target[j] < j.placement.gpus:
+            b.migrate(j, Placement.of(shrink(j.placement, target[j])))
+    for j in sorted(running, key=lambda j: -target[j]):
+        if target[j] > j.placement.gpus:
+            b.migrate(j, Placement.of(grow(j.placement, target[j], b.free)))
+    for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
+                    key=lambda j: (-target[j], deadline_of(j), j.index)):
+        b.launch(j, Placement.of(place(b.free, target[j])))
+    return b.build()
+
+
+class PlainElasticFlow(ElasticFlow):
+    """ElasticFlow's decision before the speed-up: every active job sorted at every decision, the plain plan
+    (a scan of every share), the plain lend and apply_targets; no plan reused from the admission."""
+
+    def on_admit(self, jobs, view):
+        pass
+
+    def on_completion(self, job, view):
+        self._ladders.pop(job.id, None)
+
+    def decide(self, view):
+        from optsched.problems.deadline import DEADLINE_TOL_S
+        from optsched.sim.deadline.common import deadline_of
+
+        now, total = view.now, view.cluster.total_gpus
+        order = sorted(view.jobs.active.values(), key=deadline_order)
+        ending = {j: j.held_gpus for j in order if j.status == RUNNING and j.finish_time() <= now + DEADLINE_TOL_S}
+        total -= sum(ending.values())
+        entries = [(j, ladder_of(j, view, self._ladders), j.remaining_iterations(now)) for j in order
+                   if j not in ending]
+        plans, _ = _plain_plan_jobs([(j, lad, w, deadline_of(j)) for j, lad, w in entries
+                                     if math.isfinite(deadline_of(j))], now, total)
+        target = {j: plans[j][0] if j in plans else 0 for j, *_ in entries}
+        self._wake = min((p[1] for p in plans.values()), default=math.inf)
+        _plain_lend(entries, target, total - sum(target.values()))
+        target.update(ending)
+        return _plain_apply_targets(view, target)
+
+
+def test_elasticflow_decision_is_the_plain_one():
+    """ElasticFlow (no admission: the scheduler plans every job itself) and the elastic EDF's apply_targets
+    against the plain computation, on small and larger clusters (jobs spanning many nodes)."""
+    from optsched.sim.deadline.elasticflow import ElasticFlowNoAdmission
+
+    class PlainNoAdmit(PlainElasticFlow):
+        default_admission = "accept-all"
+
+    wls = [*_workloads(), deadline_workload(40.0, 1.5, nodes=32, gpus_per_node=4, seed=6),
+           elasticflow_shaped_workload(50, nodes=8, gpus_per_node=4, seed=3, load=4.0)]
+    for wl in wls:
+        a, b = (simulate(wl, scheduler=p()).jobs for p in (ElasticFlowNoAdmission, PlainNoAdmit))
+        pd.testing.assert_frame_equal(a, b, check_exact=True)

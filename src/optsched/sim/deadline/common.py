@@ -19,15 +19,20 @@ GPU count and on one node vs several (the constant model of Blox too: there a GP
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+import operator
+import weakref
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...errors import InstanceError
 from ...perf.base import PerfModel
+from ...perf.ring import RingPerf, job_profile
 from ..fitting import best_fit, fragments_first
 from ..state import Job, Placement
 
-__all__ = ["JobTimes", "allocate", "deadline_of", "deadline_order", "grow", "hypothetical", "place", "shrink"]
+__all__ = ["JobTimes", "allocate", "deadline_of", "deadline_order", "grow", "hypothetical", "place", "placement_of",
+           "shared_tables", "shrink"]
 
 
 _SINGLE: dict[int, Placement] = {}
@@ -60,7 +65,7 @@ class JobTimes:
     ```
     """
 
-    __slots__ = ("_fn", "_cache", "steps", "work", "max_gpus")
+    __slots__ = ("_fn", "_cache", "steps", "runs", "work", "max_gpus")
 
     def __init__(self, batch_time: Callable[[int, bool], float], work: float, max_gpus: int = 1 << 30):
         self._fn = batch_time
@@ -68,13 +73,23 @@ class JobTimes:
         # count -> (counts scanned up to, next faster count or 0, its gain): a memo of the leftover loop's next step,
         # which depends on the speeds only (shared by with_work, as the cache)
         self.steps: dict[int, tuple[int, int, float]] = {}
+        # the leftover loop's table of unit steps (built by it, elasticflow_fixed._unit_steps) when the speeds are
+        # shared by every job with the same speed function (None: per job, no table)
+        self.runs: list[Any] | None = None
         self.work, self.max_gpus = float(work), int(max_gpus)
 
     @classmethod
     def of(cls, job: Job, perf: PerfModel, now: float) -> JobTimes:
+        """The job's times under ``perf``; under the ring model (whose time depends on the job's (T_cal, params),
+        the GPU count and one node vs several only) every job with the same (T_cal, params) shares one cache of
+        speeds and steps: the same floats, computed once per run instead of once per job."""
         max_gpus = getattr(job.spec, "max_gpus", None)
-        return cls(lambda n, cross: perf.alone_time_s(job, hypothetical(n, cross)), job.remaining_iterations(now),
-                   int(max_gpus) if max_gpus else 1 << 30)
+        jt = cls(lambda n, cross: perf.alone_time_s(job, hypothetical(n, cross)), job.remaining_iterations(now),
+                 int(max_gpus) if max_gpus else 1 << 30)
+        shared = shared_tables(job, perf)
+        if shared is not None:
+            jt._cache, jt.steps, jt.runs, _ = shared
+        return jt
 
     def batch_time(self, n: int, cross: bool) -> float:
         """Seconds per unit of work on n GPUs."""
@@ -98,8 +113,34 @@ class JobTimes:
     def with_work(self, work: float) -> JobTimes:
         """The same job with another amount of work (the cache is shared)."""
         other = JobTimes(self._fn, work, self.max_gpus)
-        other._cache, other.steps = self._cache, self.steps
+        other._cache, other.steps, other.runs = self._cache, self.steps, self.runs
         return other
+
+
+# perf model -> (T_cal, params) -> (speed cache, step memo, unit-step table, other memos) of every job with that
+# profile
+_SHARED: weakref.WeakKeyDictionary[PerfModel, dict[tuple[float, float], tuple[dict, dict, list, dict]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def shared_tables(job: Job, perf: PerfModel) -> tuple[dict, dict, list, dict] | None:
+    """The tables shared by the jobs whose times are one pure function of the GPU count and one node vs several:
+    the ring model's (exactly that class: a subclass may read more of the job), keyed by (T_cal, params): the
+    speed cache, the leftover loop's step memo and unit-step table (``JobTimes``), and a dict of other memos of
+    pure functions of the speeds (ElasticFlow's ladders). None: per job (another model)."""
+    if type(perf) is not RingPerf:
+        return None
+    try:
+        key = job_profile(job.spec, job.id)
+    except InstanceError:
+        return None
+    by_profile = _SHARED.get(perf)
+    if by_profile is None:
+        by_profile = _SHARED[perf] = {}
+    tables = by_profile.get(key)
+    if tables is None:
+        tables = by_profile[key] = ({}, {}, [], {})
+    return tables
 
 
 def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int, int] | None:
@@ -125,6 +166,25 @@ def place(free: np.ndarray, n: int) -> dict[int, int] | None:
     return allocate(free, n, cross=False) or allocate(free, n, cross=True)
 
 
+def placement_of(mapping: dict[int, int]) -> Placement:
+    """``Placement.of(mapping)``; one node's through ``Placement.one`` (the same placement, built once).
+
+    ```pycon
+    >>> placement_of({3: 2}) == Placement.of({3: 2}), placement_of({0: 1, 2: 3}).gpus
+    (True, 4)
+
+    ```
+    """
+    if len(mapping) == 1:
+        for s, n in mapping.items():
+            if n:
+                return Placement.one(int(s), int(n))
+    if 0 in mapping.values():
+        mapping = {s: n for s, n in mapping.items() if n}
+    keys = sorted(mapping)  # what Placement.of builds, without a Python loop over the servers
+    return Placement(tuple(map(int, keys)), tuple(map(int, map(mapping.__getitem__, keys))))
+
+
 def shrink(pl: Placement, n: int) -> dict[int, int]:
     """``pl`` reduced to ``n`` GPUs in place: GPUs leave the nodes where the job holds fewest first (the job
     stays as consolidated as it was).
@@ -137,13 +197,15 @@ def shrink(pl: Placement, n: int) -> dict[int, int]:
     """
     held = dict(zip(pl.servers, pl.counts))
     drop = pl.gpus - n
-    for c, s in sorted((c, -s) for s, c in held.items()):  # fewest held first, ties: the highest index
-        if drop <= 0:
-            break
-        k = min(c, drop)
-        held[-s] -= k
-        drop -= k
-    return {s: c for s, c in held.items() if c}
+    if drop > 0:
+        # fewest held first, ties: the highest index
+        for c, s in sorted(zip(pl.counts, map(operator.neg, pl.servers))):
+            k = min(c, drop)
+            held[-s] -= k
+            drop -= k
+            if drop <= 0:
+                break
+    return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
 def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
@@ -160,7 +222,7 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
     need = n - pl.gpus
     fl = free.tolist() if isinstance(free, np.ndarray) else [int(x) for x in free]
     # the nodes it uses that have free GPUs, most held first (ties: the lowest index); the others add nothing
-    for _, s in sorted((-c, s) for s, c in held.items() if fl[s] > 0):
+    for s in sorted([s for s in held if fl[s] > 0], key=lambda s: (-held[s], s)):
         if need <= 0:
             break
         k = min(fl[s], need)
@@ -182,7 +244,9 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
             need -= k
             if need == 0:
                 break
-    return None if need > 0 else {s: c for s, c in held.items() if c}
+    if need > 0:
+        return None
+    return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
 def deadline_of(job: Job) -> float:

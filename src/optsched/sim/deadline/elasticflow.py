@@ -57,9 +57,9 @@ import math
 from typing import Any, Sequence
 
 from ...problems.deadline import DEADLINE_TOL_S
-from ..base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from ..base import AdmissionPolicy, Decision, DecisionBuilder, LaunchMechanism, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import deadline_of, deadline_order, hypothetical
+from .common import deadline_of, deadline_order, hypothetical, place, placement_of, shared_tables
 from .elasticflow_fixed import apply_targets
 
 __all__ = ["EDFAdmission", "EDFElastic", "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowNoAdmission",
@@ -78,10 +78,35 @@ class Ladder:
     ```
     """
 
-    __slots__ = ("counts", "speeds")
+    __slots__ = ("counts", "speeds", "_by_free")
 
     def __init__(self, counts: list[int], speeds: list[float]):
         self.counts, self.speeds = counts, speeds
+        self._by_free: tuple[list[int], list[float]] = ([], [])
+
+    def by_free(self, n: int) -> tuple[list[int], list[float]]:
+        """Two lists indexed by a number of free GPUs f (at least ``n + 1`` long): the fastest count not above f
+        (0: none) and its speed (0.0: none), the values ``best_upto`` and ``speed_at`` give, read without a
+        bisect.
+
+        ```pycon
+        >>> Ladder([1, 2, 8], [1.0, 1.8, 2.5]).by_free(9)[0]
+        [0, 1, 2, 2, 2, 2, 2, 2, 8, 8]
+
+        ```
+        """
+        cnt, spd = self._by_free
+        if len(cnt) <= n:
+            counts, speeds = self.counts, self.speeds
+            cnt, spd = [0] * (n + 1), [0.0] * (n + 1)
+            for k, c in enumerate(counts):
+                if c > n:
+                    break
+                nxt = counts[k + 1] if k + 1 < len(counts) and counts[k + 1] <= n else n + 1
+                cnt[c:nxt] = [c] * (nxt - c)
+                spd[c:nxt] = [speeds[k]] * (nxt - c)
+            self._by_free = (cnt, spd)
+        return cnt, spd
 
     @classmethod
     def of_speeds(cls, speed: dict[int, float]) -> Ladder:
@@ -128,69 +153,69 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
     if lad is None:
         perf = view.perf
         counts = allowed_counts(job, view.cluster.total_gpus)
-        lad = cache[job.id] = Ladder.of_speeds({n: 1.0 / perf.alone_time_s(job, hypothetical(n, n > 1))
-                                                for n in counts})
+        shared = shared_tables(job, perf)  # the jobs with one speed function share their ladder per counts
+        memo = shared[3] if shared is not None else None
+        key = ("ladder", tuple(counts))
+        lad = memo.get(key) if memo is not None else None
+        if lad is None:
+            lad = Ladder.of_speeds({n: 1.0 / perf.alone_time_s(job, hypothetical(n, n > 1)) for n in counts})
+            if memo is not None:
+                memo[key] = lad
+        cache[job.id] = lad
     return lad
 
 
 # -- the plan ----------------------------------------------------------------------------------------------------
-def _finish(lad: Ladder, share: int, work: float, times: list[float], free: list[int],
+def _finish(lad: Ladder, share: int, work: float, times: list[float], ends: list[float], free: list[int],
             limit: float = math.inf) -> float:
-    """When ``work`` ends with share index ``share`` on the profile (inf: never, or not by ``limit``)."""
-    counts, speeds = lad.counts, lad.speeds
-    cap, top = counts[share], speeds[share]
-    bisect_right = bisect.bisect_right
-    ends = times[1:]
-    ends.append(math.inf)
+    """When ``work`` ends with share index ``share`` on the profile (intervals [times[k], ends[k]) with free[k]
+    GPUs; inf: never, or not by ``limit``). Interval by interval, as the job would run: the float operations of
+    the plan, in their order."""
+    cap = lad.counts[share]
+    spd = lad._by_free[1]
+    if len(spd) <= cap:
+        spd = lad.by_free(cap)[1]
     for t0, end, f in zip(times, ends, free):
         if t0 > limit:
             break
-        if f >= cap:
-            s = top
-        else:
-            i = bisect_right(counts, f) - 1
-            if i < 0:
-                continue  # no count fits: no work in this interval
-            s = speeds[i]
-        t = t0 + work / s
-        if t <= end:
-            return t
-        work -= s * (end - t0)
+        s = spd[f if f < cap else cap]
+        if s:  # else no count fits: no work in this interval
+            t = t0 + work / s
+            if t <= end:
+                return t
+            work -= s * (end - t0)
     return math.inf
 
 
-def _take(lad: Ladder, share: int, finish: float, times: list[float], free: list[int]) -> tuple[int, float]:
+def _take(lad: Ladder, share: int, finish: float, times: list[float], ends: list[float], free: list[int]
+          ) -> tuple[int, float]:
     """Remove the job's use from the profile up to ``finish`` (in place); returns (its count now, the time its
     count first changes)."""
     if finish < math.inf:
         k = bisect.bisect_right(times, finish) - 1
         if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
             times.insert(k + 1, finish)
+            ends.insert(k, finish)
             free.insert(k + 1, free[k])
-    counts = lad.counts
-    cap = counts[share]
+    cap = lad.counts[share]
     kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
     if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
         free[:kf] = [f - cap for f in free[:kf]]
         return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
-    bisect_right = bisect.bisect_right
+    cnt = lad._by_free[0]
+    if len(cnt) <= cap:
+        cnt = lad.by_free(cap)[0]
     now_count, change = -1, math.inf
-    for k, t in enumerate(times):
-        if t >= finish:
-            if change == math.inf and now_count > 0:
-                change = t
-            break
+    for k in range(kf):
         f = free[k]
-        if f >= cap:
-            c = cap
-        else:
-            i = bisect_right(counts, f) - 1
-            c = counts[i] if i >= 0 else 0
+        c = cnt[f if f < cap else cap]
         if now_count < 0:
             now_count = c
         elif c != now_count and change == math.inf:
-            change = t
+            change = times[k]
         free[k] = f - c
+    if kf < len(times) and change == math.inf and now_count > 0:
+        change = times[kf]
     return max(now_count, 0), change
 
 
@@ -208,7 +233,7 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
 
     ```
     """
-    times, free = [now], [total]
+    times, ends, free = [now], [math.inf], [total]  # the profile: free[k] GPUs on [times[k], ends[k])
     plans: dict[Any, tuple[int, float]] = {}
     failed: list[Any] = []
     for key, lad, work, deadline in jobs:
@@ -218,22 +243,22 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         limit = deadline + DEADLINE_TOL_S
         if share == "max":
             best = len(lad.counts) - 1
-            fin = _finish(lad, best, work, times, free, limit)
+            fin = _finish(lad, best, work, times, ends, free, limit)
             ok = fin <= limit
         else:
             # the smallest share that still ends by the deadline: the smallest count often does (one call),
             # else the largest must, then a binary search between them
             lo, hi = 1, len(lad.counts) - 1
-            best, fin = 0, _finish(lad, 0, work, times, free, limit)
+            best, fin = 0, _finish(lad, 0, work, times, ends, free, limit)
             ok = fin <= limit
             if not ok and hi > 0:
-                best, fin = hi, _finish(lad, hi, work, times, free, limit)
+                best, fin = hi, _finish(lad, hi, work, times, ends, free, limit)
                 ok = fin <= limit
             else:
                 lo = hi
             while ok and lo < hi:
                 mid = (lo + hi) // 2
-                f = _finish(lad, mid, work, times, free, limit)
+                f = _finish(lad, mid, work, times, ends, free, limit)
                 if f <= limit:
                     hi, best, fin = mid, mid, f
                 else:
@@ -241,7 +266,7 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         if not ok:
             failed.append(key)
             continue
-        plans[key] = _take(lad, best, fin, times, free)
+        plans[key] = _take(lad, best, fin, times, ends, free)
     return plans, failed
 
 
@@ -302,10 +327,6 @@ def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
     return shared if isinstance(shared, dict) else own
 
 
-def _deadline_order(view: SimView) -> list[Job]:
-    return sorted(view.jobs.active.values(), key=deadline_order)
-
-
 def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
     """The running jobs a rounding error from their end, with their GPUs: they keep them until they complete
     (stopping one would leave a few ulps of work waiting for GPUs, perhaps for hours)."""
@@ -338,13 +359,16 @@ class ElasticFlowAdmission(AdmissionPolicy):
         cache = self.ladders
         admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
                           key=deadline_order)
+        keys = [deadline_order(j) for j in admitted]  # unique: inserting at its bisect is sorting
         out = []
         last: tuple[list[Job], dict] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             if not math.isfinite(deadline_of(j)):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            trial = sorted([*admitted, j], key=deadline_order)
+            k = deadline_order(j)
+            at = bisect.bisect_right(keys, k)
+            trial = [*admitted[:at], j, *admitted[at:]]
             plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
             ok = j.id in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
@@ -352,6 +376,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
                 ok = set(before) <= set(plans)
             if ok:
                 admitted = trial
+                keys.insert(at, k)
                 last = (trial, plans)
                 out.append(j)
             else:
@@ -362,8 +387,10 @@ class ElasticFlowAdmission(AdmissionPolicy):
         return out
 
     def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
-        now = view.now
-        return [(j.id, ladder_of(j, view, self.ladders), j.remaining_iterations(now), deadline_of(j)) for j in jobs]
+        now, cache = view.now, self.ladders
+        get = cache.get
+        return [(j.id, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), deadline_of(j))
+                for j in jobs]
 
 
 class EDFAdmission(ElasticFlowAdmission):
@@ -376,7 +403,46 @@ class EDFAdmission(ElasticFlowAdmission):
 
 
 # -- schedulers ----------------------------------------------------------------------------------------------------
-class ElasticFlow(SchedulerPlacer):
+class _DeadlineOrdered(SchedulerPlacer):
+    """The active jobs in deadline order and their keys, kept across decisions (insert at admission, delete at
+    completion; rebuilt from the view when its count of active jobs disagrees or after an outside decision):
+    the list ``sorted(active, key=deadline_order)`` gives (the keys are unique), without sorting every job at
+    every decision."""
+
+    def __init__(self) -> None:
+        self._order: list[Job] = []
+        self._keys: list[tuple[float, float, int]] = []
+        self._stale = True
+
+    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
+        for j in jobs:
+            k = deadline_order(j)
+            i = bisect.bisect_right(self._keys, k)
+            self._keys.insert(i, k)
+            self._order.insert(i, j)
+
+    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
+        if not own:
+            self._stale = True
+
+    def _sorted(self, view: SimView) -> list[Job]:
+        """The active jobs in deadline order (the list kept: do not change it)."""
+        active = view.jobs.active
+        if self._stale or len(self._order) != len(active):
+            self._order = sorted(active.values(), key=deadline_order)
+            self._keys = [deadline_order(j) for j in self._order]
+            self._stale = False
+        return self._order
+
+    def _forget(self, job: Job) -> None:
+        k = deadline_order(job)
+        i = bisect.bisect_left(self._keys, k)
+        if i < len(self._keys) and self._keys[i] == k:
+            del self._keys[i]
+            del self._order[i]
+
+
+class ElasticFlow(_DeadlineOrdered):
     """ElasticFlow's scheduling (module docstring): re-plan every job from its remaining work at each decision,
     the planned counts now, leftovers by the largest run time saved per GPU; use with admission ``elasticflow``
     (the default through the door)."""
@@ -387,19 +453,21 @@ class ElasticFlow(SchedulerPlacer):
     default_admission = "elasticflow"
 
     def __init__(self) -> None:
+        super().__init__()
         self._wake = math.inf
         self._ladders: dict[str, Ladder] = {}
 
     def targets(self, view: SimView) -> dict[Job, int]:
         """The GPU count every active job should hold now."""
         now, total = view.now, view.cluster.total_gpus
-        order = _deadline_order(view)
+        order = self._sorted(view)
         ending = _ending(order, now)
         total -= sum(ending.values())
         cache = _ladder_cache(view, self._ladders)
-        entries = [(j, ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
+        get = cache.get
+        entries = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
                    if j not in ending]
-        planned = [(j, lad, w, deadline_of(j)) for j, lad, w in entries if math.isfinite(deadline_of(j))]
+        planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
         memo = getattr(view.admission, "last_plan", None) if not ending else None
         if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
                 and memo[1] == [j.id for j, *_ in planned]):
@@ -421,6 +489,7 @@ class ElasticFlow(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         _ladder_cache(view, self._ladders).pop(job.id, None)
+        self._forget(job)
 
 
 class ElasticFlowNoAdmission(ElasticFlow):
@@ -430,7 +499,7 @@ class ElasticFlowNoAdmission(ElasticFlow):
     default_admission = "accept-all"
 
 
-class EDFElastic(SchedulerPlacer):
+class EDFElastic(_DeadlineOrdered):
     """ElasticFlow's EDF baseline: elastic and preemptive, re-planned at every event; each job in deadline order
     gets its largest useful count still free. Not paper 003's ``edf`` (one job on the whole cluster)."""
 
@@ -439,32 +508,8 @@ class EDFElastic(SchedulerPlacer):
     family = "deadline"
 
     def __init__(self) -> None:
+        super().__init__()
         self._ladders: dict[str, Ladder] = {}
-        # the active jobs in deadline order and their keys, kept across decisions (insert at admission, delete
-        # at completion); rebuilt from the view when its count of active jobs disagrees or after an outside
-        # decision
-        self._order: list[Job] = []
-        self._keys: list[tuple[float, float, int]] = []
-        self._stale = True
-
-    def on_admit(self, jobs: Sequence[Job], view: SimView) -> None:
-        for j in jobs:
-            k = deadline_order(j)
-            i = bisect.bisect_right(self._keys, k)
-            self._keys.insert(i, k)
-            self._order.insert(i, j)
-
-    def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
-        if not own:
-            self._stale = True
-
-    def _sorted(self, view: SimView) -> list[Job]:
-        active = view.jobs.active
-        if self._stale or len(self._order) != len(active):
-            self._order = sorted(active.values(), key=deadline_order)
-            self._keys = [deadline_order(j) for j in self._order]
-            self._stale = False
-        return self._order
 
     def decide(self, view: SimView) -> Decision:
         """Walks the jobs in deadline order only until the free GPUs run out (every later job would get none);
@@ -500,11 +545,7 @@ class EDFElastic(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         _ladder_cache(view, self._ladders).pop(job.id, None)
-        k = deadline_order(job)
-        i = bisect.bisect_left(self._keys, k)
-        if i < len(self._keys) and self._keys[i] == k:
-            del self._keys[i]
-            del self._order[i]
+        self._forget(job)
 
 
 class EDFWithAdmission(EDFElastic):
@@ -532,32 +573,57 @@ class GandivaTimeSlicing(SchedulerPlacer):
             raise InstanceError(f"must be a positive number of seconds, got {quantum_s!r}", field="quantum_s")
         self.quantum_s = float(quantum_s)
         self._since: dict[str, float] = {}  # job id -> when it last started (running) or became ready (waiting)
+        # job id -> (deadline, workload order, job): the key's fixed part
+        self._tail: dict[str, tuple[float, int, Job]] = {}
         self._wake = math.inf
 
     def decide(self, view: SimView) -> Decision:
-        from ..base import DecisionBuilder
-        from .common import place
-
         now, q = view.now, self.quantum_s
-        since = self._since
+        since, tails = self._since, self._tail
         active = list(view.jobs.active.values())
+        # the order's key, decorated (no key function): a running job within its slice first (since), then by the
+        # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
+        # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
+        order: list[tuple] = []
+        running: list[tuple] = []
+        waiting = False
         for j in active:
-            since.setdefault(j.id, j.arrival_s)
-        waiting = any(j.status == QUEUED for j in active)
-
-        def key(j: Job) -> tuple:
+            jid = j.id
+            s0 = since.get(jid)
+            if s0 is None:
+                s0 = since[jid] = j.arrival_s
+            t = tails.get(jid)
+            if t is None:
+                t = tails[jid] = (deadline_of(j), j.index, j)
             if j.status == RUNNING:
-                if not waiting or now - since[j.id] < q - DEADLINE_TOL_S:
-                    return (0, since[j.id], deadline_of(j), j.index)  # within its slice
-                return (1, since[j.id] + q, deadline_of(j), j.index)  # back in the queue at its slice's end
-            return (1, since[j.id], deadline_of(j), j.index)
-
+                running.append((s0, t))
+            else:
+                order.append((1, s0) + t)
+                if j.status == QUEUED:
+                    waiting = True
+        cut = q - DEADLINE_TOL_S
+        for s0, t in running:
+            if not waiting or now - s0 < cut:
+                order.append((0, s0) + t)
+            else:
+                order.append((1, s0 + q) + t)
+        order.sort()
         free = view.cluster.total_gpus
         keep: list[Job] = []
-        for j in sorted(active, key=key):
+        launches = 0
+        for e in order:
+            j = e[4]
             if j.gpus <= free:
                 keep.append(j)
                 free -= j.gpus
+                if j.status != RUNNING:
+                    launches += 1
+                if free == 0:  # no job fits in no GPU: the rest of the walk keeps nothing
+                    break
+        if not launches and len(keep) == len(running):
+            # every running job keeps its GPUs and no job starts: nothing to decide, only the next slice's end
+            self._wake = min((since[j.id] + q for j in keep), default=math.inf)
+            return Decision()
         kept = set(keep)
         b = DecisionBuilder(view)
         wake = math.inf
@@ -570,7 +636,7 @@ class GandivaTimeSlicing(SchedulerPlacer):
                 pl = place(b.free, j.gpus)
                 if pl is None:  # fragmented: wait for the next decision
                     continue
-                b.launch(j, Placement.of(pl))
+                b.launch(j, placement_of(pl))
                 since[j.id] = now
                 wake = min(wake, now + q)
             else:
@@ -583,6 +649,7 @@ class GandivaTimeSlicing(SchedulerPlacer):
 
     def on_completion(self, job: Job, view: SimView) -> None:
         self._since.pop(job.id, None)
+        self._tail.pop(job.id, None)
 
 
 class RescaleOverhead(LaunchMechanism):

@@ -54,14 +54,15 @@ first, one GPU each, then leftovers). Use ``scheduler="elasticflow-fixed", admis
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
-from ..state import QUEUED, RUNNING, Job, Placement, SimView
-from .common import JobTimes, deadline_of, deadline_order, grow, place, shrink
+from ..state import QUEUED, RUNNING, Job, SimView
+from .common import JobTimes, deadline_of, deadline_order, grow, place, placement_of, shrink
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -137,6 +138,30 @@ def _next_step(jt: JobTimes, g: int, limit: int) -> tuple[float, int] | None:
     return None
 
 
+def _unit_steps(jt: JobTimes, runs: list[Any], upto: int) -> tuple[list[float], list[int], list[int]]:
+    """The table of a shared speed function's unit steps, built for counts below ``upto`` at least (doubling):
+    ``neg[c]`` = -(gain of c -> c + 1) when c + 1 is the next faster count of c (c >= 2; what
+    [`_next_step`][optsched.sim.deadline.elasticflow_fixed._next_step] gives, the same float), else nan;
+    ``up[c]`` (``down[c]``): the end (exclusive) of the block of counts from c on whose steps are all unit steps
+    with non-increasing (non-decreasing) gains; ``up[c] == c``: c's step is not a unit step."""
+    if runs and len(runs[0]) >= upto:
+        return runs[0], runs[1], runs[2]
+    n = max(upto, 2 * len(runs[0]) if runs else 64)
+    neg: list[float] = runs[0] if runs else [math.nan, math.nan]
+    for c in range(len(neg), n):
+        base, s2 = jt.speed(c, cross=True), jt.speed(c + 1, cross=True)
+        neg.append(-((s2 - base) / 1) if s2 > base else math.nan)
+    up, down = list(range(n)), list(range(n))
+    for c in range(n - 1, 1, -1):
+        x = neg[c]
+        if x == x:  # a unit step (not nan)
+            nx = neg[c + 1] if c + 1 < n else math.nan
+            up[c] = up[c + 1] if x <= nx else c + 1
+            down[c] = down[c + 1] if x >= nx else c + 1
+    runs[:] = [neg, up, down]
+    return neg, up, down
+
+
 def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) -> int:
     """Lend ``spare`` GPUs, one step at a time, to the job with the largest gain in batches/s per GPU, each step
     to its next faster count (worst-case bandwidth), ties to the earlier job of ``times``; updates ``target`` in
@@ -175,12 +200,30 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
             item = pop(heap) if heap else None
             continue
         jt = times[j]
-        steps, cap = jt.steps, jt.max_gpus
+        steps, cap, runs = jt.steps, jt.max_gpus, jt.runs
         top = heap[0] if heap else None  # unchanged while this job's steps beat it
         while True:  # this job's run of steps: each next step fits (its scan stops at the GPUs left)
             spare -= g2 - g
             g = g2
             limit = g + spare if g + spare < cap else cap
+            if runs is not None and g >= 2 and limit > g:
+                # the steps g -> g + 1 -> ... that the loop below would take one at a time, at once: within a block
+                # of unit steps whose gains do not increase, those beating the heap's top are a prefix (bisect);
+                # the limit stays g + spare (or the cap) along the run
+                neg, up, down = _unit_steps(jt, runs, limit)
+                hi = up[g] if up[g] < limit else limit
+                if top is None:
+                    p = max(hi, down[g] if down[g] < limit else limit)
+                elif neg[g] < top[0] or (neg[g] == top[0] and i < top[1]):  # the first step beats the top
+                    # gains that grow from there beat it too; gains that fall: a prefix of them (bisect; a tie
+                    # with the top goes to the earlier job)
+                    p = down[g] if down[g] < limit else limit
+                    if hi > p:
+                        p = (bisect.bisect_right if i < top[1] else bisect.bisect_left)(neg, top[0], g, hi)
+                else:
+                    p = g
+                spare -= p - g
+                g = p
             memo = steps.get(g)
             if memo is not None and memo[1]:  # _next_step's answer from its memo, without the call
                 step = (memo[2], memo[1]) if memo[1] <= limit else None
@@ -202,32 +245,42 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
-    running = [j for j in target if j.status == RUNNING]
-    if all(target[j] == j.held_gpus for j in running) and not any(
-            g > 0 and j.status == QUEUED for j, g in target.items()):
+    # the jobs whose count changes, in the order of ``target`` (every other job is left as it is)
+    down: list[Job] = []  # running jobs that shrink or stop
+    up: list[Job] = []  # running jobs that grow
+    start: list[Job] = []  # waiting jobs that start
+    for j, g in target.items():
+        if j.status == RUNNING:
+            pl = j.placement
+            assert pl is not None
+            if g < pl.gpus:
+                down.append(j)
+            elif g > pl.gpus:
+                up.append(j)
+        elif g > 0 and j.status == QUEUED:
+            start.append(j)
+    if not (down or up or start):
         return Decision()  # every job already holds its count: nothing to do
     b = DecisionBuilder(view, elastic=True)
-    for j in running:  # shrink or stop first: their GPUs go back to the pool
+    for j in down:  # shrink or stop first: their GPUs go back to the pool
         pl = j.placement
         assert pl is not None
         if target[j] == 0:
             b.preempt(j)
-        elif target[j] < pl.gpus:
-            b.migrate(j, Placement.of(shrink(pl, target[j])))
-    for j in sorted(running, key=lambda j: -target[j]):
+        else:
+            b.migrate(j, placement_of(shrink(pl, target[j])))
+    for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
-        if target[j] > pl.gpus:
-            new_g = grow(pl, target[j], b.free)
-            if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
-                continue
-            b.migrate(j, Placement.of(new_g))
-    for j in sorted((j for j in target if j.status == QUEUED and target[j] > 0),
-                    key=lambda j: (-target[j], deadline_of(j), j.index)):
+        new_g = grow(pl, target[j], b.free)
+        if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+            continue
+        b.migrate(j, placement_of(new_g))
+    for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
         got = place(b.free, target[j])
         if got is None:  # pragma: no cover
             continue
-        b.launch(j, Placement.of(got))
+        b.launch(j, placement_of(got))
     return b.build()
 
 
