@@ -60,7 +60,7 @@ _EPS = 1e-9
 
 class Gavel(SchedulerPlacer):
     """Gavel's LP allocation realised round by round (module docstring). ``objective``: ``"max-min"`` or
-    ``"makespan"``; ``solver``: ``"glop"`` or ``"highs"``; ``aggregate`` and ``efficiency``: see
+    ``"makespan"``; ``solver``: ``"glop"``, ``"highs"`` or ``"closed-form"``; ``aggregate`` and ``efficiency``: see
     [`.lp`][optsched.sim.hetero.lp]."""
 
     name = "gavel"
@@ -174,7 +174,8 @@ class Gavel(SchedulerPlacer):
         self.last_allocation = a
         self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
                             "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value,
-                            "closed_form": bool(a.info.get("closed_form"))})
+                            "closed_form": bool(a.info.get("closed_form")),
+                            "method": a.info.get("method", self.solver)})
         self._dirty = False
 
     # -- the active jobs as arrays (updated when the set of active jobs changes) -----------------------------
