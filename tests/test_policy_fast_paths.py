@@ -359,3 +359,25 @@ def test_one_type_without_room_knapsack_is_the_lp_optimum(objective):
             tied += 1
     assert tied > 20 and (untied > 60 or objective == "max-min")  # max-min: T / (c z) depends on z only
 
+
+
+def test_remaining_work_read_on_arrays_is_remaining_iterations_bit_for_bit():
+    """``gavel._remaining`` gives every job's ``remaining_iterations(now)`` exactly: running or not, stalled
+    (restore overhead) or not, ``now`` before its start, and work overshot (0)."""
+    from optsched.sim.hetero.gavel import _remaining
+    from optsched.sim.state import QUEUED, Job
+
+    rng = np.random.default_rng(5)
+    jobs = []
+    for i in range(500):
+        j = Job(str(i), 0.0, 1, float(rng.uniform(1, 1e6)), 1.0)
+        j.status = RUNNING if rng.random() < 0.6 else QUEUED
+        j.executed = float(rng.uniform(0, 1.1e6))
+        j.rate, j.t_ref = float(rng.uniform(0, 40)), float(rng.uniform(0, 1e4))
+        j.stall_until = j.t_ref + float(rng.choice([0.0, rng.uniform(-50, 50)]))
+        jobs.append(j)
+    for now in (0.0, 5e3, 1e4 + 60.0, float(rng.uniform(0, 2e4))):
+        got = _remaining(jobs, now)
+        want = np.array([j.remaining_iterations(now) for j in jobs])
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert (want == 0).any() and (want > 0).any()
