@@ -275,7 +275,8 @@ class LagrangianBound:
     (formulation, "Lagrangian bound"). Each slot a < T of width ``delta`` has a price ``lam[a] >= 0`` per GPU and
     time unit, and each wide class one per job and time unit; any non-negative prices give a bound. They start at
     the duals of the time-slot LP ([`lp_lower_bound`][optsched.exact.total_jct_lp.lp_lower_bound] with ``slots``)
-    and ``iterations`` subgradient steps (towards ``target``, by default the greedy schedule's cost) keep the best.
+    and ``iterations`` subgradient steps (towards ``target``, by default the greedy schedule's cost; no more after
+    ``time_limit`` seconds of wall clock, if given) keep the best.
     For every schedule, sum_j w_j C_j >= sum_j [w_j (S_j + d_j) + price_j(S_j, d_j)] - ``const``, where
     ``price_j(S, d)`` is the price of job j's run [S, S + d) and ``const`` the price of all capacity; so a node
     whose placed jobs cost ``cost`` with prices ``pen`` (their real runs) and whose other jobs start at ``t`` or
@@ -293,8 +294,12 @@ class LagrangianBound:
     """
 
     def __init__(self, inst: TotalJctInstance, *, slots: int = 1000, delta: int | None = None, iterations: int = 0,
-                 target: float | None = None):
+                 target: float | None = None, time_limit: float | None = None):
+        import time
+
         import numpy as np
+
+        t0 = time.perf_counter()
 
         if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 0:
             raise InstanceError(f"must be an integer >= 0, got {iterations!r}", field="iterations")
@@ -319,6 +324,8 @@ class LagrangianBound:
                 target = float(sum(j.weight * (g[j.id][2] + j.modes[g[j.id][0]].duration) for j in jobs))
             step = 1.0
             for it in range(iterations):  # Polyak steps towards target, shrinking every 50 iterations
+                if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                    break
                 val, sub = self._evaluate(lam)
                 if val > best:
                     best, best_lam = val, lam
