@@ -178,15 +178,17 @@ def test_registered_lns_proves_tiny_and_bounds_larger_instances():
     # proven by the branch and bound alone, still reported under the name asked for
     assert res.algorithm == "total-jct-lns" and res.info["found_by"] == "total-jct-bnb"
     inst = random_total_jct_instance(12, 0)
-    a = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
-    b = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0)
+    a = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0, lagrangian_iterations=200)
+    b = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0, lagrangian_iterations=200)
     assert a.objective == b.objective and a.lower_bound == b.lower_bound  # deterministic with one worker
     assert check_schedule(inst, a.schedule) == a.objective
     if a.status != SolveStatus.OPTIMAL:
-        assert a.lower_bound == max(a.info["bnb_bound"], a.info["lp_bound"], a.info["start_lp_bound"]) < a.objective
+        assert a.lower_bound == max(a.info["bnb_bound"], a.info["lp_bound"], a.info["start_lp_bound"],
+                                    a.info["lagrangian_bound"]) < a.objective
         assert a.objective <= a.info["bnb_objective"]
     assert a.lower_bound <= 190664  # the library's proven optimum of this instance (total-jct-n12-seed0)
-    c = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0, start_slots=0)
+    c = optsched.solve(inst, "total-jct-lns", deterministic_limit=0.8, num_workers=1, seed=0, start_slots=0,
+                       lagrangian_iterations=200)
     assert c.info.get("start_lp_bound") is None and c.lower_bound <= a.lower_bound
 
 

@@ -225,7 +225,8 @@ class _Incumbent:
 
 def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
                         seed: int | None = None, log: bool = False,
-                        deterministic_limit: float | None = None) -> Result:
+                        deterministic_limit: float | None = None, lagrangian_slots: int | None = None,
+                        incumbent: Choice | None = None) -> Result:
     """Minimise sum_i w_i C_i exactly by branch and bound (module docstring), CP-SAT supplying schedules on
     ``num_workers - 1`` more threads. ``status`` is ``optimal`` when the search completed, CP-SAT proved
     optimality or the best schedule meets the lower bound; ``time limit`` when a limit stopped it; ``interrupted``
@@ -235,8 +236,13 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
     ``time_limit``: seconds of wall clock for the search and CP-SAT. ``deterministic_limit`` replaces it (no wall
     clock then): CP-SAT gets that many deterministic units, the search ``NODES_PER_UNIT`` nodes per unit, so that
     with ``num_workers=1`` (the search alone) a limited run is reproduced exactly on any machine.
-    ``info``: ``nodes`` searched, ``root_bound``, ``found_by`` (``greedy``, ``search`` or ``cpsat``),
-    ``proved_by`` (``search``, ``cpsat`` or ``bound``), the limit that applied. ``seed`` is CP-SAT's."""
+    ``info``: ``nodes`` searched, ``root_bound``, ``found_by`` (``greedy``, ``given``, ``search`` or ``cpsat``),
+    ``proved_by`` (``search``, ``cpsat`` or ``bound``), the limit that applied. ``seed`` is CP-SAT's.
+
+    ``lagrangian_slots``: also prune by the Lagrangian bound
+    ([`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound] on that many slots, 200 subgradient steps
+    towards the incumbent; formulation, "Lagrangian bound"), at O(jobs) per node; the root bound is then at least
+    its value. ``incumbent``: a (mode index, vector, start) per job id to start from (checked by the evaluator)."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
         raise InstanceError(f"must be a positive integer, got {num_workers!r}", field="num_workers")
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
@@ -260,7 +266,16 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
 
     g = greedy_total_jct(inst)
     inc = _Incumbent(choice_cost(inst, g), dict(g), "greedy")
+    if incumbent is not None:  # a schedule from elsewhere (checked: a wrong one raises ScheduleError)
+        check_schedule(inst, schedule_from_choice(inst, incumbent, "total-jct-bnb"))
+        inc.offer(choice_cost(inst, incumbent), dict(incumbent), "given")
     root_lb = bounds.root()
+    lag = None
+    if lagrangian_slots is not None:
+        from .total_jct_lp import LagrangianBound
+
+        lag = LagrangianBound(inst, slots=lagrangian_slots, iterations=200, target=inc.value)
+        root_lb = max(root_lb, math.ceil(lag.root() - 1e-7 * max(1.0, abs(lag.root()))))
 
     # -- CP-SAT beside the search ---------------------------------------------------------------------------
     cp: dict[str, Any] = {}
@@ -277,11 +292,15 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
     placed: Choice = {}
     full = (1 << n) - 1
     slack = 1e-9
+    lag_slack = 1e-7  # the Lagrangian bound sums many floating-point prices
 
     def prune_at() -> float:  # a completion of cost >= this cannot beat the incumbent (integer costs)
         return inc.value - 1 + 1e-6
 
-    def rec(mask: int, t: int, last: int, servers: tuple, running: list[tuple[int, int]], cost: int) -> None:
+    lag_const = lag.const if lag is not None else 0.0
+
+    def rec(mask: int, t: int, last: int, servers: tuple, running: list[tuple[int, int]], cost: int,
+            pen: float) -> None:
         nodes[0] += 1
         if nodes[0] % _CHECK_EVERY == 0:
             now = time.perf_counter()
@@ -350,13 +369,20 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
             if d > 0:
                 bisect.insort(run, (c, i))
             m2 = mask | 1 << i
+            p2 = 0.0
+            if lag is not None:  # the Lagrangian bound (prices of the placed runs + the rest's least)
+                p2 = pen + lag.price(i, s, d)
+                lb = c2 + p2 - lag_const + sum(lag.rest(x, s) for x in range(n) if not m2 >> x & 1)
+                lb -= lag_slack * max(1.0, abs(lb))
+                if lb >= need:
+                    continue
             lb = c2 + bounds.lower(m2, s, run, need - c2)
             lb -= slack * max(1.0, abs(lb))
             if lb >= need:
                 continue
-            out.append((lb, s, i, k, u, d, run, c2, m2))
+            out.append((lb, s, i, k, u, d, run, c2, m2, p2))
         out.sort(key=lambda x: x[0])
-        for lb, s, i, k, u, d, run, c2, m2 in out:
+        for lb, s, i, k, u, d, run, c2, m2, p2 in out:
             if lb >= prune_at() or stop[0]:
                 break
             c = s + d
@@ -376,7 +402,7 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
                 seen[:] = [e for e in seen if not (s <= e[0] and c2 <= e[2] and (s < e[0] or i <= e[1]))]
                 seen.append((s, i, c2))
             placed[jobs[i].id] = (k, u, s)
-            rec(m2, s, i, sv, run, c2)
+            rec(m2, s, i, sv, run, c2, p2)
             del placed[jobs[i].id]
 
     def halt() -> None:  # a signal arrived: the search and CP-SAT stop at their next look
@@ -387,7 +413,7 @@ def solve_total_jct_bnb(inst: TotalJctInstance, *, time_limit: float | None = 60
 
     def search() -> None:
         if inc.value > root_lb:
-            rec(0, -1, -1, tuple(() for _ in caps), [], 0)
+            rec(0, -1, -1, tuple(() for _ in caps), [], 0, 0.0)
 
     # the search runs in a helper thread while this one waits for Ctrl-C or SIGTERM (as CP-SAT's solves do)
     if hb:

@@ -164,20 +164,25 @@ def lns_total_jct(inst: TotalJctInstance, start: Mapping[str, tuple[int, tuple[i
 def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
                         seed: int | None = None, deterministic_limit: float | None = None, window: int = 8,
                         round_limit: float = 0.3, slots: int = 4000, start_slots: int = 1500,
-                        search_share: float = 0.25, start_lp_share: float = 0.25) -> Result:
+                        search_share: float = 0.25, start_lp_share: float = 0.25,
+                        lagrangian_iterations: int = 1000, lagrangian_slots: int = 2000) -> Result:
     """Best schedule and certified bound for instances beyond the branch and bound's reach: the branch and
     bound ([`solve_total_jct_bnb`][optsched.exact.total_jct_bnb.solve_total_jct_bnb]) for ``search_share`` of the
     limit; when it has not proved the optimum, LNS ([`lns_total_jct`][optsched.exact.total_jct_lns.lns_total_jct])
     from its schedule for the rest, and the time-slot LP bound
     ([`optsched.exact.total_jct_lp.lp_lower_bound`][], ``slots``) and the start-slot LP bound
-    ([`optsched.exact.total_jct_lp.start_lp_lower_bound`][], ``start_slots``; 0 leaves it out). ``lower_bound``
-    is the largest of the branch and bound's and the two LPs' (all proved in ``docs/formulations/total-jct.md``);
+    ([`optsched.exact.total_jct_lp.start_lp_lower_bound`][], ``start_slots``; 0 leaves it out) and the Lagrangian
+    bound from the duals of a time-slot LP on ``lagrangian_slots`` slots
+    ([`optsched.exact.total_jct_lp.LagrangianBound`][], ``lagrangian_iterations`` subgradient steps towards the best
+    schedule's cost; with ``time_limit``, at most 15 % of it). ``lower_bound``
+    is the largest of the branch and bound's, the two LPs' and the Lagrangian one (all proved in
+    ``docs/formulations/total-jct.md``);
     the status is ``optimal`` when the schedule meets it, else ``time limit``. With ``time_limit``, the start-slot
     LP gets ``start_lp_share`` of it (HiGHS's own limit; no bound from it when that stops it) and LNS the rest.
     With ``deterministic_limit`` (units) instead: the branch and bound gets ``search_share`` of the units, LNS
     ``rest / round_limit`` rounds, and the LPs run to their end (deterministic with ``num_workers=1``)."""
     from .total_jct_bnb import solve_total_jct_bnb
-    from .total_jct_lp import lp_lower_bound, start_lp_lower_bound
+    from .total_jct_lp import LagrangianBound, lp_lower_bound, start_lp_lower_bound
 
     if time_limit is None and deterministic_limit is None:
         raise InstanceError("give time_limit or deterministic_limit", field="time_limit")
@@ -203,21 +208,25 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
                             seed=seed or 0)
     else:
         assert time_limit is not None
-        left = max(0.0, time_limit * (1 - (start_lp_share if start_slots else 0)) - (time.perf_counter() - t0))
+        left = max(0.0, time_limit * (0.85 - (start_lp_share if start_slots else 0)) - (time.perf_counter() - t0))
         lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), window=window, round_limit=round_limit,
                             time_limit=left, seed=seed or 0)
+    best = lns if lns.objective is not None and lns.objective < (bb.objective or math.inf) else bb
     lp = lp_lower_bound(inst, slots=slots)
+    lag_bound = LagrangianBound(inst, slots=lagrangian_slots, iterations=lagrangian_iterations, target=best.objective,
+                                time_limit=None if time_limit is None or deterministic_limit is not None
+                                else 0.15 * time_limit).bound()
     start_lp = None
     if start_slots:
         lp_limit = None if time_limit is None or deterministic_limit is not None else \
             max(1.0, time_limit - (time.perf_counter() - t0))
         start_lp = start_lp_lower_bound(inst, slots=start_slots, time_limit=lp_limit)
-    best = lns if lns.objective is not None and lns.objective < (bb.objective or math.inf) else bb
-    lb = max(bb.lower_bound or 0, lp, start_lp or 0)
+    lb = max(bb.lower_bound or 0, lp, start_lp or 0, lag_bound)
     sched = best.schedule
     assert sched is not None
     obj = check_schedule(inst, sched)
     info = {"bnb_objective": bb.objective, "bnb_bound": bb.lower_bound, "lp_bound": lp, "start_lp_bound": start_lp,
+            "lagrangian_bound": lag_bound,
             "lns_rounds": lns.info["rounds"], "lns_improved": lns.info["improved"], "num_workers": num_workers}
     status = SolveStatus.OPTIMAL if lb >= obj else SolveStatus.TIME_LIMIT  # the LP bound can close the gap
     return Result(obj, status, time.perf_counter() - t0, sched, "total-jct-lns", lower_bound=lb,
@@ -226,7 +235,8 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
 
 @algorithm("total-jct-lns", TotalJctInstance, exact=True,
            description="total (weighted) completion time: branch and bound, then LNS with CP-SAT and the "
-                       "larger of the time-slot and start-slot LP bounds (for instances it does not close)")
+                       "largest of the time-slot LP, start-slot LP and Lagrangian bounds (for instances it does "
+                       "not close)")
 def _registered_lns(inst: TotalJctInstance, *, seed: int | None = None, time_limit: float | None = None,
                     deterministic_limit: float | None = None, **options) -> Result:
     if time_limit is None and deterministic_limit is None:

@@ -35,7 +35,7 @@ from ..algorithms.total_jct import greedy_total_jct
 from ..errors import InstanceError
 from ..problems.total_jct import TotalJctInstance
 
-__all__ = ["lp_lower_bound", "start_lp_lower_bound", "wide_classes"]
+__all__ = ["LagrangianBound", "lagrangian_lower_bound", "lp_lower_bound", "start_lp_lower_bound", "wide_classes"]
 
 
 def wide_classes(inst: TotalJctInstance, jobs: list[int]) -> list[tuple[frozenset[int], int]]:
@@ -52,13 +52,17 @@ def wide_classes(inst: TotalJctInstance, jobs: list[int]) -> list[tuple[frozense
     return out
 
 
-def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | None = None) -> int:
+def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | None = None,
+                   keep: dict[str, Any] | None = None) -> int:
     """A lower bound on the optimal sum_j w_j C_j of ``inst`` from the time-slot LP of the module docstring.
 
     ``slots``: the number of capacity slots (of equal width ``delta``, by default the greedy schedule's last
     completion divided by ``slots``, rounded up) before the unconstrained last slot; finer slots give a larger
     bound and a larger LP (about ``slots`` x jobs variables). Solved with HiGHS (SciPy); the value is certified
-    by weak duality (module docstring), so a solver inaccuracy can only weaken it.
+    by weak duality (module docstring), so a solver inaccuracy can only weaken it. ``keep``: a dict that
+    receives the slot width ``delta``, the slot count ``T``, the wide ``classes`` and the capacity rows' dual
+    ``prices`` (non-negative; the GPU rows, then each class's rows), which
+    [`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound] turns into a bound at any search node.
     """
     import numpy as np
     import scipy.sparse as sp
@@ -113,15 +117,19 @@ def lp_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, delta: int | No
     b_ub = np.array([float(G * delta)] * T + [float(k * delta) for _, k in classes for _ in range(T)])
     A_eq = sp.csr_matrix((np.ones(v), (np.array(eq_r), np.arange(v))), shape=(len(lp_jobs), v))
     A_ub = sp.csr_matrix((np.array(ub_v), (np.array(ub_r), np.array(ub_c))), shape=(len(b_ub), v))
-    dual = _certified(np.array(cost), A_ub, b_ub, A_eq, b_eq, np.array(upper), const)
+    prices: list[Any] = []
+    dual = _certified(np.array(cost), A_ub, b_ub, A_eq, b_eq, np.array(upper), const, prices=prices)
     if dual is None:  # pragma: no cover - the LP is feasible and bounded by construction
         return inst.trivial_lower_bound()
+    if keep is not None:  # the capacity rows' prices, for LagrangianBound
+        keep.update(delta=delta, T=T, classes=classes, prices=prices[0])
     bound = math.ceil(dual - 1e-9 * max(1.0, abs(dual)))
     return max(bound, inst.trivial_lower_bound())  # both are bounds
 
 
 def _certified(c: Any, A_ub: Any, b_ub: Any, A_eq: Any, b_eq: Any, upper: Any, const: float, *,
-               method: str = "highs", time_limit: float | None = None) -> float | None:
+               method: str = "highs", time_limit: float | None = None, prices: list[Any] | None = None
+               ) -> float | None:
     """min c y + const over A_eq y = b_eq, A_ub y <= b_ub, 0 <= y <= upper, as a value that every feasible y
     reaches (weak duality with the solver's dual vector, recomputed here; formulation, "Certification"); None
     when the solver returns no optimal basis (infeasible, or stopped by ``time_limit`` seconds)."""
@@ -134,6 +142,8 @@ def _certified(c: Any, A_ub: Any, b_ub: Any, A_eq: Any, b_eq: Any, upper: Any, c
     if res.status != 0:
         return None
     mu = np.minimum(np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
+    if prices is not None:
+        prices.append(-mu)
     reduced = c - A_ub.T @ mu
     val = float(b_ub @ mu)
     if A_eq is not None:
@@ -258,3 +268,168 @@ def start_lp_lower_bound(inst: TotalJctInstance, *, slots: int = 1500, delta: in
     if dual is None:
         return None
     return max(math.ceil(dual - 1e-9 * max(1.0, abs(dual))), inst.trivial_lower_bound())  # both are bounds
+
+
+class LagrangianBound:
+    """Lower bounds, at the root and at branch-and-bound nodes, from prices on the time-slot LP's capacity rows
+    (formulation, "Lagrangian bound"). Each slot a < T of width ``delta`` has a price ``lam[a] >= 0`` per GPU and
+    time unit, and each wide class one per job and time unit; any non-negative prices give a bound. They start at
+    the duals of the time-slot LP ([`lp_lower_bound`][optsched.exact.total_jct_lp.lp_lower_bound] with ``slots``)
+    and ``iterations`` subgradient steps (towards ``target``, by default the greedy schedule's cost; no more after
+    ``time_limit`` seconds of wall clock, if given) keep the best.
+    For every schedule, sum_j w_j C_j >= sum_j [w_j (S_j + d_j) + price_j(S_j, d_j)] - ``const``, where
+    ``price_j(S, d)`` is the price of job j's run [S, S + d) and ``const`` the price of all capacity; so a node
+    whose placed jobs cost ``cost`` with prices ``pen`` (their real runs) and whose other jobs start at ``t`` or
+    later is worth at least ``cost + pen + sum_j rest(j, t) - const``, ``rest(j, t)`` the least
+    ``w_j (S + d_j) + price_j(S, d_j)`` over integer starts S >= max(r_j, t) (d_j the shortest mode).
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> lag = LagrangianBound(inst, slots=200, iterations=50)
+    >>> inst.trivial_lower_bound() <= lag.root() <= 70497     # the optimum (bundled library)
+    True
+
+    ```
+    """
+
+    def __init__(self, inst: TotalJctInstance, *, slots: int = 1000, delta: int | None = None, iterations: int = 0,
+                 target: float | None = None, time_limit: float | None = None):
+        import time
+
+        import numpy as np
+
+        t0 = time.perf_counter()
+
+        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 0:
+            raise InstanceError(f"must be an integer >= 0, got {iterations!r}", field="iterations")
+        keep: dict[str, Any] = {}
+        self.lp = lp_lower_bound(inst, slots=slots, delta=delta, keep=keep)
+        self.inst = inst
+        jobs = inst.jobs
+        self.n = len(jobs)
+        if not keep:  # no job with work and weight: no prices (every bound is then the trivial one)
+            keep = {"delta": 1, "T": 0, "classes": [], "prices": np.zeros(0)}
+        self.delta, self.T, classes = dl, T, _ = keep["delta"], keep["T"], keep["classes"]
+        self.end = T * dl  # no prices from here on
+        G = inst.cluster.total_gpus
+        self._cap = np.array([float(G * dl)] * T + [float(k * dl) for _, k in classes for _ in range(T)])
+        self._member = [[c for c, (m, _) in enumerate(classes) if i in m] for i in range(self.n)]
+        self._slot = np.arange(self.end) // dl
+        lam = np.maximum(np.asarray(keep["prices"], dtype=float)[:len(self._cap)], 0.0)
+        best, best_lam = self._evaluate(lam)[0], lam
+        if iterations:
+            if target is None:
+                g = greedy_total_jct(inst)
+                target = float(sum(j.weight * (g[j.id][2] + j.modes[g[j.id][0]].duration) for j in jobs))
+            step = 1.0
+            for it in range(iterations):  # Polyak steps towards target, shrinking every 50 iterations
+                if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                    break
+                val, sub = self._evaluate(lam)
+                if val > best:
+                    best, best_lam = val, lam
+                norm = float(sub @ sub)
+                if norm == 0.0 or val >= target:
+                    break
+                lam = np.maximum(lam + step * (target - val) / norm * sub, 0.0)
+                if it % 50 == 49:
+                    step *= 0.8
+        self.prices = best_lam
+        self._tables(best_lam)
+
+    def _rates(self, lam: Any, i: int) -> Any:
+        """Job ``i``'s price per time unit at every instant before ``end``."""
+        T, slot = self.T, self._slot
+        rate = self.inst.jobs[i].gpus * lam[:T][slot]
+        for c in self._member[i]:
+            rate = rate + lam[T * (1 + c):T * (2 + c)][slot]
+        return rate
+
+    def _evaluate(self, lam: Any) -> tuple[float, Any]:
+        """The bound at prices ``lam`` (sum_j rest(j, 0) - const) and a subgradient (each row's use by the
+        jobs' cheapest runs, minus its capacity)."""
+        import numpy as np
+
+        end, T, dl = self.end, self.T, self.delta
+        total = -float(lam @ self._cap)
+        use = np.zeros(len(self._cap))
+        S = np.arange(end + 1)
+        for i, j in enumerate(self.inst.jobs):
+            P = np.concatenate([[0.0], np.cumsum(self._rates(lam, i))])
+            w, r, d = j.weight, j.release, j.min_duration
+            f = w * (S + d) + P[np.minimum(S + d, end)] - P[S]
+            f[:min(r, end + 1)] = np.inf
+            k = int(np.argmin(f))
+            late = w * (max(r, end + 1) + d)
+            if late <= f[k]:
+                total += late
+                continue
+            total += float(f[k])
+            runs = np.zeros(end)
+            runs[k:min(k + d, end)] = 1.0
+            per = np.add.reduceat(runs, np.arange(0, end, dl)) if end else runs
+            use[:T] += j.gpus * per
+            for c in self._member[i]:
+                use[T * (1 + c):T * (2 + c)] += per
+        return total, use - self._cap
+
+    def _tables(self, lam: Any) -> None:
+        import numpy as np
+
+        end = self.end
+        self.const = float(lam @ self._cap)
+        S = np.arange(end + 1)
+        self.W = [j.weight for j in self.inst.jobs]
+        self.R = [j.release for j in self.inst.jobs]
+        self.D = [j.min_duration for j in self.inst.jobs]
+        self.P: list[list[float]] = []  # per job: P[t] = price of its run on [0, t) (t <= end)
+        self.h: list[list[float]] = []  # per job: h[t] = rest(j, t) for t <= end
+        for i, j in enumerate(self.inst.jobs):
+            P = np.concatenate([[0.0], np.cumsum(self._rates(lam, i))])
+            w, r, d = j.weight, j.release, j.min_duration
+            f = w * (S + d) + P[np.minimum(S + d, end)] - P[S]
+            f[:min(r, end + 1)] = np.inf
+            h = np.minimum.accumulate(f[::-1])[::-1]
+            h = np.minimum(h, w * (max(r, end + 1) + d))  # starts after end: w (S + d), no price
+            self.P.append(P.tolist())
+            self.h.append(h.tolist())
+
+    def price(self, i: int, s: int, d: int) -> float:
+        """The price of job ``i``'s run on [s, s + d) (any of its modes: its GPUs are the same in all)."""
+        e = self.end
+        P = self.P[i]
+        return P[s + d if s + d < e else e] - P[s if s < e else e]
+
+    def rest(self, i: int, t: int) -> float:
+        """The least w_i (S + d_i) + price_i(S, d_i) over integer starts S >= max(r_i, t)."""
+        if t <= self.end:
+            return self.h[i][t]
+        return self.W[i] * ((self.R[i] if self.R[i] > t else t) + self.D[i])
+
+    def root(self) -> float:
+        """The bound with no job placed (floating point; at least the time-slot LP's value at the start)."""
+        return sum(self.rest(i, 0) for i in range(self.n)) - self.const
+
+    def bound(self) -> int:
+        """[`root`][optsched.exact.total_jct_lp.LagrangianBound.root] made safe: lowered by a relative 1e-7 (the
+        floating-point sums), rounded up (objectives are integers) and at least the trivial bound."""
+        v = self.root()
+        return max(math.ceil(v - 1e-7 * max(1.0, abs(v))), self.inst.trivial_lower_bound())
+
+
+def lagrangian_lower_bound(inst: TotalJctInstance, *, slots: int = 2000, iterations: int = 1000,
+                           target: float | None = None) -> int:
+    """A lower bound on the optimal sum_j w_j C_j of ``inst``: the Lagrangian bound of
+    [`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound] (time-slot LP duals on ``slots`` slots, then
+    ``iterations`` subgradient steps towards ``target``), each job's run priced at its exact integer start.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> inst.trivial_lower_bound() <= lagrangian_lower_bound(inst, slots=200, iterations=20) <= 70497
+    True
+
+    ```
+    """
+    return LagrangianBound(inst, slots=slots, iterations=iterations, target=target).bound()
