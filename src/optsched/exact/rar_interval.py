@@ -44,7 +44,16 @@ from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
 from . import _cpsat
 from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, server_classes, solve_rar_cpsat
+from .rar_lns import improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
+
+LNS_STEP_S = 2.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
+LNS_STEPS = 20    # LNS re-solves under a deterministic limit, each with a tenth of it
+
+
+def order_steps(inst: RarInstance) -> int:
+    """SGS runs of the order search: about 8,000 job placements in all (400 runs at 20 jobs, 50 at 160)."""
+    return max(20, min(400, 8000 // max(1, inst.n_jobs)))
 
 
 @dataclass
@@ -217,7 +226,7 @@ def _makespan_or(inst: RarInstance, sched: Schedule, default: int) -> int:
 
 def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
                        seed: int | None = 0, deterministic_limit: float | None = None, close_gap: bool = True,
-                       heuristics: bool = True, hint: bool = True, symmetry: bool = True,
+                       heuristics: bool = True, hint: bool = True, symmetry: bool = True, lns: bool = True,
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
@@ -253,9 +262,16 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
+    if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic
+        ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0))
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "list-sgs order search"
+        info["order_search"] = {"makespan": ms}
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the closed-form lower bound")
     # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). A bisection on T, each probe
-    # with a short limit, a third of the budget in all; a probe that finds a schedule offers it as a candidate
-    budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 3
+    # with a short limit, a quarter of the budget in all; a probe that finds a schedule offers it as a candidate
+    budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 4
     lo, hi = lb, ub - 1
     probes = 0
     while lo <= hi and probes < 12:
@@ -284,13 +300,32 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     info["probes"] = {"count": probes, "lower_bound": lb}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
+    # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
+    # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        cut = None if params.time_limit is None or params.limit != "time" else \
+            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * 3 / 4
+        if cut is not None:
+            step = dataclasses.replace(params, time_limit=max(0.01, min(LNS_STEP_S, cut - time.perf_counter() + t0)))
+        else:
+            step = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        ms, sched, stats = lns_r1(inst, best, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
+                                  seed=int(seed or 0), target=lb,
+                                  stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
+        info["lns"] = {**stats, "makespan": ms}
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "LNS on R1"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
+        if "interrupted" in stats:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
     # R: the relaxation, whose proven bound is a lower bound on T*
     rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
     if hint:
         _hint(rm, inst, best)
-    # R gets half of what is left, so that R1 (an upper bound) still runs when R's proof is out of reach
+    # R gets half of what is left (all of it after the LNS), so that R1 still runs when R's proof is out of reach
     half = left()
-    if half.time_limit is not None and half.limit == "time":
+    if not lns and half.time_limit is not None and half.limit == "time":
         half = dataclasses.replace(half, time_limit=half.time_limit / 2)
     run = _cpsat.solve(rm.model, half)
     info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective}
@@ -306,7 +341,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     if run.interrupted:
         return done(SolveStatus.INTERRUPTED, lb, interrupted=run.interrupted)
     # R1: schedules with pairwise contention only, each scored by the evaluator at most its model makespan
-    if any(p_sensitive(inst, j) for j in inst.jobs):
+    # (the LNS has searched R1 already)
+    if not lns and any(p_sensitive(inst, j) for j in inst.jobs):
         r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
         if hint:
             _hint(r1, inst, best)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -70,6 +70,9 @@ def improve_order(inst: RarInstance, order: list[int], *, iterations: int, seed:
     return best, best_sched, cur
 
 
+KINDS = ("window", "servers", "random", "suffix")  # the LNS's neighbourhoods (lns_r1)
+
+
 @dataclass
 class _State:
     """A solution of R1: start, end (R1's C_j, at least the evaluator's completion) and GPUs per server."""
@@ -85,16 +88,20 @@ class _State:
 
 
 def lns_r1(inst: RarInstance, schedule: Schedule, *, steps: int, step_params: _cpsat.Params, seed: int = 0,
-           stop: Callable[[], bool] | None = None) -> tuple[int, Schedule, dict[str, int]]:
+           stop: Callable[[], bool] | None = None, target: int = 0, start_size: int = 12
+           ) -> tuple[int, Schedule, dict[str, Any]]:
     """LNS on R1 from ``schedule`` (module docstring): at most ``steps`` re-solves, each with ``step_params``
-    (a short time or deterministic limit), until ``stop()`` says so. Returns (evaluator makespan, schedule,
-    counters). The schedule returned is never worse than ``schedule``; if ``schedule`` is not a solution of R1
-    (contention beyond R1's), R1 is first solved from it as a hint."""
+    (a short time or deterministic limit), until ``stop()`` says so or the makespan reaches ``target`` (a proven
+    lower bound). Returns (evaluator makespan, schedule, counters; ``counters["interrupted"]`` names the signal
+    that stopped a step, after which no further step runs). The schedule returned is never worse than
+    ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
+    a hint."""
     from .rar_interval import build_interval_model
 
     ev = evaluate(inst, schedule)
     best_ms, best = ev.makespan, Schedule(ev.schedule.jobs, algorithm="rar-lns")
-    stats = {"steps": 0, "improved": 0, "infeasible_or_unknown": 0}
+    stats: dict[str, Any] = {"steps": 0, "improved": 0, "infeasible_or_unknown": 0,
+                             "by_kind": {k: [0, 0] for k in KINDS}}
     ids = [j.id for j in inst.jobs]
     S = inst.cluster.server_ids
     H = best_ms
@@ -118,25 +125,33 @@ def lns_r1(inst: RarInstance, schedule: Schedule, *, steps: int, step_params: _c
             for s in S:
                 m.add_hint(m.get_int_var_from_proto_index(im.gpus[jid, s].index), state.gpus[jid, s])
         run = _cpsat.solve(m, params)
+        if run.interrupted:
+            stats["interrupted"] = run.interrupted
         if not run.found:
             return None
         return _State({j: run.value(im.start[j]) for j in ids}, {j: run.value(im.end[j]) for j in ids},
                       {(j, s): run.value(im.gpus[j, s]) for j in ids for s in S})
 
     # the incumbent as a solution of R1 (all jobs fixed); else R1 from it as a hint, all jobs free
-    first = solve(set(), step_params) or solve(set(ids), step_params)
+    first = solve(set(), step_params)
+    if first is None and "interrupted" not in stats:
+        first = solve(set(ids), step_params)
     if first is None:
         return best_ms, best, stats
     state = first
+    ms = evaluate(inst, state.schedule(inst)).makespan
+    if ms < best_ms:
+        best_ms, best = ms, state.schedule(inst)
     rng = np.random.default_rng(seed)
-    size = max(2, min(len(ids), 8))
+    size = max(2, min(len(ids), start_size))
     for _ in range(steps):
-        if stop is not None and stop():
+        if "interrupted" in stats or best_ms <= target or (stop is not None and stop()):
             break
         stats["steps"] += 1
-        kind = int(rng.integers(3))
+        kind = int(rng.integers(len(KINDS)))
+        stats["by_kind"][KINDS[kind]][0] += 1
         mk = max(state.end.values())
-        if kind == 0:    # a time window around a random slot
+        if kind == 0:    # the jobs running in a time window around a random slot
             width = max(1, int(mk * size / len(ids)))
             t = int(rng.integers(0, max(1, mk - width // 2)))
             free = {j for j in ids if state.start[j] < t + width and state.end[j] > t}
@@ -144,6 +159,9 @@ def lns_r1(inst: RarInstance, schedule: Schedule, *, steps: int, step_params: _c
             k = max(1, int(round(len(S) * size / len(ids))))
             chosen = set(rng.choice(S, size=min(k, len(S)), replace=False).tolist())
             free = {j for j in ids if any(state.gpus[j, s] for s in chosen)}
+        elif kind == 3:  # the jobs that end last, and those running with them at the end
+            t = sorted(state.end.values())[max(0, len(ids) - size)]
+            free = {j for j in ids if state.end[j] > t}
         else:            # random jobs, always with one that ends last
             free = set(rng.choice(ids, size=min(size, len(ids)), replace=False).tolist())
             free.add(max(ids, key=lambda j: (state.end[j], j)))
@@ -157,6 +175,7 @@ def lns_r1(inst: RarInstance, schedule: Schedule, *, steps: int, step_params: _c
         if key_new < key_old:
             state = new
             stats["improved"] += 1
+            stats["by_kind"][KINDS[kind]][1] += 1
             sched = state.schedule(inst)
             ms = evaluate(inst, sched).makespan
             if ms < best_ms:
