@@ -71,9 +71,11 @@ def medium(quick: bool, workers: int, time_limit: float) -> str:
             res, c = timed(solve_rar_interval, inst, num_workers=workers, time_limit=time_limit, close_gap=False)
             gap = res.objective / res.lower_bound - 1
             rows.append([inst.name, res.objective, res.lower_bound, f"{gap:.1%}", res.status.value, round(c, 1),
-                         round(time.perf_counter() - w0, 1), res.info.get("incumbent", {}).get("algorithm")])
+                         round(time.perf_counter() - w0, 1), res.info.get("incumbent", {}).get("algorithm"),
+                         res.info.get("best_by")])
     return (f"24-32 jobs, time limit {time_limit:g} s, {workers} CP-SAT worker(s):\n\n"
-            + table(["instance", "best", "lower bound", "gap", "status", "CPU s", "wall s", "best incumbent"],
+            + table(["instance", "best", "lower bound", "gap", "status", "CPU s", "wall s", "first incumbent",
+                     "best found by"],
                     rows))
 
 

@@ -12,7 +12,8 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
   p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
   The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
 
-If the evaluator's best score (of R1's schedule, of R's schedule and of the incumbents) meets LB_R, it is
+Upper bounds come from the incumbents, a local search on the list SGS's priority order and a
+large-neighbourhood search on R1 ([`optsched.exact.rar_lns`][]). If the evaluator's best score meets LB_R, it is
 optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
 by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
 least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
@@ -49,6 +50,7 @@ from .rar_sgs import best_list_schedule
 
 LNS_STEP_S = 2.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
 LNS_STEPS = 20    # LNS re-solves under a deterministic limit, each with a tenth of it
+MAX_PROBES = 16   # destructive-bounding probes of R at most
 
 
 def order_steps(inst: RarInstance) -> int:
@@ -230,9 +232,11 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
-    ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
-    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each
-    CP-SAT call that many deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a
+    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, the LNS on R1
+    ([`optsched.exact.rar_lns`][]; ``lns=False`` skips it and the order search) three quarters of what is left,
+    then R and, if the gap is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit``
+    instead gives each model solve that many deterministic units and each probe and LNS step a tenth of it
+    (reproducible runs; ``info["limit"]`` says which applied). At a
     limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
     SIGTERM (which stop the CP-SAT call that runs), with status ``interrupted`` and no further call.
     """
@@ -255,6 +259,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     def done(status: SolveStatus, bound: int, **extra: Any) -> Result:
         info.update(extra)
+        info["best_by"] = ub_name  # which step found the schedule returned
         ev = evaluate(inst, best)
         return Result(objective=ev.makespan, status=status, runtime_s=time.perf_counter() - t0,
                       schedule=Schedule(ev.schedule.jobs, algorithm="exact-interval", instance=inst.name),
@@ -269,16 +274,18 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         info["order_search"] = {"makespan": ms}
         if lb >= ub:
             return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the closed-form lower bound")
-    # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). A bisection on T, each probe
-    # with a short limit, a quarter of the budget in all; a probe that finds a schedule offers it as a candidate
+    # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). Each probe with a short limit,
+    # a quarter of the budget in all; a probe that finds a schedule offers it as a candidate. Proofs are cheap
+    # just above the bound and hard near the optimum, so the probes gallop up from the bound (steps 1, 2, 4, ...)
+    # until one fails to prove infeasibility, then bisect below it
     budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 4
     lo, hi = lb, ub - 1
-    probes = 0
-    while lo <= hi and probes < 12:
+    probes, step, galloping = 0, 1, True
+    while lo <= hi and probes < MAX_PROBES:
         spent = time.perf_counter() - t0
         if budget is not None and spent >= budget:
             break
-        mid = (lo + hi) // 2
+        mid = min(hi, lo + step - 1) if galloping else (lo + hi) // 2
         probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
         if budget is not None:
             pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, budget / 4)))
@@ -290,7 +297,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
         if prun.status == SolveStatus.INFEASIBLE:
             lb = lo = mid + 1
+            step *= 2
             continue
+        galloping = False
         if prun.found:
             sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
             ms = _makespan_or(inst, sched, ub)
@@ -357,7 +366,6 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R1")
         if run0.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=run0.interrupted)
-    info["best_by"] = ub_name
     if not close_gap or (params.limit == "time" and params.time_limit is not None
                          and time.perf_counter() - t0 >= params.time_limit):
         return done(SolveStatus.TIME_LIMIT, lb, closed_by=None)
@@ -369,7 +377,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                           min_makespan=lb, warm=best, hint=hint, symmetry=symmetry)
     info["time_indexed"] = {k: res.info.get(k) for k in ("horizon_slots", "cpsat_status", "limit")}
     if res.schedule is not None and res.objective is not None and res.objective < ub:
-        ub, best = int(res.objective), res.schedule
+        ub, best, ub_name = int(res.objective), res.schedule, "time-indexed model"
     if res.lower_bound is not None:
         lb = max(lb, int(res.lower_bound))
     if lb < ub and res.info.get("interrupted"):
