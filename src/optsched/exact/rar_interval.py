@@ -48,8 +48,8 @@ from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, serve
 from .rar_lns import improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
 
-LNS_STEP_S = 2.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
-LNS_STEPS = 20    # LNS re-solves under a deterministic limit, each with a tenth of it
+LNS_STEP_S = 1.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
+LNS_STEPS = 40    # LNS re-solves under a deterministic limit, each with a tenth of it
 MAX_PROBES = 16   # destructive-bounding probes of R at most
 
 
