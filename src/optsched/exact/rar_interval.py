@@ -267,28 +267,22 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
-    if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic
-        ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0))
-        if ms < ub:
-            ub, best, ub_name = ms, sched, "list-sgs order search"
-        info["order_search"] = {"makespan": ms}
-        if lb >= ub:
-            return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the closed-form lower bound")
     # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). Each probe with a short limit,
     # a quarter of the budget in all; a probe that finds a schedule offers it as a candidate. Proofs are cheap
     # just above the bound and hard near the optimum, so the probes gallop up from the bound (steps 1, 2, 4, ...)
     # until one fails to prove infeasibility, then bisect below it
-    budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 4
+    share = None if params.time_limit is None or params.limit != "time" else left().time_limit
+    budget = None if share is None else time.perf_counter() - t0 + share / 4  # elapsed time at which probes stop
     lo, hi = lb, ub - 1
-    probes, step, galloping = 0, 1, True
+    probes, jump, galloping = 0, 1, True
     while lo <= hi and probes < MAX_PROBES:
         spent = time.perf_counter() - t0
         if budget is not None and spent >= budget:
             break
-        mid = min(hi, lo + step - 1) if galloping else (lo + hi) // 2
+        mid = min(hi, lo + jump - 1) if galloping else (lo + hi) // 2
         probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
-        if budget is not None:
-            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, budget / 4)))
+        if budget is not None and share is not None:  # a sixteenth of what was left, at most, per probe
+            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, share / 16)))
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
         prun = _cpsat.solve(probe.model, pp)
@@ -297,7 +291,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
         if prun.status == SolveStatus.INFEASIBLE:
             lb = lo = mid + 1
-            step *= 2
+            jump *= 2
             continue
         galloping = False
         if prun.found:
@@ -309,6 +303,17 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     info["probes"] = {"count": probes, "lower_bound": lb}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
+    if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic (under a
+        # time limit also stopped after a tenth of it)
+        stop_at = None if params.time_limit is None or params.limit != "time" else \
+            time.perf_counter() - t0 + params.time_limit / 10
+        ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0),
+                                     stop=None if stop_at is None else lambda: time.perf_counter() - t0 >= stop_at)
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "list-sgs order search"
+        info["order_search"] = {"makespan": ms}
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the bound of the probes")
     # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
     # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them
     if lns and any(p_sensitive(inst, j) for j in inst.jobs):

@@ -43,18 +43,20 @@ def sched_order(inst: RarInstance, schedule: Schedule) -> list[int]:
     return sorted(range(inst.n_jobs), key=lambda i: (start[inst.jobs[i].id], i))
 
 
-def improve_order(inst: RarInstance, order: list[int], *, iterations: int, seed: int = 0
-                  ) -> tuple[int, Schedule, list[int]]:
+def improve_order(inst: RarInstance, order: list[int], *, iterations: int, seed: int = 0,
+                  stop: Callable[[], bool] | None = None) -> tuple[int, Schedule, list[int]]:
     """Hill climbing on the list SGS's priority ``order`` (swaps and moves of one job, equal makespans accepted so
-    that the search drifts over plateaus): ``iterations`` SGS runs in all, deterministic for a ``seed``. Returns
-    (evaluator makespan, schedule, order) of the best."""
+    that the search drifts over plateaus): ``iterations`` SGS runs in all, deterministic for a ``seed`` (fewer if
+    ``stop()``, asked every 20 runs, says so). Returns (evaluator makespan, schedule, order) of the best."""
     best_sched = list_schedule(inst, order)
     assert best_sched is not None  # the default horizon holds every job
     best = evaluate(inst, best_sched).makespan
     cur = list(order)
     rng = np.random.default_rng(seed)
     n = len(cur)
-    for _ in range(iterations if n > 1 else 0):
+    for it in range(iterations if n > 1 else 0):
+        if stop is not None and it % 20 == 0 and stop():
+            break
         cand = list(cur)
         i, j = (int(x) for x in rng.integers(n, size=2))
         if rng.random() < 0.5:
