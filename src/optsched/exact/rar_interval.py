@@ -303,6 +303,24 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     info["probes"] = {"count": probes, "lower_bound": lb}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        # a probe of R1 at the bound: any solution is a schedule the evaluator completes by LB (Theorem R1)
+        r1 = build_interval_model(inst, lb, restriction=True, symmetry=symmetry)
+        if share is not None:
+            pp = dataclasses.replace(params, time_limit=share / 16)
+        else:
+            pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        prun = _cpsat.solve(r1.model, pp)
+        info["restriction_probe"] = {"horizon": lb, "status": prun.status.value}
+        if prun.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
+        if prun.found:
+            sched = read_schedule(r1, prun, inst, algorithm="exact-interval")
+            ms = evaluate(inst, sched).makespan
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "restriction R1 at the bound"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="restriction R1 feasible at the bound of the probes")
     if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic (under a
         # time limit also stopped after a tenth of it)
         stop_at = None if params.time_limit is None or params.limit != "time" else \
