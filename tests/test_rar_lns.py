@@ -10,6 +10,7 @@ from optsched import evaluate
 from optsched.exact import _cpsat
 from optsched.exact.rar_brute import brute_force
 from optsched.exact.rar_cpsat import serial_schedule, solve_rar_cpsat
+from optsched.exact.rar_interval import build_interval_model
 from optsched.exact.rar_lns import improve_order, lns_r1, sched_order
 from optsched.exact.rar_sgs import list_schedule
 from optsched.generators.rar import contended_rar_instance
@@ -18,6 +19,11 @@ from strategies import micro_rar_instances
 from test_exact_rar import contention_pair
 
 STEP = _cpsat.Params(deterministic_limit=1.0, num_workers=1, seed=0)
+
+
+def r1(inst, schedule):
+    """R1 over the schedule's makespan, as exact-interval gives it to the LNS."""
+    return build_interval_model(inst, evaluate(inst, schedule).makespan, restriction=True, symmetry=False)
 
 
 def test_sched_order_is_by_start():
@@ -44,7 +50,7 @@ def test_lns_between_optimum_and_start(inst):
     opt = brute_force(inst).makespan
     start = serial_schedule(inst)
     ms0 = evaluate(inst, start).makespan
-    ms, sched, stats = lns_r1(inst, start, steps=8, step_params=STEP, seed=0)
+    ms, sched, stats = lns_r1(inst, start, r1(inst, start), steps=8, step_params=STEP, seed=0)
     assert opt <= ms <= ms0
     assert evaluate(inst, sched).makespan == ms
     assert stats["steps"] <= 8
@@ -56,7 +62,8 @@ def test_lns_reaches_the_time_indexed_optimum_on_contended_instances():
         inst = contended_rar_instance(5, 2, seed, iterations=(60, 300), horizon=400)
         ref = solve_rar_cpsat(inst, num_workers=1, deterministic_limit=20.0)
         assert ref.status == SolveStatus.OPTIMAL
-        ms, sched, _ = lns_r1(inst, serial_schedule(inst), steps=30, step_params=STEP, seed=seed)
+        start = serial_schedule(inst)
+        ms, sched, _ = lns_r1(inst, start, r1(inst, start), steps=30, step_params=STEP, seed=seed)
         assert evaluate(inst, sched).makespan == ms
         assert ms >= ref.objective
         assert ms <= 1.05 * ref.objective, (inst.name, ms, ref.objective)
@@ -66,7 +73,7 @@ def test_lns_stops_at_target():
     inst = contended_rar_instance(5, 2, 0, iterations=(60, 300), horizon=400)
     start = serial_schedule(inst)
     ms0 = evaluate(inst, start).makespan
-    _, _, stats = lns_r1(inst, start, steps=30, step_params=STEP, target=ms0)
+    _, _, stats = lns_r1(inst, start, r1(inst, start), steps=30, step_params=STEP, target=ms0)
     assert stats["steps"] == 0  # the start already meets the target: no re-solve
 
 
@@ -74,7 +81,7 @@ def test_lns_is_reproducible():
     # deterministic limits and a seeded generator: the same steps, the same schedule
     inst = contended_rar_instance(8, 3, 1, iterations=(60, 300), horizon=400)
     start = serial_schedule(inst)
-    a = lns_r1(inst, start, steps=6, step_params=STEP, seed=3)
-    b = lns_r1(inst, start, steps=6, step_params=STEP, seed=3)
+    a = lns_r1(inst, start, r1(inst, start), steps=6, step_params=STEP, seed=3)
+    b = lns_r1(inst, start, r1(inst, start), steps=6, step_params=STEP, seed=3)
     assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
     assert a[2]["steps"] >= 1 and evaluate(inst, a[1]).makespan == a[0]

@@ -341,7 +341,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             step = dataclasses.replace(params, time_limit=max(0.01, min(LNS_STEP_S, cut - time.perf_counter() + t0)))
         else:
             step = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        ms, sched, stats = lns_r1(inst, best, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
+        r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
+        ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
                                   seed=int(seed or 0), target=lb,
                                   stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
         info["lns"] = {**stats, "makespan": ms}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from ..problems.rar import RarInstance
 from ..result import Schedule, ScheduledJob
 from . import _cpsat
 from .rar_sgs import list_schedule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ortools.sat.python import cp_model
 
 
 def sched_order(inst: RarInstance, schedule: Schedule) -> list[int]:
@@ -93,26 +96,35 @@ class _State:
                                             if self.gpus[j.id, s]}) for j in inst.jobs), algorithm="rar-lns")
 
 
-def lns_r1(inst: RarInstance, schedule: Schedule, *, steps: int, step_params: _cpsat.Params, seed: int = 0,
+class R1Model(Protocol):
+    """The variables of an interval model the LNS reads and fixes (``rar_interval.IntervalModel``)."""
+
+    model: cp_model.CpModel
+    start: dict[str, cp_model.IntVar]
+    end: dict[str, cp_model.IntVar]
+    gpus: dict[tuple[str, str], cp_model.IntVar]
+    makespan: cp_model.IntVar
+
+
+def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, step_params: _cpsat.Params,
+           seed: int = 0,
            stop: Callable[[], bool] | None = None, target: int = 0, start_size: int = 12
            ) -> tuple[int, Schedule, dict[str, Any]]:
-    """LNS on R1 from ``schedule`` (module docstring): at most ``steps`` re-solves, each with ``step_params``
+    """LNS on R1 from ``schedule`` (module docstring); ``im`` is R1 over a horizon of at least ``schedule``'s
+    makespan, without symmetry breaking (``build_interval_model(inst, H, restriction=True, symmetry=False)``;
+    its objective is replaced): at most ``steps`` re-solves, each with ``step_params``
     (a short time or deterministic limit), until ``stop()`` says so or the makespan reaches ``target`` (a proven
     lower bound). Returns (evaluator makespan, schedule, counters; ``counters["interrupted"]`` names the signal
     that stopped a step, after which no further step runs). The schedule returned is never worse than
     ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
     a hint."""
-    from .rar_interval import build_interval_model
-
     ev = evaluate(inst, schedule)
     best_ms, best = ev.makespan, Schedule(ev.schedule.jobs, algorithm="rar-lns")
     stats: dict[str, Any] = {"steps": 0, "improved": 0, "infeasible_or_unknown": 0,
                              "by_kind": {k: [0, 0] for k in KINDS}}
     ids = [j.id for j in inst.jobs]
     S = inst.cluster.server_ids
-    H = best_ms
-    im = build_interval_model(inst, H, restriction=True, symmetry=False)
-    big = len(ids) * H + 1
+    big = len(ids) * (im.makespan.proto.domain[-1] + 1) + 1
     im.model.minimize(big * im.makespan + sum(im.end.values()))
     state = _State({sj.id: int(sj.start) for sj in ev.schedule.jobs}, {k: int(v) for k, v in ev.completions.items()},
                    {(sj.id, s): sj.placement.get(s, 0) for sj in ev.schedule.jobs for s in S})
