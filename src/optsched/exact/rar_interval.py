@@ -12,7 +12,8 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
   p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
   The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
 
-If the evaluator's best score (of R1's schedule, of R's schedule and of the incumbents) meets LB_R, it is
+Upper bounds come from the incumbents, a local search on the list SGS's priority order and a
+large-neighbourhood search on R1 ([`optsched.exact.rar_lns`][]). If the evaluator's best score meets LB_R, it is
 optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
 by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
 least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
@@ -44,7 +45,17 @@ from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
 from . import _cpsat
 from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, server_classes, solve_rar_cpsat
+from .rar_lns import improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
+
+LNS_STEP_S = 1.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
+LNS_STEPS = 40    # LNS re-solves under a deterministic limit, each with a tenth of it
+MAX_PROBES = 16   # destructive-bounding probes of R at most
+
+
+def order_steps(inst: RarInstance) -> int:
+    """SGS runs of the order search: about 8,000 job placements in all (400 runs at 20 jobs, 50 at 160)."""
+    return max(20, min(400, 8000 // max(1, inst.n_jobs)))
 
 
 @dataclass
@@ -217,13 +228,15 @@ def _makespan_or(inst: RarInstance, sched: Schedule, default: int) -> int:
 
 def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
                        seed: int | None = 0, deterministic_limit: float | None = None, close_gap: bool = True,
-                       heuristics: bool = True, hint: bool = True, symmetry: bool = True,
+                       heuristics: bool = True, hint: bool = True, symmetry: bool = True, lns: bool = True,
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
-    ``time_limit`` (s) bounds the whole solve: R gets half of what the incumbents left, then R1 and, if the gap
-    is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit`` instead gives each
-    CP-SAT call that many deterministic units (reproducible runs; ``info["limit"]`` says which applied). At a
+    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, the LNS on R1
+    ([`optsched.exact.rar_lns`][]; ``lns=False`` skips it and the order search) three quarters of what is left,
+    then R and, if the gap is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit``
+    instead gives each model solve that many deterministic units and each probe and LNS step a tenth of it
+    (reproducible runs; ``info["limit"]`` says which applied). At a
     limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
     SIGTERM (which stop the CP-SAT call that runs), with status ``interrupted`` and no further call.
     """
@@ -246,6 +259,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     def done(status: SolveStatus, bound: int, **extra: Any) -> Result:
         info.update(extra)
+        info["best_by"] = ub_name  # which step found the schedule returned
         ev = evaluate(inst, best)
         return Result(objective=ev.makespan, status=status, runtime_s=time.perf_counter() - t0,
                       schedule=Schedule(ev.schedule.jobs, algorithm="exact-interval", instance=inst.name),
@@ -253,19 +267,22 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
 
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
-    # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). A bisection on T, each probe
-    # with a short limit, a third of the budget in all; a probe that finds a schedule offers it as a candidate
-    budget = None if params.time_limit is None or params.limit != "time" else params.time_limit / 3
+    # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). Each probe with a short limit,
+    # a quarter of the budget in all; a probe that finds a schedule offers it as a candidate. Proofs are cheap
+    # just above the bound and hard near the optimum, so the probes gallop up from the bound (steps 1, 2, 4, ...)
+    # until one fails to prove infeasibility, then bisect below it
+    share = None if params.time_limit is None or params.limit != "time" else left().time_limit
+    budget = None if share is None else time.perf_counter() - t0 + share / 4  # elapsed time at which probes stop
     lo, hi = lb, ub - 1
-    probes = 0
-    while lo <= hi and probes < 12:
+    probes, jump, galloping = 0, 1, True
+    while lo <= hi and probes < MAX_PROBES:
         spent = time.perf_counter() - t0
         if budget is not None and spent >= budget:
             break
-        mid = (lo + hi) // 2
+        mid = min(hi, lo + jump - 1) if galloping else (lo + hi) // 2
         probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
-        if budget is not None:
-            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, budget / 4)))
+        if budget is not None and share is not None:  # a sixteenth of what was left, at most, per probe
+            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, share / 16)))
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
         prun = _cpsat.solve(probe.model, pp)
@@ -274,7 +291,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
         if prun.status == SolveStatus.INFEASIBLE:
             lb = lo = mid + 1
+            jump *= 2
             continue
+        galloping = False
         if prun.found:
             sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
             ms = _makespan_or(inst, sched, ub)
@@ -284,13 +303,62 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     info["probes"] = {"count": probes, "lower_bound": lb}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        # a probe of R1 at the bound: any solution is a schedule the evaluator completes by LB (Theorem R1)
+        r1 = build_interval_model(inst, lb, restriction=True, symmetry=symmetry)
+        if share is not None:
+            pp = dataclasses.replace(params, time_limit=share / 16)
+        else:
+            pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        prun = _cpsat.solve(r1.model, pp)
+        info["restriction_probe"] = {"horizon": lb, "status": prun.status.value}
+        if prun.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
+        if prun.found:
+            sched = read_schedule(r1, prun, inst, algorithm="exact-interval")
+            ms = evaluate(inst, sched).makespan
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "restriction R1 at the bound"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="restriction R1 feasible at the bound of the probes")
+    if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic (under a
+        # time limit also stopped after a tenth of it)
+        stop_at = None if params.time_limit is None or params.limit != "time" else \
+            time.perf_counter() - t0 + params.time_limit / 10
+        ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0),
+                                     stop=None if stop_at is None else lambda: time.perf_counter() - t0 >= stop_at)
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "list-sgs order search"
+        info["order_search"] = {"makespan": ms}
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the bound of the probes")
+    # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
+    # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        cut = None if params.time_limit is None or params.limit != "time" else \
+            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * 3 / 4
+        if cut is not None:
+            step = dataclasses.replace(params, time_limit=max(0.01, min(LNS_STEP_S, cut - time.perf_counter() + t0)))
+        else:
+            step = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
+        ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
+                                  seed=int(seed or 0), target=lb,
+                                  stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
+        info["lns"] = {**stats, "makespan": ms}
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "LNS on R1"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
+        if "interrupted" in stats:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
     # R: the relaxation, whose proven bound is a lower bound on T*
     rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
     if hint:
         _hint(rm, inst, best)
-    # R gets half of what is left, so that R1 (an upper bound) still runs when R's proof is out of reach
+    # R gets half of what is left (all of it after the LNS), so that R1 still runs when R's proof is out of reach
     half = left()
-    if half.time_limit is not None and half.limit == "time":
+    if not lns and half.time_limit is not None and half.limit == "time":
         half = dataclasses.replace(half, time_limit=half.time_limit / 2)
     run = _cpsat.solve(rm.model, half)
     info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective}
@@ -306,7 +374,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     if run.interrupted:
         return done(SolveStatus.INTERRUPTED, lb, interrupted=run.interrupted)
     # R1: schedules with pairwise contention only, each scored by the evaluator at most its model makespan
-    if any(p_sensitive(inst, j) for j in inst.jobs):
+    # (the LNS has searched R1 already)
+    if not lns and any(p_sensitive(inst, j) for j in inst.jobs):
         r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
         if hint:
             _hint(r1, inst, best)
@@ -321,7 +390,6 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R meets restriction R1")
         if run0.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=run0.interrupted)
-    info["best_by"] = ub_name
     if not close_gap or (params.limit == "time" and params.time_limit is not None
                          and time.perf_counter() - t0 >= params.time_limit):
         return done(SolveStatus.TIME_LIMIT, lb, closed_by=None)
@@ -333,7 +401,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                           min_makespan=lb, warm=best, hint=hint, symmetry=symmetry)
     info["time_indexed"] = {k: res.info.get(k) for k in ("horizon_slots", "cpsat_status", "limit")}
     if res.schedule is not None and res.objective is not None and res.objective < ub:
-        ub, best = int(res.objective), res.schedule
+        ub, best, ub_name = int(res.objective), res.schedule, "time-indexed model"
     if res.lower_bound is not None:
         lb = max(lb, int(res.lower_bound))
     if lb < ub and res.info.get("interrupted"):
