@@ -297,20 +297,7 @@ class _IndexFinder(FreeIndex):
     __slots__ = ()
 
     def find(self, job: Job) -> Placement | None:
-        g = job.gpus
-        max_cap = self.max_cap
-        if g > max_cap:
-            return self.consolidated(g)
-        by = self._by
-        for f in range(g, max_cap + 1):  # FreeIndex.consolidated's one-server rule, inline (every walk's finds)
-            b = by[f]
-            if b is None:
-                b = self._bucket(f)
-            if b:
-                pl = Placement.one(b[0], g)
-                self._last = (pl, f)
-                return pl
-        return None
+        return self.consolidated(job.gpus)
 
 
 class Consolidated(PlacementPolicy):
