@@ -120,11 +120,41 @@ def load_instance(path: str | os.PathLike[str]) -> Instance:
 
 def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
     """Write any registered problem's data to ``path`` (atomically; ``"-"`` is standard output); an error names
-    ``path`` (never a temporary file beside it)."""
+    ``path`` (never a temporary file beside it). A name ending in ``.csv`` gets the CSV flavour that
+    [`load`][optsched.api.load] and ``optsched simulate`` read back (simulator and deadline workloads); the other
+    kinds are JSON only, and a ``.csv`` name for them is refused before anything is written.
+
+    ```pycon
+    >>> import tempfile, pathlib
+    >>> wl = generate("workload", jobs=3, seed=0)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save(wl, pathlib.Path(d) / "w.csv")
+    ...     (pathlib.Path(d) / "w.csv").read_text().splitlines()[0].split(",")[:3]
+    ['id', 'arrival_s', 'gpus']
+
+    ```
+    """
     path = _path(path, "path")
+    if path != "-" and Path(path).suffix.lower() == ".csv":
+        text = _csv_text(obj)
+        check_output(path, "path")
+        from .io import atomic_open
+
+        with atomic_open(path, encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        return
     data = to_dict(obj)
     check_output(path, "path")
     write_json(path, data)
+
+
+def _csv_text(obj: ProblemData) -> str:
+    """The CSV flavour of a simulator or deadline workload (their ``csv_text``), else a refusal naming ``path``."""
+    csv_text = getattr(obj, "csv_text", None)
+    if csv_text is None:
+        raise InstanceError(f"a {problem_of(obj).name} file is written as JSON only: name it .json (CSV is the "
+                            "flavour of simulator and deadline workloads)", field="path")
+    return cast(str, csv_text())
 
 
 def _path(path: Any, name: str) -> str:

@@ -177,7 +177,14 @@ def _own_kind_file(spec: str) -> tuple[str, Any] | None:
     """(kind, data) of a file of an online kind that brings its own cluster (a deadline workload, a contention
     instance), else None (generated workloads, workload files)."""
     p = Path(spec)
-    if p.suffix.lower() != ".json" or not p.is_file():
+    if not p.is_file():
+        return None
+    if p.suffix.lower() == ".csv":  # a deadline workload in CSV (`optsched generate deadline -o X.csv` writes it)
+        from .generators.workload import csv_kind
+        from .problems.deadline import read_deadline_workload
+
+        return ("deadline", read_deadline_workload(p)) if csv_kind(p) == "deadline" else None
+    if p.suffix.lower() != ".json":
         return None
     from .api import load
     from .registry import problem_of

@@ -59,6 +59,7 @@ from ..data import data_path
 from ..errors import InstanceError
 from ..io import read_text
 from ..limits import require_memory
+from ..problems.deadline import FORMAT as DEADLINE_FORMAT
 from ..problems.workload import Workload, WorkloadJob, read_workload
 
 HOUR_S = 3600.0
@@ -749,7 +750,8 @@ PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
 
 def csv_kind(path: str | os.PathLike) -> str | None:
     """``"pollux"`` for Pollux's workload CSVs (header ``name,time,application,num_replicas,batch_size``),
-    ``"philly"`` for a Philly trace CSV (``timestamp,duration,num_gpus[,gpu_time,cluster]``), ``"optsched"`` for
+    ``"philly"`` for a Philly trace CSV (``timestamp,duration,num_gpus[,gpu_time,cluster]``), ``"deadline"`` for
+    our deadline workload's CSV (its first line ``# format: optsched/deadline-workload@1``), ``"optsched"`` for
     our workload CSV, ``None`` for anything else (JSON, other headers: the reader of our format reports them).
 
     ```pycon
@@ -766,9 +768,12 @@ def csv_kind(path: str | os.PathLike) -> str | None:
         return None
     try:
         with open(p, encoding="utf-8-sig", errors="replace") as fh:
-            header = {h.strip() for h in fh.readline().split(",")}
+            first = fh.readline()
     except OSError:
         return None
+    if first.startswith("# format: ") and first[len("# format: "):].strip() == DEADLINE_FORMAT:
+        return "deadline"
+    header = {h.strip() for h in first.split(",")}
     if set(POLLUX_COLUMNS) <= header:
         return "pollux"
     if set(PHILLY_COLUMNS) <= header:

@@ -558,6 +558,10 @@ class DeadlineWorkload:
     def __len__(self) -> int:
         return len(self.jobs)
 
+    def csv_text(self) -> str:
+        """This workload in CSV ([`to_csv_text`][optsched.problems.deadline.to_csv_text]; format 1 only)."""
+        return to_csv_text(self)
+
     @property
     def n_jobs(self) -> int:
         return len(self.jobs)

@@ -252,6 +252,10 @@ class Workload:
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise InstanceError(f"must be an integer or absent, got {self.seed!r}", field="seed")
 
+    def csv_text(self) -> str:
+        """This workload in CSV ([`workload_to_csv_text`][optsched.problems.workload.workload_to_csv_text])."""
+        return workload_to_csv_text(self)
+
     def __len__(self) -> int:
         return len(self.jobs)
 

@@ -108,8 +108,13 @@ def _load(path: str | os.PathLike) -> Any:
                             "optsched.problems.elasticflow.read_elasticflow_trace, or optsched simulate PATH "
                             "--throughputs DIR)", field="workload")
     if p.suffix.lower() == ".csv":
-        if csv_kind(p) in ("pollux", "philly"):
+        kind = csv_kind(p)
+        if kind in ("pollux", "philly"):
             return resolve_workload(str(p))
+        if kind == "deadline":
+            from ..problems.deadline import read_deadline_workload
+
+            return read_deadline_workload(p)
         from ..problems.workload import read_workload
 
         return read_workload(p)
