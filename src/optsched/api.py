@@ -21,10 +21,10 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, TypeAlias, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeAlias, TypeVar, cast, overload
 
 from .errors import InstanceError, SolverError
-from .io import BUNDLED_PREFIX, bundled_path, check_format, check_output, read_json, write_json
+from .io import BUNDLED_PREFIX, atomic_open, bundled_path, check_format, check_output, read_json, write_json
 from .limits import check_seed, paused_gc, require_memory
 from .registry import get_algorithm, get_problem, problem_for_format, problem_of
 from .result import Evaluation, Result, Schedule, SolveStatus
@@ -120,9 +120,10 @@ def load_instance(path: str | os.PathLike[str]) -> Instance:
 
 def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
     """Write any registered problem's data to ``path`` (atomically; ``"-"`` is standard output); an error names
-    ``path`` (never a temporary file beside it). A name ending in ``.csv`` gets the CSV flavour that
-    [`load`][optsched.api.load] and ``optsched simulate`` read back (simulator and deadline workloads); the other
-    kinds are JSON only, and a ``.csv`` name for them is refused before anything is written.
+    ``path`` (never a temporary file beside it). A name ending in ``.csv`` gets the CSV flavour of simulator and
+    deadline workloads, which ``optsched simulate`` and their readers (``read_workload``, ``read_deadline_workload``;
+    not [`load`][optsched.api.load], which reads JSON) take back; the other kinds are JSON only, and a ``.csv`` name
+    for them is refused before anything is written.
 
     ```pycon
     >>> import tempfile, pathlib
@@ -136,10 +137,9 @@ def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
     """
     path = _path(path, "path")
     if path != "-" and Path(path).suffix.lower() == ".csv":
-        text = _csv_text(obj)
+        csv_text = _csv_writer(obj)
         check_output(path, "path")
-        from .io import atomic_open
-
+        text = csv_text()  # before the file opens: a format-2 job is refused with nothing written
         with atomic_open(path, encoding="utf-8", newline="") as fh:
             fh.write(text)
         return
@@ -148,13 +148,13 @@ def save(obj: ProblemData, path: str | os.PathLike[str]) -> None:
     write_json(path, data)
 
 
-def _csv_text(obj: ProblemData) -> str:
-    """The CSV flavour of a simulator or deadline workload (their ``csv_text``), else a refusal naming ``path``."""
+def _csv_writer(obj: ProblemData) -> Callable[[], str]:
+    """A simulator or deadline workload's ``csv_text``, else a refusal naming ``path``."""
     csv_text = getattr(obj, "csv_text", None)
     if csv_text is None:
         raise InstanceError(f"a {problem_of(obj).name} file is written as JSON only: name it .json (CSV is the "
                             "flavour of simulator and deadline workloads)", field="path")
-    return cast(str, csv_text())
+    return cast("Callable[[], str]", csv_text)
 
 
 def _path(path: Any, name: str) -> str:
