@@ -463,9 +463,10 @@ def test_plan_is_the_plain_one():
         for i in range(rng.randint(1, 25)):
             counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
             speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
-            jobs.append((i, Ladder(counts, speeds), rng.uniform(1.0, 5000.0), rng.uniform(10.0, 3000.0)))
+            work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)  # none left: ends at once
+            jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
         jobs.sort(key=lambda x: x[3])
-        now = rng.uniform(0.0, 5.0)
+        now = rng.uniform(0.0, 5.0) if rng.random() < 0.7 else rng.uniform(0.0, 400.0)  # some deadlines past
         for share in ("min", "max"):
             assert plan_jobs(jobs, now, total, share) == _plain_plan_jobs(jobs, now, total, share)
 

@@ -203,14 +203,17 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], ends: list
           ) -> tuple[int, float]:
     """Remove the job's use from the profile up to ``finish`` (in place); returns (its count now, the time its
     count first changes)."""
+    kf = len(times)  # the intervals before the job's end
     if finish < math.inf:
-        k = bisect.bisect_right(times, finish) - 1
-        if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
+        k = bisect.bisect_right(times, finish) - 1  # times[k] <= finish < times[k + 1]: the interval of its end
+        if times[k] < finish:  # split it there
             times.insert(k + 1, finish)
             ends.insert(k, finish)
             free.insert(k + 1, free[k])
+            kf = k + 1
+        else:
+            kf = k
     cap = lad.counts[share]
-    kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
     if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
         free[:kf] = [f - cap for f in free[:kf]]
         return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
