@@ -22,9 +22,11 @@ from optsched.sim import simulate
 from optsched.sim.base import Decision, DecisionBuilder
 from optsched.sim.deadline.common import JobTimes, deadline_order, place
 from optsched.sim.deadline.elasticflow import (
+    EDFAdmission,
     EDFElastic,
     EDFWithAdmission,
     ElasticFlow,
+    ElasticFlowAdmission,
     GandivaTimeSlicing,
     Ladder,
     ladder_of,
@@ -461,9 +463,10 @@ def test_plan_is_the_plain_one():
         for i in range(rng.randint(1, 25)):
             counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
             speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
-            jobs.append((i, Ladder(counts, speeds), rng.uniform(1.0, 5000.0), rng.uniform(10.0, 3000.0)))
+            work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)  # none left: ends at once
+            jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
         jobs.sort(key=lambda x: x[3])
-        now = rng.uniform(0.0, 5.0)
+        now = rng.uniform(0.0, 5.0) if rng.random() < 0.7 else rng.uniform(0.0, 400.0)  # some deadlines past
         for share in ("min", "max"):
             assert plan_jobs(jobs, now, total, share) == _plain_plan_jobs(jobs, now, total, share)
 
@@ -586,3 +589,61 @@ def test_elasticflow_decision_is_the_plain_one():
     for wl in wls:
         a, b = (simulate(wl, scheduler=p()).jobs for p in (ElasticFlowNoAdmission, PlainNoAdmit))
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+class PlainAdmission(ElasticFlowAdmission):
+    """ElasticFlow's admission the plain way: the admitted jobs sorted, every trial's entries read afresh, the
+    plain plan (a scan of every share), no plan left for the scheduler."""
+
+    def admit(self, new_jobs, view):
+        from optsched.sim.deadline.common import deadline_of
+
+        now, total = view.now, view.cluster.total_gpus
+        admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
+                          key=deadline_order)
+
+        def entries(jobs):
+            return [(j.id, ladder_of(j, view, self.ladders), j.remaining_iterations(now), deadline_of(j))
+                    for j in jobs]
+
+        out = []
+        for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
+            if not math.isfinite(deadline_of(j)):
+                out.append(j)
+                continue
+            trial = sorted([*admitted, j], key=deadline_order)
+            plans, failed = _plain_plan_jobs(entries(trial), now, total, self.share)
+            ok = j.id in plans
+            if ok and failed:
+                before, _ = _plain_plan_jobs(entries(admitted), now, total, self.share)
+                ok = set(before) <= set(plans)
+            if ok:
+                admitted = trial
+                out.append(j)
+            else:
+                self.declined.append(j.id)
+        self.last_plan = None
+        return out
+
+
+@pytest.mark.parametrize("share", ["min", "max"])
+def test_admission_and_its_reused_plan_are_the_plain_ones(share):
+    """ElasticFlow's admission (the admitted jobs' entries read once per arrival, the new job's inserted) and
+    the scheduler's reuse of its plan and entries at the same instant, against the plain admission and the
+    plain scheduler (no reuse), on workloads that decline jobs, with best-effort jobs among them; ``max``: EDF's
+    admission in front of the elastic EDF."""
+    wls = [*_workloads(), deadline_workload(40.0, 1.5, nodes=32, gpus_per_node=4, seed=6),
+           elasticflow_shaped_workload(60, nodes=4, gpus_per_node=4, seed=3, load=4.0, best_effort_share=0.2),
+           elasticflow_shaped_workload(60, nodes=8, gpus_per_node=4, seed=4, load=6.0, best_effort_share=0.3)]
+    declined = 0
+    for wl in wls:
+        if share == "min":
+            fast = simulate(wl, scheduler=ElasticFlow(), admission=ElasticFlowAdmission())
+            plain = simulate(wl, scheduler=PlainElasticFlow(), admission=PlainAdmission())
+        else:
+            fast = simulate(wl, scheduler=EDFWithAdmission(), admission=EDFAdmission())
+            plain = simulate(wl, scheduler=EDFWithAdmission(), admission=PlainAdmission("max"))
+        assert fast.admission.declined == plain.admission.declined
+        declined += len(plain.admission.declined)
+        pd.testing.assert_frame_equal(fast.jobs, plain.jobs, check_exact=True)
+    assert declined > 0  # the comparison covers declines

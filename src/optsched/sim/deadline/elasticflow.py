@@ -169,21 +169,33 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
 def _finish(lad: Ladder, share: int, work: float, times: list[float], ends: list[float], free: list[int],
             limit: float = math.inf) -> float:
     """When ``work`` ends with share index ``share`` on the profile (intervals [times[k], ends[k]) with free[k]
-    GPUs; inf: never, or not by ``limit``). Interval by interval, as the job would run: the float operations of
-    the plan, in their order."""
+    GPUs, each interval's end the next one's start; inf: never, or not by ``limit``: an end after ``limit`` may be
+    returned as well when ``times[0]`` is after it, which the callers read as "not by ``limit``" all the same).
+    Interval by interval, as the job would run: the float operations of the plan, in their order. An interval with
+    at least the share's count free runs at the share's speed (no table read); the walk stops after the interval
+    that reaches past ``limit``."""
     cap = lad.counts[share]
-    spd = lad._by_free[1]
-    if len(spd) <= cap:
-        spd = lad.by_free(cap)[1]
+    top = lad.speeds[share]
+    spd = None
     for t0, end, f in zip(times, ends, free):
-        if t0 > limit:
+        if f >= cap:
+            s = top
+        else:
+            if spd is None:
+                spd = lad._by_free[1]
+                if len(spd) <= cap:
+                    spd = lad.by_free(cap)[1]
+            s = spd[f]
+            if not s:  # no count fits: no work in this interval
+                if end > limit:
+                    break
+                continue
+        t = t0 + work / s
+        if t <= end:
+            return t
+        if end > limit:  # the next interval starts after the limit
             break
-        s = spd[f if f < cap else cap]
-        if s:  # else no count fits: no work in this interval
-            t = t0 + work / s
-            if t <= end:
-                return t
-            work -= s * (end - t0)
+        work -= s * (end - t0)
     return math.inf
 
 
@@ -191,14 +203,17 @@ def _take(lad: Ladder, share: int, finish: float, times: list[float], ends: list
           ) -> tuple[int, float]:
     """Remove the job's use from the profile up to ``finish`` (in place); returns (its count now, the time its
     count first changes)."""
+    kf = len(times)  # the intervals before the job's end
     if finish < math.inf:
-        k = bisect.bisect_right(times, finish) - 1
-        if times[k] < finish and (k + 1 == len(times) or times[k + 1] > finish):
+        k = bisect.bisect_right(times, finish) - 1  # times[k] <= finish < times[k + 1]: the interval of its end
+        if times[k] < finish:  # split it there
             times.insert(k + 1, finish)
             ends.insert(k, finish)
             free.insert(k + 1, free[k])
+            kf = k + 1
+        else:
+            kf = k
     cap = lad.counts[share]
-    kf = bisect.bisect_left(times, finish)  # the intervals before the job's end
     if kf > 0 and min(free[:kf]) >= cap:  # its share fits all of them: the loop below, without its branches
         free[:kf] = [f - cap for f in free[:kf]]
         return cap, (times[kf] if kf < len(times) and cap > 0 else math.inf)
@@ -351,46 +366,47 @@ class ElasticFlowAdmission(AdmissionPolicy):
         self.declined: list[str] = []
         # job id -> its ladder; the schedulers of the family read and prune this one when they run behind it
         self.ladders: dict[str, Ladder] = {}
-        # (time, job ids in deadline order, their plan) of the last admission: read by ElasticFlow's scheduler
-        self.last_plan: tuple[float, list[str], dict[str, tuple[int, float]]] | None = None
+        # (time, the admitted jobs in deadline order, their plan, their plan entries (job, ladder, remaining work,
+        # deadline)) of the last admission: read by ElasticFlow's scheduler at the same instant
+        self.last_plan: tuple[float, list[Job], dict[Job, tuple[int, float]],
+                              list[tuple[Job, Ladder, float, float]]] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
         cache = self.ladders
-        admitted = sorted((j for j in view.jobs.active.values() if math.isfinite(deadline_of(j))),
-                          key=deadline_order)
-        keys = [deadline_order(j) for j in admitted]  # unique: inserting at its bisect is sorting
+        get = cache.get
+        # the admitted jobs in deadline order, decorated with their keys (unique: the jobs are never compared, and
+        # inserting at a key's bisect is sorting), and their plan entries, built once for every new job
+        dec = sorted((k, j) for j in view.jobs.active.values() if math.isfinite((k := deadline_order(j))[0]))
+        keys = [k for k, _ in dec]
+        ents = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), k[0]) for k, j in dec]
         out = []
-        last: tuple[list[Job], dict] | None = None
+        last: tuple[list[Job], dict, list] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
-            if not math.isfinite(deadline_of(j)):
+            k = deadline_order(j)
+            if not math.isfinite(k[0]):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
-            k = deadline_order(j)
             at = bisect.bisect_right(keys, k)
-            trial = [*admitted[:at], j, *admitted[at:]]
-            plans, failed = plan_jobs(self._entries(trial, view), now, total, self.share)
-            ok = j.id in plans
+            trial = [*ents[:at], (j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), k[0]),
+                     *ents[at:]]
+            plans, failed = plan_jobs(trial, now, total, self.share)
+            ok = j in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
-                before, _ = plan_jobs(self._entries(admitted, view), now, total, self.share)
+                before, _ = plan_jobs(ents, now, total, self.share)
                 ok = set(before) <= set(plans)
             if ok:
-                admitted = trial
+                ents = trial
                 keys.insert(at, k)
-                last = (trial, plans)
+                last = ([e[0] for e in trial], plans, trial)
                 out.append(j)
             else:
                 self.declined.append(j.id)
                 cache.pop(j.id, None)
         # the scheduler deciding at this instant plans the same jobs from the same remaining work: it may reuse this
-        self.last_plan = (now, [x.id for x in last[0]], last[1]) if last is not None else None
+        # plan and these entries (ladders and remaining work)
+        self.last_plan = (now, *last) if last is not None else None
         return out
-
-    def _entries(self, jobs: Sequence[Job], view: SimView) -> list[tuple[str, Ladder, float, float]]:
-        now, cache = view.now, self.ladders
-        get = cache.get
-        return [(j.id, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), deadline_of(j))
-                for j in jobs]
 
 
 class EDFAdmission(ElasticFlowAdmission):
@@ -463,17 +479,28 @@ class ElasticFlow(_DeadlineOrdered):
         order = self._sorted(view)
         ending = _ending(order, now)
         total -= sum(ending.values())
-        cache = _ladder_cache(view, self._ladders)
-        get = cache.get
-        entries = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
-                   if j not in ending]
-        planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
+        keys = self._keys  # each job's deadline_order (its deadline first), beside ``order``
         memo = getattr(view.admission, "last_plan", None) if not ending else None
         if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
-                and memo[1] == [j.id for j, *_ in planned]):
-            by_id = memo[2]
-            plans = {j: by_id[j.id] for j, *_ in planned if j.id in by_id}
+                and memo[1] == [j for j, k in zip(order, keys) if math.isfinite(k[0])]):
+            # the admission planned these jobs at this instant from the same remaining work: its plan and entries
+            plans = memo[2]
+            if len(memo[1]) == len(order):
+                entries = [e[:3] for e in memo[3]]
+            else:  # best-effort jobs among them: their own entries, in deadline order
+                by_job = {e[0]: e[:3] for e in memo[3]}
+                cache = _ladder_cache(view, self._ladders)
+                entries = [by_job.get(j) or (j, cache.get(j.id) or ladder_of(j, view, cache),
+                                             j.remaining_iterations(now)) for j in order]
         else:
+            cache = _ladder_cache(view, self._ladders)
+            get = cache.get
+            entries = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
+                       if j not in ending]
+            if ending:
+                planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
+            else:
+                planned = [(*e, k[0]) for e, k in zip(entries, keys) if math.isfinite(k[0])]
             plans, _ = plan_jobs(planned, now, total)
         target = {j: plans[j][0] if j in plans else 0 for j, *_ in entries}
         self._wake = min((p[1] for p in plans.values()), default=math.inf)
