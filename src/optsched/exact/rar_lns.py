@@ -114,8 +114,9 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
     makespan, without symmetry breaking (``build_interval_model(inst, H, restriction=True, symmetry=False)``;
     its objective is replaced): at most ``steps`` re-solves, each with ``step_params``
     (a short time or deterministic limit), until ``stop()`` says so or the makespan reaches ``target`` (a proven
-    lower bound). Returns (evaluator makespan, schedule, counters; ``counters["interrupted"]`` names the signal
-    that stopped a step, after which no further step runs). The schedule returned is never worse than
+    lower bound). Returns (evaluator makespan, schedule, counters; ``counters["history"]`` lists (step, makespan) at
+    each improvement of the evaluated makespan, ``counters["interrupted"]`` names the signal that stopped a step,
+    after which no further step runs). The schedule returned is never worse than
     ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
     a hint."""
     ev = evaluate(inst, schedule)
