@@ -270,18 +270,16 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). Each probe with a short limit,
     # a quarter of the budget in all; a probe that finds a schedule offers it as a candidate. Proofs are cheap
     # just above the bound and hard near the optimum, so the probes gallop up from the bound (steps 1, 2, 4, ...)
-    # until one fails to prove infeasibility, then gallop again from the bound (step 1) below it: a probe that
-    # proves nothing costs its whole limit, and bisection's middle probes mostly did (rar-q2-j32-s8-seed1: 174 and
-    # 171 proved nothing, 169 then proved)
+    # until one fails to prove infeasibility, then bisect below it
     share = None if params.time_limit is None or params.limit != "time" else left().time_limit
     budget = None if share is None else time.perf_counter() - t0 + share / 4  # elapsed time at which probes stop
     lo, hi = lb, ub - 1
-    probes, jump = 0, 1
+    probes, jump, galloping = 0, 1, True
     while lo <= hi and probes < MAX_PROBES:
         spent = time.perf_counter() - t0
         if budget is not None and spent >= budget:
             break
-        mid = min(hi, lo + jump - 1)
+        mid = min(hi, lo + jump - 1) if galloping else (lo + hi) // 2
         probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
         if budget is not None and share is not None:  # a sixteenth of what was left, at most, per probe
             pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, share / 16)))
@@ -295,7 +293,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             lb = lo = mid + 1
             jump *= 2
             continue
-        jump = 1
+        galloping = False
         if prun.found:
             sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
             ms = _makespan_or(inst, sched, ub)
