@@ -85,3 +85,17 @@ def test_lns_is_reproducible():
     b = lns_r1(inst, start, r1(inst, start), steps=6, step_params=STEP, seed=3)
     assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
     assert a[2]["steps"] >= 1 and evaluate(inst, a[1]).makespan == a[0]
+
+
+def test_lns_objective_puts_the_makespan_first():
+    # the LNS minimises K M + sum_j C_j: one slot of makespan must outweigh any sum of completions (K > n H), or a
+    # step may trade a longer makespan for shorter completions and be thrown away
+    inst = contended_rar_instance(8, 3, 1, iterations=(60, 300), horizon=400)
+    start = serial_schedule(inst)
+    im = r1(inst, start)
+    horizon = evaluate(inst, start).makespan
+    lns_r1(inst, start, im, steps=0, step_params=STEP)
+    obj = im.model.proto.objective
+    coef = dict(zip(obj.vars, obj.coeffs))
+    assert coef[im.makespan.index] > inst.n_jobs * horizon
+    assert all(coef[im.end[j.id].index] == 1 for j in inst.jobs)

@@ -114,17 +114,20 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
     makespan, without symmetry breaking (``build_interval_model(inst, H, restriction=True, symmetry=False)``;
     its objective is replaced): at most ``steps`` re-solves, each with ``step_params``
     (a short time or deterministic limit), until ``stop()`` says so or the makespan reaches ``target`` (a proven
-    lower bound). Returns (evaluator makespan, schedule, counters; ``counters["interrupted"]`` names the signal
-    that stopped a step, after which no further step runs). The schedule returned is never worse than
+    lower bound). Returns (evaluator makespan, schedule, counters; ``counters["history"]`` lists (step, makespan) at
+    each improvement of the evaluated makespan, ``counters["interrupted"]`` names the signal that stopped a step,
+    after which no further step runs). The schedule returned is never worse than
     ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
     a hint."""
     ev = evaluate(inst, schedule)
     best_ms, best = ev.makespan, Schedule(ev.schedule.jobs, algorithm="rar-lns")
     stats: dict[str, Any] = {"steps": 0, "improved": 0, "infeasible_or_unknown": 0,
-                             "by_kind": {k: [0, 0] for k in KINDS}}
+                             "by_kind": {k: [0, 0] for k in KINDS}, "history": []}
     ids = [j.id for j in inst.jobs]
     S = inst.cluster.server_ids
-    big = len(ids) * (im.makespan.proto.domain[-1] + 1) + 1
+    # K = jobs x (horizon + 1) + 1, so that one slot of makespan outweighs every sum of completions (read the
+    # domain as a list: the proto's repeated field answers 0 to a negative index in OR-Tools 9.15)
+    big = len(ids) * (list(im.makespan.proto.domain)[-1] + 1) + 1
     im.model.minimize(big * im.makespan + sum(im.end.values()))
     state = _State({sj.id: int(sj.start) for sj in ev.schedule.jobs}, {k: int(v) for k, v in ev.completions.items()},
                    {(sj.id, s): sj.placement.get(s, 0) for sj in ev.schedule.jobs for s in S})
@@ -198,6 +201,7 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
             ms = evaluate(inst, sched).makespan
             if ms < best_ms:
                 best_ms, best = ms, dataclasses.replace(sched, algorithm="rar-lns")
+                stats["history"].append((stats["steps"], ms))
         else:
             size = min(len(ids), size + 1)
     return best_ms, best, stats
