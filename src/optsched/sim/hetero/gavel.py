@@ -52,7 +52,7 @@ import numpy as np
 from ...errors import InstanceError
 from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import RUNNING, Job, SimView
-from .lp import SOLVERS, TIE, Allocation, max_min_fairness, min_makespan
+from .lp import GLOP_TOL, SOLVERS, Allocation, max_min_fairness, min_makespan
 from .placement import bound_perf_ok, place_on_type, probe_placement
 
 OBJECTIVES = ("max-min", "makespan")
@@ -215,8 +215,9 @@ class Gavel(SchedulerPlacer):
         self._alloc, self._glop = a, None
         if self.verify and a.glop is not None:
             g = self._glop_answer().x
-            if not (np.all(np.abs(g - a.x) <= a.x * (TIE / 4)) and np.all(g[a.x == 1.0] == 1.0)):
-                raise AssertionError(f"Gavel at {view.now} s: GLOP's answer is not within {TIE / 4} of the optimum")
+            if not (np.all(np.abs(g - a.x) <= GLOP_TOL * (1.0 + a.x)) and np.all(g[a.x == 1.0] == 1.0)):
+                raise AssertionError(f"Gavel at {view.now} s: GLOP's answer is not within {GLOP_TOL} (1 + x) of "
+                                     "the optimum, or not 1.0 where it is 1.0")
         self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
                             "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value,
                             "closed_form": bool(a.info.get("closed_form")),
@@ -246,24 +247,31 @@ class Gavel(SchedulerPlacer):
                        gpus: np.ndarray, cap: int) -> bool:
         """Whether the greedy's outcome on one GPU type (the chosen jobs, and the order of the launched ones) is
         the same under GLOP's answer as under the deferred one (``docs/formulations/gavel.md``, "deferring
-        GLOP"), given that GLOP's x is 1.0 where the deferred x is 1.0 and within ``TIE / 4`` relative
-        elsewhere. The pairs, sorted by priority ``ps`` (decreasing; then ``xs`` where both are infinite), fall
-        into groups of neighbours within ``TIE`` of each other: GLOP's answer may reorder the members of a
-        group whose x is below 1, but no pair across groups. A group is safe when it has no such member, when
-        every member is chosen and at most one of them launched (all fit in any order), or when no member with
-        x below 1 is chosen and each needs more GPUs than were free at the group's start (it is refused
-        wherever it stands, and takes nothing from the others)."""
-        if len(ps) < 2:
-            return True
-        fin = np.isfinite(ps)
-        a, b = slice(None, -1), slice(1, None)
-        with np.errstate(invalid="ignore"):
-            tie = np.where(fin[a] & fin[b], ps[a] <= ps[b] * (1.0 + TIE),
-                           ~fin[a] & ~fin[b] & (xs[a] <= xs[b] * (1.0 + TIE)))
+        GLOP"), given GLOP's x within ``e = GLOP_TOL (1 + x)`` of the deferred x, and equal where that is 1.0
+        (``e = 0``). The pairs come sorted by priority ``ps`` (decreasing; the infinite ones first, by ``xs``).
+        Each pair's key (its priority, or x where that is infinite) lies within ``e / f = e ps / xs`` (or ``e``)
+        of GLOP's; the sorted pairs split into groups wherever every key before lies above every key after,
+        intervals included, so GLOP's order differs from this one only within groups, and only in groups with
+        some x below 1. Such a group is safe when every member is chosen and at most one of them launched (all
+        fit in any order), or when no member with x below 1 is chosen and each needs more GPUs than were free at
+        the group's start (it is refused wherever it stands, and takes nothing from the others)."""
+        m = len(ps)
         loose = xs != 1.0
-        if not (tie & (loose[a] | loose[b])).any():
+        if m < 2 or not loose.any():
             return True
-        group = np.concatenate(([0], np.cumsum(~tie)))
+        e = np.where(loose, GLOP_TOL * (1.0 + xs), 0.0)
+        fin = np.isfinite(ps)
+        key = np.where(fin, ps, xs)
+        with np.errstate(invalid="ignore"):
+            err = np.where(fin, ps * (e / xs), e)
+        cut = np.ones(m - 1, dtype=bool)                              # cut between pair i and i + 1
+        n_inf = m - int(fin.sum())                                     # the infinite priorities come first
+        for a, b in ((0, n_inf), (n_inf, m)):
+            if b - a > 1:
+                low = np.minimum.accumulate(key[a:b] - err[a:b])
+                high = np.maximum.accumulate((key[a:b] + err[a:b])[::-1])[::-1]
+                cut[a:b - 1] = low[:-1] > high[1:]
+        group = np.concatenate(([0], np.cumsum(cut)))
         size = np.bincount(group)
         n_loose = np.bincount(group, weights=loose)
         n_ch = np.bincount(group, weights=chosen)
@@ -271,14 +279,12 @@ class Gavel(SchedulerPlacer):
         bad = (size > 1) & (n_loose > 0) & ~((n_ch == size) & (n_l <= 1))
         if not bad.any():
             return True
-        taken = np.where(chosen, gpus, 0).cumsum()
-        start = np.flatnonzero(np.r_[True, ~tie])                 # each group's first pair
-        free0 = cap - (taken[start] - np.where(chosen, gpus, 0)[start])
-        lc = loose & chosen
-        g_loose = np.where(loose, gpus, np.iinfo(np.int64).max)
-        min_g = np.minimum.reduceat(g_loose, start)
-        any_lc = np.bincount(group, weights=lc) > 0
-        return not (bad & (any_lc | (min_g <= free0))).any()
+        took = np.where(chosen, gpus, 0)
+        start = np.flatnonzero(np.r_[True, cut])                      # each group's first pair
+        free0 = cap - (took.cumsum()[start] - took[start])
+        min_g = np.minimum.reduceat(np.where(loose, gpus, np.iinfo(np.int64).max), start)
+        loose_chosen = np.bincount(group, weights=loose & chosen) > 0
+        return not (bad & (loose_chosen | (min_g <= free0))).any()
 
     # -- the active jobs as arrays (updated when the set of active jobs changes) -----------------------------
     def _rebuild(self, view: SimView) -> None:
@@ -442,8 +448,7 @@ class Gavel(SchedulerPlacer):
         assert X is not None
         if self._alloc is not None and self._alloc.glop is not None:
             # deferred: which x are above _EPS must not depend on GLOP's last digits
-            near = np.abs(X - _EPS) <= _EPS * TIE
-            if near.any():
+            if ((X > 0) & (X - GLOP_TOL * (1.0 + X) <= _EPS)).any():
                 self._materialise()
                 X = self._xm
                 assert X is not None

@@ -62,9 +62,12 @@ from ...errors import InstanceError, SolverError
 
 SOLVERS = ("glop", "highs", "closed-form")
 _KEEP = 1e-9  # phase 2 keeps t >= t* (1 - _KEEP)
-#: two quantities closer than this (relative) may come out in either order from GLOP (its answers are within about
-#: 1e-8 relative of the exact optimum's on Gavel's LPs: 8.5e-9 at most over the 1,719 LPs of a 100,000-job run)
+#: knapsack ratios closer than this (relative) are treated as tied: the LP may then have several optima
 TIE = 1e-6
+#: where the LP's optimum is unique, GLOP's x is assumed within ``GLOP_TOL (1 + x)`` of it, and exactly 1.0 where
+#: it is 1.0 (at most 4.3e-9 and always so over the 1,719 such LPs of a 100,000-job run, 4e-9 on crowded ones;
+#: ``Gavel.verify`` checks it wherever it is relied on)
+GLOP_TOL = 1e-7
 
 
 @dataclass
@@ -74,8 +77,8 @@ class Allocation:
 
     ``glop``, when set (``defer=True``, one GPU type without room, a unique optimum): ``x`` is the LP's exact
     optimum written down as a fractional knapsack, standing in for GLOP's answer, which differs from it by GLOP's
-    tolerances (less than [`TIE`][optsched.sim.hetero.lp.TIE] relative); ``glop()`` solves the LP with GLOP and
-    returns its [`Allocation`][optsched.sim.hetero.lp.Allocation] (what ``defer=False`` returns)."""
+    tolerances ([`GLOP_TOL`][optsched.sim.hetero.lp.GLOP_TOL]); ``glop()`` solves the LP with GLOP and returns its
+    [`Allocation`][optsched.sim.hetero.lp.Allocation] (what ``defer=False`` returns)."""
 
     x: np.ndarray
     value: float
