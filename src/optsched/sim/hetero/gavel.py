@@ -22,7 +22,9 @@ Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/ga
   the first free GPUs of the type (Blox's Gavel places with "maximize consolidation").
 
 ``lp_log`` records every LP solve of a run (time, jobs, rows, build and solve seconds, optimum, and whether the
-closed form of one GPU type with room for every job answered it instead of GLOP: [`.lp`][optsched.sim.hetero.lp]).
+closed form of one GPU type with room for every job answered it instead of GLOP: [`.lp`][optsched.sim.hetero.lp];
+``method`` ``"knapsack (deferred)"``: one type without room, decided on the LP's exact optimum where that provably
+decides as GLOP's answer, GLOP never needed; ``materialised`` counts the deferred LPs GLOP solved after all).
 
 ```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob

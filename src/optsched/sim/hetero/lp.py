@@ -36,6 +36,9 @@ it is the LP's unique optimum, which GLOP returns bit for bit (``docs/formulatio
 knapsack (``_knapsack``) instead of GLOP: about 13 ms of CPU less per decision at 500-800 jobs, but GLOP's answer
 differs from the exact one by its tolerances (up to about 1e-8 relative: which of two nearly optimal vertices it
 stops at), and Gavel's realisation breaks priority ties on ``x``, so per-job results can differ from ``"glop"``'s.
+``defer=True`` (with ``"glop"``; what the ``gavel`` schedulers use) returns that exact optimum where it is unique,
+with ``Allocation.glop`` solving the LP with GLOP on demand: the scheduler decides on it only where GLOP's answer
+would decide the same (``docs/formulations/gavel.md``, "deferring GLOP"), so its results stay GLOP's.
 
 Two jobs, one GPU of each of two types, each job four times faster on "its" type: the equal share gives each
 2.5 iterations/s; running each job on its fast type gives 4, i.e. t* = 1.6:
