@@ -354,7 +354,9 @@ class Gavel(SchedulerPlacer):
         return self._rec[self._pos[job_id]].copy()
 
     def allocation(self, job_id: str) -> np.ndarray:
-        """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation)."""
+        """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation; GLOP's answer: a
+        deferred solve is done now)."""
+        self._materialise()
         assert self._xm is not None
         return self._xm[self._pos[job_id]].copy()
 
