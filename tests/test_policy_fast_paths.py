@@ -261,6 +261,7 @@ def _lp_only(monkeypatch) -> None:
     monkeypatch.setattr(lp, "_all_run", lambda T, c: lp._solve_glop(T, np.ones(len(T)), np.array([1e18]), c,
                                                                      np.ones(len(T)), True))
     monkeypatch.setattr(lp, "_knapsack", lambda T, z, N, c, n: lp._solve_glop(T, z, np.array([N]), c, n, True))
+    monkeypatch.setattr(lp, "_unique_knapsack", lambda ratio, x, lo: False)  # never defer GLOP
 
 
 @pytest.mark.parametrize("objective", ["max-min", "makespan"])
@@ -381,3 +382,67 @@ def test_remaining_work_read_on_arrays_is_remaining_iterations_bit_for_bit():
         want = np.array([j.remaining_iterations(now) for j in jobs])
         assert np.array_equal(got.view(np.int64), want.view(np.int64))
     assert (want == 0).any() and (want > 0).any()
+
+
+class _Verified(GavelMakespan):
+    verify = True  # every deferred LP also solved by GLOP: its x and every decision checked against it
+
+
+class _NoDefer(GavelMakespan):
+    defer = False  # GLOP solves every LP without room (as before the deferral)
+
+
+class _Uncertified(_Verified):
+    def _order_certain(self, *args):  # trusts the exact optimum everywhere
+        return True
+
+
+DEFER_CASES = [("4x4", 60, 12.0, 0, "round"), ("2x8", 60, 20.0, 2, "event"), ("4x4", 80, 12.0, 8, "event")]
+
+
+@pytest.mark.parametrize("cluster,n,load,seed,mode", DEFER_CASES)
+def test_deferred_glop_decides_as_glop(cluster, n, load, seed, mode):
+    """On one GPU type without room, GavelMakespan decides on the LP's exact optimum where that is certain to
+    decide as GLOP's answer, and has GLOP solve where not: with ``verify`` every deferred LP is also solved by
+    GLOP, its x checked within GLOP_TOL of the optimum and every decision taken on the deferred x checked equal
+    to the one on GLOP's; the per-job table equals the one with GLOP solving every LP."""
+    cl = parse_cluster(cluster)
+    wl = _workload(n, load, seed, 8)
+    g = _Verified()
+    deferred = simulate(wl, cl, scheduler=g, perf="hetero", mode=mode, seed=seed).jobs
+    methods = [e["method"] for e in g.lp_log]
+    assert methods.count("knapsack (deferred)") > 20 and methods.count("glop") == g.materialised > 0
+    _assert_same(deferred, simulate(wl, cl, scheduler=_NoDefer(), perf="hetero", mode=mode, seed=seed).jobs)
+
+
+def test_deferred_glop_needs_its_certificate():
+    """Deciding on the exact optimum everywhere (no certificate) decides otherwise than GLOP's answer on the
+    first of the workloads above: verify catches it, so the certificate is what keeps the results GLOP's."""
+    cluster, n, load, seed, mode = DEFER_CASES[0]
+    with pytest.raises(AssertionError, match="decides otherwise than GLOP's"):
+        simulate(_workload(n, load, seed, 8), parse_cluster(cluster), scheduler=_Uncertified(), perf="hetero",
+                 mode=mode, seed=seed)
+
+
+def test_order_certificate_on_hand_made_greedy_orders():
+    """``Gavel._order_certain`` on sorted pairs: keys within GLOP_TOL of each other where x < 1 may be
+    reordered by GLOP's answer; a reordering that could change a launch order or a choice is refused."""
+    g = Gavel()
+    inf = math.inf
+    T, F = True, False
+
+    def ok(ps, xs, chosen, launched, gpus, cap):
+        return g._order_certain(np.array(ps, float), np.array(xs, float), np.array(chosen), np.array(launched),
+                                np.array(gpus), cap)
+
+    near = 0.5 * (1 + 1e-9)
+    assert not ok([2.0, 2.0 * (1 - 1e-9)], [0.5, near], [T, T], [T, T], [1, 1], 4)  # two launches, near keys
+    assert ok([2.0, 1.0], [0.5, 0.5], [T, T], [T, T], [1, 1], 4)                  # far apart
+    assert ok([2.0, 2.0], [1.0, 1.0], [T, T], [T, T], [1, 1], 4)                  # x = 1: GLOP's is 1.0 too
+    assert ok([2.0, 2.0], [0.5, 0.5], [T, T], [T, F], [1, 1], 4)                  # one launch, both chosen
+    assert ok([inf, inf], [0.5, near], [T, T], [F, T], [1, 1], 4)
+    assert not ok([inf, inf], [0.5, near], [T, T], [T, T], [1, 1], 4)
+    assert ok([2.0, 2.0], [1.0, 0.5], [T, F], [T, F], [2, 5], 4)                  # 5 GPUs never fit: 4 free
+    assert not ok([2.0, 2.0], [1.0, 0.5], [T, F], [T, F], [2, 3], 4)              # first, 3 would fit
+    # a pair far from its neighbour but close to one before it (a wide interval) is in the same group
+    assert not ok([2.0, 2.0, 2.0 - 1e-7], [1.0, 1.0, 1e-3], [T, T, T], [T, T, T], [1, 1, 1], 4)

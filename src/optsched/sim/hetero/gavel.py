@@ -22,7 +22,9 @@ Every rule is in ``docs/algorithms/gavel.md``; the LPs in ``docs/formulations/ga
   the first free GPUs of the type (Blox's Gavel places with "maximize consolidation").
 
 ``lp_log`` records every LP solve of a run (time, jobs, rows, build and solve seconds, optimum, and whether the
-closed form of one GPU type with room for every job answered it instead of GLOP: [`.lp`][optsched.sim.hetero.lp]).
+closed form of one GPU type with room for every job answered it instead of GLOP: [`.lp`][optsched.sim.hetero.lp];
+``method`` ``"knapsack (deferred)"``: one type without room, decided on the LP's exact optimum where that provably
+decides as GLOP's answer, GLOP never needed; ``materialised`` counts the deferred LPs GLOP solved after all).
 
 ```pycon
 >>> from optsched.sim import simulate, Workload, WorkloadJob
@@ -52,7 +54,7 @@ import numpy as np
 from ...errors import InstanceError
 from ..base import Decision, DecisionBuilder, SchedulerPlacer
 from ..state import RUNNING, Job, SimView
-from .lp import SOLVERS, Allocation, max_min_fairness, min_makespan
+from .lp import GLOP_TOL, SOLVERS, Allocation, max_min_fairness, min_makespan
 from .placement import bound_perf_ok, place_on_type, probe_placement
 
 OBJECTIVES = ("max-min", "makespan")
@@ -90,6 +92,11 @@ class Gavel(SchedulerPlacer):
 
     name = "gavel"
     every_round = True
+    #: with GLOP on one GPU type without room: decide on the LP's exact optimum where that is certain to decide
+    #: as GLOP's answer would, and solve with GLOP only where it might not (``docs/formulations/gavel.md``)
+    defer = True
+    #: check every such decision against GLOP's answer (tests; solves every deferred LP)
+    verify = False
 
     def __init__(self, objective: str = "max-min", solver: str = "glop", aggregate: bool = True,
                  efficiency: bool = True, round_s: float = 300.0):
@@ -121,7 +128,10 @@ class Gavel(SchedulerPlacer):
         self._last_t: float | None = None
         self._wake = math.inf
         self.lp_log: list[dict] = []
-        self.last_allocation: Allocation | None = None
+        self._alloc: Allocation | None = None
+        self._glop: Allocation | None = None         # GLOP's answer to a deferred LP, once computed (verify)
+        self._order_rows = np.zeros(0, dtype=np.int64)
+        self.materialised = 0                         # deferred LPs that GLOP had to solve after all
 
     # -- hooks ---------------------------------------------------------------------------------------------
     def on_admit(self, jobs, view: SimView) -> None:
@@ -143,6 +153,12 @@ class Gavel(SchedulerPlacer):
             r = self._pos.get(j.id)
             if r is not None:
                 self._read_running(r, j, view)
+
+    @property
+    def last_allocation(self) -> Allocation | None:
+        """The allocation in force (GLOP's answer: a deferred solve is done now)."""
+        self._materialise()
+        return self._alloc
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
@@ -190,18 +206,87 @@ class Gavel(SchedulerPlacer):
             T[r] = self._row(jobs[r], view)
         z = self._gpus.astype(float)
         N = cs.type_capacity.astype(float)
+        defer = self.solver == "glop" and self.defer
         if self.objective == "max-min":
-            a = max_min_fairness(T, z, N, solver=self.solver, efficiency=self.efficiency, aggregate=self.aggregate)
+            a = max_min_fairness(T, z, N, solver=self.solver, efficiency=self.efficiency, aggregate=self.aggregate,
+                                 defer=defer)
         else:
             R = _remaining(jobs, view.now)
-            a = min_makespan(T, z, N, R, solver=self.solver, efficiency=self.efficiency)
+            a = min_makespan(T, z, N, R, solver=self.solver, efficiency=self.efficiency, defer=defer)
         self._xm = a.x
-        self.last_allocation = a
+        self._alloc, self._glop = a, None
+        if self.verify and a.glop is not None:
+            g = self._glop_answer().x
+            if not (np.all(np.abs(g - a.x) <= GLOP_TOL * (1.0 + a.x)) and np.all(g[a.x == 1.0] == 1.0)):
+                raise AssertionError(f"Gavel at {view.now} s: GLOP's answer is not within {GLOP_TOL} (1 + x) of "
+                                     "the optimum, or not 1.0 where it is 1.0")
         self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
                             "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value,
                             "closed_form": bool(a.info.get("closed_form")),
-                            "method": a.info.get("method", self.solver)})
+                            "method": a.info.get("method", self.solver) + (" (deferred)" if a.glop else "")})
         self._dirty = False
+
+    def _glop_answer(self) -> Allocation:
+        """GLOP's answer to the deferred LP in force (solved once)."""
+        assert self._alloc is not None and self._alloc.glop is not None
+        if self._glop is None:
+            self._glop = self._alloc.glop()
+        return self._glop
+
+    def _materialise(self) -> None:
+        """Replace a deferred allocation (the exact optimum standing in for GLOP's) by GLOP's answer, from now on
+        (its log entry too)."""
+        a = self._alloc
+        if a is None or a.glop is None:
+            return
+        g = self._glop_answer()
+        self._xm, self._alloc, self._glop = g.x, g, None
+        self.materialised += 1
+        self.lp_log[-1].update({"lps": g.lps, "build_s": g.build_s, "solve_s": g.solve_s, "value": g.value,
+                                "closed_form": False, "method": "glop"})
+
+    def _order_certain(self, ps: np.ndarray, xs: np.ndarray, chosen: np.ndarray, launched: np.ndarray,
+                       gpus: np.ndarray, cap: int) -> bool:
+        """Whether the greedy's outcome on one GPU type (the chosen jobs, and the order of the launched ones) is
+        the same under GLOP's answer as under the deferred one (``docs/formulations/gavel.md``, "deferring
+        GLOP"), given GLOP's x within ``e = GLOP_TOL (1 + x)`` of the deferred x, and equal where that is 1.0
+        (``e = 0``). The pairs come sorted by priority ``ps`` (decreasing; the infinite ones first, by ``xs``).
+        Each pair's key (its priority, or x where that is infinite) lies within ``e / f = e ps / xs`` (or ``e``)
+        of GLOP's; the sorted pairs split into groups wherever every key before lies above every key after,
+        intervals included, so GLOP's order differs from this one only within groups, and only in groups with
+        some x below 1. Such a group is safe when every member is chosen and at most one of them launched (all
+        fit in any order), or when no member with x below 1 is chosen and each needs more GPUs than were free at
+        the group's start (it is refused wherever it stands, and takes nothing from the others)."""
+        m = len(ps)
+        loose = xs != 1.0
+        if m < 2 or not loose.any():
+            return True
+        e = np.where(loose, GLOP_TOL * (1.0 + xs), 0.0)
+        fin = np.isfinite(ps)
+        key = np.where(fin, ps, xs)
+        with np.errstate(invalid="ignore"):
+            err = np.where(fin, ps * (e / xs), e)
+        cut = np.ones(m - 1, dtype=bool)                              # cut between pair i and i + 1
+        n_inf = m - int(fin.sum())                                     # the infinite priorities come first
+        for a, b in ((0, n_inf), (n_inf, m)):
+            if b - a > 1:
+                low = np.minimum.accumulate(key[a:b] - err[a:b])
+                high = np.maximum.accumulate((key[a:b] + err[a:b])[::-1])[::-1]
+                cut[a:b - 1] = low[:-1] > high[1:]
+        group = np.concatenate(([0], np.cumsum(cut)))
+        size = np.bincount(group)
+        n_loose = np.bincount(group, weights=loose)
+        n_ch = np.bincount(group, weights=chosen)
+        n_l = np.bincount(group, weights=launched)
+        bad = (size > 1) & (n_loose > 0) & ~((n_ch == size) & (n_l <= 1))
+        if not bad.any():
+            return True
+        took = np.where(chosen, gpus, 0)
+        start = np.flatnonzero(np.r_[True, cut])                      # each group's first pair
+        free0 = cap - (took.cumsum()[start] - took[start])
+        min_g = np.minimum.reduceat(np.where(loose, gpus, np.iinfo(np.int64).max), start)
+        loose_chosen = np.bincount(group, weights=loose & chosen) > 0
+        return not (bad & (loose_chosen | (min_g <= free0))).any()
 
     # -- the active jobs as arrays (updated when the set of active jobs changes) -----------------------------
     def _rebuild(self, view: SimView) -> None:
@@ -269,19 +354,44 @@ class Gavel(SchedulerPlacer):
         return self._rec[self._pos[job_id]].copy()
 
     def allocation(self, job_id: str) -> np.ndarray:
-        """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation)."""
+        """The LP's time fractions of job ``job_id`` on each GPU type (the current allocation; GLOP's answer: a
+        deferred solve is done now)."""
+        self._materialise()
         assert self._xm is not None
         return self._xm[self._pos[job_id]].copy()
 
     # -- the decision ------------------------------------------------------------------------------------------
     def _choose(self, now: float, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The realisation's greedy (module docstring): (job, type) pairs with ``x > 0`` by decreasing
-        priority ``x / f`` (ties: larger x, then arrival), each job on the type of its first pair that still
-        has its GPUs free. Returns the chosen jobs' rows and types in the order taken, and every job's chosen
-        type (-1: none). Vectorised: while no pair is refused for want of GPUs the greedy takes the first pair
-        of every job, so that prefix is found with cumulative sums; the rest is the plain loop."""
-        X, rec, n = self._xm, self._rec, len(self._jobs)
+        """[`_greedy`][optsched.sim.hetero.gavel.Gavel._greedy] on the allocation in force. A deferred one (the
+        exact optimum standing in for GLOP's answer) is used only where the outcome is certain to be GLOP's
+        (``_order_certain``); otherwise GLOP solves the LP and its answer is used from now on."""
+        X = self._xm
         assert X is not None
+        oi, ok, chosen, ps, xs = self._greedy(X, now, cap)
+        if self._alloc is None or self._alloc.glop is None:
+            return oi, ok, chosen
+        launched = (chosen >= 0) & (chosen != self._run_type)
+        order = self._order_rows
+        if not self._order_certain(ps, xs, chosen[order] >= 0, launched[order], self._gpus[order], int(cap[0])):
+            self._materialise()
+            assert self._xm is not None
+            return self._greedy(self._xm, now, cap)[:3]
+        if self.verify:  # the same chosen types, and the launches in the same order
+            gi, gk, gc = self._greedy(self._glop_answer().x, now, cap)[:3]
+            mine, glop = launched[oi], (gc >= 0)[gi] & (gc[gi] != self._run_type[gi])
+            if not (np.array_equal(chosen, gc) and np.array_equal(oi[mine], gi[glop])):
+                raise AssertionError(f"Gavel at {now} s: the deferred allocation decides otherwise than GLOP's")
+        return oi, ok, chosen
+
+    def _greedy(self, X: np.ndarray, now: float,
+                cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The realisation's greedy (module docstring) on allocation ``X``: (job, type) pairs with ``x > 0`` by
+        decreasing priority ``x / f`` (ties: larger x, then arrival), each job on the type of its first pair that
+        still has its GPUs free. Returns the chosen jobs' rows and types in the order taken, every job's chosen
+        type (-1: none), and the pairs' priorities and x in priority order (their rows: ``_order_rows``).
+        Vectorised: while no pair is refused for want of GPUs the greedy takes the first pair of every job, so
+        that prefix is found with cumulative sums; the rest is the plain loop."""
+        rec, n = self._rec, len(self._jobs)
         pi, pk = np.nonzero(X > _EPS)  # pairs in (job, type) order
         x = X[pi, pk]
         elapsed = now - self._adm[pi]
@@ -289,6 +399,8 @@ class Gavel(SchedulerPlacer):
             frac = np.where(elapsed > 0, rec[pi, pk] / elapsed, 0.0)
             prio = np.where(frac > 0, x / frac, math.inf)
         o = np.lexsort((pk, pi, -x, -prio))
+        ps, xs = prio[o], x[o]
+        self._order_rows = pi[o]
         ei, ek = pi[o], pk[o]
         m = len(o)
         if X.shape[1] == 1:
@@ -310,7 +422,7 @@ class Gavel(SchedulerPlacer):
         take = np.flatnonzero(first[:stop])
         chosen[ei[take]] = ek[take]
         if stop == m:
-            return ei[take], ek[take], chosen
+            return ei[take], ek[take], chosen, ps, xs
         free_t = cap - (used[stop - 1] if stop else 0)
         oi, ok_ = ei[take].tolist(), ek[take].tolist()
         gpus = self._gpus
@@ -321,7 +433,7 @@ class Gavel(SchedulerPlacer):
             free_t[k] -= gpus[i]
             oi.append(i)
             ok_.append(k)
-        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen
+        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen, ps, xs
 
     def decide(self, view: SimView) -> Decision:
         active = view.jobs.active
@@ -338,6 +450,12 @@ class Gavel(SchedulerPlacer):
         now, cs = view.now, view.cluster
         X = self._xm
         assert X is not None
+        if self._alloc is not None and self._alloc.glop is not None:
+            # deferred: which x are above _EPS must not depend on GLOP's last digits
+            if ((X > 0) & (X - GLOP_TOL * (1.0 + X) <= _EPS)).any():
+                self._materialise()
+                X = self._xm
+                assert X is not None
         if X.shape[1] == 1:
             # one type: if the jobs with x > 0 are exactly the running ones and all fit at once, the greedy
             # chooses every one of them, whatever their priorities: nothing to do

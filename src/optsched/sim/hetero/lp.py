@@ -36,6 +36,9 @@ it is the LP's unique optimum, which GLOP returns bit for bit (``docs/formulatio
 knapsack (``_knapsack``) instead of GLOP: about 13 ms of CPU less per decision at 500-800 jobs, but GLOP's answer
 differs from the exact one by its tolerances (up to about 1e-8 relative: which of two nearly optimal vertices it
 stops at), and Gavel's realisation breaks priority ties on ``x``, so per-job results can differ from ``"glop"``'s.
+``defer=True`` (with ``"glop"``; what the ``gavel`` schedulers use) returns that exact optimum where it is unique,
+with ``Allocation.glop`` solving the LP with GLOP on demand: the scheduler decides on it only where GLOP's answer
+would decide the same (``docs/formulations/gavel.md``, "deferring GLOP"), so its results stay GLOP's.
 
 Two jobs, one GPU of each of two types, each job four times faster on "its" type: the equal share gives each
 2.5 iterations/s; running each job on its fast type gives 4, i.e. t* = 1.6:
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,12 +65,23 @@ from ...errors import InstanceError, SolverError
 
 SOLVERS = ("glop", "highs", "closed-form")
 _KEEP = 1e-9  # phase 2 keeps t >= t* (1 - _KEEP)
+#: knapsack ratios closer than this (relative) are treated as tied: the LP may then have several optima
+TIE = 1e-6
+#: where the LP's optimum is unique, GLOP's x is assumed within ``GLOP_TOL (1 + x)`` of it, and exactly 1.0 where
+#: it is 1.0 (at most 4.3e-9 and always so over the 1,719 such LPs of a 100,000-job run, 4e-9 on crowded ones;
+#: ``Gavel.verify`` checks it wherever it is relied on)
+GLOP_TOL = 1e-7
 
 
 @dataclass
 class Allocation:
     """An LP's answer: ``x`` (jobs x types time fractions), ``value`` (t* or u*), the objective's name, the
-    number of LPs and rows solved, and the wall time spent building (``build_s``) and solving (``solve_s``)."""
+    number of LPs and rows solved, and the wall time spent building (``build_s``) and solving (``solve_s``).
+
+    ``glop``, when set (``defer=True``, one GPU type without room, a unique optimum): ``x`` is the LP's exact
+    optimum written down as a fractional knapsack, standing in for GLOP's answer, which differs from it by GLOP's
+    tolerances ([`GLOP_TOL`][optsched.sim.hetero.lp.GLOP_TOL]); ``glop()`` solves the LP with GLOP and returns its
+    [`Allocation`][optsched.sim.hetero.lp.Allocation] (what ``defer=False`` returns)."""
 
     x: np.ndarray
     value: float
@@ -76,6 +91,7 @@ class Allocation:
     build_s: float = 0.0
     solve_s: float = 0.0
     info: dict = field(default_factory=dict)
+    glop: Callable[[], Allocation] | None = field(default=None, repr=False, compare=False)
 
     @property
     def wall_s(self) -> float:
@@ -272,14 +288,14 @@ def _classes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s[new], inverse, np.diff(np.append(np.flatnonzero(new), m))
 
 
-def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate: bool) -> Allocation:
+def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate: bool,
+           defer: bool = False) -> Allocation:
     if solver not in SOLVERS:
         raise InstanceError(f"must be one of {', '.join(SOLVERS)}, got {solver!r}", field="solver")
     M, K = T.shape
-    x = np.zeros((M, K))
     live = np.flatnonzero(c > 0)  # jobs that can run somewhere (the others get nothing)
     if len(live) == 0 or N.sum() <= 0:
-        return Allocation(x, 0.0 if len(live) == 0 else math.inf, objective)
+        return Allocation(np.zeros((M, K)), 0.0 if len(live) == 0 else math.inf, objective)
     Tl, zl, cl = T[live], z[live], c[live]
     # scale the objective rows so that the optimum is about 1 whatever the units (remaining iterations of 1e5-1e6
     # over throughputs of 10-50/s make u* ~ 1e-5, where HiGHS' 13-digit text output and phase 2's 1e-9 of slack
@@ -298,21 +314,30 @@ def _solve(T, z, N, c, objective: str, solver: str, efficiency: bool, aggregate:
         Ta, za, ca, na = Tl, zl, cl, np.ones(len(live))
     one_type = solver != "highs" and efficiency and K == 1
     closed = one_type and float((za * na).sum()) <= float(N[0])
-    knapsack = one_type and not closed and solver == "closed-form"
-    if closed:
-        xa, s_star, build, solve_s, lps = _all_run(Ta, ca)
-    elif knapsack:
-        xa, s_star, build, solve_s, lps = _knapsack(Ta, za, float(N[0]), ca, na)
-    else:
+    knapsack = one_type and not closed and (solver == "closed-form" or defer)
+
+    def answer(xa: np.ndarray, s_star: float, build: float, solve_s: float, lps: int, method: str) -> Allocation:
+        x = np.zeros((M, K))
+        x[live] = np.clip(xa, 0.0, 1.0)[inverse]
+        return Allocation(x, s_star * scale, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
+                          info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency, "scale": scale,
+                                "closed_form": method in ("all-run", "knapsack"), "method": method})
+
+    def lp() -> Allocation:
         run = _solve_highs if solver == "highs" else _solve_glop
-        xa, s_star, build, solve_s, lps = run(Ta, za, N, ca, na, efficiency)
-    xa = np.clip(xa, 0.0, 1.0)
-    x[live] = xa[inverse]
-    return Allocation(x, s_star * scale, objective, lps=lps, rows=len(Ta), build_s=build, solve_s=solve_s,
-                      info={"solver": solver, "aggregate": aggregate, "efficiency": efficiency, "scale": scale,
-                            "closed_form": closed or knapsack,
-                            "method": "all-run" if closed else "knapsack" if knapsack else
-                            "highs" if solver == "highs" else "glop"})
+        return answer(*run(Ta, za, N, ca, na, efficiency), "highs" if solver == "highs" else "glop")
+
+    if closed:
+        return answer(*_all_run(Ta, ca), "all-run")
+    if knapsack:
+        xa, s_star, lo, build, solve_s = _knapsack_parts(Ta, za, float(N[0]), ca, na)
+        if solver == "closed-form":
+            return answer(xa[:, None], s_star, build, solve_s, 0, "knapsack")
+        if _unique_knapsack(Ta[:, 0] / (ca * za), xa, lo):
+            a = answer(xa[:, None], s_star, build, solve_s, 0, "knapsack")
+            a.glop = lp
+            return a
+    return lp()
 
 
 def _all_run(T: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float, float, float, int]:
@@ -335,6 +360,28 @@ def _all_run(T: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, float, float, fl
     return x, s_star, 0.0, time.perf_counter() - t0, 0
 
 
+def _knapsack_parts(T: np.ndarray, z: np.ndarray, N: float, c: np.ndarray,
+                    n: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float, float]:
+    """[`_knapsack`][optsched.sim.hetero.lp._knapsack]'s x (one value per row), s* and lower bounds ``lo``
+    (``c s_lb / T``, unclipped), and its build and solve seconds."""
+    t0 = time.perf_counter()
+    t, zn = T[:, 0], z * n
+    s_star = min(float(np.min(t / c)), N / float(np.sum(zn * c / t)))
+    lo = c * (s_star * (1.0 - _KEEP)) / t
+    x = np.minimum(1.0, lo)
+    spare = N - float(np.sum(zn * x))
+    if spare > 0:
+        order = np.lexsort((np.arange(len(t)), -(t / (c * z))))
+        need = (zn * (1.0 - x))[order]
+        cum = np.cumsum(need)
+        k = int(np.searchsorted(cum, spare, side="right"))  # order[:k] fit whole
+        x[order[:k]] = 1.0
+        if k < len(order):
+            m = order[k]
+            x[m] = min(1.0, x[m] + (spare - (float(cum[k - 1]) if k else 0.0)) / zn[m])
+    return x, s_star, lo, 0.0, time.perf_counter() - t0
+
+
 def _knapsack(T: np.ndarray, z: np.ndarray, N: float, c: np.ndarray,
               n: np.ndarray) -> tuple[np.ndarray, float, float, float, int]:
     """Both phases' exact optimum, without an LP, on one GPU type without room for every job
@@ -351,25 +398,41 @@ def _knapsack(T: np.ndarray, z: np.ndarray, N: float, c: np.ndarray,
 
     ```
     """
-    t0 = time.perf_counter()
-    t, zn = T[:, 0], z * n
-    s_star = min(float(np.min(t / c)), N / float(np.sum(zn * c / t)))
-    x = np.minimum(1.0, c * (s_star * (1.0 - _KEEP)) / t)
-    spare = N - float(np.sum(zn * x))
-    if spare > 0:
-        order = np.lexsort((np.arange(len(t)), -(t / (c * z))))
-        need = (zn * (1.0 - x))[order]
-        cum = np.cumsum(need)
-        k = int(np.searchsorted(cum, spare, side="right"))  # order[:k] fit whole
-        x[order[:k]] = 1.0
-        if k < len(order):
-            m = order[k]
-            x[m] = min(1.0, x[m] + (spare - (float(cum[k - 1]) if k else 0.0)) / zn[m])
-    return x[:, None], s_star, 0.0, time.perf_counter() - t0, 0
+    x, s_star, _, build, solve_s = _knapsack_parts(T, z, N, c, n)
+    return x[:, None], s_star, build, solve_s, 0
+
+
+def _unique_knapsack(ratio: np.ndarray, x: np.ndarray, lo: np.ndarray) -> bool:
+    """Whether the fractional knapsack's answer ``x`` (bounds ``min(1, lo) <= x <= 1``, value ``ratio`` per unit
+    of capacity) is the unique optimum of phase 2 with a margin: every row that could give capacity up
+    (``x > lo``) has a ratio above every other row that could take more (``x < 1``) by more than
+    [`TIE`][optsched.sim.hetero.lp.TIE] relative (``docs/formulations/gavel.md``, "deferring GLOP"). With a tie
+    the LP has several optima and GLOP may return any of them.
+
+    ```pycon
+    >>> lo = np.array([0.2, 0.2, 0.2])
+    >>> _unique_knapsack(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.5, 0.2]), lo)
+    True
+    >>> _unique_knapsack(np.array([3.0, 2.0, 2.0]), np.array([1.0, 0.5, 0.2]), lo)  # rows 1 and 2 tie
+    False
+
+    ```
+    """
+    down, up = x > lo, x < 1.0
+    both = down & up
+    if int(both.sum()) > 1:
+        return False
+    hi_up = float(ratio[up & ~both].max(initial=-math.inf))
+    lo_down = float(ratio[down & ~both].min(initial=math.inf))
+    r_both = float(ratio[both][0]) if both.any() else None
+    ok = lo_down > hi_up * (1.0 + TIE)
+    if r_both is not None:
+        ok = ok and lo_down > r_both * (1.0 + TIE) and r_both > hi_up * (1.0 + TIE)
+    return bool(ok)
 
 
 def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, aggregate: bool = True,
-                     share: str = "cluster") -> Allocation:
+                     share: str = "cluster", defer: bool = False) -> Allocation:
     """Gavel's heterogeneity-aware max-min fairness (LAS) LP (module docstring); ``value`` is t*, the smallest
     ratio of a job's throughput to its equal-share throughput (>= 1); ``share`` chooses the equal share
     ([`equal_share_throughput`][optsched.sim.hetero.lp.equal_share_throughput]: the paper's, or Gavel's code's). A job
@@ -388,10 +451,11 @@ def max_min_fairness(T, z, N, *, solver: str = "glop", efficiency: bool = True, 
     _unrunnable(T, np.ones(T.shape[0], dtype=bool), "max-min would give them nothing")
     if share not in EQUAL_SHARES:
         raise InstanceError(f"must be one of {', '.join(EQUAL_SHARES)}, got {share!r}", field="share")
-    return _solve(T, z, N, _equal_share(T, z, N, share), "max-min", solver, efficiency, aggregate)
+    return _solve(T, z, N, _equal_share(T, z, N, share), "max-min", solver, efficiency, aggregate, defer)
 
 
-def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool = True) -> Allocation:
+def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool = True,
+                 defer: bool = False) -> Allocation:
     """The makespan LP (module docstring): ``value`` is u* = 1 / makespan of the remaining work ``remaining``
     (iterations per job) under the best allocation, if it held until every job finishes.
 
@@ -408,7 +472,7 @@ def min_makespan(T, z, N, remaining, *, solver: str = "glop", efficiency: bool =
         raise InstanceError("remaining work must be one finite number >= 0 per job", field="remaining")
     _unrunnable(T, R > 0, "their remaining work would never finish (the makespan is infinite)")
     c = np.where(T.max(axis=1, initial=0.0) > 0, R, 0.0)
-    return _solve(T, z, N, c, "makespan", solver, efficiency, aggregate=False)
+    return _solve(T, z, N, c, "makespan", solver, efficiency, False, defer)
 
 
 __all__ = ["EQUAL_SHARES", "SOLVERS", "Allocation", "equal_share_throughput", "max_min_fairness", "min_makespan"]
