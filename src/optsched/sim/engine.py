@@ -310,8 +310,86 @@ class Simulator:
         done, tracked_left, dirty = self._done, self._tracked_left, self._dirty
         shared_from = self._shared_from  # (a copy, which moves it, is made only between calls)
         progress_t = None  # the last completion's time (then: _progress_s, and no launch lost since)
+        # the round found (``fixed``) with Composed's hooks and no progress bar: the completions and arrivals
+        # before the round, the wake-up and the horizons are taken in a short loop of their own (below)
+        quick = wake is not None and bar is None
+        last_decision_s = self._last_decision_s
         try:
             while True:
+                if fixed and quick:
+                    # Before the round (and the wake-up; within the horizons) nothing but completions and arrivals
+                    # can happen, and nothing they do moves the round: the events are taken one after the other,
+                    # with the same state changes, records and clock as one iteration of the loop below each
+                    # (Composed's on_completion reads nothing of the view; its wake-up is fixed during a call)
+                    t_w = wake if wake > now else inf
+                    if t_w <= last_decision_s:
+                        t_w = inf
+                    lim = t_s if t_s < t_w else t_w
+                    if horizon < inf:  # an event after a horizon goes to the loop below, which ends there
+                        hz = math.nextafter(horizon, inf)
+                        if hz < lim:
+                            lim = hz
+                    while True:
+                        if heap:
+                            top = heap[0]
+                            job = top[3]
+                            if job.version != top[2] or job.status != RUNNING:
+                                heappop(heap)
+                                continue
+                            t_c = top[0]
+                        else:
+                            t_c = inf
+                        if ai < n and arr_t[ai] < t_c:
+                            t = arr_t[ai]
+                            if t >= lim:
+                                break
+                            view.now = now
+                            # the arrivals before the next completion (and the limit), the clock at the last
+                            bound = t_c if t_c < lim else lim
+                            pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
+                            ai += 1
+                            events += 1
+                            while ai < n and arr_t[ai] < bound:
+                                pending.append(arrivals[ai] if ai < shared_from else self._own(ai))
+                                t = arr_t[ai]
+                                ai += 1
+                                events += 1
+                            now = t
+                            dirty = True
+                            continue
+                        if t_c >= lim:
+                            break
+                        view.now = now
+                        now = t = t_c
+                        # the completions at t (what the loop below does)
+                        ncomp = 0
+                        while heap:
+                            top = heap[0]
+                            job = top[3]
+                            if job.version != top[2] or job.status != RUNNING:
+                                heappop(heap)
+                                continue
+                            if top[0] > t:
+                                break
+                            heappop(heap)
+                            release(job.id, job.complete(t))
+                            del running[job.id]
+                            del active[job.id]
+                            finished_add(job)
+                            on_completion(job, view)
+                            if job.w.tracked:
+                                tracked_left -= 1
+                            ncomp += 1
+                        done += ncomp
+                        progress_t = t
+                        events += ncomp
+                        dirty = True
+                        if colocation:
+                            self._recompute_rates(t)
+                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                                   + (admission.holding if holds else 0), len(running)))
+                        if done == n or (stop_tracked and tracked_left == 0):
+                            break
                 if done == n or (stop_tracked and tracked_left == 0):
                     self._finish()
                     return None
