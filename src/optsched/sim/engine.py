@@ -814,7 +814,13 @@ class Simulator:
                     stall = stall_s(job, pl, now)
                 if stall > self._max_stall_s:
                     self._max_stall_s = stall
-                job.launch(now, pl, stall)
+                # job.launch(now, pl, stall), inline
+                job.status, job.placement, job.t_ref, job.held_gpus = RUNNING, pl, now, pl.gpus
+                job.stall_until = now + stall if stall else now
+                job.launches += 1
+                if job.first_start_s != job.first_start_s:  # (NaN: its first launch)
+                    job.first_start_s = now
+                job.seg_start = (now, job.executed)
                 running[job.id] = job
                 if colocation:
                     job.rate = 0.0  # set by the co-location-aware recomputation below

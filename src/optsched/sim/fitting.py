@@ -156,7 +156,7 @@ class FreeIndex:
     def _bucket(self, f: int) -> list[int]:
         b = self._by[f]
         if b is None:
-            b = self._by[f] = np.flatnonzero(self.free == f).tolist()
+            b = self._by[f] = (self.free == f).nonzero()[0].tolist()  # (np.flatnonzero's answer, without its wrapper)
         return b
 
     def consolidated(self, g: int) -> Placement | None:
