@@ -327,6 +327,7 @@ class Simulator:
         # the round found (``fixed``) with Composed's hooks and no progress bar: the completions and arrivals
         # before the round, the wake-up and the horizons are taken in a short loop of their own (below)
         quick = wake is not None and bar is None
+        wake_q: float = inf if wake is None else wake
         last_decision_s = self._last_decision_s
         try:
             while True:
@@ -335,7 +336,7 @@ class Simulator:
                     # can happen, and nothing they do moves the round: the events are taken one after the other,
                     # with the same state changes, records and clock as one iteration of the loop below each
                     # (Composed's on_completion reads nothing of the view; its wake-up is fixed during a call)
-                    t_w = wake if wake > now else inf
+                    t_w = wake_q if wake_q > now else inf
                     if t_w <= last_decision_s:
                         t_w = inf
                     lim = t_s if t_s < t_w else t_w

@@ -314,7 +314,7 @@ class Job:
 
     def launch(self, now: float, placement: Placement, stall_s: float) -> None:
         """Starts (or resumes) on ``placement``; no progress for ``stall_s`` seconds. The engine sets the rate
-        from the performance model right after."""
+        from the performance model right after (the engine's launch does these lines inline: keep them alike)."""
         self.status, self.placement, self.t_ref, self.held_gpus = RUNNING, placement, now, placement.gpus
         self.stall_until = now + stall_s if stall_s else now  # (no new float without a stall)
         self.launches += 1
