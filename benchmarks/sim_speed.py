@@ -17,7 +17,7 @@ including the workload build, events processed and events per second (events = a
 The machine is shared (other processes run beside the benchmark): the load average is recorded with the table.
 
 Before/after: ``benchmarks/sim_speed.py --compare OTHER_SRC [--repeats K] [--out FILE]`` times the 100k-job case
-(FIFO round and event mode, LAS and Tiresias round mode, consolidated placement) with this tree and with the
+(FIFO round and event mode, LAS, Tiresias and SRTF round mode, consolidated placement) with this tree and with the
 ``src`` folder of another checkout (e.g. the code before a change), each run in a fresh process, alternating the
 two trees run by run (who goes first alternates too), and prints the medians and their ratio (after / before) as
 a Markdown table; it also checks that both trees produce the same trajectory (events, decisions, average JCT,
@@ -99,7 +99,7 @@ wl = replicate_philly(n, load, seed, frame=load_philly())
 s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode=mode).summary
 print(json.dumps({k: s[k] for k in ("wall_s", "events", "decisions", "avg_jct_s", "preemptions_total")}))
 """
-COMPARE_CASES = (("fifo", "round"), ("fifo", "event"), ("las", "round"), ("tiresias", "round"))
+COMPARE_CASES = (("fifo", "round"), ("fifo", "event"), ("las", "round"), ("tiresias", "round"), ("srtf", "round"))
 
 
 def one_run(src: Path, sched: str, mode: str, n: int, load: float, seed: int) -> dict:

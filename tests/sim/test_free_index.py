@@ -1,7 +1,10 @@
 """Issue 29's engine shortcuts against their plain references.
 
 * ``fitting.FreeIndex`` (servers by free GPU count, one per placement walk) gives the placement of the plain
-  ``consolidated`` rule on the same free GPUs after any sequence of placements taken through it;
+  ``consolidated`` rule on the same free GPUs after any sequence of placements taken through it (``take``,
+  ``taken`` or ``claim``, which finds and takes at once);
+* ``ClusterState``'s list of free counts (what ``occupy`` and ``release`` read) stays equal to its array, in
+  copies too; ``engine._settle_young`` leaves a caller's frozen objects frozen;
 * a run whose walk asks ``Consolidated.find`` itself (a subclass with its own ``find`` gets no finder) gives the
   same per-job results as one whose walk uses the index;
 * ``AdmissionPolicy.admits_all`` (the engine then skips ``admit``) is not inherited by a subclass with its own
@@ -34,29 +37,30 @@ def walks(draw):
         caps = draw(st.lists(st.integers(1, 8), min_size=n, max_size=n))
     free = [draw(st.integers(0, c)) for c in caps]
     demands = draw(st.lists(st.integers(1, sum(caps) + 2), min_size=1, max_size=15))
-    return np.array(caps, dtype=np.int64), np.array(free, dtype=np.int64), demands, draw(st.booleans())
+    return (np.array(caps, dtype=np.int64), np.array(free, dtype=np.int64), demands,
+            draw(st.sampled_from(["take", "taken", "claim"])))
 
 
 @settings(max_examples=300)
 @given(walks())
 def test_free_index_answers_as_the_plain_rule_while_placements_are_taken(case):
-    cap, free, demands, by_hand = case
+    cap, free, demands, how = case
     max_cap, uniform = int(cap.max()), bool((cap == cap.max()).all())
     ix = FreeIndex(free, cap, max_cap, uniform)
     ref = free.copy()
     for g in demands:
         want = consolidated(g, ref.copy(), cap, max_cap, uniform)
-        got = ix.consolidated(g)
+        got = ix.claim(g) if how == "claim" else ix.consolidated(g)  # (claim: found and taken at once)
         assert got == want
         if got is None:
             continue
         for s, c in zip(want.servers, want.counts):
             ref[s] -= c
-        if by_hand:  # the caller takes the GPUs itself, then tells the index
+        if how == "taken":  # the caller takes the GPUs itself, then tells the index
             for s, c in zip(got.servers, got.counts):
                 free[s] -= c
             ix.taken(got)
-        else:
+        elif how == "take":
             ix.take(got)
         assert free.tolist() == ref.tolist()
 
@@ -105,3 +109,48 @@ def test_admits_all_is_not_inherited_by_an_own_admit():
     # each completion) lets one in at a time
     assert free.jobs["completion_s"].tolist() == [10.0, 10.0, 10.0]
     assert held.jobs["completion_s"].tolist() == [10.0, 20.0, 30.0]
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 4), st.integers(1, 3)), min_size=1, max_size=30),
+       st.integers(0, 29))
+def test_the_list_of_free_counts_stays_the_array(moves, copy_at):
+    import copy
+
+    from optsched.cluster import Cluster
+    from optsched.errors import ScheduleError
+    from optsched.sim.state import Placement
+
+    cs = ClusterState(Cluster.homogeneous(6, 4))
+    held: list[tuple[str, Placement]] = []
+    for k, (s, n, width) in enumerate(moves):
+        if k == copy_at:
+            cs = copy.deepcopy(cs)
+        if held and k % 3 == 2:  # a release of the oldest placement
+            jid, pl = held.pop(0)
+            cs.release(jid, pl)
+        else:
+            pl = Placement.of({(s + i) % 6: n for i in range(width)})
+            try:
+                cs.occupy(f"j{k}", pl)
+                held.append((f"j{k}", pl))
+            except ScheduleError:  # (too few free GPUs: nothing changes)
+                pass
+        assert cs._fl == cs.free.tolist()
+        assert cs.busy_gpus == 24 - sum(cs._fl)
+
+
+def test_settle_young_keeps_a_callers_frozen_objects():
+    import gc
+
+    from optsched.sim.engine import _settle_young
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        _settle_young()
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()
+    _settle_young()
+    assert gc.get_freeze_count() == 0

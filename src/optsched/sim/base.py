@@ -315,7 +315,9 @@ class PlacementPolicy(Params):
         ``find(job)`` returns what ``self.find(job, free, view)`` would, kept in step by the walk, which takes each
         launch off ``free`` through its ``take(placement)`` (and asks for a new one when ``free`` is replaced).
         Default None: the walk calls ``find``. [`Consolidated`][optsched.sim.policies.Consolidated] gives a
-        [`FreeIndex`][optsched.sim.fitting.FreeIndex]."""
+        [`FreeIndex`][optsched.sim.fitting.FreeIndex]. With ``fit_by_size``, a finder may also have ``claim(g)``:
+        its ``find`` of a job of ``g`` GPUs and, if found, ``take`` of it, at once (the walk takes every placement
+        its finder gives)."""
         return None
 
     def fits_after(self, job: Job, trial: np.ndarray, servers: Sequence[int], view: SimView) -> bool:
@@ -356,8 +358,11 @@ class PlacementPolicy(Params):
         finder = self.walk_finder(free, view)  # (None, or the same answers as find on free, kept in step below)
         fast: Any = None
         take: Any = None
+        claim: Any = None  # (a finder's find and take at once, when the answer depends on the GPU count alone)
         if finder is not None:
             fast, take = finder.find, finder.take
+            if self.fit_by_size:
+                claim = getattr(finder, "claim", None)
         # with fit_by_size: the smallest demand that did not fit the free GPUs / the free GPUs plus all its victims
         # (later jobs have fewer GPUs free and no more victims, so a demand at least as large fails too)
         min_failed = min_failed_dry = math.inf
@@ -367,6 +372,13 @@ class PlacementPolicy(Params):
             # find() is never asked to fit a job into fewer free GPUs than it needs (no placement can)
             if g > free_total or g >= min_failed:
                 pl = None
+            elif claim is not None:
+                pl = claim(g)
+                if pl is not None:  # (taken off free already)
+                    decision.launch[job] = pl
+                    free_total -= pl.gpus
+                    continue
+                min_failed = g
             else:
                 pl = find(job, free, view) if fast is None else fast(job)
                 if pl is None and self.fit_by_size:
@@ -399,6 +411,8 @@ class PlacementPolicy(Params):
                     if finder is not None:  # the walk goes on with the trial's free GPUs
                         finder = self.walk_finder(free, view)
                         fast, take = finder.find, finder.take
+                        if claim is not None:
+                            claim = finder.claim
                     min_failed = min_failed_dry = math.inf
                     for i in range(end - 1, k - 1, -1):
                         b.preempted(running[i][1])

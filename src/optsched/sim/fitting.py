@@ -156,7 +156,7 @@ class FreeIndex:
     def _bucket(self, f: int) -> list[int]:
         b = self._by[f]
         if b is None:
-            b = self._by[f] = np.flatnonzero(self.free == f).tolist()
+            b = self._by[f] = (self.free == f).nonzero()[0].tolist()  # (np.flatnonzero's answer, without its wrapper)
         return b
 
     def consolidated(self, g: int) -> Placement | None:
@@ -183,6 +183,41 @@ class FreeIndex:
         if counts is None:
             counts = _WHOLE_COUNTS[g, max_cap] = (max_cap,) * (n - 1) + (g - (n - 1) * max_cap,)
         return Placement(tuple(whole[:n]), counts)
+
+    def claim(self, g: int) -> Placement | None:
+        """[`consolidated`][optsched.sim.fitting.FreeIndex.consolidated] of ``g`` GPUs and, if found, its
+        [`take`][optsched.sim.fitting.FreeIndex.take] at once (a walk takes every placement its finder gives):
+        the same placement, ``free`` and index as the two calls.
+
+        ```pycon
+        >>> free = np.array([3, 1, 4, 2])
+        >>> ix = FreeIndex(free, np.array([4, 4, 4, 4]), 4, True)
+        >>> ix.claim(2).as_dict(), free.tolist(), ix.claim(2).as_dict(), ix.claim(5)
+        ({3: 2}, [3, 1, 4, 0], {0: 2}, None)
+
+        ```
+        """
+        max_cap = self.max_cap
+        if g <= max_cap:
+            by = self._by
+            for f in range(g, max_cap + 1):  # the fewest free >= g, then the lowest index
+                b = by[f]
+                if b is None:
+                    b = self._bucket(f)
+                if b:
+                    s = b[0]
+                    del b[0]
+                    self._last = None
+                    self.free[s] = f - g
+                    b = by[f - g]
+                    if b is not None:
+                        insort(b, s)
+                    return Placement.one(s, g)
+            return None
+        pl = self.consolidated(g)
+        if pl is not None:
+            self.take(pl)
+        return pl
 
     def take(self, placement: Placement) -> None:
         """Take ``placement``'s GPUs off ``free`` and move its servers to their new counts."""

@@ -314,7 +314,7 @@ class Job:
 
     def launch(self, now: float, placement: Placement, stall_s: float) -> None:
         """Starts (or resumes) on ``placement``; no progress for ``stall_s`` seconds. The engine sets the rate
-        from the performance model right after."""
+        from the performance model right after (the engine's launch does these lines inline: keep them alike)."""
         self.status, self.placement, self.t_ref, self.held_gpus = RUNNING, placement, now, placement.gpus
         self.stall_until = now + stall_s if stall_s else now  # (no new float without a stall)
         self.launches += 1
@@ -525,6 +525,9 @@ class ClusterState:
         self.server_ids: tuple[str, ...] = cluster.server_ids
         self.capacity = np.array([s.gpus for s in cluster.servers], dtype=np.int64)
         self.free = self.capacity.copy()
+        # the same counts as Python ints: what occupy and release read (a numpy element read makes a numpy scalar,
+        # about ten times the cost of a list's); ``free`` stays the array every policy reads, written alongside
+        self._fl: list[int] = self.free.tolist()
         self.total_gpus = int(self.capacity.sum())
         self.max_capacity = int(self.capacity.max())
         self.uniform = bool((self.capacity == self.max_capacity).all())  # every server has max_capacity GPUs
@@ -544,6 +547,7 @@ class ClusterState:
         new = copy.copy(self)
         memo[id(self)] = new
         new.free = self.free.copy()
+        new._fl = self._fl[:]
         new.jobs_on = [dict(d) for d in self.jobs_on]
         return new
 
@@ -580,16 +584,17 @@ class ClusterState:
         return all(0 <= s < len(self.free) and self.free[s] >= n for s, n in zip(placement.servers, placement.counts))
 
     def occupy(self, job_id: str, placement: Placement) -> None:
-        free, n_servers = self.free, len(self.free)
+        fl = self._fl
+        n_servers = len(fl)
         servers = placement.servers
         if len(servers) == 1:  # most launches: one server, no pairs to build
             s, n = servers[0], placement.counts[0]
             if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
-            f = int(free[s])
+            f = fl[s]
             if n <= 0 or f < n:
                 raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {f} free", job=job_id)
-            free[s] = f - n
+            fl[s] = self.free[s] = f - n
             self.jobs_on[s][job_id] = n
             self.busy_gpus += n
             return
@@ -597,26 +602,27 @@ class ClusterState:
         for s, n in pairs:
             if not 0 <= s < n_servers:
                 raise ScheduleError(f"unknown server index {s}", job=job_id)
-            if n <= 0 or free[s] < n:
-                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {int(free[s])} "
-                                    "free", job=job_id)
-        jobs_on = self.jobs_on
+            if n <= 0 or fl[s] < n:
+                raise ScheduleError(f"{n} GPUs on server {self.server_ids[s]!r}, which has {fl[s]} free",
+                                    job=job_id)
+        free, jobs_on = self.free, self.jobs_on
         for s, n in pairs:
-            free[s] -= n
+            fl[s] = free[s] = fl[s] - n
             jobs_on[s][job_id] = n
         self.busy_gpus += placement.gpus
 
     def release(self, job_id: str, placement: Placement) -> None:
-        free, jobs_on = self.free, self.jobs_on
+        fl, jobs_on = self._fl, self.jobs_on
         servers = placement.servers
         if len(servers) == 1:  # most completions: one server
             s, n = servers[0], placement.counts[0]
-            free[s] += n
+            fl[s] = self.free[s] = fl[s] + n
             del jobs_on[s][job_id]
             self.busy_gpus -= n
             return
+        free = self.free
         for s, n in zip(servers, placement.counts):
-            free[s] += n
+            fl[s] = free[s] = fl[s] + n
             del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
 
