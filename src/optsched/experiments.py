@@ -319,6 +319,10 @@ def executor(dask: str | None = None, workers: int | None = None, *,
                                                        dashboard_address=":0" if _has_bokeh() else None,
                                                        silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
+            # each task's CP-SAT threads are planned on the workers the scheduler sees: on a loaded machine a
+            # worker can register late, and a task planned on one worker would take every core
+            with contextlib.suppress(TimeoutError):
+                client.wait_for_workers(len(cluster.workers), timeout=60)
             if dashboard is not None:
                 link = client.dashboard_link if _has_bokeh() else None
                 print(f"Dask dashboard: {link}" if link else
