@@ -89,7 +89,8 @@ class ServerOptima:
         self.fits = [[m for m, c in enumerate(caps)
                       if any(len(md.shape) == 1 and md.shape[0] <= c for md in j.modes)] for j in inst.jobs]
 
-    def _get(self, m: int, S: frozenset[int]) -> tuple[int, dict[int, tuple[int, int]]]:
+    def _get(self, m: int, S: frozenset[int], known: Mapping[int, tuple[int, int]] | None = None
+             ) -> tuple[int, dict[int, tuple[int, int]]]:
         key = (m, S)
         hit = self.memo.get(key)
         if hit is not None:
@@ -98,7 +99,15 @@ class ServerOptima:
             self.memo[key] = (0, {})
             return self.memo[key]
         sub = server_instance(self.inst, m, S)
-        res = self._solve(sub, time_limit=None, deterministic_limit=self.units, num_workers=1, seed=0)
+        given = None
+        if known is not None:  # a feasible schedule of this server (job -> (mode in the full instance, start))
+            given = {}
+            for i, (k, t) in known.items():
+                shape = self.inst.jobs[i].modes[k].shape
+                given[self.inst.jobs[i].id] = (next(x for x, md in enumerate(sub.job(self.inst.jobs[i].id).modes)
+                                                     if md.shape == shape), shape, t)
+        res = self._solve(sub, time_limit=None, deterministic_limit=self.units, num_workers=1, seed=0,
+                          incumbent=given)
         self.solves += 1
         if res.status != SolveStatus.OPTIMAL:
             self.unproven += 1
@@ -113,8 +122,10 @@ class ServerOptima:
         self.memo[key] = (int(res.objective), starts)
         return self.memo[key]
 
-    def value(self, m: int, S: frozenset[int]) -> int:
-        return self._get(m, S)[0]
+    def value(self, m: int, S: frozenset[int], known: Mapping[int, tuple[int, int]] | None = None) -> int:
+        """The cost of server ``m`` alone with jobs ``S``; ``known``: a feasible schedule of exactly these jobs on
+        it (job -> (mode index, start)), given to the search as its first incumbent."""
+        return self._get(m, S, known)[0]
 
     def starts(self, m: int, S: frozenset[int]) -> dict[int, tuple[int, int]]:
         return self._get(m, S)[1]
@@ -178,7 +189,15 @@ def assignment_descent(inst: TotalJctInstance, start: Mapping[str, tuple[int, tu
         return done(cur, first)
     n, M = inst.n_jobs, len(inst.cluster.servers)
     part = [frozenset(p) for p in partition_of(inst, cur, opt.fits)]
-    vals = [opt.value(m, part[m]) for m in range(M)]
+    known: list[dict[int, tuple[int, int]] | None] = [{} for _ in range(M)]
+    for i, j in enumerate(inst.jobs):  # the start schedule's own per-server schedules, where it has one
+        k, u, t = cur[j.id]
+        m = next(x for x in range(M) if i in part[x])
+        if len(j.modes[k].shape) == 1 and u[m] and known[m] is not None:
+            known[m][i] = (k, t)  # type: ignore[index]
+        else:
+            known[m] = None
+    vals = [opt.value(m, part[m], known[m]) for m in range(M)]
     info["partition_cost"] = sum(vals)
 
     def out_of_limits() -> bool:
