@@ -225,6 +225,7 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
                             time_limit=left, seed=seed or 0)
     best = lns if lns.objective is not None and lns.objective < (bb.objective or math.inf) else bb
     descent = None
+    assert best.schedule is not None
     if deterministic_limit is not None and descent_evaluations:
         descent = assignment_descent(inst, choice_of_schedule(inst, best.schedule), units=descent_units,
                                      evaluations=descent_evaluations)
