@@ -115,3 +115,20 @@ def test_evaluation_limit_and_bad_arguments():
     with pytest.raises(InstanceError, match="no single-server mode"):
         server_instance(TotalJctInstance(Cluster.homogeneous(2, 1), (TotalJctJob("a", 0, 2, (Mode((1, 1), 3),)),)),
                         0, {0})
+
+
+def test_total_jct_lns_runs_the_descent_after_lns():
+    from optsched.exact.total_jct_lns import solve_total_jct_lns
+
+    inst = random_total_jct_instance(12, 0)
+    kw = dict(time_limit=None, deterministic_limit=0.4, num_workers=1, seed=0, start_slots=0, slots=100,
+              lagrangian_slots=100, lagrangian_iterations=5, descent_evaluations=30)
+    res = solve_total_jct_lns(inst, **kw)
+    if res.info.get("descent_objective") is None:  # the branch and bound proved it first: nothing to test here
+        pytest.skip("proved by the branch and bound")
+    assert res.objective == min(res.info["lns_objective"], res.info["descent_objective"], res.info["bnb_objective"])
+    assert check_schedule(inst, res.schedule) == res.objective >= res.lower_bound
+    assert solve_total_jct_lns(inst, **kw).objective == res.objective  # deterministic
+    for bad in ({"descent_share": 1.5}, {"descent_evaluations": -1}):
+        with pytest.raises(InstanceError, match=next(iter(bad))):
+            solve_total_jct_lns(inst, **{**kw, **bad})
