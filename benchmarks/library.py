@@ -1,7 +1,8 @@
 """The benchmark library: best-known schedules and certified bounds for RAR-DDLS, total JCT, placement, deadline
 and contention, OUR solvers' numbers (not the papers').
 
-Run: ``.venv/bin/python benchmarks/library.py [--quick] [--update] [--time-limit S] [--problem P] [--family F]``;
+Run: ``.venv/bin/python benchmarks/library.py [--quick] [--update] [--time-limit S] [--problem P] [--family F]
+[--size S]``;
 ``--score ALGO --problem P [--family F] [--size S]`` scores one algorithm (or, for deadline and contention, one
 simulator policy) on a family: per instance and on average its gap to the best known and to the bound (writes
 nothing); ``--heuristics [--write]``: every heuristic of every problem against the library
@@ -365,12 +366,12 @@ def improve(entry: dict[str, Any], inst: Any, results: list[tuple[Found, bool]],
     return changes
 
 
-def targets(index: dict[str, Any], quick: bool, problem: str | None, family: str | None):
+def targets(index: dict[str, Any], quick: bool, problem: str | None, family: str | None, size: str | None = None):
     """(entry, instance, schedule path) for every recorded instance and every instance of FAMILIES."""
     by_path = {e["path"]: e for e in index["instances"]}
     seen = set()
     for fam in FAMILIES:
-        if (problem and fam.problem != problem) or (family and fam.family != family):
+        if (problem and fam.problem != problem) or (family and fam.family != family) or (size and fam.size != size):
             continue
         grid = fam.grid[:1] if quick else fam.grid
         if quick and fam.size != "small":
@@ -391,7 +392,8 @@ def targets(index: dict[str, Any], quick: bool, problem: str | None, family: str
     if quick:
         return
     for e in index["instances"]:  # the earlier records (RAR families of benchmarks/rar_exact.py)
-        if e["path"] in seen or (problem and e["problem"] != problem) or (family and e["family"] != family):
+        if e["path"] in seen or (problem and e["problem"] != problem) or (family and e["family"] != family) or \
+                (size and e.get("size", "small") != size):
             continue
         e.setdefault("size", "small")
         yield e, instance_of(e), BEST / f"{Path(e['path']).stem}.json", False
@@ -562,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problem", default=None,
                     help="only this problem (rar-ddls, total-jct, placement, deadline, contention)")
     ap.add_argument("--family", default=None, help="only this family")
-    ap.add_argument("--size", default=None, help="with --score: only this size (small, medium, large)")
+    ap.add_argument("--size", default=None, help="with --score or --update: only this size (small, medium, large)")
     ap.add_argument("--score", metavar="ALGO", default=None,
                     help="score ALGO (an algorithm or, for deadline / contention, a simulator policy) on every "
                          "library instance of --problem (and --family / --size): per-instance gap to the best "
@@ -592,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         check_record(e)
     new_entries = []
     log = []
-    for entry, inst, sched_path, is_new in targets(index, args.quick, args.problem, args.family):
+    for entry, inst, sched_path, is_new in targets(index, args.quick, args.problem, args.family, args.size):
         if write and not (PKG / entry["path"]).exists():
             save(inst, PKG / entry["path"])
         results = list(run_methods(entry["problem"], inst, tl, args.workers))

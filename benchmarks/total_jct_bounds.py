@@ -1,7 +1,8 @@
 """Total JCT at the papers' size: best schedule and certified lower bound per instance (issue 23). OUR solvers.
 
 Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
-[--lns-rounds R] [--slots N] [--start-slots N] [--lag-iterations K] [--write]``.
+[--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
+[--start-slots N] [--lag-iterations K] [--write]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
@@ -9,9 +10,12 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    units (10,000 nodes each): a schedule and its root bound;
 2. large-neighbourhood search with CP-SAT (``optsched.exact.total_jct_lns``, windows of 8 jobs, 0.3
    deterministic units per round) from that schedule for ``--lns-rounds`` rounds (upper side);
-3. the time-slot LP bound and the start-slot LP bound (``optsched.exact.total_jct_lp``, both dual-certified;
+3. the server-assignment descent (``optsched.exact.total_jct_assign``: moves of one job and swaps of two
+   between servers, each server re-solved alone by the branch and bound for ``--descent-units`` units) from the
+   better of the two, for at most ``--descent-evaluations`` moves (upper side);
+4. the time-slot LP bound and the start-slot LP bound (``optsched.exact.total_jct_lp``, both dual-certified;
    lower side);
-4. the Lagrangian bound (``optsched.exact.total_jct_lp.LagrangianBound``: the time-slot LP's duals, then
+5. the Lagrangian bound (``optsched.exact.total_jct_lp.LagrangianBound``: the time-slot LP's duals, then
    ``--lag-iterations`` subgradient steps towards the best schedule's cost; lower side).
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
@@ -33,6 +37,7 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.demo import table  # noqa: E402
 from optsched.evaluators.total_jct import check_schedule  # noqa: E402
+from optsched.exact.total_jct_assign import assignment_descent  # noqa: E402
 from optsched.exact.total_jct_bnb import solve_total_jct_bnb  # noqa: E402
 from optsched.exact.total_jct_lns import choice_of_schedule, lns_total_jct  # noqa: E402
 from optsched.exact.total_jct_lp import LagrangianBound, start_lp_lower_bound  # noqa: E402
@@ -41,20 +46,26 @@ from optsched.io import atomic_open  # noqa: E402
 
 
 def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, start_slots: int,
-            lag_iterations: int) -> dict:
+            lag_iterations: int, descent_evaluations: int = 400, descent_units: float = 1.0) -> dict:
     c0 = time.process_time()
     inst = random_total_jct_instance(n, seed)
     bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=bnb_units, num_workers=1, seed=0)
     c1 = time.process_time()
     if bb.status.value == "optimal":
         lns_obj, lp, slp, lag, c2, c3, c4, c5 = bb.objective, None, None, None, c1, c1, c1, c1
-        best = bb.objective
+        best = desc_obj = bb.objective
+        cd = c1
     else:
         lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), rounds=lns_rounds, window=8,
                             round_limit=0.3, seed=seed)
         c2 = time.process_time()
         lns_obj = check_schedule(inst, lns.schedule)
-        best = min(bb.objective, lns_obj)
+        start = lns.schedule if lns_obj < bb.objective else bb.schedule
+        desc = assignment_descent(inst, choice_of_schedule(inst, start), units=descent_units,
+                                  evaluations=descent_evaluations)
+        desc_obj = check_schedule(inst, desc.schedule)
+        best = min(bb.objective, lns_obj, desc_obj)
+        cd = time.process_time()
         slp = start_lp_lower_bound(inst, slots=start_slots) if start_slots else None
         c3 = time.process_time()
         lb = LagrangianBound(inst, slots=slots, iterations=lag_iterations, target=best)
@@ -62,8 +73,9 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         c4 = c5 = time.process_time()
     bound = max(x for x in (bb.lower_bound, lp, slp, lag) if x is not None)
     return {"n": n, "seed": seed, "bnb": bb.objective, "bnb_bound": bb.lower_bound, "bnb_status": bb.status.value,
-            "lns": lns_obj, "lp": lp, "start_lp": slp, "lag": lag, "best": best, "bound": bound,
-            "gap": best / bound - 1, "cpu_bnb": c1 - c0, "cpu_lns": c2 - c1, "cpu_slp": c3 - c2, "cpu_lag": c4 - c3,
+            "lns": lns_obj, "descent": desc_obj, "lp": lp, "start_lp": slp, "lag": lag, "best": best, "bound": bound,
+            "gap": best / bound - 1, "cpu_bnb": c1 - c0, "cpu_lns": c2 - c1, "cpu_desc": cd - c2,
+            "cpu_slp": c3 - cd, "cpu_lag": c4 - c3,
             "cpu": c5 - c0}
 
 
@@ -73,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="instances per size, seeds 0..K-1 (default 2)")
     ap.add_argument("--bnb-units", type=float, default=20.0, help="branch and bound units (default 20)")
     ap.add_argument("--lns-rounds", type=int, default=400, help="LNS rounds (default 400)")
+    ap.add_argument("--descent-evaluations", type=int, default=400,
+                    help="moves of the server-assignment descent at most (default 400; 0 leaves it out)")
+    ap.add_argument("--descent-units", type=float, default=1.0,
+                    help="branch and bound units per server solve of the descent (default 1)")
     ap.add_argument("--slots", type=int, default=4000, help="LP capacity slots (default 4000)")
     ap.add_argument("--start-slots", type=int, default=3000,
                     help="start-slot LP slots (default 3000; 0 leaves it out)")
@@ -82,14 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} --seeds {args.seeds} "
-           f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} --slots {args.slots} "
+           f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} "
+           f"--descent-evaluations {args.descent_evaluations} --descent-units {args.descent_units:g} "
+           f"--slots {args.slots} "
            f"--start-slots {args.start_slots} --lag-iterations {args.lag_iterations}")
     rows = []
     for n in sizes:
         for s in range(args.seeds):
-            r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations)
+            r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
+                        args.descent_evaluations, args.descent_units)
             rows.append(r)
             print(f"n={n} seed={s}: B&B {r['bnb']} ({r['bnb_status']}, bound {r['bnb_bound']}), LNS {r['lns']}, "
+                  f"descent {r['descent']}, "
                   f"LP {r['lp']}, start LP {r['start_lp']}, Lagrangian {r['lag']}, gap {100 * r['gap']:.2f}%, "
                   f"{r['cpu']:.0f} CPU s",
                   file=sys.stderr, flush=True)
@@ -97,13 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     def opt(x: int | None) -> int | str:
         return "" if x is None else x
 
-    tab = table(["jobs", "seed", "B&B schedule", "B&B bound", "LNS schedule", "LP bound", "start LP bound",
-                 "Lagrangian bound", "best schedule", "best bound", "gap",
-                 "CPU s (B&B / LNS / start LP / LP + Lagrangian)"],
-                [[r["n"], r["seed"], r["bnb"], r["bnb_bound"], r["lns"], opt(r["lp"]), opt(r["start_lp"]),
-                  opt(r["lag"]), r["best"], r["bound"], f"{100 * r['gap']:.2f}%",
-                  f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_slp']:.1f} / "
-                  f"{r['cpu_lag']:.1f})"] for r in rows])
+    tab = table(["jobs", "seed", "B&B schedule", "B&B bound", "LNS schedule", "descent schedule", "LP bound",
+                 "start LP bound", "Lagrangian bound", "best schedule", "best bound", "gap",
+                 "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian)"],
+                [[r["n"], r["seed"], r["bnb"], r["bnb_bound"], r["lns"], r["descent"], opt(r["lp"]),
+                  opt(r["start_lp"]), opt(r["lag"]), r["best"], r["bound"], f"{100 * r['gap']:.2f}%",
+                  f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_desc']:.0f} / "
+                  f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f})"] for r in rows])
     print(tab)
     if args.write:
         md = ["# Total JCT at the papers' size: best schedules and certified bounds", "",
@@ -113,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
               "Per instance: the branch and bound alone (`total-jct-bnb`, one worker, "
               f"{args.bnb_units:g} deterministic units), then large-neighbourhood search with CP-SAT from its "
               f"schedule (`optsched.exact.total_jct_lns`, {args.lns_rounds} rounds of 8 jobs and 0.3 units), then "
+              "the server-assignment descent from the better of the two (`optsched.exact.total_jct_assign`: moves "
+              "of one job and swaps of two between servers, each server re-solved alone by the branch and bound "
+              f"for {args.descent_units:g} units; at most {args.descent_evaluations} moves), then "
               f"the start-slot LP bound (`optsched.exact.total_jct_lp`, {args.start_slots} slots, certified by its "
               f"dual), then the time-slot LP bound ({args.slots} slots, certified by its dual) and the Lagrangian "
               f"bound from its duals ({args.lag_iterations} subgradient steps towards the best schedule's cost). "

@@ -39,6 +39,7 @@ from ..problems.total_jct import TotalJctInstance, choice_cost, placement_option
 from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
 from .total_jct import add_mode_choice, add_server_capacities
+from .total_jct_assign import assignment_descent
 
 __all__ = ["choice_of_schedule", "improve", "lns_total_jct", "solve_total_jct_lns"]
 
@@ -165,7 +166,9 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
                         seed: int | None = None, deterministic_limit: float | None = None, window: int = 8,
                         round_limit: float = 0.3, slots: int = 4000, start_slots: int = 1500,
                         search_share: float = 0.25, start_lp_share: float = 0.25,
-                        lagrangian_iterations: int = 1000, lagrangian_slots: int = 2000) -> Result:
+                        lagrangian_iterations: int = 1000, lagrangian_slots: int = 2000,
+                        descent_share: float = 0.15, descent_evaluations: int = 400, descent_units: float = 1.0
+                        ) -> Result:
     """Best schedule and certified bound for instances beyond the branch and bound's reach: the branch and
     bound ([`solve_total_jct_bnb`][optsched.exact.total_jct_bnb.solve_total_jct_bnb]) for ``search_share`` of the
     limit; when it has not proved the optimum, LNS ([`lns_total_jct`][optsched.exact.total_jct_lns.lns_total_jct])
@@ -174,7 +177,11 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
     ([`optsched.exact.total_jct_lp.start_lp_lower_bound`][], ``start_slots``; 0 leaves it out) and the Lagrangian
     bound from the duals of a time-slot LP on ``lagrangian_slots`` slots
     ([`optsched.exact.total_jct_lp.LagrangianBound`][], ``lagrangian_iterations`` subgradient steps towards the best
-    schedule's cost; with ``time_limit``, at most 15 % of it). ``lower_bound``
+    schedule's cost; with ``time_limit``, at most 15 % of it). Between LNS and the bounds, the server-assignment
+    descent ([`assignment_descent`][optsched.exact.total_jct_assign.assignment_descent]: moves of one job and swaps
+    of two between servers, each server re-solved by the branch and bound for ``descent_units`` units) improves the
+    best schedule: for ``descent_share`` of a time limit (taken from LNS's share), or ``descent_evaluations`` moves
+    with ``deterministic_limit`` (0 leaves it out). ``lower_bound``
     is the largest of the branch and bound's, the two LPs' and the Lagrangian one (all proved in
     ``docs/formulations/total-jct.md``);
     the status is ``optimal`` when the schedule meets it, else ``time limit``. With ``time_limit``, the start-slot
@@ -190,6 +197,10 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
         raise InstanceError(f"must be in (0, 1], got {search_share!r}", field="search_share")
     if not 0 <= start_lp_share < 1:
         raise InstanceError(f"must be in [0, 1), got {start_lp_share!r}", field="start_lp_share")
+    if not 0 <= descent_share < 1:
+        raise InstanceError(f"must be in [0, 1), got {descent_share!r}", field="descent_share")
+    if isinstance(descent_evaluations, bool) or not isinstance(descent_evaluations, int) or descent_evaluations < 0:
+        raise InstanceError(f"must be an integer >= 0, got {descent_evaluations!r}", field="descent_evaluations")
     if isinstance(start_slots, bool) or not isinstance(start_slots, int) or start_slots < 0:
         raise InstanceError(f"must be an integer >= 0, got {start_slots!r}", field="start_slots")
     t0 = time.perf_counter()
@@ -208,10 +219,24 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
                             seed=seed or 0)
     else:
         assert time_limit is not None
-        left = max(0.0, time_limit * (0.85 - (start_lp_share if start_slots else 0)) - (time.perf_counter() - t0))
+        left = max(0.0, time_limit * (0.85 - descent_share - (start_lp_share if start_slots else 0))
+                   - (time.perf_counter() - t0))
         lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), window=window, round_limit=round_limit,
                             time_limit=left, seed=seed or 0)
     best = lns if lns.objective is not None and lns.objective < (bb.objective or math.inf) else bb
+    descent = None
+    assert best.schedule is not None
+    if deterministic_limit is not None and descent_evaluations:
+        descent = assignment_descent(inst, choice_of_schedule(inst, best.schedule), units=descent_units,
+                                     evaluations=descent_evaluations)
+    elif deterministic_limit is None and descent_share:
+        assert time_limit is not None
+        left = max(0.0, time_limit * (0.85 - (start_lp_share if start_slots else 0)) - (time.perf_counter() - t0))
+        descent = assignment_descent(inst, choice_of_schedule(inst, best.schedule), units=descent_units,
+                                     time_limit=left)
+    if descent is not None and descent.objective is not None and best.objective is not None and \
+            descent.objective < best.objective:
+        best = descent
     lp = lp_lower_bound(inst, slots=slots)
     lag_bound = LagrangianBound(inst, slots=lagrangian_slots, iterations=lagrangian_iterations, target=best.objective,
                                 time_limit=None if time_limit is None or deterministic_limit is not None
@@ -227,7 +252,9 @@ def solve_total_jct_lns(inst: TotalJctInstance, *, time_limit: float | None = 60
     obj = check_schedule(inst, sched)
     info = {"bnb_objective": bb.objective, "bnb_bound": bb.lower_bound, "lp_bound": lp, "start_lp_bound": start_lp,
             "lagrangian_bound": lag_bound,
-            "lns_rounds": lns.info["rounds"], "lns_improved": lns.info["improved"], "num_workers": num_workers}
+            "lns_rounds": lns.info["rounds"], "lns_improved": lns.info["improved"], "num_workers": num_workers,
+            "lns_objective": lns.objective, "descent_objective": None if descent is None else descent.objective,
+            "descent_moves": None if descent is None else descent.info["moves"]}
     status = SolveStatus.OPTIMAL if lb >= obj else SolveStatus.TIME_LIMIT  # the LP bound can close the gap
     return Result(obj, status, time.perf_counter() - t0, sched, "total-jct-lns", lower_bound=lb,
                   seed=seed, info=info)
