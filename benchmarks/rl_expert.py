@@ -3,7 +3,7 @@
 
 Run: ``.venv/bin/python benchmarks/rl_expert.py --start PATH_WITH_{seed} [--seeds 0,1,2,3,4] [--iterations 2]
 [--large 12] [--large-jobs 64] [--horizon 6] [--top 2] [--small 40] [--small-repeat 3] [--lr 1e-3] [--epochs 10]
-[--no-rebase] [--agents DIR]``.
+[--no-rebase] [--agents DIR] [--from-labels]``.
 
 Per seed: the starting agent (``--start``, ``{seed}`` replaced, for example the small-demand-first agents of
 ``benchmarks/rl_learned.py --teachers lookahead-small``) is loaded into a MaskablePPO model of the imitation
@@ -11,7 +11,8 @@ recipe, then [`optsched.rl.imitation.planner_dagger`][] runs ``--iterations`` it
 ``--large`` windows of ``--large-jobs`` Normal jobs (the planner over the network labels each state with a choice:
 its ``--top`` best actions, ``--horizon`` rounds then the fluid estimate) and on ``--small`` windows of 4-8 jobs of
 a quarter hour (full rollouts over every valid action; labels repeated ``--small-repeat`` times), the network
-refitted on the aggregate after each iteration. Windows are the run's training seeds ``1000 x seed + i``
+refitted on the aggregate after each iteration (the last aggregate, labels repeated as in the refit, is kept as
+``...-labels-s{seed}.npz`` beside the agents). Windows are the run's training seeds ``1000 x seed + i``
 (``i`` from 600 for the large, 700 for the small windows): never the held-out sets (seeds 1,000,000 on) nor the
 small instances with proven optima (2,000,000 on). The network after each iteration is written to ``--agents``
 (default ``tmp/rl_agents24/``, untracked) as ``normal-expert-...-i{k}-s{seed}.npz``; its meta records the CPU seconds
@@ -36,7 +37,7 @@ import numpy as np  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.rl.env import ContentionEnv  # noqa: E402
 from optsched.rl.export import export_numpy, load_numpy_weights, numpy_policy  # noqa: E402
-from optsched.rl.imitation import planner_dagger  # noqa: E402
+from optsched.rl.imitation import fit, planner_dagger  # noqa: E402
 from optsched.rl.train import RECIPES, make_model, train_seeds  # noqa: E402
 from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
 
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--no-rebase", action="store_true", help="the planner stays over the starting network")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents24"))
+    ap.add_argument("--from-labels", action="store_true",
+                    help="no labelling: refit the starting agent on the labels an earlier run kept (--epochs, --lr)")
     args = ap.parse_args(argv)
     out = Path(args.agents)
     out.mkdir(parents=True, exist_ok=True)
@@ -87,6 +90,15 @@ def main(argv: list[str] | None = None) -> int:
             windows.append((small, args.small, None, None, args.small_repeat))
         c0, t0 = time.process_time(), time.perf_counter()
         log: list = []
+        if args.from_labels:
+            data = dict(np.load(out / f"{tag}-i{args.iterations}-labels-s{seed}.npz"))
+            stats = fit(model, data, epochs=args.epochs, lr=args.lr, seed=seed + 300)
+            meta = {**start.meta, "name": f"{tag}-i{args.iterations}-e{args.epochs}-seed{seed}",
+                    "start": start.meta.get("name"), "refit": {"epochs": args.epochs, "lr": args.lr, **stats,
+                                                               "cpu_s": round(time.process_time() - c0, 1)}}
+            export_numpy(model, out / f"{tag}-i{args.iterations}-e{args.epochs}-s{seed}.npz", meta)
+            print(f"seed {seed} refit: {meta['refit']}", flush=True)
+            continue
 
         def after(it: int, model, seed=seed, start=start, c0=c0, t0=t0, log=log) -> None:
             cpu = time.process_time() - c0
@@ -102,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {seed} iteration {it + 1}: {log[-1]} stage {cpu:.1f} CPU s, total {meta['cpu_s']} CPU s "
                   f"-> {path.name}", flush=True)
 
-        planner_dagger(model, windows, iterations=args.iterations, rebase=not args.no_rebase, epochs=args.epochs,
-                       lr=args.lr, seed=seed, log=log, after=after)
+        data = planner_dagger(model, windows, iterations=args.iterations, rebase=not args.no_rebase,
+                              epochs=args.epochs, lr=args.lr, seed=seed, log=log, after=after)
+        np.savez(out / f"{tag}-i{args.iterations}-labels-s{seed}.npz", **data)  # the aggregate, for refits
     return 0
 
 
