@@ -3,7 +3,8 @@
 
 Run: ``.venv/bin/python benchmarks/rl_expert.py --start PATH_WITH_{seed} [--seeds 0,1,2,3,4] [--iterations 2]
 [--large 12] [--large-jobs 64] [--horizon 6] [--top 2] [--small 40] [--small-repeat 3] [--lr 1e-3] [--epochs 10]
-[--no-rebase] [--agents DIR] [--from-labels]``.
+[--no-rebase] [--agents DIR] [--from-labels]``; evaluation: ``--evaluate --start PATTERN --new PATTERN [--seeds ...]
+[--sets 5] [--optima CSV] [--quick]`` -> ``docs/results/rl_expert.md`` and ``.csv``.
 
 Per seed: the starting agent (``--start``, ``{seed}`` replaced, for example the small-demand-first agents of
 ``benchmarks/rl_learned.py --teachers lookahead-small``) is loaded into a MaskablePPO model of the imitation
@@ -23,6 +24,7 @@ of this stage and of the whole recipe (the starting agent's plus this stage's). 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -46,6 +48,112 @@ def _opt(x: str) -> int | None:
     return None if x in ("none", "all", "") else int(x)
 
 
+def evaluate(args) -> int:
+    """``--evaluate``: per seed, the starting agent and the new one (``--new``, ``{seed}`` replaced) on the held-out
+    Normal sets (paired against the lookahead and against the starting agent) and on the small instances with
+    proven optima (``--optima``); writes ``docs/results/rl_expert.md`` and ``.csv`` (``--quick``: ``tmp/rl_quick/``,
+    one 64-job set and 4 small instances)."""
+    import shlex
+
+    import pandas as pd
+
+    from benchmarks.rl import ci95
+    from optsched.io import atomic_open
+    from optsched.sim import simulate
+    from optsched.sim.contention.lookahead import RlAgent
+
+    assert RlAgent.name == "rl-agent"  # importing it registers the lookahead and the agent policy
+    from optsched.rl.train import eval_seeds, job_sets
+
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
+    out.mkdir(parents=True, exist_ok=True)
+    agents = {}
+    for s in seeds:
+        agents[f"start s{s}"] = NumpyPolicy.load(args.start.format(seed=s))
+        agents[f"new s{s}"] = NumpyPolicy.load(args.new.format(seed=s))
+    t0 = time.perf_counter()
+    rows = []
+    for inst in job_sets(eval_seeds(1 if args.quick else args.sets), "normal", 64 if args.quick else 256):
+        pols = {"lookahead": "contention-lookahead"}
+        for label, pol in agents.items():
+            pols[f"argmax|{label}"] = {"name": "rl-agent", "policy": pol}
+            if label.startswith("new"):
+                pols[f"sampled|{label}"] = {"name": "rl-agent", "policy": pol, "deterministic": False}
+        for key, pol in pols.items():
+            kind, _, label = key.rpartition("|")
+            m = simulate(inst, scheduler=pol).custom["contention"]
+            rows.append({"part": "held-out", "agent": label, "policy": kind or "lookahead",
+                         "instance_seed": inst.seed, "jobs": len(inst.jobs), "value": m["avg_jct_s"] / 3600})
+        print(f"  held-out set {inst.seed} done", flush=True)
+    opt = pd.read_csv(args.optima)
+    for _, k in (opt.head(4) if args.quick else opt).iterrows():
+        inst = random_contention_instance(jobs=int(k["jobs"]), mix="normal", seed=int(k["seed"]), hours=0.25)
+        objective = float(k["opt_avg_jct_h"]) * int(k["jobs"]) * 3600
+        for label, pol in agents.items():
+            run = simulate(inst, scheduler={"name": "rl-agent", "policy": pol})
+            rows.append({"part": "small", "agent": label, "policy": "argmax", "instance_seed": inst.seed,
+                         "jobs": len(inst.jobs), "value": float(run.jobs["round_jct_s"].sum()) / objective - 1})
+    df = pd.DataFrame(rows)
+    with atomic_open(out / "rl_expert.csv", "w") as fh:
+        df.to_csv(fh, index=False)
+    h = df[df["part"] == "held-out"]
+    look = h[h["policy"] == "lookahead"].set_index("instance_seed")["value"]
+
+    def series(part: str, label: str, policy: str = "argmax") -> pd.Series:
+        d = df[(df["part"] == part) & (df["agent"] == label) & (df["policy"] == policy)]
+        return d.set_index(["instance_seed", "jobs"])["value"]
+
+    def cell(x) -> str:
+        m, hw = ci95(x)
+        return f"{m:+.2%}" if math.isnan(hw) else f"{m:+.2%} ± {hw:.2%}"
+
+    lines = ["# Issue 24: expert iteration, the planner distilled into the network (our simulator, our DP; not the "
+             "paper's numbers)", "",
+             f"Command: `.venv/bin/python benchmarks/rl_expert.py {shlex.join(sys.argv[1:])}` "
+             f"({(time.perf_counter() - t0) / 60:.1f} min on the shared 2-core machine).", "",
+             "Per seed, `start` is the agent the stage began from and `new` the network after the planner-labelled "
+             "DAgger stage (`optsched.rl.imitation.planner_dagger`; the network alone at inference, numpy only). "
+             "Held-out: Normal sets of 256 jobs (seeds 1,000,000 + i), the paired change of the average JCT "
+             "(mean ± 95 % t-interval over the sets; pooled: over every seed x set pair) and the sets where the "
+             "row is better. Small: the 30 instances with proven optima of `rl_optimum.csv`, the mean gap to the "
+             "optimum (± 95 % t-interval over the instances, pooled over every seed x instance pair) and the "
+             "paired change of the gap against the starting agent.", "",
+             "| seed | policy | CPU s (recipe) | vs lookahead | better | vs start | better | small gap | optimal "
+             "| gap vs start |", "|---|---|---|---|---|---|---|---|---|---|"]
+    pooled: dict[str, list] = {}
+    for s in [*seeds, None]:
+        for label, policy in (("start", "argmax"), ("new", "argmax"), ("new", "sampled")):
+            if s is None:
+                d = pooled.get(f"{label} {policy}")
+                if not d or len(seeds) < 2:
+                    continue
+                vl, vs, gap, dg = (np.concatenate(x) for x in zip(*d))
+                cpu = ""
+            else:
+                x = series("held-out", f"{label} s{s}", policy)
+                base = series("held-out", f"start s{s}")
+                vl = np.array([v / look[i] - 1 for (i, _), v in x.items()])
+                vs = np.array([v / base[k] - 1 for k, v in x.items()])
+                g, g0 = series("small", f"{label} s{s}"), series("small", f"start s{s}")
+                gap = g.to_numpy() if policy == "argmax" else np.array([])
+                dg = (g - g0).to_numpy() if policy == "argmax" else np.array([])
+                pooled.setdefault(f"{label} {policy}", []).append((vl, vs, gap, dg))
+                cpu = agents[f"{label} s{s}"].meta.get("cpu_s", "")
+            same = label == "start" and policy == "argmax"
+            lines.append(f"| {'all' if s is None else s} | {label} {policy} | {cpu} | {cell(vl)} | "
+                         f"{int((vl < 0).sum())} / {len(vl)} | {'' if same else cell(vs)} | "
+                         f"{'' if same else f'{int((vs < 0).sum())} / {len(vs)}'} | "
+                         f"{cell(gap).lstrip('+') if len(gap) else ''} | "
+                         f"{f'{int((gap < 1e-9).sum())} / {len(gap)}' if len(gap) else ''} | "
+                         f"{cell(dg) if len(dg) and not same else ''} |")
+    lines.append("")
+    with atomic_open(out / "rl_expert.md", "w") as fh:
+        fh.write("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--start", required=True, help="the starting agent's .npz, {seed} replaced by the seed")
@@ -61,9 +169,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--no-rebase", action="store_true", help="the planner stays over the starting network")
     ap.add_argument("--agents", default=str(ROOT / "tmp" / "rl_agents24"))
+    ap.add_argument("--evaluate", action="store_true", help="evaluate --start against --new per seed (no training)")
+    ap.add_argument("--new", default=None, help="with --evaluate: the new agents' .npz, {seed} replaced")
+    ap.add_argument("--sets", type=int, default=5)
+    ap.add_argument("--optima", default=str(ROOT / "docs" / "results" / "rl_optimum.csv"))
+    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--from-labels", action="store_true",
                     help="no labelling: refit the starting agent on the labels an earlier run kept (--epochs, --lr)")
     args = ap.parse_args(argv)
+    if args.evaluate:
+        if not args.new:
+            ap.error("--evaluate needs --new")
+        return evaluate(args)
     out = Path(args.agents)
     out.mkdir(parents=True, exist_ok=True)
     tag = (f"normal-expert-l{args.large}x{args.large_jobs}-h{args.horizon}-k{args.top}-s{args.small}"
