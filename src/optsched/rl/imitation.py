@@ -202,7 +202,8 @@ def planner_labels(instance: ContentionInstance, student: NumpyPolicy, base: Num
     prune = None if top is None else (lambda e: ranked(e, base)[:top])
     env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
     obs, _ = env.reset(options={"instance": instance})
-    obs_l, mask_l, act_l, rewards, keep = [], [], [], [], []
+    obs_l, mask_l, act_l, keep = [], [], [], []
+    rewards: list[float] = []
     done = False
     while not done:
         mask = env.action_masks()
