@@ -118,7 +118,8 @@ def evaluate(args) -> int:
              "(mean ± 95 % t-interval over the sets; pooled: over every seed x set pair) and the sets where the "
              "row is better. Small: the 30 instances with proven optima of `rl_optimum.csv`, the mean gap to the "
              "optimum (± 95 % t-interval over the instances, pooled over every seed x instance pair) and the "
-             "paired change of the gap against the starting agent.", "",
+             "paired change of the gap against the starting agent. CPU s (recipe): from each agent's meta, the "
+             "starting agent's training plus, for `new`, the labelling and the refit.", "",
              "| seed | policy | CPU s (recipe) | vs lookahead | better | vs start | better | small gap | optimal "
              "| gap vs start |", "|---|---|---|---|---|---|---|---|---|---|"]
     pooled: dict[str, list] = {}
