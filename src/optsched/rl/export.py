@@ -50,10 +50,28 @@ def export_numpy(model: Any, path: str | os.PathLike, meta: dict | None = None) 
     return p
 
 
+def load_numpy_weights(model: Any, policy: NumpyPolicy) -> None:
+    """Copy the layers of ``policy`` into the policy branch of ``model`` (the inverse of
+    [`numpy_policy`][optsched.rl.export.numpy_policy]), so that a shipped or exported agent can be trained further;
+    refuses a network of another shape. The value branch is left as it is."""
+    import torch
+
+    pol = model.policy
+    lins = [m for m in pol.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [pol.action_net]
+    shapes = [tuple(lin.weight.shape[::-1]) for lin in lins]
+    if shapes != [w.shape for w, _ in policy.layers]:
+        raise InstanceError(f"the policy's layers {[w.shape for w, _ in policy.layers]} do not fit the model's "
+                            f"{shapes}", field="policy")
+    with torch.no_grad():
+        for lin, (w, b) in zip(lins, policy.layers):
+            lin.weight.copy_(torch.as_tensor(w.T))
+            lin.bias.copy_(torch.as_tensor(b))
+
+
 def save_numpy(policy: NumpyPolicy, path: str | os.PathLike) -> None:
     """Write a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] to ``path`` (``.npz``, atomically)."""
     with atomic_open(path, "wb") as fh:
         np.savez(fh, **policy.arrays())  # type: ignore[arg-type]
 
 
-__all__ = ["export_numpy", "numpy_policy", "save_numpy"]
+__all__ = ["export_numpy", "load_numpy_weights", "numpy_policy", "save_numpy"]

@@ -16,10 +16,12 @@ exported by [`optsched.rl.export.export_numpy`][] like any trained agent.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from ..problems.contention import ContentionInstance
+from ..sim.contention.agent import NumpyPolicy
 from .env import ContentionEnv
 from .export import numpy_policy
 
@@ -188,4 +190,100 @@ def rollout_dagger(model: Any, base: dict[str, np.ndarray], windows: list[tuple[
     return {key: np.concatenate([g[key] for g in got]) for key in base} if got else {k: v[:0] for k, v in base.items()}
 
 
-__all__ = ["TEACHERS", "dagger", "fit", "rollout_action", "rollout_dagger", "rollouts"]
+def planner_labels(instance: ContentionInstance, student: NumpyPolicy, base: NumpyPolicy,
+                   horizon: int | None = 6, top: int | None = 2, gamma: float = 1.0) -> dict[str, np.ndarray]:
+    """One episode of ``instance`` in which the ``student`` acts (argmax) and the planner over ``base``
+    ([`optsched.rl.planner.plan_action`][]: ``top`` best actions of ``base`` tried, ``horizon`` rounds of ``base``
+    then the fluid estimate; None: every valid action / to the end) labels every state with a choice (more than
+    one valid action); observations, masks, labels and the returns-to-go of the student's episode."""
+    from .planner import base_policy, plan_action, ranked
+
+    act = base_policy(base)
+    prune = None if top is None else (lambda e: ranked(e, base)[:top])
+    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
+    obs, _ = env.reset(options={"instance": instance})
+    obs_l, mask_l, act_l, keep = [], [], [], []
+    rewards: list[float] = []
+    done = False
+    while not done:
+        mask = env.action_masks()
+        if mask.sum() > 1:
+            label, _ = plan_action(env, act, horizon, prune)
+            obs_l.append(obs)
+            mask_l.append(mask)
+            act_l.append(label)
+            keep.append(len(rewards))
+        obs, r, term, trunc, _ = env.step(student.act(obs, mask, True))
+        rewards.append(r)
+        done = term or trunc
+    g, ret = 0.0, [0.0] * len(rewards)
+    for i in range(len(rewards) - 1, -1, -1):
+        g = rewards[i] + gamma * g
+        ret[i] = g
+    return {"obs": np.asarray(obs_l, dtype=np.float32).reshape(len(obs_l), -1),
+            "mask": np.asarray(mask_l, dtype=bool).reshape(len(mask_l), -1),
+            "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray([ret[i] for i in keep], dtype=np.float32)}
+
+
+def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionInstance], int, int | None, int | None,
+                                                   int]],
+                   iterations: int = 2, rebase: bool = True, epochs: int = 10, lr: float = 1e-3, seed: int = 0,
+                   log: list | None = None, after: Callable[[int, Any], None] | None = None) -> dict[str, np.ndarray]:
+    """Expert iteration: DAgger in which the network acts and the planner over a network labels
+    ([`planner_labels`][optsched.rl.imitation.planner_labels]), the network refitted on the aggregate after each
+    iteration, starting from ``model``'s current weights (for example a trained agent loaded with
+    [`optsched.rl.export.load_numpy_weights`][]).
+
+    ``windows``: (job set of episode index ``i``, episodes per iteration, horizon, top, repeat) for each kind of
+    window, for example 64-job windows with 6-round rollouts over the best 2 actions beside 4-8-job windows with
+    full rollouts over every action; iteration ``it`` uses episodes ``it x episodes ... (it + 1) x episodes - 1``
+    of each, and the labels of a window kind are repeated ``repeat`` times in the refit. ``rebase``: the planner
+    of iteration ``it`` is over the network of iteration ``it`` (expert iteration: each refit improves the
+    teacher too); False: always over the starting network. ``after(it, model)``: called after each refit (for
+    example to export each iteration's network). Returns the aggregate.
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> from optsched.rl.train import make_model
+    >>> env = ContentionEnv([random_contention_instance(jobs=4, seed=5, hours=0.25)], reward="avg-jct",
+    ...                     observation="rich", work_conserving=True)
+    >>> model = make_model(env, seed=0, gamma=1.0)
+    >>> make = lambda i: random_contention_instance(jobs=4 + i % 2, seed=5 + i, hours=0.25)
+    >>> data = planner_dagger(model, [(make, 1, None, None, 2)], iterations=1, epochs=1)
+    >>> len(data["action"]) == len(data["mask"]) and bool(data["mask"][np.arange(len(data["action"])),
+    ...                                                                   data["action"]].all())
+    True
+
+    ```
+    """
+    meta = {"observation": "rich", "work_conserving": True}  # what planner_labels' environment gives
+    start = numpy_policy(model, meta)
+    labels: list[dict[str, np.ndarray] | None] = [None] * len(windows)
+    data: dict[str, np.ndarray] = {}
+    for it in range(iterations):
+        student = numpy_policy(model, meta)
+        base = student if rebase else start
+        for k, (make, episodes, horizon, top, _) in enumerate(windows):
+            for i in range(it * episodes, (it + 1) * episodes):
+                new = planner_labels(make(i), student, base, horizon, top)
+                old = labels[k]
+                labels[k] = new if old is None else {key: np.concatenate([old[key], new[key]]) for key in old}
+        parts = [lab for lab, w in zip(labels, windows) if lab is not None and len(lab["action"])
+                 for _ in range(w[4])]
+        if not parts:
+            continue
+        data = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        agree = float(np.mean([student.act(o, m) == a for o, m, a in zip(data["obs"], data["mask"],
+                                                                          data["action"])]))
+        stats = fit(model, data, epochs=epochs, lr=lr, seed=seed + 200 + it)
+        if log is not None:
+            log.append({"iteration": it, "stage": "planner", "samples": int(len(data["action"])),
+                        "planner_labels": [0 if lab is None else int(len(lab["action"])) for lab in labels],
+                        "agree_before": agree, **stats})
+        if after is not None:
+            after(it, model)
+    return data
+
+
+__all__ = ["TEACHERS", "dagger", "fit", "planner_dagger", "planner_labels", "rollout_action", "rollout_dagger",
+           "rollouts"]
