@@ -130,7 +130,6 @@ class Gavel(SchedulerPlacer):
         self.lp_log: list[dict] = []
         self._alloc: Allocation | None = None
         self._glop: Allocation | None = None         # GLOP's answer to a deferred LP, once computed (verify)
-        self._order_rows = np.zeros(0, dtype=np.int64)
         self.materialised = 0                         # deferred LPs that GLOP had to solve after all
 
     # -- hooks ---------------------------------------------------------------------------------------------
@@ -367,12 +366,11 @@ class Gavel(SchedulerPlacer):
         (``_order_certain``); otherwise GLOP solves the LP and its answer is used from now on."""
         X = self._xm
         assert X is not None
-        oi, ok, chosen, ps, xs = self._greedy(X, now, cap)
+        oi, ok, chosen, ps, xs, rows = self._greedy(X, now, cap)
         if self._alloc is None or self._alloc.glop is None:
             return oi, ok, chosen
         launched = (chosen >= 0) & (chosen != self._run_type)
-        order = self._order_rows
-        if not self._order_certain(ps, xs, chosen[order] >= 0, launched[order], self._gpus[order], int(cap[0])):
+        if not self._order_certain(ps, xs, chosen[rows] >= 0, launched[rows], self._gpus[rows], int(cap[0])):
             self._materialise()
             assert self._xm is not None
             return self._greedy(self._xm, now, cap)[:3]
@@ -384,11 +382,11 @@ class Gavel(SchedulerPlacer):
         return oi, ok, chosen
 
     def _greedy(self, X: np.ndarray, now: float,
-                cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The realisation's greedy (module docstring) on allocation ``X``: (job, type) pairs with ``x > 0`` by
         decreasing priority ``x / f`` (ties: larger x, then arrival), each job on the type of its first pair that
         still has its GPUs free. Returns the chosen jobs' rows and types in the order taken, every job's chosen
-        type (-1: none), and the pairs' priorities and x in priority order (their rows: ``_order_rows``).
+        type (-1: none), and the pairs' priorities, x and job rows in priority order.
         Vectorised: while no pair is refused for want of GPUs the greedy takes the first pair of every job, so
         that prefix is found with cumulative sums; the rest is the plain loop."""
         rec, n = self._rec, len(self._jobs)
@@ -400,7 +398,6 @@ class Gavel(SchedulerPlacer):
             prio = np.where(frac > 0, x / frac, math.inf)
         o = np.lexsort((pk, pi, -x, -prio))
         ps, xs = prio[o], x[o]
-        self._order_rows = pi[o]
         ei, ek = pi[o], pk[o]
         m = len(o)
         if X.shape[1] == 1:
@@ -422,7 +419,7 @@ class Gavel(SchedulerPlacer):
         take = np.flatnonzero(first[:stop])
         chosen[ei[take]] = ek[take]
         if stop == m:
-            return ei[take], ek[take], chosen, ps, xs
+            return ei[take], ek[take], chosen, ps, xs, ei
         free_t = cap - (used[stop - 1] if stop else 0)
         oi, ok_ = ei[take].tolist(), ek[take].tolist()
         gpus = self._gpus
@@ -433,7 +430,7 @@ class Gavel(SchedulerPlacer):
             free_t[k] -= gpus[i]
             oi.append(i)
             ok_.append(k)
-        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen, ps, xs
+        return np.array(oi, dtype=np.int64), np.array(ok_, dtype=np.int64), chosen, ps, xs, ei
 
     def decide(self, view: SimView) -> Decision:
         active = view.jobs.active
