@@ -36,12 +36,17 @@ from ..algorithms.total_jct import greedy_total_jct
 from ..cluster import Cluster, Server
 from ..errors import InstanceError
 from ..evaluators.total_jct import check_schedule
-from ..problems.total_jct import TotalJctInstance, TotalJctJob, schedule_from_choice
+from ..problems.total_jct import Mode, TotalJctInstance, TotalJctJob, schedule_from_choice
 from ..result import Result, SolveStatus
 
 __all__ = ["assignment_descent", "partition_of", "server_instance", "ServerOptima"]
 
 Choice = dict[str, tuple[int, tuple[int, ...], int]]
+
+
+def _fits_alone(mode: Mode, gpus: int) -> bool:
+    """Whether ``mode`` runs on one server of ``gpus`` GPUs."""
+    return len(mode.shape) == 1 and mode.shape[0] <= gpus
 
 
 def server_instance(inst: TotalJctInstance, server: int, jobs: frozenset[int] | set[int]) -> TotalJctInstance:
@@ -61,7 +66,7 @@ def server_instance(inst: TotalJctInstance, server: int, jobs: frozenset[int] | 
     out = []
     for i in sorted(jobs):
         j = inst.jobs[i]
-        modes = tuple(m for m in j.modes if len(m.shape) == 1 and m.shape[0] <= srv.gpus)
+        modes = tuple(m for m in j.modes if _fits_alone(m, srv.gpus))
         if not modes:
             raise InstanceError(f"has no single-server mode that fits server {srv.id!r}", field="modes", job=j.id)
         out.append(TotalJctJob(j.id, j.release, j.gpus, modes, j.weight))
@@ -87,7 +92,7 @@ class ServerOptima:
         caps = [s.gpus for s in inst.cluster.servers]
         # which servers each job fits on one server
         self.fits = [[m for m, c in enumerate(caps)
-                      if any(len(md.shape) == 1 and md.shape[0] <= c for md in j.modes)] for j in inst.jobs]
+                      if any(_fits_alone(md, c) for md in j.modes)] for j in inst.jobs]
 
     def _get(self, m: int, S: frozenset[int], known: Mapping[int, tuple[int, int]] | None = None
              ) -> tuple[int, dict[int, tuple[int, int]]]:
@@ -238,10 +243,9 @@ def assignment_descent(inst: TotalJctInstance, start: Mapping[str, tuple[int, tu
     total = sum(vals)
     if total >= first:
         return done(cur, first)
-    sids = inst.cluster.server_ids
     new_choice: Choice = {}
     for m in range(M):
         for i, (k, s) in opt.starts(m, part[m]).items():
-            u = tuple(inst.jobs[i].modes[k].shape[0] if x == m else 0 for x in range(len(sids)))
+            u = tuple(inst.jobs[i].modes[k].shape[0] if x == m else 0 for x in range(M))
             new_choice[inst.jobs[i].id] = (k, u, s)
     return done(new_choice, total)
