@@ -56,6 +56,15 @@ def rollout_action(env: ContentionEnv, prefix: list[int]) -> int:
     return own if scores.get(own, -np.inf) >= best - 1e-12 else min(a for a in valid if scores[a] >= best - 1e-12)
 
 
+def _returns_to_go(rewards: list[float], gamma: float) -> list[float]:
+    """Each step's discounted sum of the rewards from it to the episode's end."""
+    g, ret = 0.0, []
+    for r in reversed(rewards):
+        g = r + gamma * g
+        ret.append(g)
+    return ret[::-1]
+
+
 def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float = 1.0, gamma: float = 1.0,
              rng: np.random.Generator | None = None, teacher: str = "lookahead") -> dict[str, np.ndarray]:
     """``episodes`` episodes of ``env``: observations, masks, the teacher's actions and returns-to-go.
@@ -80,11 +89,7 @@ def rollouts(env: ContentionEnv, episodes: int, student: Any = None, beta: float
             taken.append(int(a))
             rewards.append(r)
             done = term or trunc
-        g, ret = 0.0, []
-        for r in reversed(rewards):
-            g = r + gamma * g
-            ret.append(g)
-        ret_l += ret[::-1]
+        ret_l += _returns_to_go(rewards, gamma)
     return {"obs": np.asarray(obs_l, dtype=np.float32), "mask": np.asarray(mask_l, dtype=bool),
             "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray(ret_l, dtype=np.float32)}
 
@@ -216,10 +221,7 @@ def planner_labels(instance: ContentionInstance, student: NumpyPolicy, base: Num
         obs, r, term, trunc, _ = env.step(student.act(obs, mask, True))
         rewards.append(r)
         done = term or trunc
-    g, ret = 0.0, [0.0] * len(rewards)
-    for i in range(len(rewards) - 1, -1, -1):
-        g = rewards[i] + gamma * g
-        ret[i] = g
+    ret = _returns_to_go(rewards, gamma)
     return {"obs": np.asarray(obs_l, dtype=np.float32).reshape(len(obs_l), -1),
             "mask": np.asarray(mask_l, dtype=bool).reshape(len(mask_l), -1),
             "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray([ret[i] for i in keep], dtype=np.float32)}
