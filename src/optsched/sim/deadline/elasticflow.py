@@ -165,6 +165,11 @@ def ladder_of(job: Job, view: SimView, cache: dict[str, Ladder]) -> Ladder:
     return lad
 
 
+def _entry(job: Job, view: SimView, cache: dict[str, Ladder]) -> tuple[Job, Ladder, float]:
+    """A job's plan entry without its deadline: (job, its ladder, its remaining work now)."""
+    return job, cache.get(job.id) or ladder_of(job, view, cache), job.remaining_iterations(view.now)
+
+
 # -- the plan ----------------------------------------------------------------------------------------------------
 def _finish(lad: Ladder, share: int, work: float, times: list[float], ends: list[float], free: list[int],
             limit: float = math.inf) -> float:
@@ -374,12 +379,11 @@ class ElasticFlowAdmission(AdmissionPolicy):
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
         cache = self.ladders
-        get = cache.get
         # the admitted jobs in deadline order, decorated with their keys (unique: the jobs are never compared, and
         # inserting at a key's bisect is sorting), and their plan entries, built once for every new job
         dec = sorted((k, j) for j in view.jobs.active.values() if math.isfinite((k := deadline_order(j))[0]))
         keys = [k for k, _ in dec]
-        ents = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), k[0]) for k, j in dec]
+        ents = [(*_entry(j, view, cache), k[0]) for k, j in dec]
         out = []
         last: tuple[list[Job], dict, list] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
@@ -388,8 +392,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
                 out.append(j)  # best effort: always admitted, leftovers only
                 continue
             at = bisect.bisect_right(keys, k)
-            trial = [*ents[:at], (j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now), k[0]),
-                     *ents[at:]]
+            trial = [*ents[:at], (*_entry(j, view, cache), k[0]), *ents[at:]]
             plans, failed = plan_jobs(trial, now, total, self.share)
             ok = j in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
@@ -490,13 +493,10 @@ class ElasticFlow(_DeadlineOrdered):
             else:  # best-effort jobs among them: their own entries, in deadline order
                 by_job = {e[0]: e[:3] for e in memo[3]}
                 cache = _ladder_cache(view, self._ladders)
-                entries = [by_job.get(j) or (j, cache.get(j.id) or ladder_of(j, view, cache),
-                                             j.remaining_iterations(now)) for j in order]
+                entries = [by_job.get(j) or _entry(j, view, cache) for j in order]
         else:
             cache = _ladder_cache(view, self._ladders)
-            get = cache.get
-            entries = [(j, get(j.id) or ladder_of(j, view, cache), j.remaining_iterations(now)) for j in order
-                       if j not in ending]
+            entries = [_entry(j, view, cache) for j in order if j not in ending]
             if ending:
                 planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
             else:
