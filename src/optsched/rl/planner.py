@@ -55,11 +55,19 @@ def base_policy(spec: Any) -> Base:
         small = spec == "lookahead-small"
         return lambda env: env.expert_action(small)
     pol: NumpyPolicy = load_policy(spec)
-    if pol.meta.get("observation") != "rich" or not pol.meta.get("work_conserving"):
-        raise InstanceError("the planner's agent must read the rich observation with work-conserving actions "
-                            f"(its meta: observation {pol.meta.get('observation')!r}, work_conserving "
+    kind = agent_kind(pol)
+    return lambda env: pol.act(env.observe(kind), env.action_masks(), True)
+
+
+def agent_kind(pol: NumpyPolicy) -> str:
+    """The observation a planner's agent reads (``rich`` or ``plan``); refuses an agent of the paper's tensor or
+    of the paper's action space."""
+    kind = pol.meta.get("observation")
+    if kind not in ("rich", "plan") or not pol.meta.get("work_conserving"):
+        raise InstanceError("the planner's agent must read the rich or plan observation with work-conserving "
+                            f"actions (its meta: observation {kind!r}, work_conserving "
                             f"{pol.meta.get('work_conserving')!r})", field="policy")
-    return lambda env: pol.act(env._obs(), env.action_masks(), True)
+    return str(kind)
 
 
 def fluid_cost(env: ContentionEnv) -> float:
@@ -99,7 +107,8 @@ def ranked(env: ContentionEnv, spec: Any) -> list[int]:
     if spec in ("lookahead", "lookahead-small"):
         opts = env._options()[0]
         return [o.action for o in sorted(opts, key=lambda o: -o.total)] or [int(np.flatnonzero(mask)[0])]
-    z = np.where(mask, load_policy(spec).logits(env._obs()), -np.inf)
+    pol = load_policy(spec)
+    z = np.where(mask, pol.logits(env.observe(agent_kind(pol))), -np.inf)
     return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
 
 
@@ -163,4 +172,4 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
 
 
-__all__ = ["base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]
+__all__ = ["agent_kind", "base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]
