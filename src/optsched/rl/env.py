@@ -73,6 +73,7 @@ from ..sim.contention.lookahead import (
     ThroughputModel,
     agent_mask,
     best_option,
+    node_features,
     obs_size,
     options,
     plan_features,
@@ -232,9 +233,10 @@ class ContentionEnv(gym.Env):
                 self._obs_cache[kind] = rich_observation(self.board, self._model, opts=opts, total0=total0)
             else:
                 assert self.sim is not None
+                now, rs = self.sim.view.now, self.instance.round_s
                 self._obs_cache[kind] = np.concatenate([
-                    self.observe("rich"), plan_features(self.board, self._model, self.sim.view.now,
-                                                        self.instance.round_s, opts).ravel()])
+                    self.observe("rich"), plan_features(self.board, self._model, now, rs, opts).ravel(),
+                    node_features(self.board, self._model, now, rs).ravel()])
         return self._obs_cache[kind].copy()
 
     def _options(self):

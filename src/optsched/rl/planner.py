@@ -112,25 +112,41 @@ def ranked(env: ContentionEnv, spec: Any) -> list[int]:
     return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
 
 
-def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
-                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
-    """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
-    ``top``: the actions to try (default: every valid one), for example the base's best few."""
+def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
+                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, dict[int, float]]:
+    """The base's own action in ``env``'s current state and the planner's score of each tried action (its
+    first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
+    when only one action would be tried."""
     valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
     if own not in valid:
         valid.append(own)
     if len(valid) <= 1:
-        return own, 0
+        return own, {}
     scores = {}
     for a in valid:
         e = copy.deepcopy(env)
         _, r, term, trunc, _ = e.step(a)
         scores[a] = r + (0.0 if term or trunc else _follow(e, base, horizon))
+    return own, scores
+
+
+def best_scored(own: int, scores: dict[int, float]) -> int:
+    """The planner's choice among ``scores``: the best, ties to ``own``, then to the lowest index."""
+    if not scores:
+        return own
     best = max(scores.values())
     if scores.get(own, -np.inf) >= best - 1e-12:
-        return own, len(valid)
-    return min(a for a in valid if scores[a] >= best - 1e-12), len(valid)
+        return own
+    return min(a for a in scores if scores[a] >= best - 1e-12)
+
+
+def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
+                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
+    """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
+    ``top``: the actions to try (default: every valid one), for example the base's best few."""
+    own, scores = plan_scores(env, base, horizon, top)
+    return best_scored(own, scores), len(scores)
 
 
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
@@ -172,4 +188,5 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
 
 
-__all__ = ["agent_kind", "base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]
+__all__ = ["agent_kind", "base_policy", "best_scored", "fluid_cost", "plan_action", "plan_scores",
+           "plan_episode", "ranked"]

@@ -100,17 +100,22 @@ def rich_size(nodes: int) -> int:
 RICH_SIZE = rich_size(4)
 
 
+PLAN_PER_NODE = 3
+PLAN_ROUNDS = (1, 3, 6)  # the node features' horizons, in rounds
+
+
 def plan_size(nodes: int) -> int:
     """Length of the ``plan`` observation (the rich one, then
-    [`plan_features`][optsched.sim.contention.lookahead.plan_features] per action) for ``nodes`` nodes (4 nodes: 127).
+    [`plan_features`][optsched.sim.contention.lookahead.plan_features] per action, then
+    [`node_features`][optsched.sim.contention.lookahead.node_features] per node) for ``nodes`` nodes (4 nodes: 139).
 
     ```pycon
     >>> plan_size(4)
-    127
+    139
 
     ```
     """
-    return rich_size(nodes) + (n_actions(nodes) - 1) * PLAN_PER_ACTION
+    return rich_size(nodes) + (n_actions(nodes) - 1) * PLAN_PER_ACTION + nodes * PLAN_PER_NODE
 
 
 def obs_size(kind: str, nodes: int, gpus_per_node: int) -> int:
@@ -307,6 +312,26 @@ def plan_features(board: Board, model: ThroughputModel, now: float, round_s: flo
     return out
 
 
+def node_features(board: Board, model: ThroughputModel, now: float, round_s: float) -> np.ndarray:
+    """Per node, the GPUs (/ GPUs per node) held by the jobs already on the board that will have ended within
+    1, 3 and 6 rounds if they keep their predicted speed (their remaining isolated hours / normalised speed):
+    when each node frees up, which the planner's rollouts see and the per-action features do not
+    (``(nodes, 3)`` floats; ours, issue 24)."""
+    out = np.zeros((board.nodes, PLAN_PER_NODE), dtype=np.float32)
+    if not board.placed:
+        return out
+    r = model.ratios(board.placed)
+    for j, pl in board.placed:
+        speed = model.speed(j, pl, r[j.id])
+        left = j.remaining_iterations(now) * j.iteration_time_s / 3600.0
+        rounds = left / max(speed, 1e-9) / (round_s / 3600.0)
+        for k, h in enumerate(PLAN_ROUNDS):
+            if rounds <= h:
+                for srv, c in zip(pl.servers, pl.counts):
+                    out[srv, k] += c / board.gpus_per_node
+    return out
+
+
 class Lookahead(RoundPolicy):
     """The one-step lookahead (module docstring); ``space``: ``"actions"`` (the agent's) or ``"placements"``."""
 
@@ -367,7 +392,8 @@ def agent_observation(kind: str, board: Board, model: ThroughputModel, cands: Se
             raise InstanceError("the plan observation needs the decision point's view in round mode", field="view")
         opts, total0 = options(board, model, cands)
         return np.concatenate([rich_observation(board, model, cands, opts, total0),
-                               plan_features(board, model, view.now, view.round_s, opts).ravel()])
+                               plan_features(board, model, view.now, view.round_s, opts).ravel(),
+                               node_features(board, model, view.now, view.round_s).ravel()])
     raise InstanceError(f"must be one of {', '.join(OBSERVATIONS)}, got {kind!r}", field="observation")
 
 
@@ -436,5 +462,5 @@ class RlAgent(RoundPolicy):
 
 
 __all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_WC", "Lookahead", "LookaheadSmall", "Option", "RlAgent",
-           "ThroughputModel", "agent_mask", "agent_observation", "best_option", "lookahead_action", "obs_size",
-           "options", "plan_features", "plan_size", "rich_observation", "rich_size"]
+           "ThroughputModel", "agent_mask", "agent_observation", "best_option", "lookahead_action", "node_features",
+           "obs_size", "options", "plan_features", "plan_size", "rich_observation", "rich_size"]
