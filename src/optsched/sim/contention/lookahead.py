@@ -20,7 +20,8 @@ name                           rule
 ``contention-lookahead-small`` the same, restricted to the actions that place the smallest demand among the
                                placeable candidates (small-demand first, then the best action for it)
 ``rl-agent``                   a trained agent (numpy) on the observation and action space its file names
-                               (``meta["observation"]``: ``paper`` or ``rich``; ``meta["work_conserving"]``:
+                               (``meta["observation"]``: ``paper``, ``rich`` or ``plan``;
+                               ``meta["work_conserving"]``:
                                "nothing" masked while a placement is valid); the shipped one is
                                ``rl/data/normal-wc.npz`` when present
 =============================  ====================================================================================
@@ -35,6 +36,13 @@ throughput, the lowest predicted ratio of the jobs already placed, whether a rat
 then free GPUs per node / GPUs per node; running GPUs per model / all GPUs; the mean ratio of running jobs;
 per candidate (demand 2, 4, 8) present and a one-hot of its model; the queue's job counts per type
 (``log1p / 4``).
+
+**Plan observation** (``observation="plan"``, [`plan_size`][optsched.sim.contention.lookahead.plan_size] floats):
+the richer one, then per action a short deterministic look
+([`plan_features`][optsched.sim.contention.lookahead.plan_features]: the action placed and the round filled by
+the lookahead, then one round run at the predicted speeds and the rest estimated by a fluid rule), then per node
+the GPUs that free up within 1, 3 and 6 rounds ([`node_features`][optsched.sim.contention.lookahead.node_features]).
+About 8 CPU ms per decision against under 1 ms for the rich one.
 
 Their names are in the simulator's registry ([`optsched.sim.registry`][], family ``contention``).
 
