@@ -3,8 +3,14 @@
 
 Run: ``.venv/bin/python benchmarks/rl_expert.py --start PATH_WITH_{seed} [--seeds 0,1,2,3,4] [--iterations 2]
 [--large 12] [--large-jobs 64] [--horizon 6] [--top 2] [--small 40] [--small-repeat 3] [--lr 1e-3] [--epochs 10]
-[--no-rebase] [--agents DIR] [--from-labels]``; evaluation: ``--evaluate --start PATTERN --new PATTERN [--seeds ...]
-[--sets 5] [--optima CSV] [--quick]`` -> ``docs/results/rl_expert.md`` and ``.csv``.
+[--no-rebase] [--agents DIR] [--from-labels] [--min-gain G] [--observation rich|plan]``; evaluation: ``--evaluate
+--start PATTERN --new PATTERN [--seeds ...] [--sets 5] [--optima CSV] [--quick] [--page STEM]`` ->
+``docs/results/rl_expert.md`` (or ``STEM.md``) and ``.csv``.
+
+``--min-gain``: the refit keeps a planner label only where it beats the network's own action by at least ``G``
+job-hours over the window ([`optsched.rl.imitation.margin_labels`][]); ``--observation plan``: the new network
+reads the plan observation, started from the rich agent widened with zero weights
+([`optsched.rl.export.widen_inputs`][]), the planner of the first iteration over the rich agent.
 
 Per seed: the starting agent (``--start``, ``{seed}`` replaced, for example the small-demand-first agents of
 ``benchmarks/rl_learned.py --teachers lookahead-small``) is loaded into a MaskablePPO model of the imitation
