@@ -208,12 +208,15 @@ def test_plan_features_of_the_lookaheads_action_are_the_lookaheads_filled_round(
     inst = _inst(jobs=20, seed=13)
     env = ContentionEnv([inst], observation="plan", work_conserving=True, reward="avg-jct")
     obs, _ = env.reset(seed=0)
-    checked, done = 0, False
+    checked, done, freed = 0, False, 0.0
     while not done:
         assert obs.shape == (plan_size(4),)
         mask = env.action_masks()
         assert np.array_equal(obs[:RICH_SIZE], env.observe("rich"))
-        plan = obs[RICH_SIZE:].reshape(7, PLAN_PER_ACTION)
+        plan = obs[RICH_SIZE:RICH_SIZE + 7 * PLAN_PER_ACTION].reshape(7, PLAN_PER_ACTION)
+        nodes = obs[RICH_SIZE + 7 * PLAN_PER_ACTION:].reshape(4, -1)  # GPUs freed within 1, 3, 6 rounds
+        assert (nodes >= 0).all() and (np.diff(nodes, axis=1) >= 0).all() and (nodes <= 1).all()
+        freed += float(nodes.sum())
         assert not plan[~mask[:-1]].any()
         assert plan[mask[:-1], 3].min() == 0.0
         a = env.expert_action()
@@ -230,7 +233,7 @@ def test_plan_features_of_the_lookaheads_action_are_the_lookaheads_filled_round(
         assert plan[a, 1] == pytest.approx((len(board.placed) - n0) / 8)
         assert plan[a, 0] == pytest.approx(last - total0, abs=1e-5)
         checked += 1
-    assert checked > 5
+    assert checked > 5 and freed > 0
 
 
 def test_rl_agent_on_the_plan_observation_is_the_environments_episode():
