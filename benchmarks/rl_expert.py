@@ -3,8 +3,14 @@
 
 Run: ``.venv/bin/python benchmarks/rl_expert.py --start PATH_WITH_{seed} [--seeds 0,1,2,3,4] [--iterations 2]
 [--large 12] [--large-jobs 64] [--horizon 6] [--top 2] [--small 40] [--small-repeat 3] [--lr 1e-3] [--epochs 10]
-[--no-rebase] [--agents DIR] [--from-labels]``; evaluation: ``--evaluate --start PATTERN --new PATTERN [--seeds ...]
-[--sets 5] [--optima CSV] [--quick]`` -> ``docs/results/rl_expert.md`` and ``.csv``.
+[--no-rebase] [--agents DIR] [--from-labels] [--min-gain G] [--observation rich|plan]``; evaluation: ``--evaluate
+--start PATTERN --new PATTERN [--seeds ...] [--sets 5] [--optima CSV] [--quick] [--page STEM]`` ->
+``docs/results/rl_expert.md`` (or ``STEM.md``) and ``.csv``.
+
+``--min-gain``: the refit keeps a planner label only where it beats the network's own action by at least ``G``
+job-hours over the window ([`optsched.rl.imitation.margin_labels`][]); ``--observation plan``: the new network
+reads the plan observation, started from the rich agent widened with zero weights
+([`optsched.rl.export.widen_inputs`][]), the planner of the first iteration over the rich agent.
 
 Per seed: the starting agent (``--start``, ``{seed}`` replaced, for example the small-demand-first agents of
 ``benchmarks/rl_learned.py --teachers lookahead-small``) is loaded into a MaskablePPO model of the imitation
@@ -38,10 +44,11 @@ import numpy as np  # noqa: E402
 
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.rl.env import ContentionEnv  # noqa: E402
-from optsched.rl.export import export_numpy, load_numpy_weights, numpy_policy  # noqa: E402
-from optsched.rl.imitation import fit, planner_dagger  # noqa: E402
+from optsched.rl.export import export_numpy, load_numpy_weights, numpy_policy, widen_inputs  # noqa: E402
+from optsched.rl.imitation import fit, margin_labels, planner_dagger  # noqa: E402
 from optsched.rl.train import RECIPES, make_model, train_seeds  # noqa: E402
 from optsched.sim.contention.agent import NumpyPolicy  # noqa: E402
+from optsched.sim.contention.lookahead import plan_size  # noqa: E402
 
 
 def _opt(x: str) -> int | None:
@@ -51,7 +58,8 @@ def _opt(x: str) -> int | None:
 def evaluate(args) -> int:
     """``--evaluate``: per seed, the starting agent and the new one (``--new``, ``{seed}`` replaced) on the held-out
     Normal sets (paired against the lookahead and against the starting agent) and on the small instances with
-    proven optima (``--optima``); writes ``docs/results/rl_expert.md`` and ``.csv`` (``--quick``: ``tmp/rl_quick/``,
+    proven optima (``--optima``); writes ``docs/results/rl_expert.md`` and ``.csv`` (``--page``: another stem;
+    ``--quick``: ``tmp/rl_quick/``,
     one 64-job set and 4 small instances)."""
     import shlex
 
@@ -95,7 +103,7 @@ def evaluate(args) -> int:
             rows.append({"part": "small", "agent": label, "policy": "argmax", "instance_seed": inst.seed,
                          "jobs": len(inst.jobs), "value": float(run.jobs["round_jct_s"].sum()) / objective - 1})
     df = pd.DataFrame(rows)
-    with atomic_open(out / "rl_expert.csv", "w") as fh:
+    with atomic_open(out / f"{args.page}.csv", "w") as fh:
         df.to_csv(fh, index=False)
     h = df[df["part"] == "held-out"]
     look = h[h["policy"] == "lookahead"].set_index("instance_seed")["value"]
@@ -149,7 +157,7 @@ def evaluate(args) -> int:
                          f"{f'{int((gap < 1e-9).sum())} / {len(gap)}' if len(gap) else ''} | "
                          f"{cell(dg) if len(dg) and not same else ''} |")
     lines.append("")
-    with atomic_open(out / "rl_expert.md", "w") as fh:
+    with atomic_open(out / f"{args.page}.md", "w") as fh:
         fh.write("\n".join(lines))
     print("\n".join(lines))
     return 0
@@ -175,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--optima", default=str(ROOT / "docs" / "results" / "rl_optimum.csv"))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--page", default="rl_expert", help="with --evaluate: the result page's file stem")
+    ap.add_argument("--min-gain", type=float, default=0.0,
+                    help="job-hours: keep a planner label only where it beats the network's own action by this much "
+                         "(else the own action is the label)")
+    ap.add_argument("--observation", default="rich", choices=("rich", "plan"),
+                    help="what the new network reads; plan: the starting rich agent widened with zero weights for "
+                         "the plan features (the same function at the start), labelled by the planner over it")
     ap.add_argument("--from-labels", action="store_true",
                     help="no labelling: refit the starting agent on the labels an earlier run kept (--epochs, --lr)")
     args = ap.parse_args(argv)
@@ -185,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.agents)
     out.mkdir(parents=True, exist_ok=True)
     tag = (f"normal-expert-l{args.large}x{args.large_jobs}-h{args.horizon}-k{args.top}-s{args.small}"
-           f"r{args.small_repeat}" + ("-fixed" if args.no_rebase else ""))
+           f"r{args.small_repeat}" + ("-fixed" if args.no_rebase else "")
+           + ("-plan" if args.observation == "plan" else "") + (f"-g{args.min_gain:g}" if args.min_gain else ""))
     for seed in [int(s) for s in args.seeds.split(",") if s]:
         start = NumpyPolicy.load(args.start.format(seed=seed))
         seeds = train_seeds(seed, 1000)
@@ -196,7 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         def small(i: int, seeds=seeds):
             return random_contention_instance(jobs=4 + i % 5, hours=0.25, mix="normal", seed=seeds[(700 + i) % 1000])
 
-        env = ContentionEnv([large(0)], reward="avg-jct", observation="rich", work_conserving=True)
+        teacher = None
+        if args.observation == "plan":  # the rich agent stays the planner's base of the first iteration
+            teacher = start
+            start = widen_inputs(start, plan_size(4), {**start.meta, "observation": "plan"})
+        env = ContentionEnv([large(0)], reward="avg-jct", observation=args.observation, work_conserving=True)
         model = make_model(env, seed=seed, **RECIPES["imitation"]["hyper"])
         load_numpy_weights(model, start)
         z = np.random.default_rng(0).normal(size=(3, start.n_inputs)).astype(np.float32)
@@ -210,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         log: list = []
         if args.from_labels:
             data = dict(np.load(out / f"{tag}-i{args.iterations}-labels-s{seed}.npz"))
+            if args.min_gain:
+                data = margin_labels(data, args.min_gain)
             stats = fit(model, data, epochs=args.epochs, lr=args.lr, seed=seed + 300)
             meta = {**start.meta, "name": f"{tag}-i{args.iterations}-e{args.epochs}-seed{seed}",
                     "start": start.meta.get("name"), "refit": {"epochs": args.epochs, "lr": args.lr, **stats,
@@ -233,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"-> {path.name}", flush=True)
 
         data = planner_dagger(model, windows, iterations=args.iterations, rebase=not args.no_rebase,
-                              epochs=args.epochs, lr=args.lr, seed=seed, log=log, after=after)
+                              epochs=args.epochs, lr=args.lr, seed=seed, log=log, after=after,
+                              observation=args.observation, base=teacher, min_gain=args.min_gain)
         np.savez(out / f"{tag}-i{args.iterations}-labels-s{seed}.npz", **data)  # the aggregate, for refits
     return 0
 

@@ -17,7 +17,7 @@ pytest.importorskip("sb3_contrib")
 
 from optsched.rl.env import ContentionEnv  # noqa: E402
 from optsched.rl.export import load_numpy_weights, numpy_policy  # noqa: E402
-from optsched.rl.imitation import planner_dagger, planner_labels  # noqa: E402
+from optsched.rl.imitation import margin_labels, planner_dagger, planner_labels  # noqa: E402
 from optsched.rl.planner import base_policy, plan_action, plan_episode  # noqa: E402
 from optsched.rl.train import make_model  # noqa: E402
 
@@ -67,6 +67,30 @@ def test_planner_labels_are_the_planners_actions_on_the_students_own_states():
     plain = plan_episode(inst, agent, plan=False)["avg_jct_h"]
     assert data["return"][0] == pytest.approx(-plain, rel=1e-5)
     assert (np.diff(data["return"]) >= -1e-6).all()  # rewards are never positive: returns-to-go only rise
+    # the base's own action and the planner's gain over it (job-hours): a label other than the own action wins
+    # by a positive gain, the own action by none; and replaying the student, the own action is the agent's argmax
+    own, gain = data["own"], data["gain"]
+    assert ((gain > 0) == (data["action"] != own)).all() and (gain >= 0).all()
+    assert (data["action"] != own).any()
+    assert list(own) == [agent.act(o, m, True) for o, m in zip(data["obs"], data["mask"])]
+    kept = margin_labels(data, float(gain.max()) + 1.0)
+    assert (kept["action"] == own).all()
+
+
+def test_a_widened_rich_agent_reads_the_plan_observation_and_acts_as_before():
+    """widen_inputs gives a plan network the rich agent's function: driven through the environment, it takes the
+    rich agent's actions and reaches its average JCT."""
+    from optsched.rl.export import widen_inputs
+    from optsched.sim.contention.lookahead import plan_size
+
+    agent = shipped_policy(WC)
+    wide = widen_inputs(agent, plan_size(4), {**agent.meta, "observation": "plan"})
+    inst = _inst(jobs=8, seed=2_000_010)
+    a = plan_episode(inst, agent, plan=False)
+    b = plan_episode(inst, wide, plan=False)
+    assert a["avg_jct_h"] == b["avg_jct_h"] and a["decisions"] == b["decisions"]
+    with pytest.raises(InstanceError, match="narrow"):
+        widen_inputs(agent, 10)
 
 
 def test_planner_dagger_moves_the_network_toward_the_planners_labels():

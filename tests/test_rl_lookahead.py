@@ -191,11 +191,71 @@ def test_small_first_teacher_labels_are_the_lookahead_small_policys_run():
     assert differ
 
 
-def _random_policy(n_in: int, seed: int = 0) -> NumpyPolicy:
+def _random_policy(n_in: int, seed: int = 0, observation: str = "rich") -> NumpyPolicy:
     rng = np.random.default_rng(seed)
     return NumpyPolicy([(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)),
                         (rng.normal(0, 1.0, (16, 8)), rng.normal(0, 0.1, 8))],
-                       {"name": "rand", "observation": "rich", "work_conserving": True})
+                       {"name": "rand", "observation": observation, "work_conserving": True})
+
+
+def test_plan_features_of_the_lookaheads_action_are_the_lookaheads_filled_round():
+    """The ``plan`` observation is the rich one plus, per action, the look at the filled round: for the action
+    the lookahead takes, the fill is the lookahead's own round, so its features must equal what the environment
+    driven by the lookahead then places (count) and predicts (total); invalid actions are zeros; the fluid
+    column is 0 at its best valid action."""
+    from optsched.sim.contention.lookahead import PLAN_PER_ACTION, plan_size
+
+    inst = _inst(jobs=20, seed=13)
+    env = ContentionEnv([inst], observation="plan", work_conserving=True, reward="avg-jct")
+    obs, _ = env.reset(seed=0)
+    checked, done, freed = 0, False, 0.0
+    while not done:
+        assert obs.shape == (plan_size(4),)
+        mask = env.action_masks()
+        assert np.array_equal(obs[:RICH_SIZE], env.observe("rich"))
+        plan = obs[RICH_SIZE:RICH_SIZE + 7 * PLAN_PER_ACTION].reshape(7, PLAN_PER_ACTION)
+        nodes = obs[RICH_SIZE + 7 * PLAN_PER_ACTION:].reshape(4, -1)  # GPUs freed within 1, 3, 6 rounds
+        assert (nodes >= 0).all() and (np.diff(nodes, axis=1) >= 0).all() and (nodes <= 1).all()
+        freed += float(nodes.sum())
+        assert not plan[~mask[:-1]].any()
+        assert plan[mask[:-1], 3].min() == 0.0
+        a = env.expert_action()
+        start_round, board, n0 = env._rounds, env.board, len(env.board.placed)
+        total0 = env._options()[1]
+        b = a
+        while True:  # the lookahead fills the rest of the round; the prediction of its last placement is the round's
+            last = next(o.total for o in env._options()[0] if o.action == b)
+            obs, _, term, trunc, _ = env.step(b)
+            done = term or trunc
+            if done or env._rounds != start_round:
+                break
+            b = env.expert_action()
+        assert plan[a, 1] == pytest.approx((len(board.placed) - n0) / 8)
+        assert plan[a, 0] == pytest.approx(last - total0, abs=1e-5)
+        checked += 1
+    assert checked > 5 and freed > 0
+
+
+def test_rl_agent_on_the_plan_observation_is_the_environments_episode():
+    """``rl-agent`` builds the ``plan`` observation from the simulator's view, the environment from its own
+    state: driven by the same network they agree job for job, and so does the planner's base without planning."""
+    from optsched.rl.planner import plan_episode
+    from optsched.sim.contention.lookahead import plan_size
+
+    inst = _inst(jobs=20, seed=13)
+    pol = _random_policy(plan_size(4), seed=1, observation="plan")
+    env = ContentionEnv([inst], observation="plan", work_conserving=True, reward="avg-jct")
+    obs, _ = env.reset(seed=0)
+    done, info, choices = False, {}, 0
+    while not done:
+        choices += int(env.action_masks().sum() > 1)
+        obs, _, term, trunc, info = env.step(pol.act(obs, env.action_masks()))
+        done = term or trunc
+    run = simulate(inst, scheduler={"name": "rl-agent", "policy": pol})
+    assert run.custom["contention"]["avg_jct_s"] == info["summary"]["avg_jct_s"]
+    assert run.policy.stats["agent_actions"] > choices > 0
+    plain = plan_episode(inst, pol, plan=False)
+    assert plain["avg_jct_h"] == pytest.approx(info["summary"]["avg_jct_s"] / 3600, rel=1e-9)
 
 
 def test_rl_agent_policy_is_the_environments_episode():

@@ -79,7 +79,7 @@ def test_fluid_cost_by_hand():
 
 
 def test_base_policy_refuses_a_paper_agent():
-    with pytest.raises(InstanceError, match="rich observation"):
+    with pytest.raises(InstanceError, match="rich or plan observation"):
         base_policy("normal")
 
 

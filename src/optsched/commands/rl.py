@@ -138,8 +138,9 @@ def register(sub) -> None:
                    help="paper eq. 2 (CS), the repository's degradation form, minus jobs in the system (jct), or "
                         "minus jobs in the system / jobs in the set x round hours (avg-jct: the return is minus "
                         "the average JCT); default: the recipe's")
-    t.add_argument("--observation", choices=["paper", "rich"], default=None,
-                   help="the paper's (nodes, 16) tensor or the richer vector; default: the recipe's")
+    t.add_argument("--observation", choices=["paper", "rich", "plan"], default=None,
+                   help="the paper's (nodes, 16) tensor, the richer vector, or the richer vector with a look at the "
+                        "filled round and the next (about 8 CPU ms per decision); default: the recipe's")
     t.add_argument("--action-space", choices=["work-conserving", "paper"], default=None,
                    help="work-conserving: 'nothing' masked while a placement is valid; paper: always allowed; "
                         "default: the recipe's")

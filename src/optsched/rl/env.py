@@ -8,7 +8,9 @@ environment is only an outside driver of the one door's engine ([`optsched.sim.r
   ([`observe`][optsched.sim.contention.encoding.observe]): running jobs' type ids left, the K = 3 candidates'
   legal splits right; ``"rich"`` (issue 24): a flat vector of each action's predicted ratio, speed and throughput
   change, free GPUs, running GPUs per model, the candidates' models and the queue's counts per type
-  ([`rich_observation`][optsched.sim.contention.lookahead.rich_observation]).
+  ([`rich_observation`][optsched.sim.contention.lookahead.rich_observation]); ``"plan"``: the rich vector, then
+  per action a short deterministic look at the filled round and the next
+  ([`plan_features`][optsched.sim.contention.lookahead.plan_features]).
 * **Action**: ``Discrete(C(nodes, 2) + 2)``: a node pair, all nodes, or "schedule nothing"; the job is the first
   candidate whose split fits ([`resolve`][optsched.sim.contention.encoding.resolve]).
   [`ContentionEnv.action_masks`][optsched.rl.env.ContentionEnv.action_masks]
@@ -71,9 +73,11 @@ from ..sim.contention.lookahead import (
     ThroughputModel,
     agent_mask,
     best_option,
+    node_features,
+    obs_size,
     options,
+    plan_features,
     rich_observation,
-    rich_size,
 )
 from ..sim.contention.policies import greedy_candidate, round_board, threshold_victims
 from ..sim.engine import Simulator
@@ -127,8 +131,8 @@ class ContentionEnv(gym.Env):
         if observation not in OBSERVATIONS:
             raise InstanceError(f"must be one of {', '.join(OBSERVATIONS)}, got {observation!r}", field="observation")
         self.observation, self.work_conserving = observation, bool(work_conserving)
-        if observation == "rich":
-            self.observation_space = spaces.Box(-64.0, 64.0, (rich_size(self.nodes),), np.float32)
+        if observation in ("rich", "plan"):
+            self.observation_space = spaces.Box(-64.0, 64.0, (obs_size(observation, self.nodes, 0),), np.float32)
         else:
             self.observation_space = spaces.Box(0.0, float(N_TYPES), (self.nodes, 2 * self.gpus_per_node),
                                                 np.float32)
@@ -168,6 +172,7 @@ class ContentionEnv(gym.Env):
         self._done = False
         self._truncated = False
         self._opts_key: tuple | None = None
+        self._obs_cache: dict[str, np.ndarray] = {}  # observations of the board of _opts_key
         self._next_round()
         return self._obs(), {}
 
@@ -211,18 +216,35 @@ class ContentionEnv(gym.Env):
 
     # -- rounds --------------------------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
+        return self.observe(self.observation)
+
+    def observe(self, kind: str) -> np.ndarray:
+        """The observation ``kind`` (``paper``, ``rich`` or ``plan``) of the current state, whatever the
+        environment's own (a planner's base agent may read another than its student)."""
         if self._done:
-            return np.zeros(self.observation_space.shape or (), dtype=np.float32)
-        if self.observation == "rich":
-            opts, total0 = self._options()
-            return rich_observation(self.board, self._model, opts=opts, total0=total0)
-        return observe(self.board)
+            if kind == "paper":
+                return np.zeros((self.nodes, 2 * self.gpus_per_node), dtype=np.float32)
+            return np.zeros(obs_size(kind, self.nodes, self.gpus_per_node), dtype=np.float32)
+        if kind == "paper":
+            return observe(self.board)
+        opts, total0 = self._options()  # (re)sets the cache below when the board has changed
+        if kind not in self._obs_cache:
+            if kind == "rich":
+                self._obs_cache[kind] = rich_observation(self.board, self._model, opts=opts, total0=total0)
+            else:
+                assert self.sim is not None
+                now, rs = self.sim.view.now, self.instance.round_s
+                self._obs_cache[kind] = np.concatenate([
+                    self.observe("rich"), plan_features(self.board, self._model, now, rs, opts).ravel(),
+                    node_features(self.board, self._model, now, rs).ravel()])
+        return self._obs_cache[kind].copy()
 
     def _options(self):
         """The lookahead's options on the current board (cached until the board changes)."""
         key = (len(self.board.placed), self._rounds)
         if self._opts_key != key:
             self._opts_key, self._opts = key, options(self.board, self._model)
+            self._obs_cache = {}
         return self._opts
 
     def _next_round(self) -> None:

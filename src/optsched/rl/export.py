@@ -68,10 +68,30 @@ def load_numpy_weights(model: Any, policy: NumpyPolicy) -> None:
             lin.bias.copy_(torch.as_tensor(b))
 
 
+def widen_inputs(policy: NumpyPolicy, n_inputs: int, meta: dict | None = None) -> NumpyPolicy:
+    """``policy`` with zero weights for new inputs appended after its own (``n_inputs`` in all): the same logits
+    whatever the new inputs hold, so a ``rich`` agent starts a ``plan`` network (whose observation is the rich
+    one followed by more features) exactly where it is. ``meta``: the new network's (default: the old one's).
+
+    ```pycon
+    >>> p = NumpyPolicy([(np.eye(2, dtype=np.float32), np.zeros(2, np.float32))])
+    >>> w = widen_inputs(p, 3)
+    >>> w.n_inputs, w.logits(np.array([1.0, 2.0, 9.0])).tolist() == p.logits(np.array([1.0, 2.0])).tolist()
+    (3, True)
+
+    ```
+    """
+    (w0, b0), rest = policy.layers[0], policy.layers[1:]
+    if n_inputs < w0.shape[0]:
+        raise InstanceError(f"cannot narrow {w0.shape[0]} inputs to {n_inputs}", field="n_inputs")
+    w = np.vstack([w0, np.zeros((n_inputs - w0.shape[0], w0.shape[1]), dtype=w0.dtype)])
+    return NumpyPolicy([(w, b0), *rest], policy.meta if meta is None else meta)
+
+
 def save_numpy(policy: NumpyPolicy, path: str | os.PathLike) -> None:
     """Write a [`NumpyPolicy`][optsched.sim.contention.agent.NumpyPolicy] to ``path`` (``.npz``, atomically)."""
     with atomic_open(path, "wb") as fh:
         np.savez(fh, **policy.arrays())  # type: ignore[arg-type]
 
 
-__all__ = ["export_numpy", "load_numpy_weights", "numpy_policy", "save_numpy"]
+__all__ = ["export_numpy", "load_numpy_weights", "numpy_policy", "save_numpy", "widen_inputs"]

@@ -16,7 +16,7 @@ exported by [`optsched.rl.export.export_numpy`][] like any trained agent.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -196,41 +196,78 @@ def rollout_dagger(model: Any, base: dict[str, np.ndarray], windows: list[tuple[
 
 
 def planner_labels(instance: ContentionInstance, student: NumpyPolicy, base: NumpyPolicy,
-                   horizon: int | None = 6, top: int | None = 2, gamma: float = 1.0) -> dict[str, np.ndarray]:
+                   horizon: int | None = 6, top: int | None = 2, gamma: float = 1.0,
+                   extra: Sequence[str] = ()) -> dict[str, np.ndarray]:
     """One episode of ``instance`` in which the ``student`` acts (argmax) and the planner over ``base``
     ([`optsched.rl.planner.plan_action`][]: ``top`` best actions of ``base`` tried, ``horizon`` rounds of ``base``
     then the fluid estimate; None: every valid action / to the end) labels every state with a choice (more than
-    one valid action); observations, masks, labels and the returns-to-go of the student's episode."""
-    from .planner import base_policy, plan_action, ranked
+    one valid action); observations (the student's kind, ``rich`` or ``plan``), masks, labels and the
+    returns-to-go of the student's episode; ``own``: the base's own action and ``gain``: how much the planner's
+    best score beats that action's, in job-hours over the set (0 where the label is ``own``), so that
+    [`margin_labels`][optsched.rl.imitation.margin_labels] can keep only the labels the planner is sure of;
+    ``extra``: other observation kinds of the same states, recorded as ``obs_<kind>`` (to compare what each lets
+    a network learn from the same labels)."""
+    from .planner import agent_kind, base_policy, best_scored, plan_scores, ranked
 
     act = base_policy(base)
     prune = None if top is None else (lambda e: ranked(e, base)[:top])
-    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
+    kind = agent_kind(student)
+    env = ContentionEnv([instance], reward="avg-jct", observation=kind, work_conserving=True)
     obs, _ = env.reset(options={"instance": instance})
-    obs_l, mask_l, act_l, keep = [], [], [], []
+    obs_l, mask_l, act_l, keep, own_l, gain_l = [], [], [], [], [], []
+    more: dict[str, list[np.ndarray]] = {k: [] for k in extra}
     rewards: list[float] = []
     done = False
     while not done:
         mask = env.action_masks()
         if mask.sum() > 1:
-            label, _ = plan_action(env, act, horizon, prune)
+            own, scores = plan_scores(env, act, horizon, prune)
+            label = best_scored(own, scores)
             obs_l.append(obs)
             mask_l.append(mask)
             act_l.append(label)
+            own_l.append(own)
+            gain_l.append((scores[label] - scores[own]) * len(instance.jobs) if scores else 0.0)
             keep.append(len(rewards))
+            for k in extra:
+                more[k].append(env.observe(k).reshape(-1))
         obs, r, term, trunc, _ = env.step(student.act(obs, mask, True))
         rewards.append(r)
         done = term or trunc
     ret = _returns_to_go(rewards, gamma)
-    return {"obs": np.asarray(obs_l, dtype=np.float32).reshape(len(obs_l), -1),
-            "mask": np.asarray(mask_l, dtype=bool).reshape(len(mask_l), -1),
-            "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray([ret[i] for i in keep], dtype=np.float32)}
+    out = {"obs": np.asarray(obs_l, dtype=np.float32).reshape(len(obs_l), -1),
+           "mask": np.asarray(mask_l, dtype=bool).reshape(len(mask_l), -1),
+           "action": np.asarray(act_l, dtype=np.int64), "return": np.asarray([ret[i] for i in keep], dtype=np.float32),
+           "own": np.asarray(own_l, dtype=np.int64), "gain": np.asarray(gain_l, dtype=np.float32)}
+    for k, v in more.items():
+        out[f"obs_{k}"] = np.asarray(v, dtype=np.float32).reshape(len(v), -1)
+    return out
+
+
+def margin_labels(data: dict[str, np.ndarray], min_gain: float) -> dict[str, np.ndarray]:
+    """``data`` (of [`planner_labels`][optsched.rl.imitation.planner_labels]) with each label that beats the base's
+    own action by less than ``min_gain`` job-hours replaced by that own action: the planner overrules the network
+    only where it is sure. Its labels flip with the rollout horizon on about a third of the states, but rarely
+    where the gain is large (``docs/algorithms/rl-contention.md``).
+
+    ```pycon
+    >>> d = {"action": np.array([3, 1, 5]), "own": np.array([2, 1, 4]), "gain": np.array([0.1, 0.0, 2.0])}
+    >>> margin_labels(d, 0.5)["action"].tolist()
+    [2, 1, 5]
+
+    ```
+    """
+    out = dict(data)
+    out["action"] = np.where(data["gain"] >= min_gain, data["action"], data["own"])
+    return out
 
 
 def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionInstance], int, int | None, int | None,
                                                    int]],
                    iterations: int = 2, rebase: bool = True, epochs: int = 10, lr: float = 1e-3, seed: int = 0,
-                   log: list | None = None, after: Callable[[int, Any], None] | None = None) -> dict[str, np.ndarray]:
+                   log: list | None = None, after: Callable[[int, Any], None] | None = None,
+                   observation: str = "rich", base: NumpyPolicy | None = None,
+                   min_gain: float = 0.0) -> dict[str, np.ndarray]:
     """Expert iteration: DAgger in which the network acts and the planner over a network labels
     ([`planner_labels`][optsched.rl.imitation.planner_labels]), the network refitted on the aggregate after each
     iteration, starting from ``model``'s current weights (for example a trained agent loaded with
@@ -242,7 +279,11 @@ def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionIns
     of each, and the labels of a window kind are repeated ``repeat`` times in the refit. ``rebase``: the planner
     of iteration ``it`` is over the network of iteration ``it`` (expert iteration: each refit improves the
     teacher too); False: always over the starting network. ``after(it, model)``: called after each refit (for
-    example to export each iteration's network). Returns the aggregate.
+    example to export each iteration's network). ``observation``: what ``model`` reads (``rich`` or ``plan``).
+    ``base``: a fixed network for the planner of the first iteration (and of every iteration without ``rebase``),
+    for example a trained ``rich`` agent teaching a new ``plan`` network; default the starting network.
+    ``min_gain`` (job-hours): the refit sees [`margin_labels`][optsched.rl.imitation.margin_labels] (the planner's
+    label only where it beats the base's own action by at least that much). Returns the aggregate.
 
     ```pycon
     >>> from optsched.generators.contention import random_contention_instance
@@ -258,16 +299,16 @@ def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionIns
 
     ```
     """
-    meta = {"observation": "rich", "work_conserving": True}  # what planner_labels' environment gives
-    start = numpy_policy(model, meta)
+    meta = {"observation": observation, "work_conserving": True}  # what planner_labels' environment gives
+    start = numpy_policy(model, meta) if base is None else base
     labels: list[dict[str, np.ndarray] | None] = [None] * len(windows)
     data: dict[str, np.ndarray] = {}
     for it in range(iterations):
         student = numpy_policy(model, meta)
-        base = student if rebase else start
+        teacher = student if rebase and (base is None or it > 0) else start
         for k, (make, episodes, horizon, top, _) in enumerate(windows):
             for i in range(it * episodes, (it + 1) * episodes):
-                new = planner_labels(make(i), student, base, horizon, top)
+                new = planner_labels(make(i), student, teacher, horizon, top)
                 old = labels[k]
                 labels[k] = new if old is None else {key: np.concatenate([old[key], new[key]]) for key in old}
         parts = [lab for lab, w in zip(labels, windows) if lab is not None and len(lab["action"])
@@ -275,6 +316,8 @@ def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionIns
         if not parts:
             continue
         data = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        if min_gain > 0:
+            data = margin_labels(data, min_gain)
         agree = float(np.mean([student.act(o, m) == a for o, m, a in zip(data["obs"], data["mask"],
                                                                           data["action"])]))
         stats = fit(model, data, epochs=epochs, lr=lr, seed=seed + 200 + it)
@@ -287,5 +330,5 @@ def planner_dagger(model: Any, windows: list[tuple[Callable[[int], ContentionIns
     return data
 
 
-__all__ = ["TEACHERS", "dagger", "fit", "planner_dagger", "planner_labels", "rollout_action", "rollout_dagger",
-           "rollouts"]
+__all__ = ["TEACHERS", "dagger", "fit", "margin_labels", "planner_dagger", "planner_labels", "rollout_action",
+           "rollout_dagger", "rollouts"]

@@ -55,11 +55,19 @@ def base_policy(spec: Any) -> Base:
         small = spec == "lookahead-small"
         return lambda env: env.expert_action(small)
     pol: NumpyPolicy = load_policy(spec)
-    if pol.meta.get("observation") != "rich" or not pol.meta.get("work_conserving"):
-        raise InstanceError("the planner's agent must read the rich observation with work-conserving actions "
-                            f"(its meta: observation {pol.meta.get('observation')!r}, work_conserving "
+    kind = agent_kind(pol)
+    return lambda env: pol.act(env.observe(kind), env.action_masks(), True)
+
+
+def agent_kind(pol: NumpyPolicy) -> str:
+    """The observation a planner's agent reads (``rich`` or ``plan``); refuses an agent of the paper's tensor or
+    of the paper's action space."""
+    kind = pol.meta.get("observation")
+    if kind not in ("rich", "plan") or not pol.meta.get("work_conserving"):
+        raise InstanceError("the planner's agent must read the rich or plan observation with work-conserving "
+                            f"actions (its meta: observation {kind!r}, work_conserving "
                             f"{pol.meta.get('work_conserving')!r})", field="policy")
-    return lambda env: pol.act(env._obs(), env.action_masks(), True)
+    return str(kind)
 
 
 def fluid_cost(env: ContentionEnv) -> float:
@@ -99,29 +107,46 @@ def ranked(env: ContentionEnv, spec: Any) -> list[int]:
     if spec in ("lookahead", "lookahead-small"):
         opts = env._options()[0]
         return [o.action for o in sorted(opts, key=lambda o: -o.total)] or [int(np.flatnonzero(mask)[0])]
-    z = np.where(mask, load_policy(spec).logits(env._obs()), -np.inf)
+    pol = load_policy(spec)
+    z = np.where(mask, pol.logits(env.observe(agent_kind(pol))), -np.inf)
     return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
+
+
+def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
+                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, dict[int, float]]:
+    """The base's own action in ``env``'s current state and the planner's score of each tried action (its
+    first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
+    when only one action would be tried."""
+    valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
+    own = int(base(env))
+    if own not in valid:
+        valid.append(own)
+    if len(valid) <= 1:
+        return own, {}
+    scores = {}
+    for a in valid:
+        e = copy.deepcopy(env)
+        _, r, term, trunc, _ = e.step(a)
+        scores[a] = r + (0.0 if term or trunc else _follow(e, base, horizon))
+    return own, scores
+
+
+def best_scored(own: int, scores: dict[int, float]) -> int:
+    """The planner's choice among ``scores``: the best, ties to ``own``, then to the lowest index."""
+    if not scores:
+        return own
+    best = max(scores.values())
+    if scores.get(own, -np.inf) >= best - 1e-12:
+        return own
+    return min(a for a in scores if scores[a] >= best - 1e-12)
 
 
 def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
                 top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
     """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
     ``top``: the actions to try (default: every valid one), for example the base's best few."""
-    valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
-    own = int(base(env))
-    if own not in valid:
-        valid.append(own)
-    if len(valid) <= 1:
-        return own, 0
-    scores = {}
-    for a in valid:
-        e = copy.deepcopy(env)
-        _, r, term, trunc, _ = e.step(a)
-        scores[a] = r + (0.0 if term or trunc else _follow(e, base, horizon))
-    best = max(scores.values())
-    if scores.get(own, -np.inf) >= best - 1e-12:
-        return own, len(valid)
-    return min(a for a in valid if scores[a] >= best - 1e-12), len(valid)
+    own, scores = plan_scores(env, base, horizon, top)
+    return best_scored(own, scores), len(scores)
 
 
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
@@ -163,4 +188,5 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
 
 
-__all__ = ["base_policy", "fluid_cost", "plan_action", "plan_episode", "ranked"]
+__all__ = ["agent_kind", "base_policy", "best_scored", "fluid_cost", "plan_action", "plan_scores",
+           "plan_episode", "ranked"]
