@@ -254,6 +254,21 @@ def test_best_fit_vectorised_matches_the_scan():
         assert best_fit(free, g) == best_fit(free.tolist(), g)
 
 
+def test_place_on_type_hands_out_one_object_per_multi_server_placement():
+    # every run segment keeps its placement: equal spans share one object (memory at a million jobs), and the
+    # shared object is the placement the plain construction gives
+    from optsched.sim.state import ClusterState
+
+    cs = ClusterState(parse_cluster("V100:4x4,K80:2x2"))
+    first = place_on_type(cs, cs.free.copy(), 0, 10)
+    again = place_on_type(cs, cs.free.copy(), 0, 10)
+    assert first is again and first == Placement.of(whole_servers(np.where(cs.type_mask(0), cs.free, 0),
+                                                                  np.where(cs.type_mask(0), cs.capacity, 0), 10))
+    other = place_on_type(ClusterState(parse_cluster("V100:4x4,K80:2x2")), cs.free.copy(), 0, 10)
+    assert other == first and other is not first  # one table per cluster state
+    assert place_on_type(cs, cs.free.copy(), 1, 3) == Placement.of({4: 2, 5: 1})
+
+
 def _lp_only(monkeypatch) -> None:
     """Make lp._solve always call the LP solver (no closed form)."""
     import optsched.sim.hetero.lp as lp
