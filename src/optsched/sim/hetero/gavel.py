@@ -47,6 +47,7 @@ Once A3C is done, ResNet-50 alone gets the V100, 1.82 times its equal share of 0
 from __future__ import annotations
 
 import math
+import sys
 from operator import attrgetter
 
 import numpy as np
@@ -127,7 +128,7 @@ class Gavel(SchedulerPlacer):
         self._dirty = True
         self._last_t: float | None = None
         self._wake = math.inf
-        self.lp_log: list[dict] = []
+        self._lp: list[tuple] = []                    # one row per LP solve (fields: _LP_FIELDS)
         self._alloc: Allocation | None = None
         self._glop: Allocation | None = None         # GLOP's answer to a deferred LP, once computed (verify)
         self.materialised = 0                         # deferred LPs that GLOP had to solve after all
@@ -219,10 +220,9 @@ class Gavel(SchedulerPlacer):
             if not (np.all(np.abs(g - a.x) <= GLOP_TOL * (1.0 + a.x)) and np.all(g[a.x == 1.0] == 1.0)):
                 raise AssertionError(f"Gavel at {view.now} s: GLOP's answer is not within {GLOP_TOL} (1 + x) of "
                                      "the optimum, or not 1.0 where it is 1.0")
-        self.lp_log.append({"t_s": view.now, "jobs": len(jobs), "rows": a.rows, "lps": a.lps,
-                            "build_s": a.build_s, "solve_s": a.solve_s, "value": a.value,
-                            "closed_form": bool(a.info.get("closed_form")),
-                            "method": a.info.get("method", self.solver) + (" (deferred)" if a.glop else "")})
+        self._lp.append((view.now, len(jobs), a.rows, a.lps, a.build_s, a.solve_s, a.value,
+                         bool(a.info.get("closed_form")),
+                         sys.intern(a.info.get("method", self.solver) + (" (deferred)" if a.glop else ""))))
         self._dirty = False
 
     def _glop_answer(self) -> Allocation:
@@ -241,8 +241,14 @@ class Gavel(SchedulerPlacer):
         g = self._glop_answer()
         self._xm, self._alloc, self._glop = g.x, g, None
         self.materialised += 1
-        self.lp_log[-1].update({"lps": g.lps, "build_s": g.build_s, "solve_s": g.solve_s, "value": g.value,
-                                "closed_form": False, "method": "glop"})
+        t_s, n, rows = self._lp[-1][:3]
+        self._lp[-1] = (t_s, n, rows, g.lps, g.build_s, g.solve_s, g.value, False, "glop")
+
+    @property
+    def lp_log(self) -> list[dict]:
+        """Every LP solve of the run so far, one dict each (fields in the module docstring). Kept as rows and
+        built on request: a million-job run solves hundreds of thousands of LPs."""
+        return [dict(zip(_LP_FIELDS, r)) for r in self._lp]
 
     def _order_certain(self, ps: np.ndarray, xs: np.ndarray, chosen: np.ndarray, launched: np.ndarray,
                        gpus: np.ndarray, cap: int) -> bool:
@@ -477,6 +483,9 @@ class Gavel(SchedulerPlacer):
                 continue
             b.launch(j, pl)
         return b.build()
+
+
+_LP_FIELDS = ("t_s", "jobs", "rows", "lps", "build_s", "solve_s", "value", "closed_form", "method")
 
 
 class GavelMakespan(Gavel):
