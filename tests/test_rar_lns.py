@@ -99,3 +99,34 @@ def test_lns_objective_puts_the_makespan_first():
     coef = dict(zip(obj.vars, obj.coeffs))
     assert coef[im.makespan.index] > inst.n_jobs * horizon
     assert all(coef[im.end[j.id].index] == 1 for j in inst.jobs)
+
+
+def test_complete_r1_hint_is_a_solution_of_r1_keeping_the_schedule():
+    # every variable of R1 is hinted, the hint is a solution of R1 (CP-SAT accepts it with every variable fixed to
+    # its hint), and it keeps the schedule's starts and GPUs; a schedule R1 rejects adds no hint
+    from ortools.sat.python import cp_model
+
+    from optsched.exact.rar_lns import hint_r1_solution
+
+    for seed in range(3):
+        inst = contended_rar_instance(8, 3, seed, iterations=(60, 300), horizon=400)
+        start = serial_schedule(inst)
+        im = r1(inst, start)
+        run = hint_r1_solution(inst, start, im, STEP)
+        assert run.found
+        hint = dict(zip(im.model.proto.solution_hint.vars, im.model.proto.solution_hint.values))
+        assert sorted(hint) == list(range(len(im.model.proto.variables)))
+        for sj in start.jobs:
+            assert hint[im.start[sj.id].index] == sj.start
+            for s in inst.cluster.server_ids:
+                assert hint[im.gpus[sj.id, s].index] == sj.placement.get(s, 0)
+        solver = cp_model.CpSolver()
+        solver.parameters.fix_variables_to_their_hinted_value = True
+        solver.parameters.num_workers = 1
+        assert solver.solve(im.model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    # a schedule R1's horizon cannot hold (a start one slot before its end): no solution, no hint
+    inst = contention_pair()
+    im = build_interval_model(inst, 20, restriction=True, symmetry=False)
+    late = Schedule((ScheduledJob("j0", 19, {"s0": 2, "s1": 1}), ScheduledJob("j1", 0, {"s1": 1, "s2": 2})))
+    run = hint_r1_solution(inst, late, im, STEP)
+    assert not run.found and len(im.model.proto.solution_hint.vars) == 0

@@ -12,11 +12,12 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
   p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
   The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
 
-Upper bounds come from the incumbents, a local search on the list SGS's priority order and a
-large-neighbourhood search on R1 ([`optsched.exact.rar_lns`][]). If the evaluator's best score meets LB_R, it is
-optimal: no slot was ever modelled. Otherwise the gap holds schedules that gain by running contended jobs side
-by side; the time-indexed model closes it, built over the horizon of the best schedule with the makespan at
-least LB_R (the only place where the horizon still matters, reported in ``info["closed_by"]``).
+Upper bounds come from the incumbents, a local search on the list SGS's priority order, R1 solved as a whole
+from the best schedule's complete solution, and a large-neighbourhood search on R1
+([`optsched.exact.rar_lns`][]). If the evaluator's best score meets LB_R, it is optimal: no slot was ever
+modelled. Otherwise the gap holds schedules that gain by running contended jobs side by side; the time-indexed
+model closes it, built over the horizon of the best schedule with the makespan at least LB_R (the only place
+where the horizon still matters, reported in ``info["closed_by"]``).
 
 ```pycon
 >>> from optsched.generators.rar import tiny_rar_example
@@ -45,7 +46,7 @@ from ..registry import algorithm
 from ..result import Result, Schedule, SolveStatus
 from . import _cpsat
 from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, server_classes, solve_rar_cpsat
-from .rar_lns import improve_order, lns_r1, sched_order
+from .rar_lns import hint_r1_solution, improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
 
 LNS_STEP_S = 1.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
@@ -232,9 +233,10 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
-    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, the LNS on R1
-    ([`optsched.exact.rar_lns`][]; ``lns=False`` skips it and the order search) three quarters of what is left,
-    then R and, if the gap is open and ``close_gap``, the time-indexed model what remains; ``deterministic_limit``
+    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, R1 as a whole (from the best
+    schedule's complete solution of R1) half of what is left, the LNS on R1 ([`optsched.exact.rar_lns`][];
+    ``lns=False`` skips these two and the order search) three quarters of the rest, then R and, if the gap is open
+    and ``close_gap``, the time-indexed model what remains; ``deterministic_limit``
     instead gives each model solve that many deterministic units and each probe and LNS step a tenth of it
     (reproducible runs; ``info["limit"]`` says which applied). At a
     limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
@@ -332,6 +334,30 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         info["order_search"] = {"makespan": ms}
         if lb >= ub:
             return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the bound of the probes")
+    # R1 as a whole from a complete solution: the best schedule fixed in R1 gives every variable a value (the
+    # hint), then CP-SAT minimises the makespan, at least LB (a solution at LB closes the gap), with half of what
+    # is left (D under a deterministic limit D)
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=False)
+        fix = dataclasses.replace(params, time_limit=share / 16) if share is not None else dataclasses.replace(
+            params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
+        fixed = hint_r1_solution(inst, best, r1, fix)
+        if fixed.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=fixed.interrupted)
+        whole = left()
+        if whole.time_limit is not None and whole.limit == "time":
+            whole = dataclasses.replace(whole, time_limit=whole.time_limit / 2)
+        run1 = _cpsat.solve(r1.model, whole)
+        info["restriction"] = {"status": run1.status.value, "objective": run1.objective, "complete_hint": fixed.found}
+        if run1.found:
+            sched = read_schedule(r1, run1, inst, algorithm="exact-interval")
+            ms = evaluate(inst, sched).makespan
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "restriction R1"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="restriction R1 meets the bound of the probes")
+        if run1.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=run1.interrupted)
     # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
     # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them
     if lns and any(p_sensitive(inst, j) for j in inst.jobs):
