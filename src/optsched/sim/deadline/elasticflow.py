@@ -608,6 +608,16 @@ class GandivaTimeSlicing(SchedulerPlacer):
         now, q = view.now, self.quantum_s
         since, tails = self._since, self._tail
         active = list(view.jobs.active.values())
+        # every active job fits at once (what they ask adds up to at most the cluster) and none is in between
+        # (each is running or waiting): the walk below keeps them all, whatever the order, so the order matters
+        # only among the waiting jobs, which start in it (a large cluster, lightly loaded: about every decision)
+        demand, others = 0, []
+        for j in active:
+            demand += j.gpus
+            if j.status != RUNNING:
+                others.append(j)
+        if demand <= view.cluster.total_gpus and all(j.status == QUEUED for j in others):
+            return self._all_fit(view, active, others)
         # the order's key, decorated (no key function): a running job within its slice first (since), then by the
         # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
         # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
@@ -668,6 +678,46 @@ class GandivaTimeSlicing(SchedulerPlacer):
                 wake = min(wake, now + q)
             else:
                 wake = min(wake, since[j.id] + q)
+        self._wake = wake
+        return b.build()
+
+    def _all_fit(self, view: SimView, active: list[Job], waiting: list[Job]) -> Decision:
+        """``decide`` when every active job fits at once and each is running or waiting: no job is preempted,
+        the waiting ones start in the walk's order (by the time they joined the queue, then deadline and workload
+        order), and the wake-up is the earliest slice end (a minimum: any order gives it)."""
+        now, q = view.now, self.quantum_s
+        since = self._since
+        wake = math.inf
+        for j in active:
+            if j.status == RUNNING:
+                s0 = since.get(j.id)
+                if s0 is None:
+                    s0 = since[j.id] = j.arrival_s
+                if s0 + q < wake:
+                    wake = s0 + q
+        if not waiting:
+            self._wake = wake
+            return Decision()
+        tails = self._tail
+        order = []
+        for j in waiting:
+            s0 = since.get(j.id)
+            if s0 is None:
+                s0 = since[j.id] = j.arrival_s
+            t = tails.get(j.id)
+            if t is None:
+                t = tails[j.id] = (deadline_of(j), j.index, j)
+            order.append((s0, *t))
+        order.sort()
+        b = DecisionBuilder(view)
+        for e in order:
+            j = e[3]
+            pl = place(b.free, j.gpus)
+            if pl is None:  # fragmented: wait for the next decision
+                continue
+            b.launch(j, placement_of(pl))
+            since[j.id] = now
+            wake = min(wake, now + q)
         self._wake = wake
         return b.build()
 
