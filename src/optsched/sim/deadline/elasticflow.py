@@ -350,7 +350,36 @@ def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
 def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
     """The running jobs a rounding error from their end, with their GPUs: they keep them until they complete
     (stopping one would leave a few ulps of work waiting for GPUs, perhaps for hours)."""
-    return {j: j.held_gpus for j in jobs if j.status == RUNNING and j.finish_time() <= now + DEADLINE_TOL_S}
+    out: dict[Job, int] = {}
+    limit = now + DEADLINE_TOL_S
+    for j in jobs:  # j.finish_time() <= limit, inline (the same floats): read for every running job at every decision
+        if j.status == RUNNING and (rate := j.rate) > 0:
+            t_ref, stall = j.t_ref, j.stall_until
+            left = j.w.iterations - j.executed
+            if (t_ref if t_ref > stall else stall) + (left if left > 0.0 else 0.0) / rate <= limit:
+                out[j] = j.held_gpus
+    return out
+
+
+def _entries(jobs: Sequence[Job], view: SimView, cache: dict[str, Ladder], skip: dict[Job, int]
+             ) -> list[tuple[Job, Ladder, float]]:
+    """``[_entry(j, view, cache) for j in jobs if j not in skip]``, with ``remaining_iterations`` inline (the same
+    floats): the scheduler's entries of every job at every decision that plans."""
+    now = view.now
+    out = []
+    add = out.append
+    for j in jobs:
+        if skip and j in skip:
+            continue
+        ex = j.executed
+        if j.status == RUNNING:  # j.executed_at(now)
+            t_ref, stall = j.t_ref, j.stall_until
+            start = t_ref if t_ref > stall else stall
+            if now > start:
+                ex = ex + j.rate * (now - start)
+        left = j.w.iterations - ex
+        add((j, cache.get(j.id) or ladder_of(j, view, cache), left if left > 0.0 else 0.0))
+    return out
 
 
 # -- admission -----------------------------------------------------------------------------------------------------
@@ -496,7 +525,7 @@ class ElasticFlow(_DeadlineOrdered):
                 entries = [by_job.get(j) or _entry(j, view, cache) for j in order]
         else:
             cache = _ladder_cache(view, self._ladders)
-            entries = [_entry(j, view, cache) for j in order if j not in ending]
+            entries = _entries(order, view, cache, ending)
             if ending:
                 planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
             else:
