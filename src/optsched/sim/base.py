@@ -204,12 +204,51 @@ class DecisionBuilder:
                 raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
                                     "this decision)", job=job.id)
             check_placement(job, placement, self.elastic)
+        if len(moves) == 1:  # one mover (what ``migrate`` adds): only the servers whose count changes are touched
+            for job, placement in moves.items():
+                assert job.placement is not None  # a running job holds GPUs
+                if self._shift(job.placement, placement):
+                    self.decision.migrate[job] = placement
+                    return
         for job in moves:
             assert job.placement is not None  # a running job holds GPUs
             self._give(job.placement)
         for job, placement in moves.items():
             self._take(job, placement)
             self.decision.migrate[job] = placement
+
+    def _shift(self, old: Placement, new: Placement) -> bool:
+        """``_give(old)`` then ``_take(new)``, writing only the servers whose count changes (the same free GPUs
+        after; a job resized on hundreds of servers changes a few): True when done, False (nothing written) when
+        ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
+        path, which names the fault)."""
+        free = self.free
+        held = dict(zip(old.servers, old.counts))
+        up: list[tuple[int, int]] = []
+        down: list[tuple[int, int]] = []
+        last = -1
+        for s, n in zip(new.servers, new.counts):
+            if s <= last or n <= 0:
+                return False
+            last = s
+            o = held.pop(s, 0)
+            if n > o:
+                up.append((s, n - o))
+            elif n < o:
+                down.append((s, o - n))
+        if last >= len(free):
+            return False
+        for s, d in up:  # GPUs added on a server: they must be free now (what the job gives back is elsewhere)
+            if free[s] < d:
+                return False
+        for s, d in down:
+            free[s] += d
+        for s, d in held.items():  # the servers it leaves
+            free[s] += d
+        for s, d in up:
+            free[s] -= d
+        self.free_total += old.gpus - new.gpus
+        return True
 
     def launch(self, job: Job, placement: Placement) -> None:
         """Start a waiting job (or restart one preempted in this decision) on ``placement``; the engine checks
