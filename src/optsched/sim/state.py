@@ -672,10 +672,10 @@ class ClusterState:
                 del jobs_on[s][job_id]
         for job_id, new, held, _ in plans:  # each mover listed last on its servers, in order
             for s, n in zip(new.servers, new.counts):
-                d = jobs_on[s]
+                on = jobs_on[s]
                 if s in held:
-                    del d[job_id]
-                d[job_id] = n
+                    del on[job_id]
+                on[job_id] = n
         free = self.free
         busy = 0
         for s, d in net.items():
