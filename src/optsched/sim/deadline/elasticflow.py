@@ -366,7 +366,7 @@ def _entries(jobs: Sequence[Job], view: SimView, cache: dict[str, Ladder], skip:
     """``[_entry(j, view, cache) for j in jobs if j not in skip]``, with ``remaining_iterations`` inline (the same
     floats): the scheduler's entries of every job at every decision that plans."""
     now = view.now
-    out = []
+    out: list[tuple[Job, Ladder, float]] = []
     add = out.append
     for j in jobs:
         if skip and j in skip:
