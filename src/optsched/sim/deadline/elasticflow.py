@@ -640,13 +640,15 @@ class GandivaTimeSlicing(SchedulerPlacer):
         # every active job fits at once (what they ask adds up to at most the cluster) and none is in between
         # (each is running or waiting): the walk below keeps them all, whatever the order, so the order matters
         # only among the waiting jobs, which start in it (a large cluster, lightly loaded: about every decision)
-        demand, others = 0, []
-        for j in active:
-            demand += j.gpus
-            if j.status != RUNNING:
-                others.append(j)
-        if demand <= view.cluster.total_gpus and all(j.status == QUEUED for j in others):
-            return self._all_fit(view, active, others)
+        total = view.cluster.total_gpus
+        if len(active) <= total:  # (more jobs than GPUs: not all fit, no need to add them up)
+            demand, others = 0, []
+            for j in active:
+                demand += j.gpus
+                if j.status != RUNNING:
+                    others.append(j)
+            if demand <= total and all(j.status == QUEUED for j in others):
+                return self._all_fit(view, active, others)
         # the order's key, decorated (no key function): a running job within its slice first (since), then by the
         # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
         # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
