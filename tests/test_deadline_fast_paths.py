@@ -524,6 +524,20 @@ def test_gandiva_fast_decision_is_the_plain_one():
         pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
+def test_gandiva_all_fit_starts_the_waiting_jobs_in_the_walks_order():
+    """Jobs arriving together that all fit at once (``_all_fit``): the order they start in decides who gets one
+    node and who is split across two (slower under the ring model), so the per-job tables show it."""
+    from optsched.problems.deadline import DeadlineJob, DeadlineWorkload, paper_cluster
+
+    jobs = [DeadlineJob(i, "ResNet-50", t, alpha=a, epochs=0.3, gpus=g) for i, t, a, g in
+            (("a", 0.0, 0.5, 3), ("b", 0.0, 1.0, 3), ("c", 0.0, 1.5, 1), ("d", 0.0, 1.5, 1),
+             ("e", 9000.0, 0.5, 1), ("f", 9000.0, 1.0, 1), ("g", 9000.0, 1.5, 3), ("h", 9000.0, 1.5, 3))]
+    wl = DeadlineWorkload(paper_cluster(2, 4), tuple(jobs))
+    runs = [simulate(wl, scheduler=p()) for p in (GandivaTimeSlicing, PlainGandiva)]
+    pd.testing.assert_frame_equal(runs[0].jobs, runs[1].jobs, check_exact=True)
+    assert runs[0].jobs["completion_s"].notna().all()
+
+
 def _plain_apply_targets(view, target):
     """apply_targets before the speed-up: every running job walked and sorted, Placement.of throughout."""
     from optsched.sim.deadline.common import deadline_of, grow, shrink

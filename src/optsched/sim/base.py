@@ -70,6 +70,32 @@ class Decision:
     migrate: dict[Job, Placement] = field(default_factory=dict)
 
 
+#: a placement on more servers than this is checked and taken (given back) by ``DecisionBuilder`` in a few numpy
+#: calls rather than a loop of element reads and writes: about twice as fast at 250 servers, no faster at 50
+#: (elastic deadline jobs span hundreds of servers on large clusters)
+WIDE = 64
+
+
+def _wide_add(free: np.ndarray, servers: Sequence[int], counts: Sequence[int]) -> bool:
+    """``free[s] += n`` for every (s, n) of a placement, as one numpy write, when its servers are in range,
+    ascending and distinct (a placement's, built by ``Placement.of``); False (nothing written) when they are not
+    (the caller then loops).
+
+    ```pycon
+    >>> free = np.array([1, 0, 2]); _wide_add(free, (0, 2), (1, 1)), free.tolist(), _wide_add(free, (2, 0), (1, 1))
+    (True, [2, 0, 3], False)
+
+    ```
+    """
+    if not (servers[0] >= 0 and servers[-1] < len(free)):
+        return False
+    idx = np.array(servers)
+    if not (idx[1:] > idx[:-1]).all():
+        return False
+    free[idx] += np.array(counts)
+    return True
+
+
 def check_placement(job: Job, placement: Placement, elastic: bool) -> None:
     """Raise [`ScheduleError`][optsched.errors.ScheduleError] unless ``placement`` is a
     [`Placement`][optsched.sim.state.Placement] of at least one GPU, of exactly the job's GPUs when the policy
@@ -122,7 +148,18 @@ class DecisionBuilder:
 
     def _take(self, job: Job, placement: Placement) -> None:
         free = self.free
-        for s, n in zip(placement.servers, placement.counts):
+        servers = placement.servers
+        if len(servers) > WIDE:  # many servers: checked and taken in a few numpy calls, not a loop of element reads
+            idx, cnt = np.array(servers), np.array(placement.counts)
+            # ascending and distinct, so in range when both ends are
+            ok = servers[0] >= 0 and servers[-1] < len(free) and (idx[1:] > idx[:-1]).all()
+            held = free[idx] if ok else None
+            if held is not None and cnt.min() > 0 and (held >= cnt).all():
+                free[idx] = held - cnt
+                self.free_total -= placement.gpus
+                return
+            # (not sorted and distinct, or a fault: the loop below, which names it)
+        for s, n in zip(servers, placement.counts):
             if not 0 <= s < len(free):
                 raise ScheduleError(f"unknown server index {s}", job=job.id)
             if n <= 0 or free[s] < n:
@@ -132,8 +169,10 @@ class DecisionBuilder:
         self.free_total -= placement.gpus
 
     def _give(self, placement: Placement) -> None:
-        for s, n in zip(placement.servers, placement.counts):
-            self.free[s] += n
+        servers = placement.servers
+        if not (len(servers) > WIDE and _wide_add(self.free, servers, placement.counts)):
+            for s, n in zip(servers, placement.counts):
+                self.free[s] += n
         self.free_total += placement.gpus
 
     def preempt(self, job: Job) -> None:
@@ -165,12 +204,51 @@ class DecisionBuilder:
                 raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
                                     "this decision)", job=job.id)
             check_placement(job, placement, self.elastic)
+        if len(moves) == 1:  # one mover (what ``migrate`` adds): only the servers whose count changes are touched
+            for job, placement in moves.items():
+                assert job.placement is not None  # a running job holds GPUs
+                if self._shift(job.placement, placement):
+                    self.decision.migrate[job] = placement
+                    return
         for job in moves:
             assert job.placement is not None  # a running job holds GPUs
             self._give(job.placement)
         for job, placement in moves.items():
             self._take(job, placement)
             self.decision.migrate[job] = placement
+
+    def _shift(self, old: Placement, new: Placement) -> bool:
+        """``_give(old)`` then ``_take(new)``, writing only the servers whose count changes (the same free GPUs
+        after; a job resized on hundreds of servers changes a few): True when done, False (nothing written) when
+        ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
+        path, which names the fault)."""
+        free = self.free
+        held = dict(zip(old.servers, old.counts))
+        up: list[tuple[int, int]] = []
+        down: list[tuple[int, int]] = []
+        last = -1
+        for s, n in zip(new.servers, new.counts):
+            if s <= last or n <= 0:
+                return False
+            last = s
+            o = held.pop(s, 0)
+            if n > o:
+                up.append((s, n - o))
+            elif n < o:
+                down.append((s, o - n))
+        if last >= len(free):
+            return False
+        for s, d in up:  # GPUs added on a server: they must be free now (what the job gives back is elsewhere)
+            if free[s] < d:
+                return False
+        for s, d in down:
+            free[s] += d
+        for s, d in held.items():  # the servers it leaves
+            free[s] += d
+        for s, d in up:
+            free[s] -= d
+        self.free_total += old.gpus - new.gpus
+        return True
 
     def launch(self, job: Job, placement: Placement) -> None:
         """Start a waiting job (or restart one preempted in this decision) on ``placement``; the engine checks

@@ -884,11 +884,16 @@ class Simulator:
                 raise ScheduleError("a job cannot be both launched and migrated in one decision", job=job.id)
             check_placement(job, pl, elastic)
         olds = {}
+        # the movers' GPUs shifted on the servers whose count changes only, when the moves fit (else released and
+        # occupied below, which names the fault); elastic jobs resized on hundreds of servers change a few
+        shifted = self.cstate.shift([(job.id, job.placement, pl) for job, pl in moves])  # type: ignore[misc]
         for job, _ in moves:
             olds[job.id] = job.leave(now)
-            self.cstate.release(job.id, olds[job.id])
+            if not shifted:
+                self.cstate.release(job.id, olds[job.id])
         for job, pl in moves:
-            self.cstate.occupy(job.id, pl)
+            if not shifted:
+                self.cstate.occupy(job.id, pl)
             stall = self.launcher.migration_stall_s(job, olds[job.id], pl, now)
             if stall > self._max_stall_s:
                 self._max_stall_s = stall

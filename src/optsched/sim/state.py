@@ -626,6 +626,65 @@ class ClusterState:
             del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
 
+    def shift(self, moves: Sequence[tuple[str, Placement, Placement]]) -> bool:
+        """Move jobs: ``release(job_id, old)`` for every ``(job_id, old, new)`` of ``moves``, then
+        ``occupy(job_id, new)`` for each in order (a decision's moves), writing the free GPUs only on the servers
+        whose count changes: the same state after, down to the order of every server's jobs (the movers on a
+        server listed last, in the order of ``moves``, as releases then occupies leave them). True when done;
+        False, with nothing written, when a placement's servers are not ascending and distinct or the moves do
+        not fit (the caller then releases and occupies, which names the fault).
+
+        ```pycon
+        >>> from optsched.cluster import Cluster
+        >>> cs = ClusterState(Cluster.homogeneous(3, 4)); cs.occupy("a", Placement.of({0: 4, 1: 2}))
+        >>> cs.shift([("a", Placement.of({0: 4, 1: 2}), Placement.of({0: 4, 2: 1}))]), cs.free.tolist(), cs.busy_gpus
+        (True, [0, 4, 3], 5)
+
+        ```
+        """
+        if type(self) is not ClusterState:  # a subclass's release and occupy may keep more: they run
+            return False
+        fl, jobs_on = self._fl, self.jobs_on
+        n_servers = len(fl)
+        net: dict[int, int] = {}  # server -> GPUs the moves take there (negative: give back), all movers together
+        plans = []
+        for job_id, old, new in moves:  # check first: nothing is written unless every placement is plain and fits
+            held = dict(zip(old.servers, old.counts))
+            if len(held) != len(old.servers):
+                return False
+            last = -1
+            for s, n in zip(new.servers, new.counts):
+                if s <= last or s >= n_servers or n <= 0:
+                    return False
+                last = s
+                d = n - held.get(s, 0)
+                if d:
+                    net[s] = net.get(s, 0) + d
+            gone = held.keys() - set(new.servers)  # the servers it leaves
+            for s in gone:
+                net[s] = net.get(s, 0) - held[s]
+            plans.append((job_id, new, held, gone))
+        for s, d in net.items():
+            if d > 0 and fl[s] < d:
+                return False
+        for job_id, _, _, gone in plans:
+            for s in gone:
+                del jobs_on[s][job_id]
+        for job_id, new, held, _ in plans:  # each mover listed last on its servers, in order
+            for s, n in zip(new.servers, new.counts):
+                on = jobs_on[s]
+                if s in held:
+                    del on[job_id]
+                on[job_id] = n
+        free = self.free
+        busy = 0
+        for s, d in net.items():
+            if d:
+                fl[s] = free[s] = fl[s] - d
+                busy += d
+        self.busy_gpus += busy
+        return True
+
     def colocated(self, placement: PlacementLike, exclude: str | None = None) -> set[str]:
         """Ids of the jobs sharing at least one server with ``placement``."""
         out: set[str] = set()

@@ -350,7 +350,36 @@ def _ladder_cache(view: SimView, own: dict[str, Ladder]) -> dict[str, Ladder]:
 def _ending(jobs: Sequence[Job], now: float) -> dict[Job, int]:
     """The running jobs a rounding error from their end, with their GPUs: they keep them until they complete
     (stopping one would leave a few ulps of work waiting for GPUs, perhaps for hours)."""
-    return {j: j.held_gpus for j in jobs if j.status == RUNNING and j.finish_time() <= now + DEADLINE_TOL_S}
+    out: dict[Job, int] = {}
+    limit = now + DEADLINE_TOL_S
+    for j in jobs:  # j.finish_time() <= limit, inline (the same floats): read for every running job at every decision
+        if j.status == RUNNING and (rate := j.rate) > 0:
+            t_ref, stall = j.t_ref, j.stall_until
+            left = j.w.iterations - j.executed
+            if (t_ref if t_ref > stall else stall) + (left if left > 0.0 else 0.0) / rate <= limit:
+                out[j] = j.held_gpus
+    return out
+
+
+def _entries(jobs: Sequence[Job], view: SimView, cache: dict[str, Ladder], skip: dict[Job, int]
+             ) -> list[tuple[Job, Ladder, float]]:
+    """``[_entry(j, view, cache) for j in jobs if j not in skip]``, with ``remaining_iterations`` inline (the same
+    floats): the scheduler's entries of every job at every decision that plans."""
+    now = view.now
+    out: list[tuple[Job, Ladder, float]] = []
+    add = out.append
+    for j in jobs:
+        if skip and j in skip:
+            continue
+        ex = j.executed
+        if j.status == RUNNING:  # j.executed_at(now)
+            t_ref, stall = j.t_ref, j.stall_until
+            start = t_ref if t_ref > stall else stall
+            if now > start:
+                ex = ex + j.rate * (now - start)
+        left = j.w.iterations - ex
+        add((j, cache.get(j.id) or ladder_of(j, view, cache), left if left > 0.0 else 0.0))
+    return out
 
 
 # -- admission -----------------------------------------------------------------------------------------------------
@@ -496,7 +525,7 @@ class ElasticFlow(_DeadlineOrdered):
                 entries = [by_job.get(j) or _entry(j, view, cache) for j in order]
         else:
             cache = _ladder_cache(view, self._ladders)
-            entries = [_entry(j, view, cache) for j in order if j not in ending]
+            entries = _entries(order, view, cache, ending)
             if ending:
                 planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
             else:
@@ -608,6 +637,18 @@ class GandivaTimeSlicing(SchedulerPlacer):
         now, q = view.now, self.quantum_s
         since, tails = self._since, self._tail
         active = list(view.jobs.active.values())
+        # every active job fits at once (what they ask adds up to at most the cluster) and none is in between
+        # (each is running or waiting): the walk below keeps them all, whatever the order, so the order matters
+        # only among the waiting jobs, which start in it (a large cluster, lightly loaded: about every decision)
+        total = view.cluster.total_gpus
+        if len(active) <= total:  # (more jobs than GPUs: not all fit, no need to add them up)
+            demand, others = 0, []
+            for j in active:
+                demand += j.gpus
+                if j.status != RUNNING:
+                    others.append(j)
+            if demand <= total and all(j.status == QUEUED for j in others):
+                return self._all_fit(view, active, others)
         # the order's key, decorated (no key function): a running job within its slice first (since), then by the
         # time the job joined the queue (its arrival or last preemption; a running job whose slice is over: the
         # slice's end), then deadline and workload order (unique: the jobs themselves are never compared)
@@ -668,6 +709,46 @@ class GandivaTimeSlicing(SchedulerPlacer):
                 wake = min(wake, now + q)
             else:
                 wake = min(wake, since[j.id] + q)
+        self._wake = wake
+        return b.build()
+
+    def _all_fit(self, view: SimView, active: list[Job], waiting: list[Job]) -> Decision:
+        """``decide`` when every active job fits at once and each is running or waiting: no job is preempted,
+        the waiting ones start in the walk's order (by the time they joined the queue, then deadline and workload
+        order), and the wake-up is the earliest slice end (a minimum: any order gives it)."""
+        now, q = view.now, self.quantum_s
+        since = self._since
+        wake = math.inf
+        for j in active:
+            if j.status == RUNNING:
+                s0 = since.get(j.id)
+                if s0 is None:
+                    s0 = since[j.id] = j.arrival_s
+                if s0 + q < wake:
+                    wake = s0 + q
+        if not waiting:
+            self._wake = wake
+            return Decision()
+        tails = self._tail
+        order = []
+        for j in waiting:
+            s0 = since.get(j.id)
+            if s0 is None:
+                s0 = since[j.id] = j.arrival_s
+            t = tails.get(j.id)
+            if t is None:
+                t = tails[j.id] = (deadline_of(j), j.index, j)
+            order.append((s0, *t))
+        order.sort()
+        b = DecisionBuilder(view)
+        for e in order:
+            j = e[3]
+            pl = place(b.free, j.gpus)
+            if pl is None:  # fragmented: wait for the next decision
+                continue
+            b.launch(j, placement_of(pl))
+            since[j.id] = now
+            wake = min(wake, now + q)
         self._wake = wake
         return b.build()
 
