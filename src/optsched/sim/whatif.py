@@ -569,6 +569,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
            [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
+    settles = _settles(live, metric)
     scores = []
     for i in range(n):
         tc = time.process_time()
@@ -581,14 +582,16 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         assert isinstance(adm, SwitchingAdmission)
         if lookahead == "present":
             adm.cutoff_s = t0
+        settled = _Settled(twin.jobs, idx, t1) if settles else None
         try:
-            twin.apply(twin.decide())
-            while (v := twin.advance(until=t1)) is not None:
-                if v.now >= t1:
-                    break  # a decision at the window's end changes no score (nothing it starts ends by then)
+            if settled is None or not settled(t0):  # (settled: nothing decided from here on changes the score)
                 twin.apply(twin.decide())
-                if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
-                    break  # every job present at t0 is done; the rest are held back
+                while (v := twin.advance(until=t1)) is not None:
+                    if v.now >= t1 or (settled is not None and settled(v.now)):
+                        break  # (a decision at the window's end changes no score: nothing it starts ends by then)
+                    twin.apply(twin.decide())
+                    if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
+                        break  # every job present at t0 is done; the rest are held back
         except SimulationStalled:
             pass  # nothing more can happen in this copy (present lookahead: only held-back jobs remain)
         finally:
@@ -601,19 +604,83 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     return scores
 
 
-def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | None:
+class _Settled:
+    """Says, at a decision point of a window, whether the window's score is already settled: none of the jobs it
+    scores can complete before the window's end ``t1``, whatever is decided from now on. Then a window may stop
+    there (a copy that is not kept) or pause (one that may go on as the live run), with the very score its whole
+    run gives: a job completing at or after ``t1``, or not at all, counts ``t1 - max(arrival, t0)`` alike.
+
+    Only for the score ``jct`` (a later decision may still start a job: ``responsiveness`` would change) and the
+    constant performance model (exact type), where no job ever runs faster than its profiled iteration time: by
+    ``now`` a job that has arrived needs at least ``now + (iterations - executed) x iteration_time_s`` (stalls and
+    a spread placement only add), one still to arrive ``arrival + iterations x iteration_time_s``. Such a lower
+    bound only grows with ``now``, so a job found unable to finish in time (with a margin of ``1e-9`` relative
+    for the engine's rounding) is not looked at again; the jobs are read by index, as the copy replaces the job
+    objects it shares with the live run when they arrive.
+
+    ```pycon
+    >>> from optsched.problems.workload import WorkloadJob
+    >>> from optsched.sim.state import jobs_from_workload
+    >>> jobs = jobs_from_workload([WorkloadJob("a", 0, 1, 100, 1.0), WorkloadJob("b", 50, 1, 500, 1.0)])
+    >>> s = _Settled(jobs, [0, 1], 400.0)
+    >>> s(0.0), s(320.0)   # a could still finish by 400 at t = 0, not when it has not run by t = 320
+    (False, True)
+
+    ```
+    """
+
+    __slots__ = ("_jobs", "_open", "_lim")
+
+    def __init__(self, jobs: Sequence[Job], idx: Sequence[int], t1: float):
+        self._jobs = jobs
+        self._open = list(idx)
+        self._lim = t1 + 1e-9 * max(1.0, abs(t1))
+
+    def __call__(self, now: float) -> bool:
+        jobs, lim, open_ = self._jobs, self._lim, self._open
+        for n, k in enumerate(open_):
+            j = jobs[k]
+            if j.completion_s == j.completion_s:  # done (not NaN): its share of the score is fixed
+                continue
+            w = j.w
+            a = w.arrival_s
+            if a > now:
+                lb = a + w.iterations * w.iteration_time_s
+            else:
+                lb = now + (w.iterations - j.executed_at(now)) * w.iteration_time_s
+            if lb < lim:
+                if n:
+                    del open_[:n]  # the ones before it are done or cannot finish in time: for good
+                return False
+        open_.clear()
+        return True
+
+
+def _settles(sim: Simulator, metric: str) -> bool:
+    """True if a window of ``sim`` may stop once its score is settled ([`_Settled`][optsched.sim.whatif._Settled])."""
+    return metric == "jct" and type(sim.perf) is ConstantPerf
+
+
+def _forward(sim: Simulator, t1: float, stop_s: float,
+             settled: _Settled | None = None) -> tuple[SimulationStalled | None, bool]:
     """Run ``sim`` (at a point, its decision due) with its policy's decisions up to ``t1``, stopping at a decision
     point at or after ``stop_s`` without deciding it (a decision at ``t1`` changes no score: nothing it launches
-    finishes or starts before ``t1``). Returns the stall that ended the run early, if one did."""
+    finishes or starts before ``t1``). With ``settled``, it pauses at the first decision point where the score is
+    settled, that decision due (the same call without ``settled`` goes on from there as if it had not paused).
+    Returns the stall that ended the run early, if one did, and whether it paused."""
     try:
+        if settled is not None and settled(sim.now):
+            return None, True
         sim.apply(sim.decide())
         while (v := sim.advance(until=t1)) is not None:
             if v.now >= stop_s:
                 break
+            if settled is not None and settled(v.now):
+                return None, True
             sim.apply(sim.decide())
     except SimulationStalled as e:
-        return e
-    return None
+        return e, False
+    return None, False
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
@@ -647,6 +714,8 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     keep: Simulator | None = None
     keep_rng: Any = None
     keep_stall: SimulationStalled | None = None
+    keep_paused = False
+    settles = _settles(live, metric)
     for i in [*(i for i in range(n) if i != k), k]:
         if i != k or may_end:
             tc = time.process_time()
@@ -658,12 +727,12 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
             out.reused += 1
         tw = time.process_time()
         twin.stop_when_tracked_done = False
-        stall = _forward(twin, t1, stop_s)
+        stall, paused = _forward(twin, t1, stop_s, _Settled(twin.jobs, idx, t1) if settles else None)
         sc = score([twin.jobs[j] for j in idx], t0, t1, metric)
         scores[i] = sc
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
         if won:
-            best, best_i, keep, keep_stall = sc, i, twin, stall
+            best, best_i, keep, keep_stall, keep_paused = sc, i, twin, stall, paused
         if rng is not None and twin is not live:
             if won:
                 keep_rng = rng.bit_generator.state
@@ -671,6 +740,14 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
         out.whatif_s += time.process_time() - tw
     assert keep is not None
+    if keep_paused:  # the chosen run paused once its score was settled: it goes on to the live run's next point
+        tw = time.process_time()
+        if rng is not None and keep is not live:
+            rng.bit_generator.state = keep_rng  # (where its window paused)
+        keep_stall = _forward(keep, t1, stop_s)[0]
+        if rng is not None and keep is not live:
+            keep_rng = rng.bit_generator.state
+        out.whatif_s += time.process_time() - tw
     if may_end and all(not j.tracked or not math.isnan(j.completion_s) for j in keep.jobs):
         best_i, keep = -1, None  # the chosen run ended in the window: nothing goes on (every shared one reset)
     for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
