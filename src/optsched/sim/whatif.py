@@ -52,7 +52,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence, cast
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -61,7 +61,7 @@ from ..errors import InstanceError
 from ..params import Params
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from .base import AdmissionPolicy, Composed, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
 from .policies import AcceptAll, AcceptK
@@ -360,6 +360,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
     shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
+    resets = [_Reset(p) for p in pols]  # (how: as reset() would, cheaply where that is exact)
     unfinished = _Unfinished([j.arrival_s for j in wl.jobs])  # the jobs each point scores
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
@@ -388,7 +389,8 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                 # too, and if the chosen run did end there, the live run is switched and steps as below)
                 may_end = stop_when_tracked_done and t0 + horizon_s >= last_tracked
                 scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end)
+                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end,
+                                                       resets=resets)
                 if kept is None:
                     reuse = False
                     policy.switch(best)
@@ -398,7 +400,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                     admission = cast(SwitchingAdmission, live.admission)
             else:
                 scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
-                                   unfinished=unfinished)
+                                   unfinished=unfinished, resets=resets)
                 best = int(np.argmin(scores))
                 policy.switch(best)
                 admission.switch(best)
@@ -514,7 +516,78 @@ def _resets_whole(obj: Any) -> bool:
     return True
 
 
-def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator:
+def _frozen(v: Any) -> bool:
+    return type(v) in _ATOMS or (type(v) is tuple and all(type(x) in _ATOMS for x in v))
+
+
+class _Reset:
+    """``p.reset()`` for candidate policy ``p``, cheaper where that is exact: a window's copy resets the candidate
+    it ran (and a switch the policy switched out) at every point, and ``Params.reset`` builds the object anew from
+    its parameters (about 15-25 µs for a [`Composed`][optsched.sim.base.Composed] policy).
+
+    For a ``Composed`` policy (exact type) whose two parts hold nothing but plain values once reset (the built-in
+    policies), resetting is clearing its run state (``_clear``, which its constructor ends with): the template
+    taken from ``p`` in its reset state says what everything else must equal; ``__call__`` clears, compares the
+    policy's other values and both parts' values with it, and falls back on ``p.reset()`` if anything differs
+    (a part that kept state, an attribute added by a run). Any other policy is reset by ``p.reset()``.
+
+    ```pycon
+    >>> from optsched.sim.registry import build_policy
+    >>> p = build_policy("las"); r = _Reset(p)
+    >>> p._q.append(1); p._seq = 7; r(p)
+    >>> p._q, p._seq, r.fast
+    ([], 0, True)
+
+    ```
+    """
+
+    __slots__ = ("_tmpl",)
+
+    def __init__(self, p: Any):
+        self._tmpl: tuple | None = None
+        if type(p) is not Composed:
+            return
+        p.reset()
+        states = []
+        for part in (p.scheduling, p.placement):
+            d = dict(part.__dict__)
+            if not all(map(_frozen, d.values())):
+                return
+            states.append((type(part), d))
+        own = {k: v for k, v in p.__dict__.items() if k not in ("scheduling", "placement")}
+        p._clear()
+        for k, v in p.__dict__.items():  # every other value plain, or a container made anew by _clear
+            if k not in ("scheduling", "placement") and (k not in own or not (_frozen(v) or v is not own[k])):
+                return
+        self._tmpl = (own, *states)
+
+    @property
+    def fast(self) -> bool:
+        return self._tmpl is not None
+
+    def __call__(self, p: Any) -> None:
+        t = self._tmpl
+        if t is not None and type(p) is Composed:
+            p._clear()
+            own, (ts, ds), (tp, dp) = t
+            d = p.__dict__
+            s, pl = d.get("scheduling"), d.get("placement")
+            if (type(s) is ts and type(pl) is tp and s.__dict__ == ds and pl.__dict__ == dp
+                    and d == dict(own, scheduling=s, placement=pl)):
+                return
+        p.reset()
+
+
+def _reset(resets: Sequence[Callable[[Any], None]], i: int, p: Any) -> None:
+    """Reset candidate ``i``'s policy object ``p`` (by ``resets[i]``, a [`_Reset`][optsched.sim.whatif._Reset], if
+    there is one)."""
+    if i < len(resets):
+        resets[i](p)
+    else:
+        p.reset()
+
+
+def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = (), bare: bool = False) -> Simulator:
     """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
     only what candidate ``i``'s run can touch is copied.
 
@@ -530,7 +603,10 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
     what its own copy of the generator would have given and ``live`` is left untouched. So are the run's
     configuration (read only, by the result) and a constant performance model and a plain launch mechanism (their
     parameters are all they hold). Copying the five candidates' policies and the generator was about four fifths
-    of a clone.
+    of a clone. ``bare`` (lookahead ``workload``): a candidate whose admission is accept-all, with no held jobs
+    handed over, runs with that admission itself, not through the switching wrapper (which would pass every job
+    on, and be asked at every event how many it holds: none); the copy's view keeps the wrapper, which
+    [`_wrap`][optsched.sim.whatif._wrap] puts back on a copy that goes on as the live run.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
@@ -555,11 +631,22 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
     ta = twin.admission
     assert isinstance(ta, SwitchingAdmission)
     ta.switch(i)
+    if bare and type(ta.current) is AcceptAll and not ta._carry and not ta._future and ta.cutoff_s is None:
+        twin.admission = ta.current  # (the view keeps the wrapper: _wrap puts it back on a copy kept)
     return twin
 
 
+def _wrap(sim: Simulator) -> None:
+    """Give a copy made ``bare`` by [`_copy_for`][optsched.sim.whatif._copy_for] its switching admission back (the
+    view's), before it goes on as the live run."""
+    adm = sim.view.admission
+    assert isinstance(adm, SwitchingAdmission) and (sim.admission is adm or sim.admission is adm.current)
+    sim.admission = adm
+
+
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
-              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None) -> list[float]:
+              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
+              resets: Sequence[Callable[[Any], None]] = ()) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
@@ -573,12 +660,12 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     scores = []
     for i in range(n):
         tc = time.process_time()
-        twin = _copy_for(live, i, shared)
+        twin = _copy_for(live, i, shared, bare=lookahead == "workload")
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
         out.copy_s += time.process_time() - tc
         out.copies += 1
         tw = time.process_time()
-        adm = twin.admission
+        adm = twin.view.admission
         assert isinstance(adm, SwitchingAdmission)
         if lookahead == "present":
             adm.cutoff_s = t0
@@ -598,7 +685,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
             if rng is not None and rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
             if twin.policy is cast(SwitchingPolicy, live.policy).candidates[i]:  # shared: back to its reset state
-                twin.policy.reset()
+                _reset(resets, i, twin.policy)
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
         out.whatif_s += time.process_time() - tw
     return scores
@@ -685,7 +772,8 @@ def _forward(sim: Simulator, t1: float, stop_s: float,
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
                       stop_s: float, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
-                      may_end: bool = False) -> tuple[list[float], Simulator | None, int]:
+                      may_end: bool = False, resets: Sequence[Callable[[Any], None]] = ()
+                      ) -> tuple[list[float], Simulator | None, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
     next point (``stop_s``): the other candidates run on copies, then the live run runs its own active candidate's
     window itself, and the chosen run, stopped at the live run's next point (or at the window's end), goes on as
@@ -719,7 +807,7 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     for i in [*(i for i in range(n) if i != k), k]:
         if i != k or may_end:
             tc = time.process_time()
-            twin = _copy_for(live, i, shared)
+            twin = _copy_for(live, i, shared, bare=True)
             out.copy_s += time.process_time() - tc
             out.copies += 1
         else:
@@ -752,7 +840,7 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         best_i, keep = -1, None  # the chosen run ended in the window: nothing goes on (every shared one reset)
     for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
         if i != k and i != best_i and c is not None and i < len(shared) and shared[i]:
-            c.reset()
+            _reset(resets, i, c)
     if keep is None:
         return scores, None, int(np.argmin(scores))
     if keep_stall is not None:
@@ -761,9 +849,10 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         if rng is not None:
             rng.bit_generator.state = keep_rng
         mine = keep.policy
-        pol.candidates[k].reset()  # switched out (SwitchingPolicy.switch)
+        _reset(resets, k, pol.candidates[k])  # switched out (SwitchingPolicy.switch)
         pol.candidates[best_i] = mine
         pol.active = best_i
         keep.policy = pol
+        _wrap(keep)
     keep.stop_when_tracked_done = stop_tracked
     return scores, keep, best_i
