@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"seed": seed, "policy": f"{s}+{a}", "avg_jct_h": r.summary["avg_jct_s"] / 3600,
                          "avg_resp_h": r.summary["avg_responsiveness_s"] / 3600,
                          "finished": r.summary["finished_tracked"], "wall_s": float(np.median(walls)),
-                         "cpu_s": float(np.median(cpus))})
+                         "cpu_s": float(np.median(cpus)), "decisions": int(r.summary["decisions"])})
             print(rows[-1], flush=True)
         for look in ("workload", "present"):
             walls, cpus, parts = [], [], []
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                          "wall_s": float(np.median(walls)), "cpu_s": float(np.median(cpus)),
                          "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_windows": sm["reused"],
+                         "decisions": int(sm["decisions"]), "window_decisions": sm["window_decisions"],
                          "live_s": live_s, "copy_s": copy_s, "whatif_s": whatif_s,
                          "cost_ratio": (copy_s + whatif_s) / live_s if live_s > 0 else None,
                          "choices": "; ".join(f"{k} {v:.2f}" for k, v in w.custom["whatif"].share().items() if v > 0)})
@@ -141,16 +142,19 @@ def main(argv: list[str] | None = None) -> int:
               "live run (`live windows`); those windows count in `what-if s`, not in `live s`, so the "
               "`(clone + what-if) / live` ratio is not the cost's measure there: `CPU s / median fixed CPU s` is. "
               "The candidates' windows (`what-if s`) simulate, point by point, what each candidate's own fixed run "
-              "simulates over the same time: their floor is about the five fixed runs' CPU time together (`five "
-              "fixed CPU s / median`), whatever a copy costs.", "",
+              "simulates over the same time, up to the decision point where their score is settled (no scored job "
+              "can finish before the window's end; the chosen run goes on to the next point): `window decisions / "
+              "five fixed` compares the decisions they take with those of the five fixed runs together (`five "
+              "fixed CPU s / median`: their CPU time against the median one's).", "",
               "| lookahead | seed | points | switches | copies | live windows | live s | clone s | what-if s "
               "| (clone + what-if) / live | wall s / median fixed wall s | CPU s / median fixed CPU s "
               "| clone s / median fixed CPU s | what-if s / median fixed CPU s | five fixed CPU s / median "
-              "| chosen (share of points) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| window decisions / five fixed | chosen (share of points) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     fixed_wall = fixed.groupby("seed")["wall_s"].median()
     fixed_cpu = fixed.groupby("seed")["cpu_s"].median()
     fixed_sum = fixed.groupby("seed")["cpu_s"].sum()
+    fixed_dec = fixed.groupby("seed")["decisions"].sum()
     for look in ("workload", "present"):
         for _, r in df[df["policy"] == f"what-if ({look})"].iterrows():
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
@@ -160,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
                          f"{r['copy_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
                          f"{r['whatif_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
-                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
+                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['window_decisions'] / fixed_dec.loc[r['seed']]:.2f} | {r['choices']} |")
     lines += ["", "## Every run", "", frame_markdown(df)]
     stem = "whatif_bursty" if args.bursty else "whatif"
     with atomic_open(out / f"{stem}.md", "w", encoding="utf-8") as fh:

@@ -290,7 +290,8 @@ def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> flo
 class WhatIfRecord:
     """What the switching did, kept in the run's result as ``custom["whatif"]``: the candidates' names, the index
     chosen at every switching point, the points' times and scores, and the simulation cost (CPU seconds of the
-    live run's own steps, of the copies and of the what-if simulations)."""
+    live run's own steps, of the copies and of the what-if simulations), and the decisions the windows took
+    (``window_decisions``, the chosen runs' included: compare with a fixed run's ``decisions``)."""
 
     names: list[str]
     times: list[float] = field(default_factory=list)
@@ -301,6 +302,7 @@ class WhatIfRecord:
     whatif_s: float = 0.0
     copies: int = 0
     reused: int = 0
+    window_decisions: int = 0
 
     @property
     def n_points(self) -> int:
@@ -316,7 +318,7 @@ class WhatIfRecord:
         return dict(switch_points=self.n_points,
                     switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
                     live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
-                    reused=self.reused,
+                    reused=self.reused, window_decisions=self.window_decisions,
                     cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
 
 
@@ -670,6 +672,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         if lookahead == "present":
             adm.cutoff_s = t0
         settled = _Settled(twin.jobs, idx, t1) if settles else None
+        d0 = twin._decisions
         try:
             if settled is None or not settled(t0):  # (settled: nothing decided from here on changes the score)
                 twin.apply(twin.decide())
@@ -687,6 +690,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
             if twin.policy is cast(SwitchingPolicy, live.policy).candidates[i]:  # shared: back to its reset state
                 _reset(resets, i, twin.policy)
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
+        out.window_decisions += twin._decisions - d0
         out.whatif_s += time.process_time() - tw
     return scores
 
@@ -815,7 +819,9 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
             out.reused += 1
         tw = time.process_time()
         twin.stop_when_tracked_done = False
+        d0 = twin._decisions
         stall, paused = _forward(twin, t1, stop_s, _Settled(twin.jobs, idx, t1) if settles else None)
+        out.window_decisions += twin._decisions - d0
         sc = score([twin.jobs[j] for j in idx], t0, t1, metric)
         scores[i] = sc
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
@@ -832,7 +838,9 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         tw = time.process_time()
         if rng is not None and keep is not live:
             rng.bit_generator.state = keep_rng  # (where its window paused)
+        d0 = keep._decisions
         keep_stall = _forward(keep, t1, stop_s)[0]
+        out.window_decisions += keep._decisions - d0
         if rng is not None and keep is not live:
             keep_rng = rng.bit_generator.state
         out.whatif_s += time.process_time() - tw
