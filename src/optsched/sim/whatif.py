@@ -30,7 +30,10 @@ simulator switches to the pair with the best score for the next period. Rules an
   generator shared and put back after each copy). With lookahead ``workload`` and ``horizon_s <= period_s``
   (``live_runs_one``), the live run runs its active candidate's window itself instead of a copy, and the chosen
   run, stopped at the live run's next point, goes on as the live run (the live run switched to the choice would
-  simulate that very window again); not while the live run could end in the window on its tracked jobs.
+  simulate that very window again); not while the live run could end in the window on its tracked jobs. With the
+  score ``jct`` and the constant performance model a window stops once its score is settled (no job it scores can
+  finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
+  resumed to the next point.
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
