@@ -14,7 +14,7 @@ system within the horizon), for both lookaheads (``workload``: the copies see fu
 only the jobs already arrived, Blox's code). Cost: the switcher's wall time split into the live run, the
 clones and the copies' simulation (CPU seconds, medians of the runs), against the fixed policies' median wall time and
 CPU seconds (CPU seconds are the steadier figure on a shared machine; each run is repeated ``--repeat`` times, 3 by
-default, and its median time kept). Every number is OUR simulator's.
+default, the repeats interleaved, and its median time kept). Every number is OUR simulator's.
 """
 
 from __future__ import annotations
@@ -73,32 +73,42 @@ def main(argv: list[str] | None = None) -> int:
                                  max_gpus=SERVERS * GPUS)
         else:
             wl = philly_workload(args.load, seed, window=window, n_jobs=n_jobs, max_gpus=SERVERS * GPUS)
-        for s, a in PAIRS:
-            walls, cpus = [], []
-            for _ in range(max(1, args.repeat)):
+        # the repeats interleaved (each repeat runs every fixed pair, then the switcher with either lookahead), so
+        # that a change of the machine's load during the seed weighs on the fixed runs and the switcher alike
+        looks = ("workload", "present")
+        runs: dict = {}
+        for _ in range(max(1, args.repeat)):  # (every run gives the same result: the last one's is kept)
+            for key in [*PAIRS, *looks]:
                 t0, c0 = time.perf_counter(), time.process_time()
-                r = simulate(wl, cluster, scheduler=s, admission=a, stop_when_tracked_done=True, seed=seed)
-                walls.append(time.perf_counter() - t0)
-                cpus.append(time.process_time() - c0)
+                if key in looks:
+                    r = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s,
+                                   lookahead=key, stop_when_tracked_done=True, seed=seed)
+                else:
+                    r = simulate(wl, cluster, scheduler=key[0], admission=key[1], stop_when_tracked_done=True,
+                                 seed=seed)
+                wall_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
+                rec = runs.setdefault(key, {"walls": [], "cpus": [], "parts": []})
+                rec["walls"].append(wall_s)
+                rec["cpus"].append(cpu_s)
+                rec["res"] = r
+                if key in looks:
+                    rec["parts"].append([r.summary[k] for k in ("live_s", "copy_s", "whatif_s")])
+        for s, a in PAIRS:
+            rec = runs[(s, a)]
+            r = rec["res"]
             rows.append({"seed": seed, "policy": f"{s}+{a}", "avg_jct_h": r.summary["avg_jct_s"] / 3600,
                          "avg_resp_h": r.summary["avg_responsiveness_s"] / 3600,
-                         "finished": r.summary["finished_tracked"], "wall_s": float(np.median(walls)),
-                         "cpu_s": float(np.median(cpus)), "decisions": int(r.summary["decisions"])})
+                         "finished": r.summary["finished_tracked"], "wall_s": float(np.median(rec["walls"])),
+                         "cpu_s": float(np.median(rec["cpus"])), "decisions": int(r.summary["decisions"])})
             print(rows[-1], flush=True)
-        for look in ("workload", "present"):
-            walls, cpus, parts = [], [], []
-            for _ in range(max(1, args.repeat)):  # (every run gives the same result: the last one's is kept)
-                t0, c0 = time.perf_counter(), time.process_time()
-                w = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s,
-                               lookahead=look, stop_when_tracked_done=True, seed=seed)
-                walls.append(time.perf_counter() - t0)
-                cpus.append(time.process_time() - c0)
-                parts.append([w.summary[k] for k in ("live_s", "copy_s", "whatif_s")])
-            live_s, copy_s, whatif_s = (float(x) for x in np.median(np.array(parts), axis=0))
+        for look in looks:
+            rec = runs[look]
+            w = rec["res"]
+            live_s, copy_s, whatif_s = (float(x) for x in np.median(np.array(rec["parts"]), axis=0))
             sm = w.summary  # the run's summary, with the switching figures
             rows.append({"seed": seed, "policy": f"what-if ({look})", "avg_jct_h": sm["avg_jct_s"] / 3600,
                          "avg_resp_h": sm["avg_responsiveness_s"] / 3600, "finished": sm["finished_tracked"],
-                         "wall_s": float(np.median(walls)), "cpu_s": float(np.median(cpus)),
+                         "wall_s": float(np.median(rec["walls"])), "cpu_s": float(np.median(rec["cpus"])),
                          "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_windows": sm["reused"],
                          "decisions": int(sm["decisions"]), "window_decisions": sm["window_decisions"],
