@@ -286,3 +286,18 @@ def test_the_cheap_reset_leaves_what_reset_leaves(name):
     a.extra = 1
     r(a)
     assert not hasattr(a.scheduling, "cache") and not hasattr(a, "extra") and state(a) == state(b)
+
+
+@pytest.mark.parametrize("metric", ["responsiveness", "both"])
+def test_windows_scored_on_first_starts_run_to_their_end(monkeypatch, metric):
+    # a later decision may still start a job: with a score that counts first starts no window stops early
+    wl = synthetic_workload(40, load_jph=10.0, seed=1, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, median_duration_s=5400)
+    pairs = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=1800, horizon_s=1800, seed=1, metric=metric)
+    seen = _spy_windows(monkeypatch)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    assert seen["paused"] == 0
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert fast[:3] == plain[:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
