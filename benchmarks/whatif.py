@@ -14,7 +14,7 @@ system within the horizon), for both lookaheads (``workload``: the copies see fu
 only the jobs already arrived, Blox's code). Cost: the switcher's wall time split into the live run, the
 clones and the copies' simulation (CPU seconds, medians of the runs), against the fixed policies' median wall time and
 CPU seconds (CPU seconds are the steadier figure on a shared machine; each run is repeated ``--repeat`` times, 3 by
-default, and its median time kept). Every number is OUR simulator's.
+default, the repeats interleaved, and its median time kept). Every number is OUR simulator's.
 """
 
 from __future__ import annotations
@@ -73,34 +73,45 @@ def main(argv: list[str] | None = None) -> int:
                                  max_gpus=SERVERS * GPUS)
         else:
             wl = philly_workload(args.load, seed, window=window, n_jobs=n_jobs, max_gpus=SERVERS * GPUS)
-        for s, a in PAIRS:
-            walls, cpus = [], []
-            for _ in range(max(1, args.repeat)):
+        # the repeats interleaved (each repeat runs every fixed pair, then the switcher with either lookahead), so
+        # that a change of the machine's load during the seed weighs on the fixed runs and the switcher alike
+        looks = ("workload", "present")
+        runs: dict = {}
+        for _ in range(max(1, args.repeat)):  # (every run gives the same result: the last one's is kept)
+            for key in [*PAIRS, *looks]:
                 t0, c0 = time.perf_counter(), time.process_time()
-                r = simulate(wl, cluster, scheduler=s, admission=a, stop_when_tracked_done=True, seed=seed)
-                walls.append(time.perf_counter() - t0)
-                cpus.append(time.process_time() - c0)
+                if key in looks:
+                    r = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s,
+                                   lookahead=key, stop_when_tracked_done=True, seed=seed)
+                else:
+                    r = simulate(wl, cluster, scheduler=key[0], admission=key[1], stop_when_tracked_done=True,
+                                 seed=seed)
+                wall_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
+                rec = runs.setdefault(key, {"walls": [], "cpus": [], "parts": []})
+                rec["walls"].append(wall_s)
+                rec["cpus"].append(cpu_s)
+                rec["res"] = r
+                if key in looks:
+                    rec["parts"].append([r.summary[k] for k in ("live_s", "copy_s", "whatif_s")])
+        for s, a in PAIRS:
+            rec = runs[(s, a)]
+            r = rec["res"]
             rows.append({"seed": seed, "policy": f"{s}+{a}", "avg_jct_h": r.summary["avg_jct_s"] / 3600,
                          "avg_resp_h": r.summary["avg_responsiveness_s"] / 3600,
-                         "finished": r.summary["finished_tracked"], "wall_s": float(np.median(walls)),
-                         "cpu_s": float(np.median(cpus))})
+                         "finished": r.summary["finished_tracked"], "wall_s": float(np.median(rec["walls"])),
+                         "cpu_s": float(np.median(rec["cpus"])), "decisions": int(r.summary["decisions"])})
             print(rows[-1], flush=True)
-        for look in ("workload", "present"):
-            walls, cpus, parts = [], [], []
-            for _ in range(max(1, args.repeat)):  # (every run gives the same result: the last one's is kept)
-                t0, c0 = time.perf_counter(), time.process_time()
-                w = run_whatif(wl, cluster, PAIRS, period_s=args.period_s, horizon_s=args.horizon_s,
-                               lookahead=look, stop_when_tracked_done=True, seed=seed)
-                walls.append(time.perf_counter() - t0)
-                cpus.append(time.process_time() - c0)
-                parts.append([w.summary[k] for k in ("live_s", "copy_s", "whatif_s")])
-            live_s, copy_s, whatif_s = (float(x) for x in np.median(np.array(parts), axis=0))
+        for look in looks:
+            rec = runs[look]
+            w = rec["res"]
+            live_s, copy_s, whatif_s = (float(x) for x in np.median(np.array(rec["parts"]), axis=0))
             sm = w.summary  # the run's summary, with the switching figures
             rows.append({"seed": seed, "policy": f"what-if ({look})", "avg_jct_h": sm["avg_jct_s"] / 3600,
                          "avg_resp_h": sm["avg_responsiveness_s"] / 3600, "finished": sm["finished_tracked"],
-                         "wall_s": float(np.median(walls)), "cpu_s": float(np.median(cpus)),
+                         "wall_s": float(np.median(rec["walls"])), "cpu_s": float(np.median(rec["cpus"])),
                          "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_windows": sm["reused"],
+                         "decisions": int(sm["decisions"]), "window_decisions": sm["window_decisions"],
                          "live_s": live_s, "copy_s": copy_s, "whatif_s": whatif_s,
                          "cost_ratio": (copy_s + whatif_s) / live_s if live_s > 0 else None,
                          "choices": "; ".join(f"{k} {v:.2f}" for k, v in w.custom["whatif"].share().items() if v > 0)})
@@ -141,16 +152,19 @@ def main(argv: list[str] | None = None) -> int:
               "live run (`live windows`); those windows count in `what-if s`, not in `live s`, so the "
               "`(clone + what-if) / live` ratio is not the cost's measure there: `CPU s / median fixed CPU s` is. "
               "The candidates' windows (`what-if s`) simulate, point by point, what each candidate's own fixed run "
-              "simulates over the same time: their floor is about the five fixed runs' CPU time together (`five "
-              "fixed CPU s / median`), whatever a copy costs.", "",
+              "simulates over the same time, up to the decision point where their score is settled (no scored job "
+              "can finish before the window's end; the chosen run goes on to the next point): `window decisions / "
+              "five fixed` compares the decisions they take with those of the five fixed runs together (`five "
+              "fixed CPU s / median`: their CPU time against the median one's).", "",
               "| lookahead | seed | points | switches | copies | live windows | live s | clone s | what-if s "
               "| (clone + what-if) / live | wall s / median fixed wall s | CPU s / median fixed CPU s "
               "| clone s / median fixed CPU s | what-if s / median fixed CPU s | five fixed CPU s / median "
-              "| chosen (share of points) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| window decisions / five fixed | chosen (share of points) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     fixed_wall = fixed.groupby("seed")["wall_s"].median()
     fixed_cpu = fixed.groupby("seed")["cpu_s"].median()
     fixed_sum = fixed.groupby("seed")["cpu_s"].sum()
+    fixed_dec = fixed.groupby("seed")["decisions"].sum()
     for look in ("workload", "present"):
         for _, r in df[df["policy"] == f"what-if ({look})"].iterrows():
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
@@ -160,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
                          f"{r['copy_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
                          f"{r['whatif_s'] / fixed_cpu.loc[r['seed']]:.1f} | "
-                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | {r['choices']} |")
+                         f"{fixed_sum.loc[r['seed']] / fixed_cpu.loc[r['seed']]:.1f} | "
+                         f"{r['window_decisions'] / fixed_dec.loc[r['seed']]:.2f} | {r['choices']} |")
     lines += ["", "## Every run", "", frame_markdown(df)]
     stem = "whatif_bursty" if args.bursty else "whatif"
     with atomic_open(out / f"{stem}.md", "w", encoding="utf-8") as fh:

@@ -44,9 +44,10 @@ class RandomOrder(SchedulerPlacer):
         return b.build()
 
 
-def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=(), unfinished=None):
-    """The method without shortcuts: a whole clone per candidate, switched by the wrappers (``shared`` and
-    ``unfinished`` ignored: nothing is run in place, and the jobs scored are found by a scan of every job)."""
+def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=(), unfinished=None, resets=()):
+    """The method without shortcuts: a whole clone per candidate, switched by the wrappers, run to the window's end
+    (``shared``, ``unfinished`` and ``resets`` ignored: nothing is run in place, the jobs scored are found by a scan
+    of every job, and nothing is reset by hand)."""
     t0 = live.now
     t1 = t0 + horizon_s
     last = t0 if lookahead == "present" else t1
@@ -208,4 +209,95 @@ def test_an_admission_that_holds_jobs_is_copied_with_them(monkeypatch, lookahead
     _plain(monkeypatch)
     plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
     assert fast[1:3] == plain[1:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+def _spy_windows(monkeypatch):
+    """Count the windows that stopped or paused once their score was settled, and the chosen runs resumed."""
+    seen = {"paused": 0, "resumed": 0}
+    forward = wi._forward
+
+    def spied(sim, t1, stop_s, settled=None):
+        stall, paused = forward(sim, t1, stop_s, settled)
+        seen["paused"] += paused
+        seen["resumed"] += settled is None
+        return stall, paused
+
+    monkeypatch.setattr(wi, "_forward", spied)
+    return seen
+
+
+@pytest.mark.parametrize("seed, window", [(1, None), (4, (5, 30))])
+def test_windows_stop_once_their_score_is_settled_and_the_chosen_one_resumes(monkeypatch, seed, window):
+    # long jobs, so that late in a window none of the scored jobs can finish before its end: the windows stop
+    # there (and the chosen run, paused, goes on to the next point), with every score, choice and completion as
+    # the plain method's, which runs every window to its end
+    wl = synthetic_workload(40, load_jph=10.0, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, median_duration_s=5400,
+                            window=window)
+    pairs = [("fifo", "accept-all"), (RandomOrder(), "accept-all"), ("las", "accept-all"), ("srtf", "accept-all"),
+             ("las", "accept-1.2")]
+    kw = dict(period_s=1800, horizon_s=1800, seed=seed, stop_when_tracked_done=window is not None)
+    seen = _spy_windows(monkeypatch)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    assert seen["paused"] > 10 and seen["resumed"] > 2  # the shortcut is taken, also by chosen runs
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert len(set(plain[2])) > 1
+    assert fast[:3] == plain[:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+def test_a_window_stopped_too_early_would_be_seen(monkeypatch):
+    # the comparison can fail: a window that stops at its first decision after the point (as if its score were
+    # settled there) changes the scores
+    wl = synthetic_workload(40, load_jph=10.0, seed=1, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, median_duration_s=5400)
+    pairs = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=1800, horizon_s=1800, seed=1)
+    right = _run(wl, (1, 4), pairs, **kw)
+    monkeypatch.setattr(wi._Settled, "__call__", lambda self, now: now > self._lim - 1800)
+    wrong = _run(wl, (1, 4), pairs, **kw)
+    assert wrong[1] != right[1]
+
+
+@pytest.mark.parametrize("name", ["fifo", "las", "srtf", "tiresias"])
+def test_the_cheap_reset_leaves_what_reset_leaves(name):
+    # a policy that ran part of a run, reset cheaply (wi._Reset), holds what Params.reset leaves; a part that kept
+    # state, or an attribute a run added, falls back on reset()
+    wl = synthetic_workload(30, load_jph=14.0, seed=3, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    a, b = wi.build_policy(name), wi.build_policy(name)
+    r = wi._Reset(a)
+    assert r.fast
+    for p in (a, b):
+        sim = wi.simulator(wl, (1, 4), scheduler=p, mode="round", seed=3)
+        sim.reset()
+        for _ in range(12):
+            if sim.advance() is None:
+                break
+            sim.apply(sim.decide())
+    assert a._q or a._r or a._entry  # it holds run state
+    r(a)
+    b.reset()
+
+    def state(p):
+        return ({k: (v if k not in ("scheduling", "placement") else vars(v)) for k, v in vars(p).items()})
+
+    assert state(a) == state(b)
+    a.scheduling.cache = {1: 2}  # a part that keeps state: reset() runs
+    a.extra = 1
+    r(a)
+    assert not hasattr(a.scheduling, "cache") and not hasattr(a, "extra") and state(a) == state(b)
+
+
+@pytest.mark.parametrize("metric", ["responsiveness", "both"])
+def test_windows_scored_on_first_starts_run_to_their_end(monkeypatch, metric):
+    # a later decision may still start a job: with a score that counts first starts no window stops early
+    wl = synthetic_workload(40, load_jph=10.0, seed=1, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, median_duration_s=5400)
+    pairs = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all")]
+    kw = dict(period_s=1800, horizon_s=1800, seed=1, metric=metric)
+    seen = _spy_windows(monkeypatch)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    assert seen["paused"] == 0
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert fast[:3] == plain[:3]
     assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]

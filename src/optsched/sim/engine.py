@@ -100,6 +100,10 @@ def _settle_young() -> None:
         gc.unfreeze()
 
 
+# the types of value a simulator copy takes as they are (immutable)
+_PLAIN = frozenset((int, float, bool, str, type(None)))
+
+
 class SimulationStalled(OptschedError):
     """Jobs remain but the policy will never start one (nothing runs, nothing will arrive)."""
 
@@ -704,16 +708,28 @@ class Simulator:
             done = {"jobs", "_arrivals", "_heap", "_running", "_pending", "jstate", "_shared_from", "_pos"}
         else:
             done = set()
+        # the rest: plain values (most of the attributes) as they are, without deepcopy's dispatch; the view by
+        # its fields
+        nd = new.__dict__
+        deepcopy = copy.deepcopy
         for k, v in d.items():
             if k in done:
                 continue
-            if k == "_bar":
+            if type(v) in _PLAIN:
+                pass
+            elif k == "_bar":
                 v = None
-            elif k in ("_ts", "_arr_t"):
-                v = v[:]  # an array / a list of numbers: a shallow copy is a deep one
+            elif k == "_ts":
+                v = v[:]  # an array of numbers: a shallow copy is a deep one
+            elif k == "_arr_t":
+                pass  # the arrival times, read only (a finished run drops its reference): shared
+            elif k == "view" and type(v) is SimView:
+                view = memo[id(v)] = SimView.__new__(SimView)
+                view.__dict__.update((f, x if type(x) in _PLAIN else deepcopy(x, memo)) for f, x in v.__dict__.items())
+                v = view
             else:
-                v = copy.deepcopy(v, memo)
-            setattr(new, k, v)
+                v = deepcopy(v, memo)
+            nd[k] = v
         return new
 
     # -- bookkeeping ---------------------------------------------------------------------------------------

@@ -30,7 +30,10 @@ simulator switches to the pair with the best score for the next period. Rules an
   generator shared and put back after each copy). With lookahead ``workload`` and ``horizon_s <= period_s``
   (``live_runs_one``), the live run runs its active candidate's window itself instead of a copy, and the chosen
   run, stopped at the live run's next point, goes on as the live run (the live run switched to the choice would
-  simulate that very window again); not while the live run could end in the window on its tracked jobs.
+  simulate that very window again); not while the live run could end in the window on its tracked jobs. With the
+  score ``jct`` and the constant performance model a window stops once its score is settled (no job it scores can
+  finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
+  resumed to the next point.
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
@@ -52,7 +55,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence, cast
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -61,7 +64,7 @@ from ..errors import InstanceError
 from ..params import Params
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Decision, LaunchMechanism, SchedulerPlacer
+from .base import AdmissionPolicy, Composed, Decision, LaunchMechanism, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
 from .policies import AcceptAll, AcceptK
@@ -290,7 +293,8 @@ def score(jobs: Sequence[Job], t0: float, t1: float, metric: str = "jct") -> flo
 class WhatIfRecord:
     """What the switching did, kept in the run's result as ``custom["whatif"]``: the candidates' names, the index
     chosen at every switching point, the points' times and scores, and the simulation cost (CPU seconds of the
-    live run's own steps, of the copies and of the what-if simulations)."""
+    live run's own steps, of the copies and of the what-if simulations), and the decisions the windows took
+    (``window_decisions``, the chosen runs' included: compare with a fixed run's ``decisions``)."""
 
     names: list[str]
     times: list[float] = field(default_factory=list)
@@ -301,6 +305,7 @@ class WhatIfRecord:
     whatif_s: float = 0.0
     copies: int = 0
     reused: int = 0
+    window_decisions: int = 0
 
     @property
     def n_points(self) -> int:
@@ -316,7 +321,7 @@ class WhatIfRecord:
         return dict(switch_points=self.n_points,
                     switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
                     live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
-                    reused=self.reused,
+                    reused=self.reused, window_decisions=self.window_decisions,
                     cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
 
 
@@ -360,6 +365,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     # one wrapper of each kind; candidate i is (policy i, admission i): admissions shared by name are copies
     policy = SwitchingPolicy(pols, initial)
     shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
+    resets = [_Reset(p) for p in pols]  # (how: as reset() would, cheaply where that is exact)
     unfinished = _Unfinished([j.arrival_s for j in wl.jobs])  # the jobs each point scores
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
@@ -388,7 +394,8 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                 # too, and if the chosen run did end there, the live run is switched and steps as below)
                 may_end = stop_when_tracked_done and t0 + horizon_s >= last_tracked
                 scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
-                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end)
+                                                       t0 + period_s, shared, unfinished=unfinished, may_end=may_end,
+                                                       resets=resets)
                 if kept is None:
                     reuse = False
                     policy.switch(best)
@@ -398,7 +405,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                     admission = cast(SwitchingAdmission, live.admission)
             else:
                 scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
-                                   unfinished=unfinished)
+                                   unfinished=unfinished, resets=resets)
                 best = int(np.argmin(scores))
                 policy.switch(best)
                 admission.switch(best)
@@ -514,7 +521,78 @@ def _resets_whole(obj: Any) -> bool:
     return True
 
 
-def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator:
+def _frozen(v: Any) -> bool:
+    return type(v) in _ATOMS or (type(v) is tuple and all(type(x) in _ATOMS for x in v))
+
+
+class _Reset:
+    """``p.reset()`` for candidate policy ``p``, cheaper where that is exact: a window's copy resets the candidate
+    it ran (and a switch the policy switched out) at every point, and ``Params.reset`` builds the object anew from
+    its parameters (about 15-25 µs for a [`Composed`][optsched.sim.base.Composed] policy).
+
+    For a ``Composed`` policy (exact type) whose two parts hold nothing but plain values once reset (the built-in
+    policies), resetting is clearing its run state (``_clear``, which its constructor ends with): the template
+    taken from ``p`` in its reset state says what everything else must equal; ``__call__`` clears, compares the
+    policy's other values and both parts' values with it, and falls back on ``p.reset()`` if anything differs
+    (a part that kept state, an attribute added by a run). Any other policy is reset by ``p.reset()``.
+
+    ```pycon
+    >>> from optsched.sim.registry import build_policy
+    >>> p = build_policy("las"); r = _Reset(p)
+    >>> p._q.append(1); p._seq = 7; r(p)
+    >>> p._q, p._seq, r.fast
+    ([], 0, True)
+
+    ```
+    """
+
+    __slots__ = ("_tmpl",)
+
+    def __init__(self, p: Any):
+        self._tmpl: tuple | None = None
+        if type(p) is not Composed:
+            return
+        p.reset()
+        states = []
+        for part in (p.scheduling, p.placement):
+            d = dict(part.__dict__)
+            if not all(map(_frozen, d.values())):
+                return
+            states.append((type(part), d))
+        own = {k: v for k, v in p.__dict__.items() if k not in ("scheduling", "placement")}
+        p._clear()
+        for k, v in p.__dict__.items():  # every other value plain, or a container made anew by _clear
+            if k not in ("scheduling", "placement") and (k not in own or not (_frozen(v) or v is not own[k])):
+                return
+        self._tmpl = (own, *states)
+
+    @property
+    def fast(self) -> bool:
+        return self._tmpl is not None
+
+    def __call__(self, p: Any) -> None:
+        t = self._tmpl
+        if t is not None and type(p) is Composed:
+            p._clear()
+            own, (ts, ds), (tp, dp) = t
+            d = p.__dict__
+            s, pl = d.get("scheduling"), d.get("placement")
+            if (type(s) is ts and type(pl) is tp and s.__dict__ == ds and pl.__dict__ == dp
+                    and d == dict(own, scheduling=s, placement=pl)):
+                return
+        p.reset()
+
+
+def _reset(resets: Sequence[Callable[[Any], None]], i: int, p: Any) -> None:
+    """Reset candidate ``i``'s policy object ``p`` (by ``resets[i]``, a [`_Reset`][optsched.sim.whatif._Reset], if
+    there is one)."""
+    if i < len(resets):
+        resets[i](p)
+    else:
+        p.reset()
+
+
+def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = (), bare: bool = False) -> Simulator:
     """A copy of ``live`` (as [`clone`][optsched.sim.engine.Simulator.clone] makes it) that runs candidate ``i``:
     only what candidate ``i``'s run can touch is copied.
 
@@ -530,7 +608,10 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
     what its own copy of the generator would have given and ``live`` is left untouched. So are the run's
     configuration (read only, by the result) and a constant performance model and a plain launch mechanism (their
     parameters are all they hold). Copying the five candidates' policies and the generator was about four fifths
-    of a clone.
+    of a clone. ``bare`` (lookahead ``workload``): a candidate whose admission is accept-all, with no held jobs
+    handed over, runs with that admission itself, not through the switching wrapper (which would pass every job
+    on, and be asked at every event how many it holds: none); the copy's view keeps the wrapper, which
+    [`_wrap`][optsched.sim.whatif._wrap] puts back on a copy that goes on as the live run.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
@@ -555,11 +636,22 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = ()) -> Simulator
     ta = twin.admission
     assert isinstance(ta, SwitchingAdmission)
     ta.switch(i)
+    if bare and type(ta.current) is AcceptAll and not ta._carry and not ta._future and ta.cutoff_s is None:
+        twin.admission = ta.current  # (the view keeps the wrapper: _wrap puts it back on a copy kept)
     return twin
 
 
+def _wrap(sim: Simulator) -> None:
+    """Give a copy made ``bare`` by [`_copy_for`][optsched.sim.whatif._copy_for] its switching admission back (the
+    view's), before it goes on as the live run."""
+    adm = sim.view.admission
+    assert isinstance(adm, SwitchingAdmission) and (sim.admission is adm or sim.admission is adm.current)
+    sim.admission = adm
+
+
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
-              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None) -> list[float]:
+              out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
+              resets: Sequence[Callable[[Any], None]] = ()) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
@@ -569,56 +661,126 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
            [j.index for j in live.jobs if math.isnan(j.completion_s) and j.arrival_s <= last])
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
+    settles = _settles(live, metric)
     scores = []
     for i in range(n):
         tc = time.process_time()
-        twin = _copy_for(live, i, shared)
+        twin = _copy_for(live, i, shared, bare=lookahead == "workload")
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
         out.copy_s += time.process_time() - tc
         out.copies += 1
         tw = time.process_time()
-        adm = twin.admission
+        adm = twin.view.admission
         assert isinstance(adm, SwitchingAdmission)
         if lookahead == "present":
             adm.cutoff_s = t0
+        settled = _Settled(twin.jobs, idx, t1) if settles else None
+        d0 = twin._decisions
         try:
-            twin.apply(twin.decide())
-            while (v := twin.advance(until=t1)) is not None:
-                if v.now >= t1:
-                    break  # a decision at the window's end changes no score (nothing it starts ends by then)
+            if settled is None or not settled(t0):  # (settled: nothing decided from here on changes the score)
                 twin.apply(twin.decide())
-                if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
-                    break  # every job present at t0 is done; the rest are held back
+                while (v := twin.advance(until=t1)) is not None:
+                    if v.now >= t1 or (settled is not None and settled(v.now)):
+                        break  # (a decision at the window's end changes no score: nothing it starts ends by then)
+                    twin.apply(twin.decide())
+                    if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
+                        break  # every job present at t0 is done; the rest are held back
         except SimulationStalled:
             pass  # nothing more can happen in this copy (present lookahead: only held-back jobs remain)
         finally:
             if rng is not None and rng.bit_generator.state != rng_state:
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
             if twin.policy is cast(SwitchingPolicy, live.policy).candidates[i]:  # shared: back to its reset state
-                twin.policy.reset()
+                _reset(resets, i, twin.policy)
         scores.append(score([twin.jobs[k] for k in idx], t0, t1, metric))
+        out.window_decisions += twin._decisions - d0
         out.whatif_s += time.process_time() - tw
     return scores
 
 
-def _forward(sim: Simulator, t1: float, stop_s: float) -> SimulationStalled | None:
+class _Settled:
+    """Says, at a decision point of a window, whether the window's score is already settled: none of the jobs it
+    scores can complete before the window's end ``t1``, whatever is decided from now on. Then a window may stop
+    there (a copy that is not kept) or pause (one that may go on as the live run), with the very score its whole
+    run gives: a job completing at or after ``t1``, or not at all, counts ``t1 - max(arrival, t0)`` alike.
+
+    Only for the score ``jct`` (a later decision may still start a job: ``responsiveness`` would change) and the
+    constant performance model (exact type), where no job ever runs faster than its profiled iteration time: by
+    ``now`` a job that has arrived needs at least ``now + (iterations - executed) x iteration_time_s`` (stalls and
+    a spread placement only add), one still to arrive ``arrival + iterations x iteration_time_s``. Such a lower
+    bound only grows with ``now``, so a job found unable to finish in time (with a margin of ``1e-9`` relative
+    for the engine's rounding) is not looked at again; the jobs are read by index, as the copy replaces the job
+    objects it shares with the live run when they arrive.
+
+    ```pycon
+    >>> from optsched.problems.workload import WorkloadJob
+    >>> from optsched.sim.state import jobs_from_workload
+    >>> jobs = jobs_from_workload([WorkloadJob("a", 0, 1, 100, 1.0), WorkloadJob("b", 50, 1, 500, 1.0)])
+    >>> s = _Settled(jobs, [0, 1], 400.0)
+    >>> s(0.0), s(320.0)   # a could still finish by 400 at t = 0, not when it has not run by t = 320
+    (False, True)
+
+    ```
+    """
+
+    __slots__ = ("_jobs", "_open", "_lim")
+
+    def __init__(self, jobs: Sequence[Job], idx: Sequence[int], t1: float):
+        self._jobs = jobs
+        self._open = list(idx)
+        self._lim = t1 + 1e-9 * max(1.0, abs(t1))
+
+    def __call__(self, now: float) -> bool:
+        jobs, lim, open_ = self._jobs, self._lim, self._open
+        for n, k in enumerate(open_):
+            j = jobs[k]
+            if j.completion_s == j.completion_s:  # done (not NaN): its share of the score is fixed
+                continue
+            w = j.w
+            a = w.arrival_s
+            if a > now:
+                lb = a + w.iterations * w.iteration_time_s
+            else:
+                lb = now + (w.iterations - j.executed_at(now)) * w.iteration_time_s
+            if lb < lim:
+                if n:
+                    del open_[:n]  # the ones before it are done or cannot finish in time: for good
+                return False
+        open_.clear()
+        return True
+
+
+def _settles(sim: Simulator, metric: str) -> bool:
+    """True if a window of ``sim`` may stop once its score is settled ([`_Settled`][optsched.sim.whatif._Settled])."""
+    return metric == "jct" and type(sim.perf) is ConstantPerf
+
+
+def _forward(sim: Simulator, t1: float, stop_s: float,
+             settled: _Settled | None = None) -> tuple[SimulationStalled | None, bool]:
     """Run ``sim`` (at a point, its decision due) with its policy's decisions up to ``t1``, stopping at a decision
     point at or after ``stop_s`` without deciding it (a decision at ``t1`` changes no score: nothing it launches
-    finishes or starts before ``t1``). Returns the stall that ended the run early, if one did."""
+    finishes or starts before ``t1``). With ``settled``, it pauses at the first decision point where the score is
+    settled, that decision due (the same call without ``settled`` goes on from there as if it had not paused).
+    Returns the stall that ended the run early, if one did, and whether it paused."""
     try:
+        if settled is not None and settled(sim.now):
+            return None, True
         sim.apply(sim.decide())
         while (v := sim.advance(until=t1)) is not None:
             if v.now >= stop_s:
                 break
+            if settled is not None and settled(v.now):
+                return None, True
             sim.apply(sim.decide())
     except SimulationStalled as e:
-        return e
-    return None
+        return e, False
+    return None, False
 
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
                       stop_s: float, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
-                      may_end: bool = False) -> tuple[list[float], Simulator | None, int]:
+                      may_end: bool = False, resets: Sequence[Callable[[Any], None]] = ()
+                      ) -> tuple[list[float], Simulator | None, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
     next point (``stop_s``): the other candidates run on copies, then the live run runs its own active candidate's
     window itself, and the chosen run, stopped at the live run's next point (or at the window's end), goes on as
@@ -647,10 +809,12 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     keep: Simulator | None = None
     keep_rng: Any = None
     keep_stall: SimulationStalled | None = None
+    keep_paused = False
+    settles = _settles(live, metric)
     for i in [*(i for i in range(n) if i != k), k]:
         if i != k or may_end:
             tc = time.process_time()
-            twin = _copy_for(live, i, shared)
+            twin = _copy_for(live, i, shared, bare=True)
             out.copy_s += time.process_time() - tc
             out.copies += 1
         else:
@@ -658,12 +822,14 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
             out.reused += 1
         tw = time.process_time()
         twin.stop_when_tracked_done = False
-        stall = _forward(twin, t1, stop_s)
+        d0 = twin._decisions
+        stall, paused = _forward(twin, t1, stop_s, _Settled(twin.jobs, idx, t1) if settles else None)
+        out.window_decisions += twin._decisions - d0
         sc = score([twin.jobs[j] for j in idx], t0, t1, metric)
         scores[i] = sc
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
         if won:
-            best, best_i, keep, keep_stall = sc, i, twin, stall
+            best, best_i, keep, keep_stall, keep_paused = sc, i, twin, stall, paused
         if rng is not None and twin is not live:
             if won:
                 keep_rng = rng.bit_generator.state
@@ -671,11 +837,21 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
                 rng.bit_generator.state = rng_state  # the shared generator back where live left it
         out.whatif_s += time.process_time() - tw
     assert keep is not None
+    if keep_paused:  # the chosen run paused once its score was settled: it goes on to the live run's next point
+        tw = time.process_time()
+        if rng is not None and keep is not live:
+            rng.bit_generator.state = keep_rng  # (where its window paused)
+        d0 = keep._decisions
+        keep_stall = _forward(keep, t1, stop_s)[0]
+        out.window_decisions += keep._decisions - d0
+        if rng is not None and keep is not live:
+            keep_rng = rng.bit_generator.state
+        out.whatif_s += time.process_time() - tw
     if may_end and all(not j.tracked or not math.isnan(j.completion_s) for j in keep.jobs):
         best_i, keep = -1, None  # the chosen run ended in the window: nothing goes on (every shared one reset)
     for i, c in enumerate(pol.candidates):  # the shared candidates that ran a window not kept: reset
         if i != k and i != best_i and c is not None and i < len(shared) and shared[i]:
-            c.reset()
+            _reset(resets, i, c)
     if keep is None:
         return scores, None, int(np.argmin(scores))
     if keep_stall is not None:
@@ -684,9 +860,10 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         if rng is not None:
             rng.bit_generator.state = keep_rng
         mine = keep.policy
-        pol.candidates[k].reset()  # switched out (SwitchingPolicy.switch)
+        _reset(resets, k, pol.candidates[k])  # switched out (SwitchingPolicy.switch)
         pol.candidates[best_i] = mine
         pol.active = best_i
         keep.policy = pol
+        _wrap(keep)
     keep.stop_when_tracked_done = stop_tracked
     return scores, keep, best_i
