@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
-[--start-slots N] [--lag-iterations K] [--write]``.
+[--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--write]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
@@ -16,7 +16,12 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
 4. the time-slot LP bound and the start-slot LP bound (``optsched.exact.total_jct_lp``, both dual-certified;
    lower side);
 5. the Lagrangian bound (``optsched.exact.total_jct_lp.LagrangianBound``: the time-slot LP's duals, then
-   ``--lag-iterations`` subgradient steps towards the best schedule's cost; lower side).
+   ``--lag-iterations`` subgradient steps towards the best schedule's cost; lower side);
+6. the spread bounds (``optsched.exact.total_jct_assign.spread_bounds``: per job with a multi-server mode, the
+   Lagrangian bound on ``--spread-slots`` slots with ``--spread-iterations`` steps of the instance in which that job
+   keeps only its multi-server modes). The jobs whose bound reaches the best schedule cannot improve on it by
+   running over several servers; when that holds for every job, the optimum is the best schedule or the best
+   single-server schedule, which the server decomposition reduces to the best partition.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
@@ -37,7 +42,7 @@ if str(ROOT / "src") not in sys.path:
 
 from optsched.demo import table  # noqa: E402
 from optsched.evaluators.total_jct import check_schedule  # noqa: E402
-from optsched.exact.total_jct_assign import assignment_descent  # noqa: E402
+from optsched.exact.total_jct_assign import assignment_descent, spread_bounds  # noqa: E402
 from optsched.exact.total_jct_bnb import solve_total_jct_bnb  # noqa: E402
 from optsched.exact.total_jct_lns import choice_of_schedule, lns_total_jct  # noqa: E402
 from optsched.exact.total_jct_lp import LagrangianBound, start_lp_lower_bound  # noqa: E402
@@ -46,13 +51,15 @@ from optsched.io import atomic_open  # noqa: E402
 
 
 def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, start_slots: int,
-            lag_iterations: int, descent_evaluations: int = 400, descent_units: float = 1.0) -> dict:
+            lag_iterations: int, descent_evaluations: int = 400, descent_units: float = 1.0,
+            spread_slots: int = 1000, spread_iterations: int = 300) -> dict:
     c0 = time.process_time()
     inst = random_total_jct_instance(n, seed)
     bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=bnb_units, num_workers=1, seed=0)
     c1 = time.process_time()
     if bb.status.value == "optimal":
         lns_obj, lp, slp, lag, c2, c3, c4, c5 = bb.objective, None, None, None, c1, c1, c1, c1
+        spread = None
         best = desc_obj = bb.objective
         cd = c1
     else:
@@ -70,12 +77,18 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         c3 = time.process_time()
         lb = LagrangianBound(inst, slots=slots, iterations=lag_iterations, target=best)
         lp, lag = lb.lp, lb.bound()  # the time-slot LP is solved once, for both
-        c4 = c5 = time.process_time()
+        c4 = time.process_time()
+        spread = spread_bounds(inst, slots=spread_slots, iterations=spread_iterations, target=best) \
+            if spread_slots else None
+        c5 = time.process_time()
     bound = max(x for x in (bb.lower_bound, lp, slp, lag) if x is not None)
     return {"n": n, "seed": seed, "bnb": bb.objective, "bnb_bound": bb.lower_bound, "bnb_status": bb.status.value,
             "lns": lns_obj, "descent": desc_obj, "lp": lp, "start_lp": slp, "lag": lag, "best": best, "bound": bound,
             "gap": best / bound - 1, "cpu_bnb": c1 - c0, "cpu_lns": c2 - c1, "cpu_desc": cd - c2,
-            "cpu_slp": c3 - cd, "cpu_lag": c4 - c3,
+            "cpu_slp": c3 - cd, "cpu_lag": c4 - c3, "cpu_spread": c5 - c4,
+            "spread": None if spread is None else (sum(v >= best for v in spread.values()), len(spread),
+                                                   min(spread.values(), default=None),
+                                                   sorted(k for k, v in spread.items() if v < best)),
             "cpu": c5 - c0}
 
 
@@ -94,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="start-slot LP slots (default 3000; 0 leaves it out)")
     ap.add_argument("--lag-iterations", type=int, default=1000,
                     help="subgradient steps of the Lagrangian bound (default 1000)")
+    ap.add_argument("--spread-slots", type=int, default=1000,
+                    help="slots of each spread bound (default 1000; 0 leaves them out)")
+    ap.add_argument("--spread-iterations", type=int, default=300,
+                    help="subgradient steps of each spread bound (default 300)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -101,17 +118,25 @@ def main(argv: list[str] | None = None) -> int:
            f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} "
            f"--descent-evaluations {args.descent_evaluations} --descent-units {args.descent_units:g} "
            f"--slots {args.slots} "
-           f"--start-slots {args.start_slots} --lag-iterations {args.lag_iterations}")
+           f"--start-slots {args.start_slots} --lag-iterations {args.lag_iterations} "
+           f"--spread-slots {args.spread_slots} --spread-iterations {args.spread_iterations}")
     rows = []
+
+    def spread_cell(r: dict) -> str:
+        if r["spread"] is None:
+            return ""
+        k, m, low, rest = r["spread"]
+        return f"{k}/{m}" + (f" (least {low}: {', '.join(rest)})" if rest else "")
+
     for n in sizes:
         for s in range(args.seeds):
             r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
-                        args.descent_evaluations, args.descent_units)
+                        args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations)
             rows.append(r)
             print(f"n={n} seed={s}: B&B {r['bnb']} ({r['bnb_status']}, bound {r['bnb_bound']}), LNS {r['lns']}, "
                   f"descent {r['descent']}, "
                   f"LP {r['lp']}, start LP {r['start_lp']}, Lagrangian {r['lag']}, gap {100 * r['gap']:.2f}%, "
-                  f"{r['cpu']:.0f} CPU s",
+                  f"spread {spread_cell(r)}, {r['cpu']:.0f} CPU s",
                   file=sys.stderr, flush=True)
 
     def opt(x: int | None) -> int | str:
@@ -119,11 +144,13 @@ def main(argv: list[str] | None = None) -> int:
 
     tab = table(["jobs", "seed", "B&B schedule", "B&B bound", "LNS schedule", "descent schedule", "LP bound",
                  "start LP bound", "Lagrangian bound", "best schedule", "best bound", "gap",
-                 "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian)"],
+                 "spread bounds >= best schedule",
+                 "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian / spread)"],
                 [[r["n"], r["seed"], r["bnb"], r["bnb_bound"], r["lns"], r["descent"], opt(r["lp"]),
                   opt(r["start_lp"]), opt(r["lag"]), r["best"], r["bound"], f"{100 * r['gap']:.2f}%",
+                  spread_cell(r),
                   f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_desc']:.0f} / "
-                  f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f})"] for r in rows])
+                  f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f} / {r['cpu_spread']:.1f})"] for r in rows])
     print(tab)
     if args.write:
         md = ["# Total JCT at the papers' size: best schedules and certified bounds", "",
@@ -138,8 +165,12 @@ def main(argv: list[str] | None = None) -> int:
               f"for {args.descent_units:g} units; at most {args.descent_evaluations} moves), then "
               f"the start-slot LP bound (`optsched.exact.total_jct_lp`, {args.start_slots} slots, certified by its "
               f"dual), then the time-slot LP bound ({args.slots} slots, certified by its dual) and the Lagrangian "
-              f"bound from its duals ({args.lag_iterations} subgradient steps towards the best schedule's cost). "
-              "Gap = best schedule / "
+              f"bound from its duals ({args.lag_iterations} subgradient steps towards the best schedule's cost), "
+              "then the spread bounds (`spread_bounds`: per job with a multi-server mode, the Lagrangian bound on "
+              f"{args.spread_slots} slots with {args.spread_iterations} steps of the instance in which that job "
+              "keeps only its multi-server modes; the column gives how many reach the best schedule, and the least "
+              "bound and the jobs below it otherwise; when all do, some optimal schedule is the best schedule or "
+              "runs every job on one server). Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]
         with atomic_open(ROOT / "docs" / "results" / "total_jct_bounds.md", encoding="utf-8") as fh:

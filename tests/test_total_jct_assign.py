@@ -5,6 +5,7 @@ says so, deterministic)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -17,7 +18,7 @@ from optsched.cluster import Cluster
 from optsched.errors import InstanceError
 from optsched.evaluators.total_jct import check_schedule
 from optsched.exact.total_jct import brute_force_total_jct
-from optsched.exact.total_jct_assign import assignment_descent, server_instance
+from optsched.exact.total_jct_assign import assignment_descent, server_instance, spread_bounds, spread_instance
 from optsched.generators.total_jct import random_total_jct_instance
 from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob, choice_cost
 
@@ -132,3 +133,49 @@ def test_total_jct_lns_runs_the_descent_after_lns():
     for bad in ({"descent_share": 1.5}, {"descent_evaluations": -1}):
         with pytest.raises(InstanceError, match=next(iter(bad))):
             solve_total_jct_lns(inst, **{**kw, **bad})
+
+
+def _single_server_modes(inst: TotalJctInstance) -> TotalJctInstance | None:
+    """``inst`` with the multi-server modes dropped; None when some job then has no mode."""
+    jobs = tuple(dataclasses.replace(j, modes=tuple(m for m in j.modes if len(m.shape) == 1)) for j in inst.jobs)
+    return None if any(not j.modes for j in jobs) else TotalJctInstance(inst.cluster, jobs)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(), st.integers(20, 60), st.integers(0, 30), st.integers(1, 13))
+def test_spread_bounds_split_the_schedules_and_stay_below(inst, slots, iterations, push):
+    """Formulation, "Spread jobs": every schedule is single-server or spreads some job, so the optimum is the least
+    of the single-server optimum and, per job with a multi-server mode, the optimum of its spread instance (four
+    brute forces that share nothing but the enumeration of vectors); and each spread bound is at most its spread
+    instance's optimum, with prices pushed towards targets up to 13 times the optimum."""
+    opt = brute_force_total_jct(inst).objective
+    single = _single_server_modes(inst)
+    parts = [] if single is None else [brute_force_total_jct(single).objective]
+    spread = {}
+    for i, j in enumerate(inst.jobs):
+        sub = spread_instance(inst, i)
+        assert (sub is None) == all(len(m.shape) == 1 for m in j.modes)
+        if sub is not None:
+            assert [x.id for x in sub.jobs] == [x.id for x in inst.jobs]
+            assert all(len(m.shape) > 1 for m in sub.jobs[i].modes)
+            spread[j.id] = brute_force_total_jct(sub).objective
+    assert opt == min(parts + list(spread.values()))
+    bounds = spread_bounds(inst, slots=slots, iterations=iterations, target=push * max(opt, 1))
+    assert sorted(bounds) == sorted(spread)
+    for jid, b in bounds.items():
+        assert b <= spread[jid]
+
+
+def test_spread_bounds_exclude_spreading_on_a_generator_instance():
+    """On the 10-job seed-0 instance (proved by the branch and bound) every spread job costs more than the optimum:
+    so some optimal schedule is single-server, and the best partition gives it."""
+    from optsched.exact.total_jct_bnb import solve_total_jct_bnb
+
+    inst = random_total_jct_instance(10, 0)
+    res = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=50, num_workers=1)
+    bounds = spread_bounds(inst, slots=300, iterations=100, target=res.objective)
+    assert res.status.value == "optimal" and bounds and min(bounds.values()) >= res.objective
+    single = _single_server_modes(inst)
+    assert single is not None
+    assert solve_total_jct_bnb(single, time_limit=None, deterministic_limit=50, num_workers=1).objective == \
+        res.objective

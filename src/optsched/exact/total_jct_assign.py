@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from typing import Mapping
@@ -39,7 +40,7 @@ from ..evaluators.total_jct import check_schedule
 from ..problems.total_jct import Mode, TotalJctInstance, TotalJctJob, schedule_from_choice
 from ..result import Result, SolveStatus
 
-__all__ = ["assignment_descent", "partition_of", "server_instance", "ServerOptima"]
+__all__ = ["assignment_descent", "partition_of", "server_instance", "ServerOptima", "spread_instance", "spread_bounds"]
 
 Choice = dict[str, tuple[int, tuple[int, ...], int]]
 
@@ -72,6 +73,61 @@ def server_instance(inst: TotalJctInstance, server: int, jobs: frozenset[int] | 
         out.append(TotalJctJob(j.id, j.release, j.gpus, modes, j.weight))
     return TotalJctInstance(Cluster((Server(srv.id, srv.gpus, srv.gpu_type),)), tuple(out), inst.time_unit_s,
                             inst.name)
+
+
+def spread_instance(inst: TotalJctInstance, job: int) -> TotalJctInstance | None:
+    """The instance in which job ``job`` (index) keeps only its multi-server modes (shapes of two or more parts),
+    every other job unchanged; ``None`` when it has none. Its schedules are exactly the schedules of ``inst`` that
+    run that job over several servers.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> [m.shape for m in spread_instance(inst, 3).jobs[3].modes], spread_instance(inst, 0)
+    ([(3, 1), (2, 2)], None)
+
+    ```
+    """
+    j = inst.jobs[job]
+    modes = tuple(m for m in j.modes if len(m.shape) > 1)
+    if not modes:
+        return None
+    jobs = list(inst.jobs)
+    jobs[job] = dataclasses.replace(j, modes=modes)
+    return dataclasses.replace(inst, jobs=tuple(jobs))
+
+
+def spread_bounds(inst: TotalJctInstance, *, slots: int = 1000, iterations: int = 300,
+                  target: float | None = None) -> dict[str, int]:
+    """Per job with a multi-server mode: a lower bound on the cost of every schedule that runs that job over
+    several servers, the Lagrangian bound ([`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound], on
+    ``slots`` slots with ``iterations`` subgradient steps towards ``target``) of its
+    [`spread_instance`][optsched.exact.total_jct_assign.spread_instance].
+
+    Every schedule is single-server or runs some job over several servers, so the optimum is at least
+    min(min of these values, any lower bound over single-server schedules); and when every value is at least the
+    cost U of a known schedule, the optimum is min(U, the best single-server schedule), which the decomposition
+    reduces to the best partition (formulation, "Spread jobs").
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> b = spread_bounds(inst, slots=200, iterations=20)
+    >>> sorted(b) == [j.id for j in inst.jobs if any(len(m.shape) > 1 for m in j.modes)]
+    True
+    >>> min(b.values()) > 70497    # the optimum (bundled library): no optimal schedule of it spreads a job
+    True
+
+    ```
+    """
+    from .total_jct_lp import LagrangianBound
+
+    out = {}
+    for i, j in enumerate(inst.jobs):
+        sub = spread_instance(inst, i)
+        if sub is not None:
+            out[j.id] = LagrangianBound(sub, slots=slots, iterations=iterations, target=target).bound()
+    return out
 
 
 class ServerOptima:
