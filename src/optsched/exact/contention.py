@@ -423,6 +423,81 @@ def brute_force_contention(inst: ContentionInstance, *, max_jobs: int = 4, max_r
     return _result(inst, m, plan, SolveStatus.OPTIMAL, t0, "contention-brute", obj, {"nodes": nodes_visited[0]})
 
 
+def _front(vecs: Sequence[tuple[float, ...]]) -> list[int]:
+    """Indices of the non-dominated vectors of ``vecs`` (equal vectors kept once), most total first (ties in
+    the given order)."""
+    if not len(vecs):
+        return []
+    arr = np.array(vecs, dtype=float)
+    order = sorted(range(len(vecs)), key=lambda k: -sum(vecs[k]))
+    keep: list[int] = []
+    front = np.empty((0, arr.shape[1]))
+    for k in order:  # a vector can only be dominated by one of larger (or equal) sum, seen before it
+        if not (front >= arr[k]).all(axis=1).any():
+            keep.append(k)
+            front = np.vstack([front, arr[k]])
+    return keep
+
+
+def _config_table(m: _Model) -> dict[int, list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]]:
+    """Every configuration of all the jobs, enumerated once as [`pareto_options`][optsched.exact.contention.pareto_options]
+    does for each set (the same representatives of the empty-node relabellings), grouped by the set of jobs
+    it runs (a bit mask): per group, its non-dominated progress vectors over all the jobs (0 for the jobs off),
+    each with one configuration. The options of a set S are the non-dominated vectors of the groups inside S."""
+    inst = m.inst
+    n, G, N = len(m.ids), inst.gpus_per_node, inst.nodes
+    pr = {(i, a, l, b): m.perf.pair_ratio(m.key[i][a], m.key[l][b])
+          for i in range(n) for a in m.frac[i] for l in range(n) for b in m.frac[l] if l != i}
+    free = [G] * N
+    placed: list[tuple[int, int, frozenset[int]]] = []
+    ratio = [1.0] * n
+    cur: dict[int, tuple[int, ...]] = {}
+    groups: dict[int, dict[tuple[float, ...], dict[int, tuple[int, ...]]]] = {}
+
+    def rec(i: int, mask: int) -> None:
+        if i == n:
+            if mask:
+                vec = tuple(round(m.frac[j][len(cur[j])] * ratio[j], 12) if j in cur else 0.0 for j in range(n))
+                g = groups.setdefault(mask, {})
+                if vec not in g:
+                    g[vec] = dict(cur)
+            return
+        rec(i + 1, mask)  # off
+        for k, g_per in m.splits[i]:
+            used = [s for s in range(N) if free[s] < G]
+            empty = [s for s in range(N) if free[s] == G]
+            for u in range(0, k + 1):
+                if k - u > len(empty):
+                    continue
+                for us in itertools.combinations(used, u):
+                    nodes = tuple(sorted(us + tuple(empty[:k - u])))
+                    if any(free[s] < g_per for s in nodes):
+                        continue
+                    ns = frozenset(nodes)
+                    saved = list(ratio)
+                    for l, b, ls in placed:
+                        if ls & ns:
+                            ratio[i] = min(ratio[i], pr[(i, k, l, b)])
+                            ratio[l] = min(ratio[l], pr[(l, b, i, k)])
+                    for s in nodes:
+                        free[s] -= g_per
+                    placed.append((i, k, ns))
+                    cur[i] = nodes
+                    rec(i + 1, mask | 1 << i)
+                    del cur[i]
+                    placed.pop()
+                    for s in nodes:
+                        free[s] += g_per
+                    ratio[:] = saved
+
+    rec(0, 0)
+    out = {}
+    for mask, g in groups.items():
+        vecs = list(g)
+        out[mask] = [(vecs[k], g[vecs[k]]) for k in _front(vecs)]
+    return out
+
+
 class _Search:
     """The state of one branch-and-bound run (``solve_contention_bb``): option matrices per set of active jobs,
     the batch lower bound of a state's children, and a transposition table of exact values and lower bounds."""
@@ -444,12 +519,20 @@ class _Search:
         self.opts: dict[tuple[int, ...], tuple[np.ndarray, list[dict[int, tuple[int, ...]]]]] = {}
         self.pareto: dict[tuple[int, ...], list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]] = {}
         self.most_rows: dict[int, np.ndarray] = {}
+        self.table: dict[int, list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]] | None = None
         self.memo: dict[tuple, list[float]] = {}  # key -> [lower bound, exact value or inf], minus the shift
         self.stats = {"states": 0, "memo_hits": 0, "option_sets": 0}
 
     def pareto_of(self, jobs: tuple[int, ...]):
+        """[`pareto_options`][optsched.exact.contention.pareto_options] of ``jobs``, read from the table of every
+        configuration (enumerated once, at the first call)."""
         if jobs not in self.pareto:
-            self.pareto[jobs] = pareto_options(self.m, jobs)
+            if self.table is None:
+                self.table = _config_table(self.m)
+            mask = sum(1 << i for i in jobs)
+            cand = [(v, c) for t, g in self.table.items() if not t & ~mask for v, c in g]
+            vecs = [tuple(v[i] for i in jobs) for v, _ in cand]
+            self.pareto[jobs] = [(vecs[k], cand[k][1]) for k in _front(vecs)]
             self.stats["option_sets"] += 1
         return self.pareto[jobs]
 
