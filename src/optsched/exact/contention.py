@@ -544,31 +544,39 @@ class _Search:
         return self.opts[active]
 
     def most_row(self, mask: int) -> np.ndarray:
-        """Bound (c)'s rates for the jobs of ``mask``: for k = 1.., the largest progress of one round on any k of
-        them (inf past their number)."""
+        """Bounds (c) and (d)'s rates for the jobs of ``mask``: row 0, for k = 1.., the largest progress (in job
+        fractions) of one round on any k of them; row 1, the same in rounds at the job's fastest split alone
+        (progress / ``best``); inf past their number."""
         if mask not in self.most_rows:
             jobs = tuple(i for i in range(self.n) if mask >> i & 1)
-            top = np.full(self.n, np.inf)
+            top = np.full((2, self.n), np.inf)
             if jobs:
-                v = -np.sort(-self.options(jobs)[0], axis=1)
-                top[:len(jobs)] = np.cumsum(v, axis=1).max(axis=0)
+                V = self.options(jobs)[0]
+                for row, W in enumerate((V, V / self.best[list(jobs)])):
+                    top[row, :len(jobs)] = np.cumsum(-np.sort(-W, axis=1), axis=1).max(axis=0)
             self.most_rows[mask] = top
         return self.most_rows[mask]
 
     def bounds(self, t: int, X: np.ndarray) -> np.ndarray:
-        """``_lb(m, t, row, most(row's unfinished jobs))`` of every row of ``X`` at once."""
+        """A lower bound on the least sum of (completion round + 1) from round ``t`` for every row of ``X``
+        (fractions left): for k = 1.., the largest of bounds (a)-(d) of ``docs/formulations/contention-rounds.md``
+        on the k-th completion, summed."""
         U = X > TOL
+        kk = np.arange(1, self.n + 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             r = X / self.best
-            own = np.sort(np.where(U, np.maximum(t, self.release) + np.ceil(r - EPS), np.inf), axis=1)
-            area = t + np.ceil(np.cumsum(np.sort(np.where(U, r * self.gpus, np.inf), axis=1), axis=1)
+            need = np.ceil(r - EPS)  # rounds of running each job still needs, at the least
+            own = np.sort(np.where(U, np.maximum(t, self.release) + need, np.inf), axis=1)
+            area = t + np.ceil(np.cumsum(np.sort(np.where(U, need * self.gpus, np.inf), axis=1), axis=1)
                                / self.m.capacity - EPS)
             masks = U.astype(np.int64) @ self.bits
             uniq, inv = np.unique(masks, return_inverse=True)
             rates = np.stack([self.most_row(int(u)) for u in uniq])[inv.reshape(-1)]
-            frac = t + np.ceil(np.cumsum(np.sort(np.where(U, X, np.inf), axis=1), axis=1) / rates - EPS)
-            k = np.arange(self.n) < U.sum(axis=1)[:, None]
-            return np.where(k, np.maximum(np.maximum(own, area), np.where(np.isnan(frac), t, frac)), 0.0).sum(axis=1)
+            frac = t + np.ceil(np.cumsum(np.sort(np.where(U, X, np.inf), axis=1), axis=1) / rates[:, 0] - EPS * kk)
+            norm = t + np.ceil((np.cumsum(np.sort(np.where(U, r, np.inf), axis=1), axis=1) - EPS * kk)
+                               / rates[:, 1])
+            best = np.maximum(np.maximum(own, area), np.maximum(np.nan_to_num(frac, nan=t), np.nan_to_num(norm, nan=t)))
+            return np.where(kk <= U.sum(axis=1)[:, None], best, 0.0).sum(axis=1)
 
     def children(self, t: int, left: tuple[float, ...]):
         """(bound, completions counted, next fractions, configuration) of every choice of round t, best bound
@@ -592,7 +600,7 @@ class _Search:
     def key(self, t: int, left: tuple[float, ...]) -> tuple[tuple, int]:
         """The transposition key of a state and the shift of its value (once every job has arrived, the future
         does not depend on t but for a shift of t per unfinished job)."""
-        pairs = tuple(sorted((self.cls[i], x) for i, x in enumerate(left) if x > TOL))
+        pairs = tuple(sorted((self.cls[i], round(x, 10)) for i, x in enumerate(left) if x > TOL))
         if t < self.last_release:
             return (t, pairs), 0
         return (-1, pairs), t * len(pairs)
