@@ -440,10 +440,11 @@ def _front(vecs: Sequence[tuple[float, ...]]) -> list[int]:
 
 
 def _config_table(m: _Model) -> dict[int, list[tuple[tuple[float, ...], dict[int, tuple[int, ...]]]]]:
-    """Every configuration of all the jobs, enumerated once as [`pareto_options`][optsched.exact.contention.pareto_options]
-    does for each set (the same representatives of the empty-node relabellings), grouped by the set of jobs
-    it runs (a bit mask): per group, its non-dominated progress vectors over all the jobs (0 for the jobs off),
-    each with one configuration. The options of a set S are the non-dominated vectors of the groups inside S."""
+    """Every configuration of all the jobs, enumerated once as
+    [`pareto_options`][optsched.exact.contention.pareto_options] does for each set (the same representatives of
+    the empty-node relabellings), grouped by the set of jobs it runs (a bit mask): per group, its non-dominated
+    progress vectors over all the jobs (0 for the jobs off), each with one configuration. The options of a set S
+    are the non-dominated vectors of the groups inside S."""
     inst = m.inst
     n, G, N = len(m.ids), inst.gpus_per_node, inst.nodes
     pr = {(i, a, l, b): m.perf.pair_ratio(m.key[i][a], m.key[l][b])
