@@ -453,18 +453,19 @@ def _config_table(m: _Model) -> dict[int, list[tuple[tuple[float, ...], dict[int
     placed: list[tuple[int, int, frozenset[int]]] = []
     ratio = [1.0] * n
     cur: dict[int, tuple[int, ...]] = {}
-    groups: dict[int, dict[tuple[float, ...], dict[int, tuple[int, ...]]]] = {}
+    # per set of jobs run: (ratios, splits) -> one configuration; the progress vectors are made after
+    groups: dict[int, dict[tuple[tuple[float, ...], int], dict[int, tuple[int, ...]]]] = {}
 
-    def rec(i: int, mask: int) -> None:
+    def rec(i: int, mask: int, code: int) -> None:
         if i == n:
             if mask:
-                vec = tuple(round(m.frac[j][len(cur[j])] * ratio[j], 12) if j in cur else 0.0 for j in range(n))
                 g = groups.setdefault(mask, {})
-                if vec not in g:
-                    g[vec] = dict(cur)
+                k = (tuple(ratio), code)
+                if k not in g:
+                    g[k] = dict(cur)
             return
-        rec(i + 1, mask)  # off
-        for k, g_per in m.splits[i]:
+        rec(i + 1, mask, code * 8)  # off (the mask tells it from split 0)
+        for split, (k, g_per) in enumerate(m.splits[i]):
             used = [s for s in range(N) if free[s] < G]
             empty = [s for s in range(N) if free[s] == G]
             for u in range(0, k + 1):
@@ -484,18 +485,22 @@ def _config_table(m: _Model) -> dict[int, list[tuple[tuple[float, ...], dict[int
                         free[s] -= g_per
                     placed.append((i, k, ns))
                     cur[i] = nodes
-                    rec(i + 1, mask | 1 << i)
+                    rec(i + 1, mask | 1 << i, code * 8 + split)
                     del cur[i]
                     placed.pop()
                     for s in nodes:
                         free[s] += g_per
                     ratio[:] = saved
 
-    rec(0, 0)
+    rec(0, 0, 0)
     out = {}
     for mask, g in groups.items():
-        vecs = list(g)
-        out[mask] = [(vecs[k], g[vecs[k]]) for k in _front(vecs)]
+        by_vec: dict[tuple[float, ...], dict[int, tuple[int, ...]]] = {}
+        for (rat, _), cfg in g.items():
+            vec = tuple(round(m.frac[j][len(cfg[j])] * rat[j], 12) if j in cfg else 0.0 for j in range(n))
+            by_vec.setdefault(vec, cfg)
+        vecs = list(by_vec)
+        out[mask] = [(vecs[k], by_vec[vecs[k]]) for k in _front(vecs)]
     return out
 
 
@@ -585,7 +590,7 @@ class _Search:
         active = tuple(i for i in range(self.n) if left[i] > TOL and self.m.release[i] <= t)
         if not active:
             row = np.array([left])
-            return [(float(self.bounds(t + 1, row)[0]), 0, left, {})]
+            return iter([(float(self.bounds(t + 1, row)[0]), 0, left, {})])
         V, cfgs = self.options(active)
         X = np.tile(np.array(left), (len(V), 1))
         idx = list(active)
@@ -596,7 +601,8 @@ class _Search:
         fin = done.sum(axis=1) * (t + 1)
         f = fin + self.bounds(t + 1, X)
         order = np.argsort(f, kind="stable")
-        return [(float(f[c]), int(fin[c]), tuple(X[c].tolist()), cfgs[c]) for c in order]
+        # made lazily: a search usually stops after the first few
+        return ((float(f[c]), int(fin[c]), tuple(X[c].tolist()), cfgs[c]) for c in order.tolist())
 
     def key(self, t: int, left: tuple[float, ...]) -> tuple[tuple, int]:
         """The transposition key of a state and the shift of its value (once every job has arrived, the future
@@ -666,7 +672,7 @@ class _Search:
         """A first plan: the child of best bound at every round (an upper bound for the search)."""
         t, left, total, out = 0, tuple([1.0] * self.n), 0.0, []
         while any(x > TOL for x in left):
-            _, fin, nl, cfg = self.children(t, left)[0]
+            _, fin, nl, cfg = next(self.children(t, left))
             out.append(cfg)
             total += fin
             t, left = t + 1, nl
