@@ -460,9 +460,9 @@ def _config_table(m: _Model) -> dict[int, list[tuple[tuple[float, ...], dict[int
         if i == n:
             if mask:
                 g = groups.setdefault(mask, {})
-                k = (tuple(ratio), code)
-                if k not in g:
-                    g[k] = dict(cur)
+                leaf = (tuple(ratio), code)
+                if leaf not in g:
+                    g[leaf] = dict(cur)
             return
         rec(i + 1, mask, code * 8)  # off (the mask tells it from split 0)
         for split, (k, g_per) in enumerate(m.splits[i]):
@@ -744,7 +744,11 @@ def solve_contention_bb(inst: ContentionInstance, *, time_limit: float | None = 
         key, shift = s.key(0, root)
         bound = max(_lb(m, 0, list(root)), s.memo.get(key, [-math.inf])[0] + shift)
     info = {**s.stats, "first_plan": source, "table": len(s.memo)}
-    return _result(inst, m, plan, status, t0, "contention-bb", bound * inst.round_s - _cost_offset(inst), info)
+    res = _result(inst, m, plan, status, t0, "contention-bb", bound * inst.round_s - _cost_offset(inst), info)
+    if status is SolveStatus.OPTIMAL and abs((res.objective or 0.0) - bound * inst.round_s + _cost_offset(inst)) > 1e-3:
+        # the search's value and the independent scorer's disagree (docs/formulations/contention-rounds.md, item 4)
+        raise AssertionError(f"search value {res.lower_bound} but the plan scores {res.objective}")
+    return res
 
 
 @algorithm("contention-dp", ContentionInstance, exact=True,
