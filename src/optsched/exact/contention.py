@@ -26,7 +26,7 @@ delays anybody).
   states and progress vectors, searched depth-first below the best total known (an upper bound passed down, from a
   first plan), with a transposition table of exact values and lower bounds keyed up to identical jobs, every
   configuration enumerated once for all sets of jobs, and stronger bounds computed for all of a state's choices at
-  once. Equal to the DP on the benchmark's 30 instances of 4-5 jobs; about 100-1,000 times faster there.
+  once. Equal to the DP on the benchmark's 30 instances of 4-5 jobs, 40 times faster there in all.
 * [`brute_force_contention`][optsched.exact.contention.brute_force_contention] (``contention-brute``, the second method,
   tiny instances): every configuration
   of every round by plain enumeration (no symmetry, no dominance), depth-first with only the same bound.
