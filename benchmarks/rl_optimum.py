@@ -1,24 +1,25 @@
 """How far the agent and every baseline are from the optimum, on small instances: OUR solver and simulator.
 
-Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5] [--hours 0.25]
-[--mix normal] [--time-limit 60] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--planner] [--optima CSV]
-[--summary-jobs 4,5]``.
+Run: ``.venv/bin/python benchmarks/rl_optimum.py [--quick] [--seeds 15] [--jobs 4,5,6,7,8] [--hours 0.25]
+[--mix normal] [--time-limit 60] [--solver bb|dp] [--policy NPZ] [--agent [LABEL=]NPZ ...] [--planner]
+[--optima CSV] [--summary-jobs 4,5]``.
 
 Instances: ``--jobs`` x ``--seeds`` DeepShare job sets
 (:func:`optsched.generators.contention.random_contention_instance`, seeds 2,000,000 + i: never trained on),
-``--hours`` isolated hours per job (0.25: 3 rounds at the mean split
-speed), all at t = 0, 4 nodes x 8 GPUs. The optimum of the round model (:mod:`optsched.exact.contention`: DP over
-rounds, proven optimal within ``--time-limit``) against each policy simulated with the repository's round
-semantics (``optsched.simulate(instance, scheduler=...)``): LAS, SRTF, widest-split first fit, random actions,
+``--hours`` isolated hours per job (0.25: 3 rounds at the mean split speed), all at t = 0, 4 nodes x 8 GPUs. The
+optimum of the round model (:mod:`optsched.exact.contention`: ``--solver bb``, the branch and bound
+``solve_contention_bb`` with the best simulated plan of contention-greedy and the two lookaheads as its first upper
+bound, ``--time-limit`` CPU seconds per instance; ``dp``, the DP ``solve_contention_dp``, wall seconds; an instance
+counts only if proven optimal) against each policy simulated with the repository's round semantics
+(``optsched.simulate(instance, scheduler=...)``): LAS, SRTF, widest-split first fit, random actions,
 contention-greedy, the lookahead and its small-demand-first variant, rl-base (argmax and sampled) and rl-hybrid
 with the shipped paper agent (or ``--policy``), and issue 24's agent as rl-agent, argmax and sampled (``--agent``,
-default the shipped ``normal-wc.npz`` when present); ``--planner``: also each such agent as the base of the
-planner ([`optsched.rl.planner`][]: one-step rollout, every valid action tried and the agent followed to the
-end; a planner, not the network alone; needs the ``[rl]`` extra's gymnasium). ``--optima``: read the optima
-(status, DP seconds, states) of the same instances from an earlier run's CSV instead of running the DP again.
-The gap of a policy is its total
-(= average) JCT over the optimum's, minus 1; per policy: mean with a 95 % t-interval over the instances, median,
-max, and how many instances it solves optimally.
+default the shipped ``normal-wc.npz`` when present); ``--planner``: also each such agent as the base of the planner
+([`optsched.rl.planner`][]: one-step rollout, every valid action tried and the agent followed to the end; a
+planner, not the network alone; needs the ``[rl]`` extra's gymnasium). ``--optima``: read the optima (status,
+seconds, states, solver) of the same instances from an earlier run's CSV instead of solving them again. The gap of
+a policy is its total (= average) JCT over the optimum's, minus 1; per policy: mean with a 95 % t-interval over the
+instances, median, max, and how many instances it solves optimally.
 
 Writes ``docs/results/rl_optimum.md``, ``rl_optimum.csv``, ``rl_optimum.png`` (``--quick``: ``tmp/rl_quick/``).
 """
@@ -42,7 +43,7 @@ for p in (ROOT / "src", ROOT):
 import pandas as pd  # noqa: E402
 
 from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
-from optsched.exact.contention import solve_contention_dp  # noqa: E402
+from optsched.exact.contention import evaluate_plan, solve_contention_bb, solve_contention_dp  # noqa: E402
 from optsched.generators.contention import random_contention_instance  # noqa: E402
 from optsched.io import atomic_open, save_figure  # noqa: E402
 from optsched.plot import plot_gaps  # noqa: E402
@@ -70,6 +71,17 @@ def policies(agent, wc_agents=None) -> dict:
     return out
 
 
+def summary(ok: pd.DataFrame, labels) -> list[str]:
+    """The table rows of mean gap (95 % CI), median, max and instances solved optimally, per policy."""
+    lines = []
+    for label in labels:
+        m, h = ci95(ok[label])
+        c = "" if math.isnan(h) else f" ± {h:.1%}"
+        lines.append(f"| {label} | {m:.1%}{c} | {float(ok[label].median()):.1%} | {float(ok[label].max()):.1%} | "
+                     f"{int((ok[label] < 1e-9).sum())} / {len(ok)} |")
+    return lines
+
+
 def gap_rows(ok: pd.DataFrame, labels) -> pd.DataFrame:
     """Long format for [`optsched.plot.plot_gaps`][]: one row per (proven instance, policy) with its gap."""
     return pd.DataFrame([{"instance": f"{r['jobs']}-{r['seed']}", "algorithm": label, "gap": r[label],
@@ -80,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=15)
-    ap.add_argument("--jobs", default="4,5")
+    ap.add_argument("--jobs", default="4,5,6,7,8")
     ap.add_argument("--hours", type=float, default=0.25)
     ap.add_argument("--mix", default="normal")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--solver", choices=("bb", "dp"), default="bb")
     ap.add_argument("--policy", default=None, help="a paper-space .npz agent for rl-base/rl-hybrid (default: the "
                                                    "shipped one)")
     ap.add_argument("--agent", nargs="*", default=None,
@@ -121,18 +134,29 @@ def main(argv: list[str] | None = None) -> int:
     for n in [int(x) for x in args.jobs.split(",")]:
         for i in range(args.seeds):
             inst = random_contention_instance(jobs=n, mix=args.mix, seed=SEED_BASE + i, hours=args.hours)
+            runs = {label: simulate(inst, scheduler=pol) for label, pol in policies(agent, wc_agents).items()}
             if (n, inst.seed) in known:
                 k = known[(n, inst.seed)]
                 row = {c: k[c] for c in ("jobs", "seed", "status", "dp_s", "opt_avg_jct_h", "dp_states")}
+                row["solver"] = k["solver"] if "solver" in k and isinstance(k["solver"], str) else "dp"
                 objective = float(k["opt_avg_jct_h"]) * n * 3600
             else:
-                opt = solve_contention_dp(inst, time_limit=args.time_limit)
+                if args.solver == "bb":
+                    firsts = [[cfg for _, cfg in runs[h].custom["contention_rounds"]["plan"]]
+                              for h in ("contention-greedy", "lookahead", "lookahead-small")]
+                    first = min(firsts, key=lambda p: evaluate_plan(inst, p, strict=False).total_jct_s)
+                    c0 = time.process_time()
+                    opt = solve_contention_bb(inst, time_limit=args.time_limit, incumbent=first)
+                    seconds = time.process_time() - c0
+                else:
+                    opt = solve_contention_dp(inst, time_limit=args.time_limit)
+                    seconds = opt.runtime_s
                 assert opt.objective is not None, f"no schedule for {inst.seed}"
                 objective = float(opt.objective)
-                row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": opt.runtime_s,
-                       "opt_avg_jct_h": objective / n / 3600, "dp_states": opt.info["states"]}
-            for label, pol in policies(agent, wc_agents).items():
-                run = simulate(inst, scheduler=pol)
+                row = {"jobs": n, "seed": inst.seed, "status": opt.status.value, "dp_s": seconds,
+                       "opt_avg_jct_h": objective / n / 3600, "dp_states": opt.info["states"],
+                       "solver": args.solver}
+            for label, run in runs.items():
                 row[label] = float(run.jobs["round_jct_s"].sum()) / objective - 1
             for label, wc in planners.items():
                 row[label] = plan_episode(inst, wc)["avg_jct_h"] * n * 3600 / objective - 1
@@ -142,11 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     proven = df[df["status"] == "optimal"]
     head_jobs = [int(x) for x in args.summary_jobs.split(",")]
     ok = proven[proven["jobs"].isin(head_jobs)]
-    summ = []
-    for label in labels:
-        m, h = ci95(ok[label])
-        summ.append({"policy": label, "mean_gap": m, "ci_gap": h, "median_gap": float(ok[label].median()),
-                     "max_gap": float(ok[label].max()), "optimal": int((ok[label] < 1e-9).sum())})
+    rest = proven[~proven["jobs"].isin(head_jobs)]
     pooled = {}
     groups: dict[str, list[str]] = {}  # recipe (the label without its seed, s0 of "small s0") -> labels
     for a in wc_agents:
@@ -159,14 +179,21 @@ def main(argv: list[str] | None = None) -> int:
             m, h = ci95(v)
             pooled[f"{kind} [{g}all {len(members)} seeds]"] = (m, h, len(v), int((v < 1e-9).sum()))
     wall = time.perf_counter() - t0
-    lines = ["# Gap to the optimum on small instances (our DP and our simulator; not the paper's)", "",
+    lines = ["# Gap to the optimum on small instances (our exact solvers and our simulator; not the paper's)", "",
              f"{len(df)} instances: {args.jobs} jobs x {args.seeds} seeds (2,000,000 + i), mix {args.mix}, "
              f"{args.hours} isolated hours per job ({args.hours * 12:g} rounds at the mean split speed), all at "
              "t = 0, 4 nodes x 8 GPUs, 300 s rounds, DeepShare's measured table (floor 0.35). Optimum: "
-             "`optsched.exact.contention.solve_contention_dp` (proven optimal: "
-             f"{len(proven)} of {len(df)}; median {df['dp_s'].median():.2f} s, max {df['dp_s'].max():.1f} s; "
-             + (f"optima read from `{Path(args.optima).name}` of an earlier run, not solved again" if args.optima
-                else f"DP limit {args.time_limit:g} s") + "). "
+             + "; ".join(f"{'/'.join(str(j) for j in sorted(g['jobs'].unique()))} jobs by "
+                         + ("`solve_contention_bb` (branch and bound; first upper bound: the best simulated plan "
+                            "of contention-greedy and the lookaheads; seconds are CPU seconds)" if sv == "bb"
+                            else "`solve_contention_dp` (DP; seconds are wall seconds)")
+                         for sv, g in df.groupby("solver"))
+             + f" of `optsched.exact.contention`; proven optimal: {len(proven)} of {len(df)} ("
+             + ", ".join(f"{j} jobs: {int((g['status'] == 'optimal').sum())} of {len(g)}"
+                         for j, g in df.groupby("jobs"))
+             + "; " + (f"optima of the instances it holds read from `{Path(args.optima).name}` of an earlier run, "
+                       f"not solved again; limit for the others {args.time_limit:g} s" if args.optima
+                       else f"limit {args.time_limit:g} s per instance") + "; only proven instances count). "
              "Policies simulated with the repository's round semantics (threshold 0.6, sticky ratios); agent: "
              f"`{agent.meta.get('name', 'shipped')}` (trained on 256-job, one-hour Normal sets: these small sets "
              "are out of its training distribution)"
@@ -181,22 +208,28 @@ def main(argv: list[str] | None = None) -> int:
              f"({wall / 60:.1f} min).", "",
              f"Headline: the {len(ok)} proven instances of {args.summary_jobs} jobs.", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
-    for r in summ:
-        c = "" if math.isnan(r["ci_gap"]) else f" ± {r['ci_gap']:.1%}"
-        lines.append(f"| {r['policy']} | {r['mean_gap']:.1%}{c} | {r['median_gap']:.1%} | {r['max_gap']:.1%} | "
-                     f"{r['optimal']} / {len(ok)} |")
+    lines += summary(ok, labels)
     for kind, (m, h, n, n_opt) in pooled.items():
         lines.append(f"| {kind} (seed x instance pairs) | {m:.1%} ± {h:.1%} | | | {n_opt} / {n} |")
+    if len(rest):
+        lines += ["", f"The {len(rest)} proven instances of the other job counts "
+                  f"({', '.join(str(j) for j in sorted(rest['jobs'].unique()))} jobs):", "",
+                  "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
+        lines += summary(rest, labels)
+        lines += ["", f"All {len(proven)} proven instances:", "",
+                  "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
+        lines += summary(proven, labels)
     lines += ["", "Per job count (mean gap; proven instances, n of tried):", "",
-              "| jobs | proven | optimum avg JCT (h) | DP median s | " + " | ".join(labels) + " |",
-              "|---|---|---|---|" + "---|" * len(labels)]
+              "| jobs | proven | optimum avg JCT (h) | solver | median s | max s | " + " | ".join(labels) + " |",
+              "|---|---|---|---|---|---|" + "---|" * len(labels)]
     for n, g in df.groupby("jobs"):
         g = g[g["status"] == "optimal"]
         if not len(g):
-            lines.append(f"| {n} | 0 / {(df['jobs'] == n).sum()} | | | " + " | " * (len(labels) - 1) + " |")
+            lines.append(f"| {n} | 0 / {(df['jobs'] == n).sum()} | | | | | " + " | " * (len(labels) - 1) + " |")
             continue
         lines.append(f"| {n} | {len(g)} / {(df['jobs'] == n).sum()} | {g['opt_avg_jct_h'].mean():.3f} | "
-                     f"{g['dp_s'].median():.2f} | " + " | ".join(f"{g[p].mean():.1%}" for p in labels) + " |")
+                     f"{'/'.join(sorted(set(g['solver'])))} | {g['dp_s'].median():.2f} | {g['dp_s'].max():.1f} | "
+                     + " | ".join(f"{g[p].mean():.1%}" for p in labels) + " |")
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / "rl_optimum.md") as fh:
         fh.write("\n".join(lines) + "\n")

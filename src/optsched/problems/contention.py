@@ -199,5 +199,6 @@ PROBLEM = register_problem(Problem(
     generate_cli="optsched.commands._generate_contention:register",
     summary="optsched.commands._generate_contention:summary",
     default_algorithm="contention-dp",
-    algorithms={"contention-dp": "optsched.exact.contention", "contention-brute": "optsched.exact.contention"},
+    algorithms={"contention-dp": "optsched.exact.contention", "contention-bb": "optsched.exact.contention",
+                "contention-brute": "optsched.exact.contention"},
 ))
