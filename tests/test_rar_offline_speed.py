@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -244,8 +244,11 @@ def test_lbsgf_structures_built_at_the_switch_equal_the_maintained_ones(servers,
     lean = pk.new_state(float(inst.horizon), [alg.fa_ffp])
     full = pk.new_state(float(inst.horizon), [alg.fa_ffp, alg.lbsgf])
     cut = len(order) // 2
-    for s in (lean, full):
-        assert pk.place(s, order[:cut], lambda j: alg.fa_ffp)
+    placed = [pk.place(s, order[:cut], lambda j: alg.fa_ffp) for s in (lean, full)]
+    # with theta = the horizon, FA-FFP's load limit can exclude a job for good (Alg. 2 "return empty"): many jobs
+    # on few servers (hypothesis found 51 jobs on 2 servers); both states must agree, and the rest needs a prefix
+    assert placed[0] == placed[1]
+    assume(placed[0])
     assert not lean.need_srv and full.need_srv
     cont = lean.copy(alg.lbsgf.needs)
     assert cont.fheap == [] and not cont.need_heap and lean.need_heap and cont.smv == full.smv
