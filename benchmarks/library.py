@@ -174,7 +174,7 @@ METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
                  ("energy-bound", {"bound": True}), ("time-indexed-bound", {"bound": True})),
     "contention": tuple((p, {"sim": True}) for p in ("contention-las", "contention-srtf", "contention-greedy",
                                                      "contention-lookahead", "contention-lookahead-small", "rl-agent"))
-    + (("contention-dp", {"exact": True, "no_workers": True}),),
+    + (("contention-dp", {"exact": True, "no_workers": True}), ("contention-bb", {"exact": True, "no_workers": True})),
 }
 
 
