@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import InstanceError, ScheduleError
 from ..params import Params, plain
-from .state import QUEUED, RUNNING, Job, Placement, SimView
+from .state import QUEUED, RUNNING, Job, Placement, SimView, moved_gpus
 
 # Blox's anti-starvation guard: a job that has not run for this long gets job_priority 1 (digest 002, [R])
 STARVATION_S = 3600.0 * 1000
@@ -76,24 +76,21 @@ class Decision:
 WIDE = 64
 
 
-def _wide_add(free: np.ndarray, servers: Sequence[int], counts: Sequence[int]) -> bool:
-    """``free[s] += n`` for every (s, n) of a placement, as one numpy write, when its servers are in range,
-    ascending and distinct (a placement's, built by ``Placement.of``); False (nothing written) when they are not
-    (the caller then loops).
+def _wide_index(free: np.ndarray, servers: Sequence[int]) -> np.ndarray | None:
+    """A placement's servers as an index array into ``free`` when they are in range, ascending and distinct (a
+    placement's, built by ``Placement.of``), so that one numpy read or write serves them all; else None (the
+    caller then loops, which names a fault).
 
     ```pycon
-    >>> free = np.array([1, 0, 2]); _wide_add(free, (0, 2), (1, 1)), free.tolist(), _wide_add(free, (2, 0), (1, 1))
-    (True, [2, 0, 3], False)
+    >>> _wide_index(np.array([1, 0, 2]), (0, 2)).tolist(), _wide_index(np.array([1, 0, 2]), (2, 0))
+    ([0, 2], None)
 
     ```
     """
     if not (servers[0] >= 0 and servers[-1] < len(free)):
-        return False
+        return None
     idx = np.array(servers)
-    if not (idx[1:] > idx[:-1]).all():
-        return False
-    free[idx] += np.array(counts)
-    return True
+    return idx if (idx[1:] > idx[:-1]).all() else None
 
 
 def check_placement(job: Job, placement: Placement, elastic: bool) -> None:
@@ -149,12 +146,11 @@ class DecisionBuilder:
     def _take(self, job: Job, placement: Placement) -> None:
         free = self.free
         servers = placement.servers
-        if len(servers) > WIDE:  # many servers: checked and taken in a few numpy calls, not a loop of element reads
-            idx, cnt = np.array(servers), np.array(placement.counts)
-            # ascending and distinct, so in range when both ends are
-            ok = servers[0] >= 0 and servers[-1] < len(free) and (idx[1:] > idx[:-1]).all()
-            held = free[idx] if ok else None
-            if held is not None and cnt.min() > 0 and (held >= cnt).all():
+        # many servers: checked and taken in a few numpy calls, not a loop of element reads
+        idx = _wide_index(free, servers) if len(servers) > WIDE else None
+        if idx is not None:
+            cnt, held = np.array(placement.counts), free[idx]
+            if cnt.min() > 0 and (held >= cnt).all():
                 free[idx] = held - cnt
                 self.free_total -= placement.gpus
                 return
@@ -170,7 +166,10 @@ class DecisionBuilder:
 
     def _give(self, placement: Placement) -> None:
         servers = placement.servers
-        if not (len(servers) > WIDE and _wide_add(self.free, servers, placement.counts)):
+        idx = _wide_index(self.free, servers) if len(servers) > WIDE else None
+        if idx is not None:
+            self.free[idx] += np.array(placement.counts)
+        else:
             for s, n in zip(servers, placement.counts):
                 self.free[s] += n
         self.free_total += placement.gpus
@@ -223,29 +222,13 @@ class DecisionBuilder:
         ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
         path, which names the fault)."""
         free = self.free
-        held = dict(zip(old.servers, old.counts))
-        up: list[tuple[int, int]] = []
-        down: list[tuple[int, int]] = []
-        last = -1
-        for s, n in zip(new.servers, new.counts):
-            if s <= last or n <= 0:
-                return False
-            last = s
-            o = held.pop(s, 0)
-            if n > o:
-                up.append((s, n - o))
-            elif n < o:
-                down.append((s, o - n))
-        if last >= len(free):
+        delta = moved_gpus(old, new, len(free))
+        if delta is None:
             return False
-        for s, d in up:  # GPUs added on a server: they must be free now (what the job gives back is elsewhere)
-            if free[s] < d:
+        for s, d in delta.items():  # GPUs added on a server must be free now (what the job gives back is elsewhere)
+            if d > 0 and free[s] < d:
                 return False
-        for s, d in down:
-            free[s] += d
-        for s, d in held.items():  # the servers it leaves
-            free[s] += d
-        for s, d in up:
+        for s, d in delta.items():
             free[s] -= d
         self.free_total += old.gpus - new.gpus
         return True

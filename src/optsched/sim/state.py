@@ -501,6 +501,35 @@ class JobState:
         return len(self.active)
 
 
+def moved_gpus(old: Placement, new: Placement, n_servers: int) -> dict[int, int] | None:
+    """The GPUs a job moved from ``old`` to ``new`` takes on each server whose count changes (negative: gives
+    back), or None when ``new``'s servers are not ascending, distinct and below ``n_servers``, a count of it is not
+    positive, or ``old`` names a server twice (a move to check the plain way, which names the fault).
+
+    ```pycon
+    >>> moved_gpus(Placement.of({0: 4, 1: 2}), Placement.of({0: 4, 2: 1}), 3), moved_gpus(Placement.of({0: 1}),
+    ...     Placement((2, 1), (1, 1)), 3)
+    ({2: 1, 1: -2}, None)
+
+    ```
+    """
+    held = dict(zip(old.servers, old.counts))
+    if len(held) != len(old.servers):
+        return None
+    out: dict[int, int] = {}
+    last = -1
+    for s, n in zip(new.servers, new.counts):
+        if s <= last or s >= n_servers or n <= 0:
+            return None
+        last = s
+        d = n - held.pop(s, 0)
+        if d:
+            out[s] = d
+    for s, n in held.items():  # the servers it leaves
+        out[s] = -n
+    return out
+
+
 class ClusterState:
     """Free GPUs per server (numpy), jobs per server, GPU types, and the GPU data frame of Blox on demand.
 
@@ -649,21 +678,13 @@ class ClusterState:
         net: dict[int, int] = {}  # server -> GPUs the moves take there (negative: give back), all movers together
         plans = []
         for job_id, old, new in moves:  # check first: nothing is written unless every placement is plain and fits
-            held = dict(zip(old.servers, old.counts))
-            if len(held) != len(old.servers):
+            delta = moved_gpus(old, new, n_servers)
+            if delta is None:
                 return False
-            last = -1
-            for s, n in zip(new.servers, new.counts):
-                if s <= last or s >= n_servers or n <= 0:
-                    return False
-                last = s
-                d = n - held.get(s, 0)
-                if d:
-                    net[s] = net.get(s, 0) + d
-            gone = held.keys() - set(new.servers)  # the servers it leaves
-            for s in gone:
-                net[s] = net.get(s, 0) - held[s]
-            plans.append((job_id, new, held, gone))
+            for s, d in delta.items():
+                net[s] = net.get(s, 0) + d
+            held = set(old.servers)
+            plans.append((job_id, new, held, held.difference(new.servers)))  # (the servers it leaves)
         for s, d in net.items():
             if d > 0 and fl[s] < d:
                 return False
