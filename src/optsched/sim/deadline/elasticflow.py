@@ -701,12 +701,8 @@ class GandivaTimeSlicing(SchedulerPlacer):
                 since[j.id] = now
         for j in keep:
             if j.status == QUEUED:
-                pl = place(b.free, j.gpus)
-                if pl is None:  # fragmented: wait for the next decision
-                    continue
-                b.launch(j, placement_of(pl))
-                since[j.id] = now
-                wake = min(wake, now + q)
+                if self._start(b, j, now):
+                    wake = min(wake, now + q)
             else:
                 wake = min(wake, since[j.id] + q)
         self._wake = wake
@@ -742,15 +738,20 @@ class GandivaTimeSlicing(SchedulerPlacer):
         order.sort()
         b = DecisionBuilder(view)
         for e in order:
-            j = e[3]
-            pl = place(b.free, j.gpus)
-            if pl is None:  # fragmented: wait for the next decision
-                continue
-            b.launch(j, placement_of(pl))
-            since[j.id] = now
-            wake = min(wake, now + q)
+            if self._start(b, e[3], now):
+                wake = min(wake, now + q)
         self._wake = wake
         return b.build()
+
+    def _start(self, b: DecisionBuilder, j: Job, now: float) -> bool:
+        """Launch waiting job ``j`` on the walk's placement among ``b``'s free GPUs, its slice starting ``now``;
+        False when they are fragmented (it waits for the next decision)."""
+        pl = place(b.free, j.gpus)
+        if pl is None:
+            return False
+        b.launch(j, placement_of(pl))
+        self._since[j.id] = now
+        return True
 
     def next_wakeup(self, now: float) -> float:
         return self._wake if self._wake > now else math.inf
