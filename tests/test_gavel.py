@@ -232,3 +232,26 @@ def test_optimus_under_a_scaling_model_shares_by_marginal_gain():
     with pytest.raises(InstanceError) as e:
         simulate(wl, parse_cluster("V100:1x2,K80:1x2"), scheduler="optimus", perf="hetero")
     assert e.value.field == "cluster"
+
+
+def test_lp_log_columns_give_back_every_row_exactly():
+    """Gavel's LP log is stored as typed columns (memory at a million jobs): every field comes back as it went in,
+    ``closed_form`` as a bool, the method by name, and a replaced last row keeps its time, jobs and rows."""
+    import random
+
+    from optsched.sim.hetero.gavel import _LpLog
+
+    rng = random.Random(3)
+    log, rows = _LpLog(), []
+    for k in range(50):
+        row = (rng.random() * 1e6, rng.randrange(10**6), rng.randrange(10**4), rng.randrange(3), rng.random() / 7,
+               rng.random() / 3, rng.random() * 1e-3 + 1e-300, rng.random() < 0.5,
+               rng.choice(["glop", "highs", "all-run", "knapsack", "glop (deferred)"]))
+        log.append(*row)
+        rows.append(row)
+        if k % 7 == 3:
+            log.redo_last(2, 0.5, 0.25, 1 / 3, False, "glop")
+            rows[-1] = rows[-1][:3] + (2, 0.5, 0.25, 1 / 3, False, "glop")
+    got = list(log.rows())
+    assert len(log) == 50 and got == rows
+    assert all(type(r[7]) is bool for r in got)

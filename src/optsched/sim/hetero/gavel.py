@@ -47,7 +47,8 @@ Once A3C is done, ResNet-50 alone gets the V100, 1.82 times its equal share of 0
 from __future__ import annotations
 
 import math
-import sys
+from array import array
+from collections.abc import Iterator
 from operator import attrgetter
 
 import numpy as np
@@ -128,7 +129,7 @@ class Gavel(SchedulerPlacer):
         self._dirty = True
         self._last_t: float | None = None
         self._wake = math.inf
-        self._lp: list[tuple] = []                    # one row per LP solve (fields: _LP_FIELDS)
+        self._lp = _LpLog()                           # one row per LP solve (fields: _LP_FIELDS)
         self._alloc: Allocation | None = None
         self._glop: Allocation | None = None         # GLOP's answer to a deferred LP, once computed (verify)
         self.materialised = 0                         # deferred LPs that GLOP had to solve after all
@@ -220,9 +221,9 @@ class Gavel(SchedulerPlacer):
             if not (np.all(np.abs(g - a.x) <= GLOP_TOL * (1.0 + a.x)) and np.all(g[a.x == 1.0] == 1.0)):
                 raise AssertionError(f"Gavel at {view.now} s: GLOP's answer is not within {GLOP_TOL} (1 + x) of "
                                      "the optimum, or not 1.0 where it is 1.0")
-        self._lp.append((view.now, len(jobs), a.rows, a.lps, a.build_s, a.solve_s, a.value,
-                         bool(a.info.get("closed_form")),
-                         sys.intern(a.info.get("method", self.solver) + (" (deferred)" if a.glop else ""))))
+        self._lp.append(view.now, len(jobs), a.rows, a.lps, a.build_s, a.solve_s, a.value,
+                        bool(a.info.get("closed_form")),
+                        a.info.get("method", self.solver) + (" (deferred)" if a.glop else ""))
         self._dirty = False
 
     def _glop_answer(self) -> Allocation:
@@ -241,14 +242,13 @@ class Gavel(SchedulerPlacer):
         g = self._glop_answer()
         self._xm, self._alloc, self._glop = g.x, g, None
         self.materialised += 1
-        t_s, n, rows = self._lp[-1][:3]
-        self._lp[-1] = (t_s, n, rows, g.lps, g.build_s, g.solve_s, g.value, False, "glop")
+        self._lp.redo_last(g.lps, g.build_s, g.solve_s, g.value, False, "glop")
 
     @property
     def lp_log(self) -> list[dict]:
         """Every LP solve of the run so far, one dict each (fields in the module docstring). Kept as rows and
         built on request: a million-job run solves hundreds of thousands of LPs."""
-        return [dict(zip(_LP_FIELDS, r)) for r in self._lp]
+        return [dict(zip(_LP_FIELDS, r)) for r in self._lp.rows()]
 
     def _order_certain(self, ps: np.ndarray, xs: np.ndarray, chosen: np.ndarray, launched: np.ndarray,
                        gpus: np.ndarray, cap: int) -> bool:
@@ -486,6 +486,52 @@ class Gavel(SchedulerPlacer):
 
 
 _LP_FIELDS = ("t_s", "jobs", "rows", "lps", "build_s", "solve_s", "value", "closed_form", "method")
+
+
+class _LpLog:
+    """Gavel's LP log kept as columns (typed arrays; the method as an index into the few names used): a
+    million-job run solves about 180,000 LPs, and a tuple of nine boxed fields per solve held about 200 bytes
+    where these columns hold 57. [`Gavel.lp_log`][optsched.sim.hetero.gavel.Gavel.lp_log] reads the rows back:
+    the same numbers (doubles and integers store exactly), ``closed_form`` a bool again."""
+
+    __slots__ = ("_f", "_i", "_m", "_names")
+
+    def __init__(self) -> None:
+        self._f = array("d")     # t_s, build_s, solve_s, value per row
+        self._i = array("q")     # jobs, rows, lps, closed_form per row
+        self._m = array("H")     # the method's index in _names
+        self._names: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._m)
+
+    def append(self, t_s: float, jobs: int, rows: int, lps: int, build_s: float, solve_s: float, value: float,
+               closed_form: bool, method: str) -> None:
+        self._f.extend((t_s, build_s, solve_s, value))
+        self._i.extend((jobs, rows, lps, closed_form))
+        self._m.append(self._name(method))
+
+    def redo_last(self, lps: int, build_s: float, solve_s: float, value: float, closed_form: bool,
+                  method: str) -> None:
+        """The last row's solve replaced (its time, jobs and rows kept)."""
+        k = len(self._m) - 1
+        self._f[4 * k + 1:4 * k + 4] = array("d", (build_s, solve_s, value))
+        self._i[4 * k + 2:4 * k + 4] = array("q", (lps, closed_form))
+        self._m[k] = self._name(method)
+
+    def rows(self) -> Iterator[tuple]:
+        f, i, names = self._f, self._i, self._names
+        for k, m in enumerate(self._m):
+            t_s, build_s, solve_s, value = f[4 * k:4 * k + 4]
+            jobs, rows, lps, closed = i[4 * k:4 * k + 4]
+            yield t_s, jobs, rows, lps, build_s, solve_s, value, bool(closed), names[m]
+
+    def _name(self, method: str) -> int:
+        try:
+            return self._names.index(method)
+        except ValueError:
+            self._names.append(method)
+            return len(self._names) - 1
 
 
 class GavelMakespan(Gavel):
