@@ -269,6 +269,21 @@ def test_place_on_type_hands_out_one_object_per_multi_server_placement():
     assert place_on_type(cs, cs.free.copy(), 1, 3) == Placement.of({4: 2, 5: 1})
 
 
+def test_distinct_multi_server_placements_share_their_server_ints_and_counts():
+    # servers past 256 are an int object each, and whole-server counts repeat: distinct placements built from
+    # separate dicts share those pieces (memory at a million jobs), and stay equal to the plain construction
+    from optsched.sim.state import ClusterState
+
+    cs = ClusterState(parse_cluster("V100:600x4"))
+    free = cs.free.copy()
+    free[:300] = 0
+    a = place_on_type(cs, free, 0, 8)
+    free[300] = 0
+    b = place_on_type(cs, free, 0, 8)
+    assert a == Placement.of({300: 4, 301: 4}) and b == Placement.of({301: 4, 302: 4})
+    assert a is not b and a.counts is b.counts and a.servers[1] is b.servers[0]
+
+
 def _lp_only(monkeypatch) -> None:
     """Make lp._solve always call the LP solver (no closed form)."""
     import optsched.sim.hetero.lp as lp
