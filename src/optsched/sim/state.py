@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import math
+from array import array
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -136,6 +137,32 @@ class _Fields:
         return self  # read-only by contract, like a workload job
 
 
+class _Segments:
+    """A job's closed segments: ``(start, end, iterations)`` per segment in one typed array, the placements in a
+    list. Only jobs that ran more than once store any (Gavel relaunches its jobs round after round: 300,000 Philly
+    jobs held about 370,000 segments, 60 bytes each as a flat list of boxed fields, 34 here)."""
+
+    __slots__ = ("times", "placements")
+
+    def __init__(self, times: array, placements: list[Placement]) -> None:
+        self.times, self.placements = times, placements
+
+    def add(self, start: float, end: float, placement: Placement, iterations: float) -> None:
+        self.times.extend((start, end, iterations))
+        self.placements.append(placement)
+
+    def tuples(self) -> list[tuple[float, float, Placement, float]]:
+        t = self.times
+        return [(t[3 * k], t[3 * k + 1], pl, t[3 * k + 2]) for k, pl in enumerate(self.placements)]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Segments) and self.times == other.times and self.placements == other.placements
+
+    def copy(self) -> _Segments:
+        """Its own containers, the same numbers and (immutable) placements: a copied job's segments."""
+        return _Segments(array("d", self.times), list(self.placements))
+
+
 class Job:
     """One job: workload fields and simulation state, both read-only to policies: the engine alone writes a job,
     through its lifecycle methods ([`launch`][optsched.sim.state.Job.launch],
@@ -212,7 +239,7 @@ class Job:
         # stored, then a list. A job that completes in its first segment stores none: ``segments`` derives it from
         # the first start, the completion, the placement and the work (a million jobs spare a million lists and
         # tuples)
-        self._segs: Sequence[Any] = ()
+        self._segs: _Segments | tuple[()] = ()
         self.seg_start: tuple[float, float] | None = None
 
     # the workload job's fields kept in ``w`` (read-only, like every field of a job to a policy; a C-level getter
@@ -274,15 +301,16 @@ class Job:
         completion (that segment is ``(first_start_s, completion_s, placement, iterations)``)."""
         s = self._segs
         if s:
-            it = iter(s)
-            return list(zip(it, it, it, it))
+            return s.tuples()
         if self.status == DONE and self.placement is not None:
             return [(self.first_start_s, self.completion_s, self.placement, self.executed)]
         return ()
 
     @segments.setter
     def segments(self, segs: Iterable[tuple[float, float, Placement, float]]) -> None:
-        self._segs = [x for seg in segs for x in seg] or ()
+        segs = list(segs)
+        self._segs = (_Segments(array("d", [x for a, b, _, n in segs for x in (a, b, n)]), [seg[2] for seg in segs])
+                      if segs else ())
 
     @property
     def duration_alone_s(self) -> float:
@@ -327,11 +355,11 @@ class Job:
         pl = self.placement
         assert pl is not None and self.seg_start is not None  # a running job always holds GPUs
         t0, e0 = self.seg_start
-        seg = (t0, now, pl, self.executed - e0 if e0 else self.executed)  # (x - 0.0 is x: no new float)
+        done = self.executed - e0 if e0 else self.executed
         if self._segs:
-            self._segs.extend(seg)  # type: ignore[attr-defined]  # a list once it has a segment
+            self._segs.add(t0, now, pl, done)
         else:
-            self._segs = list(seg)
+            self._segs = _Segments(array("d", (t0, now, done)), [pl])
         self.seg_start = None
         return pl
 
@@ -388,7 +416,7 @@ class Job:
         memo[id(self)] = new
         _copy_shared_fields(self, new)
         # numbers and Placements (an empty tuple is shared)
-        new._segs = list(self._segs) if self._segs else ()
+        new._segs = self._segs.copy() if self._segs else ()
         return new
 
     def __repr__(self) -> str:
