@@ -81,6 +81,9 @@ SCORES = ("jct", "responsiveness", "both")
 # may keep state)
 _STATELESS = (ConstantPerf, LaunchMechanism, AcceptAll)
 _ATOMS = (type(None), bool, int, float, str)
+# admissions a copy runs without the switching wrapper when it has nothing to hand over (exact types: what the
+# wrapper passes on is then all they see)
+_BARE = (AcceptAll, AcceptK)
 
 
 class SwitchingPolicy(SchedulerPlacer):
@@ -625,10 +628,11 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = (), bare: bool =
     what its own copy of the generator would have given and ``live`` is left untouched. So are the run's
     configuration (read only, by the result) and a constant performance model and a plain launch mechanism (their
     parameters are all they hold). Copying the five candidates' policies and the generator was about four fifths
-    of a clone. ``bare`` (lookahead ``workload``): a candidate whose admission is accept-all, with no held jobs
-    handed over, runs with that admission itself, not through the switching wrapper (which would pass every job
-    on, and be asked at every event how many it holds: none); the copy's view keeps the wrapper, which
-    [`_wrap`][optsched.sim.whatif._wrap] puts back on a copy that goes on as the live run.
+    of a clone. ``bare`` (lookahead ``workload``): a candidate whose admission is accept-all or accept-k, with no
+    held jobs handed over, runs with that admission itself (accept-k: the copy's copy of it), not through the
+    switching wrapper (which would pass every job on to it, and be asked at every event how many it holds: what
+    the admission holds); the copy's view keeps the wrapper, which [`_wrap`][optsched.sim.whatif._wrap] puts back
+    on a copy that goes on as the live run.
     """
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
@@ -653,7 +657,7 @@ def _copy_for(live: Simulator, i: int, shared: Sequence[bool] = (), bare: bool =
     ta = twin.admission
     assert isinstance(ta, SwitchingAdmission)
     ta.switch(i)
-    if bare and type(ta.current) is AcceptAll and not ta._carry and not ta._future and ta.cutoff_s is None:
+    if bare and type(ta.current) in _BARE and not ta._carry and not ta._future and ta.cutoff_s is None:
         twin.admission = ta.current  # (the view keeps the wrapper: _wrap puts it back on a copy kept)
     return twin
 
