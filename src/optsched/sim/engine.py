@@ -739,13 +739,13 @@ class Simulator:
         # the rest: plain values (most of the attributes) as they are, without deepcopy's dispatch; the view by
         # its fields
         nd = new.__dict__
-        deepcopy, seen = copy.deepcopy, memo.get
+        deepcopy, known = copy.deepcopy, memo.get
         for k, v in d.items():
             if k in done:
                 continue
             if type(v) in _PLAIN:
                 pass
-            elif (c := seen(id(v), _NIL)) is not _NIL:
+            elif (c := known(id(v), _NIL)) is not _NIL:
                 v = c  # shared or copied already (what deepcopy answers first, without its dispatch)
             elif k == "_bar":
                 v = None
