@@ -301,3 +301,33 @@ def test_windows_scored_on_first_starts_run_to_their_end(monkeypatch, metric):
     plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
     assert fast[:3] == plain[:3]
     assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+@pytest.mark.parametrize("seed, period_s, horizon_s", [(2, 1200, 2400), (3, 1200, 2400), (2, 1200, 1200)])
+def test_accept_k_copies_run_bare_with_their_held_jobs(monkeypatch, seed, period_s, horizon_s):
+    # a copy whose candidate admits by accept-k, with nothing to hand over, runs the copy's accept-k itself
+    # (without the switching wrapper); when that candidate is the live run's active one its copy holds jobs, and
+    # must hold the very same (a horizon past the next point puts the active candidate on a copy too)
+    wl = synthetic_workload(40, load_jph=14.0, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    pairs = [("fifo", "accept-all"), ("srtf", "accept-1.0"), ("las", "accept-all"), ("las", "accept-1.0")]
+    kw = dict(period_s=period_s, horizon_s=horizon_s, seed=seed)
+    bare = {"k": 0, "holding": 0}
+    copy_for = wi._copy_for
+
+    def spied(live, i, shared=(), **kw):
+        twin = copy_for(live, i, shared, **kw)
+        if type(twin.admission) is wi.AcceptK:
+            assert twin.admission is not live.admission.candidates[i]  # the copy's own
+            bare["k"] += 1
+            bare["holding"] += twin.admission.holding > 0
+        return twin
+
+    monkeypatch.setattr(wi, "_copy_for", spied)
+    fast = _run(wl, (1, 4), pairs, **kw)
+    assert bare["k"] > 5 and (bare["holding"] > 0 or horizon_s <= period_s)
+    monkeypatch.setattr(wi, "_copy_for", copy_for)
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), pairs, **kw, live_runs_one=False)
+    assert len(set(plain[2])) > 1 and {1, 3} & set(plain[2])  # an accept-k candidate is chosen
+    assert fast[:3] == plain[:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]

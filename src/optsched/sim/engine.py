@@ -102,6 +102,34 @@ def _settle_young() -> None:
 
 # the types of value a simulator copy takes as they are (immutable)
 _PLAIN = frozenset((int, float, bool, str, type(None)))
+_NIL = object()
+
+
+def _copy_value(x: object, memo: dict) -> object:
+    """``copy.deepcopy(x, memo)`` for a field of a simulator's view, with its common cases taken directly: a
+    plain value as it is, an object the copy has (or shares) already from the memo, and a dict of plain keys (the
+    view's ``extra``: the run's generator and seed) entry by entry.
+
+    ```pycon
+    >>> rng = object(); memo = {id(rng): rng}
+    >>> extra = {"rng": rng, "seed": 3}
+    >>> c = _copy_value(extra, memo)
+    >>> c == extra, c is extra, c["rng"] is rng, memo[id(extra)] is c
+    (True, False, True, True)
+
+    ```
+    """
+    if type(x) in _PLAIN:
+        return x
+    c = memo.get(id(x), _NIL)
+    if c is not _NIL:
+        return c
+    if type(x) is dict and all(type(k) in _PLAIN for k in x):
+        c = memo[id(x)] = {}
+        for k, v in x.items():
+            c[k] = _copy_value(v, memo)
+        return c
+    return copy.deepcopy(x, memo)
 
 
 class SimulationStalled(OptschedError):
@@ -711,12 +739,14 @@ class Simulator:
         # the rest: plain values (most of the attributes) as they are, without deepcopy's dispatch; the view by
         # its fields
         nd = new.__dict__
-        deepcopy = copy.deepcopy
+        deepcopy, known = copy.deepcopy, memo.get
         for k, v in d.items():
             if k in done:
                 continue
             if type(v) in _PLAIN:
                 pass
+            elif (c := known(id(v), _NIL)) is not _NIL:
+                v = c  # shared or copied already (what deepcopy answers first, without its dispatch)
             elif k == "_bar":
                 v = None
             elif k == "_ts":
@@ -725,8 +755,10 @@ class Simulator:
                 pass  # the arrival times, read only (a finished run drops its reference): shared
             elif k == "view" and type(v) is SimView:
                 view = memo[id(v)] = SimView.__new__(SimView)
-                view.__dict__.update((f, x if type(x) in _PLAIN else deepcopy(x, memo)) for f, x in v.__dict__.items())
+                view.__dict__.update((f, _copy_value(x, memo)) for f, x in v.__dict__.items())
                 v = view
+            elif type(v) is list and not v:  # (no collectors)
+                v = memo[id(v)] = []
             else:
                 v = deepcopy(v, memo)
             nd[k] = v
