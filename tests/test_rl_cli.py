@@ -102,3 +102,4 @@ def test_rl_evaluate_planner_adds_its_rows_and_its_cpu_beside_the_lookahead(caps
     assert len(planner) == 2 and {r["instance_seed"] for r in planner} == {"1000000", "1000001"}
     assert all(float(r["avg_jct_s"]) >= 900 for r in planner)
     assert "rl-planner" in text and "CPU ms per decision" in text and "lookahead" in text.split("CPU ms")[1]
+

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..errors import InstanceError, SolverError
 from ..io import check_output
+from ..sim.contention.lookahead import SHIPPED_PLANNER as PLANNER
 from ._args import non_negative_int, output_file, positive_float, positive_int, seed
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -54,8 +55,6 @@ SHIPPED = {"shipped": "normal", "shipped-wc": "normal-wc"}
 # isolated job-hours simulated in 5-minute rounds: the paper's evaluation is 5 sets x 256 jobs x ~1 h (1,280); a
 # million (12 million job-rounds) is far beyond any study, and what '--hours 1e6' (a typo's zeros) would ask for
 MAX_JOB_HOURS = 10**6
-# the shipped learned scheduler's search settings (issue 24: docs/results/rl_planner.md measures them)
-PLANNER: dict = {"horizon": 4, "top": 2, "gate": "disagree"}
 
 
 def _unit_float(name: str):

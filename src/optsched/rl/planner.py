@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import InstanceError
 from ..problems.contention import ContentionInstance
 from ..sim.contention.agent import NumpyPolicy, load_policy
+from ..sim.contention.lookahead import SHIPPED_PLANNER
 from .env import ContentionEnv
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -234,5 +235,6 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "summary": info.get("summary", {})}
 
 
-__all__ = ["agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost", "plan_action", "plan_scores",
+__all__ = ["GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost",
+           "plan_action", "plan_scores",
            "plan_episode", "ranked"]
