@@ -10,6 +10,14 @@ from the same state (the environment is deterministic), and the rollout teacher 
 it simulates the future at every decision (one episode per valid action), so its CPU cost per decision is
 orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.planner.plan_episode] measures it.
 
+**The shipped learned scheduler** is the shipped network (``normal-wc``) plus this search, with the settings
+[`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 4
+rounds of the network then the fluid estimate (``horizon``), and only in the states where the network's action is
+not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action). The network is the learned
+part; the search uses it, as a policy network is used by a planner. ``optsched rl evaluate --planner`` runs it
+(``rl-planner``). More bases (``also=``: a parallel rollout, each tried action followed by every base and scored by
+the best) make it never worse than any of them from the start with full rollouts.
+
 The score is the average-JCT return (``reward="avg-jct"``: minus the jobs in the system over the jobs in the
 set, times the round's hours, summed), so a full rollout scores exactly minus the set's average JCT in hours.
 A truncated rollout (``horizon`` rounds) adds a value-free estimate of what is left
