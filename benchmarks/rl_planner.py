@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gate", default="none", help="plan only where the agent is unsure on the large sets: "
                                                     "'disagree', 'disagree-any', a probability, or 'none'")
     ap.add_argument("--mixes", default="normal", help="comma-separated mixes of the large sets")
+    ap.add_argument("--other-mix-agents", default=None,
+                    help="comma-separated labels of the agents run on the mixes other than normal (default: those "
+                         "of --large-agents)")
     ap.add_argument("--small-jobs", default="4,5", help="job counts of the small instances (all 73 proven: "
                                                         "benchmarks/rl_optimum.py --planner)")
     ap.add_argument("--small-horizon", default="none")
@@ -204,7 +207,12 @@ def main(argv: list[str] | None = None) -> int:
                   "t-interval over the sets; pooled rows: every seed x set pair) and wins; agent: argmax, sampled "
                   "(the agent's softmax, seed 0) and the planner over the argmax agent. CPU ms per decision in "
                   "the same harness (one decision = one placement action).", ""]
+        every = big
         for mix in [m for m in args.mixes.split(",") if m]:
+            big = every if mix == "normal" or not args.other_mix_agents else \
+                [x for x in args.other_mix_agents.split(",") if x]
+            if set(big) - set(agents):
+                ap.error(f"--other-mix-agents: unknown label(s) {sorted(set(big) - set(agents))}")
             sets = [random_contention_instance(jobs=args.jobs, mix=mix, seed=s) for s in eval_seeds(args.sets)]
             res: dict[str, dict[str, dict[int, dict]]] = {}
             for inst in sets:
