@@ -3,17 +3,20 @@
 lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
-[--horizon 6] [--top 2] [--large-agents LABELS] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
+[--horizon 4] [--top 2] [--gate disagree] [--mixes normal,heavy,medium,low] [--large-agents LABELS]
+[--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
 
 * **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
   ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
   it (full rollouts, every valid action, unless ``--small-horizon`` / ``--small-top``): mean gap to the optimum,
   optimal count, CPU per decision; agents whose labels end in ``sN`` are also pooled (every seed x instance pair,
   95 % t-interval).
-* **large**: ``--sets`` held-out Normal sets of 256 jobs (seeds 1,000,000 + i, all at t = 0): the lookahead, the
-  agent alone and the planner over it (``--horizon`` rounds then the fluid estimate, the agent's ``--top`` best
-  actions tried). Paired change of the average JCT against the lookahead and against the agent alone, per agent
-  and pooled, with the 95 % t-interval and the wins; CPU milliseconds per decision.
+* **large**: per mix of ``--mixes``, ``--sets`` held-out sets of 256 jobs (seeds 1,000,000 + i, all at t = 0):
+  the lookahead, random valid actions, contention-greedy, and per agent of ``--large-agents`` the agent alone
+  (argmax and sampled) and the planner over it (``--horizon`` rounds then the fluid estimate, the agent's
+  ``--top`` best actions tried, only where ``--gate`` says the agent is unsure). Paired change of the average
+  JCT against the lookahead, random, contention-greedy and the agent alone, per agent and pooled over the agents
+  labelled ``... sN`` (every seed x set pair), with the 95 % t-interval and the wins; CPU ms per decision.
 
 Writes ``docs/results/rl_planner.md`` and ``.csv`` (``--quick``: ``tmp/rl_quick/``, 2 small instances and one
 64-job set). ``--reuse``: rows of an earlier CSV (same part, agent, policy, set and settings) kept, not run again.
@@ -54,7 +57,7 @@ def _fmt(m: float, h: float, pct: bool = True) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from optsched.rl.planner import plan_episode
+    from optsched.rl.planner import GATES, plan_episode
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="small,large")
@@ -62,8 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--optima", default=str(ROOT / "docs" / "results" / "rl_optimum.csv"))
     ap.add_argument("--sets", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=256)
-    ap.add_argument("--horizon", default="6", help="rounds of each rollout on the large sets (none: to the end)")
+    ap.add_argument("--horizon", default="4", help="rounds of each rollout on the large sets (none: to the end)")
     ap.add_argument("--top", default="2", help="the agent's best actions tried on the large sets (all: every one)")
+    ap.add_argument("--gate", default="none", help="plan only where the agent is unsure on the large sets: "
+                                                    "'disagree', 'disagree-any', a probability, or 'none'")
+    ap.add_argument("--mixes", default="normal", help="comma-separated mixes of the large sets")
+    ap.add_argument("--other-mix-agents", default=None,
+                    help="comma-separated labels of the agents run on the mixes other than normal (default: those "
+                         "of --large-agents)")
+    ap.add_argument("--small-jobs", default="4,5", help="job counts of the small instances (all 73 proven: "
+                                                        "benchmarks/rl_optimum.py --planner)")
     ap.add_argument("--small-horizon", default="none")
     ap.add_argument("--small-top", default="all")
     ap.add_argument("--large-agents", default=None,
@@ -83,21 +94,27 @@ def main(argv: list[str] | None = None) -> int:
         args.sets, args.jobs = 1, 64
     reuse: dict = {}
     if args.reuse:
-        old = pd.read_csv(args.reuse).fillna({"horizon": -1, "top": -1})
-        reuse = {(r["part"], r["agent"], r["policy"], int(r["instance_seed"]), int(r["horizon"]), int(r["top"])):
-                 r.to_dict() for _, r in old.iterrows()}
+        old = pd.read_csv(args.reuse)
+        for col, default in (("horizon", -1), ("top", -1), ("mix", "normal"), ("gate", "none"), ("agent", "")):
+            old[col] = old[col].fillna(default) if col in old else default
+        reuse = {(r["part"], r["mix"], r["agent"], r["policy"], int(r["jobs"]), int(r["instance_seed"]),
+                  int(r["horizon"]), int(r["top"]), str(r["gate"])): r.to_dict() for _, r in old.iterrows()}
     t0 = time.perf_counter()
     rows: list[dict] = []
 
-    def run(part: str, agent: str, policy: str, inst, base, horizon, top, plan, extra) -> dict:
+    def run(part: str, agent: str, policy: str, inst, base, horizon, top, plan, extra, mix="normal",
+            gate=None) -> dict:
         sd = -1 if inst.seed is None else int(inst.seed)
-        key = (part, agent, policy, sd, -1 if horizon is None else horizon, -1 if top is None else top)
+        g = "none" if gate is None or not plan else str(gate)
+        key = (part, mix, agent, policy, len(inst.jobs), sd, -1 if horizon is None else horizon,
+               -1 if top is None else top, g)
         if key in reuse:
             row = reuse[key]
         else:
-            r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top)
-            row = {"part": part, "agent": agent, "policy": policy, "instance_seed": key[3],
-                   "jobs": len(inst.jobs), "horizon": key[4], "top": key[5], **extra, **r}
+            r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top, gate=gate if plan else None)
+            r.pop("summary", None)
+            row = {"part": part, "mix": mix, "agent": agent, "policy": policy, "instance_seed": sd,
+                   "jobs": len(inst.jobs), "horizon": key[6], "top": key[7], "gate": g, **extra, **r}
         rows.append(row)
         return row
 
@@ -110,14 +127,15 @@ def main(argv: list[str] | None = None) -> int:
              "the planner needs the `[rl]` extra's gymnasium for the environment, not torch).", ""]
     if "small" in parts:
         opt = pd.read_csv(args.optima)
-        opt = opt[opt["status"] == "optimal"].reset_index(drop=True)
+        opt = opt[(opt["status"] == "optimal")
+                  & opt["jobs"].isin([int(x) for x in args.small_jobs.split(",") if x])].reset_index(drop=True)
         if args.quick:
             opt = opt.head(2)
         insts = [(random_contention_instance(jobs=int(r["jobs"]), mix="normal", seed=int(r["seed"]), hours=0.25),
                   float(r["opt_avg_jct_h"])) for _, r in opt.iterrows()]
         sh, st = _opt(args.small_horizon), _opt(args.small_top)
         lines += [f"## {len(insts)} small instances with proven optima", "",
-                  f"Normal, 4-5 jobs of a quarter hour (`{Path(args.optima).name}`); planner: horizon "
+                  f"Normal, {args.small_jobs} jobs of a quarter hour (`{Path(args.optima).name}`); planner: horizon "
                   f"{'to the end' if sh is None else sh}, tried actions {'all valid' if st is None else f'top {st}'}."
                   " Mean gap of the average JCT to the optimum (95 % t-interval over the instances; pooled rows: "
                   "over every seed x instance pair).", "",
@@ -149,62 +167,116 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("")
     if "large" in parts:
         from optsched.rl.train import eval_seeds
+        from optsched.sim import simulate
 
         hz, tp = _opt(args.horizon), _opt(args.top)
+        gate = None if args.gate in ("none", "") else (args.gate if args.gate in GATES else float(args.gate))
         big = [x for x in args.large_agents.split(",") if x] if args.large_agents else list(agents)[:1]
         if set(big) - set(agents):
             ap.error(f"--large-agents: unknown label(s) {sorted(set(big) - set(agents))}")
-        sets = [random_contention_instance(jobs=args.jobs, mix="normal", seed=s) for s in eval_seeds(args.sets)]
-        res: dict[str, dict[str, dict[int, dict]]] = {}
-        for inst in sets:
+
+        def simulated(mix: str, inst, label: str, policy: str, spec) -> dict:
+            """A plain policy through the simulator (the one door), as a row of the same shape."""
             sd = -1 if inst.seed is None else int(inst.seed)
-            la = run("large", "", "lookahead", inst, "lookahead", None, None, False, {})
+            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none")
+            if key in reuse:
+                row = reuse[key]
+            else:
+                c0 = time.process_time()
+                res = simulate(inst, scheduler=spec)
+                cpu = time.process_time() - c0
+                n = len(res.custom["contention_rounds"]["plan"])
+                row = {"part": "large", "mix": mix, "agent": label, "policy": policy, "instance_seed": sd,
+                       "jobs": len(inst.jobs), "horizon": -1, "top": -1, "gate": "none",
+                       "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "cpu_s": cpu, "rounds": n}
+            rows.append(row)
+            return row
+
+        def pct(m: float, h: float) -> str:
+            return _fmt(m, h)
+
+        lines += [f"## Held-out sets ({args.sets} x {args.jobs} jobs per mix)", "",
+                  f"The shipped learned scheduler (rl-planner): the agent plus search, horizon "
+                  f"{'to the end' if hz is None else f'{hz} rounds + fluid estimate'}, tried actions "
+                  f"{'all valid' if tp is None else f'the agent top {tp}'}, planning "
+                  + ("at every decision with a choice" if gate is None else
+                     "only where the agent's action is not the lookahead's" if gate == "disagree" else
+                     "only where the agent's action is not the lookahead's or not lookahead-small's"
+                     if gate == "disagree-any" else f"only where the agent's probability is below {gate}")
+                  + " (elsewhere the agent's own argmax action). Paired change of the average JCT (mean ± 95 % "
+                  "t-interval over the sets; pooled rows: every seed x set pair) and wins; agent: argmax, sampled "
+                  "(the agent's softmax, seed 0) and the planner over the argmax agent. CPU ms per decision in "
+                  "the same harness (one decision = one placement action).", ""]
+        every = big
+        for mix in [m for m in args.mixes.split(",") if m]:
+            big = every if mix == "normal" or not args.other_mix_agents else \
+                [x for x in args.other_mix_agents.split(",") if x]
+            if set(big) - set(agents):
+                ap.error(f"--other-mix-agents: unknown label(s) {sorted(set(big) - set(agents))}")
+            sets = [random_contention_instance(jobs=args.jobs, mix=mix, seed=s) for s in eval_seeds(args.sets)]
+            res: dict[str, dict[str, dict[int, dict]]] = {}
+            for inst in sets:
+                sd = -1 if inst.seed is None else int(inst.seed)
+                la = run("large", "", "lookahead", inst, "lookahead", None, None, False, {"mix": mix}, mix=mix)
+                res.setdefault("", {}).setdefault("lookahead", {})[sd] = la
+                res[""].setdefault("random", {})[sd] = simulated(mix, inst, "", "random", "contention-random")
+                res[""].setdefault("greedy", {})[sd] = simulated(mix, inst, "", "greedy", "contention-greedy")
+                for label in big:
+                    base = agents[label]
+                    b = run("large", label, "base", inst, base, None, None, False, {"mix": mix}, mix=mix)
+                    smp = simulated(mix, inst, label, "sampled",
+                                    {"name": "rl-agent", "policy": base, "deterministic": False, "seed": 0})
+                    p = run("large", label, "planner", inst, base, hz, tp, True, {"mix": mix}, mix=mix, gate=gate)
+                    for k, v in (("base", b), ("sampled", smp), ("planner", p)):
+                        res.setdefault(label, {}).setdefault(k, {})[sd] = v
+                    print(f"  {mix} set {inst.seed} [{label}]: lookahead {la['avg_jct_h']:.3f} h, agent "
+                          f"{b['avg_jct_h']:.3f} h, planner {p['avg_jct_h']:.3f} h ({p['cpu_ms_per_decision']:.1f} CPU "
+                          "ms / decision)", flush=True)
+            look, rnd, grd = res[""]["lookahead"], res[""]["random"], res[""]["greedy"]
+            lines += [f"### {mix}", "",
+                      "| agent | policy | avg JCT (h) | vs lookahead | wins | vs random | wins | vs greedy | wins | "
+                      "vs agent alone | wins | CPU ms / decision |", "|---" * 12 + "|"]
+            for name, d in (("lookahead", look), ("random", rnd), ("contention-greedy", grd)):
+                m, h = ci95([r["avg_jct_h"] for r in d.values()])
+                cpu = (f"{1000 * sum(r['cpu_s'] for r in d.values()) / sum(r['decisions'] for r in d.values()):.1f}"
+                       if name == "lookahead" else "")
+                lines.append(f"| | {name} | {m:.3f} ± {h:.3f} |" + " |" * 8 + f" {cpu} |")
+            pool: dict[str, list[tuple[float, ...]]] = {}
             for label in big:
-                base = agents[label]
-                b = run("large", label, "base", inst, base, None, None, False, {})
-                p = run("large", label, "planner", inst, base, hz, tp, True, {})
-                res.setdefault(label, {}).setdefault("base", {})[sd] = b
-                res[label].setdefault("planner", {})[sd] = p
-                print(f"  set {inst.seed} [{label}]: lookahead {la['avg_jct_h']:.3f} h, agent {b['avg_jct_h']:.3f} "
-                      f"h, planner {p['avg_jct_h']:.3f} h ({p['cpu_ms_per_decision']:.0f} CPU ms / decision)",
-                      flush=True)
-            res.setdefault("", {}).setdefault("lookahead", {})[sd] = la
-        lines += [f"## Held-out Normal sets ({args.sets} x {args.jobs} jobs)", "",
-                  f"Planner: horizon {'to the end' if hz is None else f'{hz} rounds + fluid estimate'}, tried "
-                  f"actions {'all valid' if tp is None else f'the agent top {tp}'}. Paired change of the average "
-                  "JCT (mean ± 95 % t-interval over the sets; pooled: every seed x set pair) and wins.", "",
-                  "| agent | policy | avg JCT (h) | vs lookahead | wins | vs agent alone | wins | CPU ms / decision |",
-                  "|---|---|---|---|---|---|---|---|"]
-        look = res[""]["lookahead"]
-        m, h = ci95([r["avg_jct_h"] for r in look.values()])
-        cpu = sum(r["cpu_s"] for r in look.values()) / sum(r["decisions"] for r in look.values())
-        lines.append(f"| | lookahead | {m:.3f} ± {h:.3f} | | | | | {1000 * cpu:.1f} |")
-        pool: dict[str, list[tuple[float, float]]] = {}
-        for label in big:
-            for policy in ("base", "planner"):
-                d = res[label][policy]
-                jct = [d[s]["avg_jct_h"] for s in look]
-                vs_l = [d[s]["avg_jct_h"] / look[s]["avg_jct_h"] - 1 for s in look]
-                vs_b = [d[s]["avg_jct_h"] / res[label]["base"][s]["avg_jct_h"] - 1 for s in look]
-                cpu = sum(d[s]["cpu_s"] for s in look) / sum(d[s]["decisions"] for s in look)
-                (m, h), (ml, hl), (mb, hb) = ci95(jct), ci95(vs_l), ci95(vs_b)
-                lines.append(f"| {label} | {policy} | {m:.3f} ± {h:.3f} | {_fmt(ml, hl)} | "
-                             f"{sum(v < 0 for v in vs_l)} / {len(vs_l)} | "
-                             + (f"{_fmt(mb, hb)} | {sum(v < 0 for v in vs_b)} / {len(vs_b)}" if policy == "planner"
-                                else " | ")
-                             + f" | {1000 * cpu:.1f} |")
-                print(lines[-1], flush=True)
-                if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
-                    pool.setdefault(f"{label.rstrip('0123456789')}*|{policy}", []).extend(zip(vs_l, vs_b))
-        for k, pairs in pool.items():
-            if len(pairs) > len(look):
-                grp, policy = k.split("|")
-                al, ab = [x for x, _ in pairs], [y for _, y in pairs]
-                (ml, hl), (mb, hb) = ci95(al), ci95(ab)
-                lines.append(f"| {grp} (all) | {policy} | | {_fmt(ml, hl)} | {sum(x < 0 for x in al)} / {len(al)} | "
-                             + (f"{_fmt(mb, hb)} | {sum(y < 0 for y in ab)} / {len(ab)}" if policy == "planner"
-                                else " | ") + " | |")
-        lines.append("")
+                for policy in ("base", "sampled", "planner"):
+                    d = res[label][policy]
+                    jct = [d[s]["avg_jct_h"] for s in look]
+                    vs = [[d[s]["avg_jct_h"] / ref[s]["avg_jct_h"] - 1 for s in look]
+                          for ref in (look, rnd, grd, res[label]["base"])]
+                    cells = []
+                    for k, v in enumerate(vs):
+                        if k == 3 and policy == "base":
+                            cells.append(" | ")
+                            continue
+                        m, h = ci95(v)
+                        cells.append(f"{pct(m, h)} | {sum(x < 0 for x in v)} / {len(v)}")
+                    cpu = ("" if policy == "sampled" else
+                           f"{1000 * sum(d[s]['cpu_s'] for s in look) / sum(d[s]['decisions'] for s in look):.1f}")
+                    m, h = ci95(jct)
+                    lines.append(f"| {label} | {'argmax' if policy == 'base' else policy} | {m:.3f} ± {h:.3f} | "
+                                 + " | ".join(cells) + f" | {cpu} |")
+                    print(lines[-1], flush=True)
+                    if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
+                        pool.setdefault(f"{label.rstrip('0123456789')}*|{policy}", []).extend(zip(*vs))
+            for k, tuples in pool.items():
+                if len(tuples) > len(look):
+                    grp, policy = k.split("|")
+                    cells = []
+                    for c in range(4):
+                        v = [t[c] for t in tuples]
+                        if c == 3 and policy == "base":
+                            cells.append(" | ")
+                            continue
+                        m, h = ci95(v)
+                        cells.append(f"**{pct(m, h)}** | {sum(x < 0 for x in v)} / {len(v)}")
+                    lines.append(f"| {grp} (all seeds) | {'argmax' if policy == 'base' else policy} | | "
+                                 + " | ".join(cells) + " | |")
+            lines.append("")
     wall = time.perf_counter() - t0
     cmd = shlex.join([".venv/bin/python", "benchmarks/rl_planner.py", *(argv if argv is not None else sys.argv[1:])])
     lines[2:2] = [f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"

@@ -41,6 +41,11 @@ CASES = [
     ("evaluate-baseline", "rl evaluate --baselines contention-las,fifo", "--baselines"),
     ("evaluate-mix", "rl evaluate --mix Normal", "--mix"),
     ("evaluate-out-folder", "rl evaluate -o {tmp}", "-o"),
+    ("evaluate-gate-big", "rl evaluate --planner --gate 2", "--gate"),
+    ("evaluate-gate-word", "rl evaluate --planner --gate often", "--gate"),
+    ("evaluate-horizon-0", "rl evaluate --planner --horizon 0", "--horizon"),
+    ("evaluate-planner-paper-agent", "rl evaluate --planner --policy shipped --sets 1 --jobs 4 --hours 0.25 "
+                                     "--baselines contention-srtf", "--planner"),
     ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),
     ("export-out-kind", "rl export {file} -o {out}/x.npz", "model"),
     ("generate-seed-neg", "generate contention --seed -3 -o {out}/s.json", "--seed"),
@@ -77,3 +82,24 @@ def test_rl_evaluate_to_stdout_writes_only_the_csv_there(capsys):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert rows and {r["policy"] for r in rows} >= {"rl-base", "rl-hybrid"}
     assert "rl-base" in err  # the table went to standard error
+
+
+@needs_data(*DEEPSHARE)
+def test_rl_evaluate_planner_adds_its_rows_and_its_cpu_beside_the_lookahead(capsys, tmp_path):
+    """``--planner``: the shipped learned scheduler (agent + search) gets one row per set, beside the agent and the
+    baselines, and the CPU milliseconds per decision of the planner, the agent and the lookahead are printed."""
+    import csv
+
+    pytest.importorskip("gymnasium")
+    from optsched.cli import main
+
+    out = tmp_path / "e.csv"
+    assert main(["rl", "evaluate", "--planner", "--gate", "none", "--sets", "2", "--jobs", "6", "--hours", "0.25",
+                 "--baselines", "contention-lookahead", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(out.open()))
+    planner = [r for r in rows if r["policy"] == "rl-planner"]
+    assert len(planner) == 2 and {r["instance_seed"] for r in planner} == {"1000000", "1000001"}
+    assert all(float(r["avg_jct_s"]) >= 900 for r in planner)
+    assert "rl-planner" in text and "CPU ms per decision" in text and "lookahead" in text.split("CPU ms")[1]
+

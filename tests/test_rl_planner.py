@@ -107,3 +107,50 @@ def test_ranked_puts_the_bases_own_action_first():
         order = ranked(env, spec)
         assert order[0] == base_policy(spec)(env)
         assert sorted(order) == [int(a) for a in np.flatnonzero(env.action_masks())]
+
+
+def test_parallel_rollout_is_never_worse_than_any_of_its_bases():
+    """``also``: each tried action followed by every base, scored by the best; with full rollouts the result is
+    never worse than any base alone from the start (Bertsekas' parallel rollout). A poor base (the highest valid
+    action) planned alone is worse than the lookahead on some set; with the lookahead beside it, never."""
+    def last(env):
+        return int(np.flatnonzero(env.action_masks())[-1])
+
+    single_worse = False
+    for seed in (2_000_002, 2_000_004, 2_000_010):
+        inst = _inst(jobs=7, seed=seed)
+        alone = [plan_episode(inst, b, plan=False)["avg_jct_h"] for b in (last, "lookahead", "normal-wc")]
+        single = plan_episode(inst, last)["avg_jct_h"]
+        multi = plan_episode(inst, last, also=("lookahead", "normal-wc"))["avg_jct_h"]
+        assert multi <= min(alone) + 1e-9, (seed, multi, alone)
+        single_worse |= single > min(alone) + 1e-9
+    assert single_worse
+
+
+def test_a_gate_plans_only_where_the_agent_is_unsure():
+    """``gate``: a probability no action falls below plans nowhere (the agent alone, decision for decision);
+    ``"disagree"`` plans exactly where the agent's action is not the lookahead's (a hand-written loop)."""
+    inst = _inst(jobs=12, seed=7, hours=0.5)
+    plain = plan_episode(inst, "normal-wc", plan=False)
+    never = plan_episode(inst, "normal-wc", horizon=2, top=2, gate=1e-9)
+    assert never["planned"] == 0 and never["avg_jct_h"] == plain["avg_jct_h"]
+    gated = plan_episode(inst, "normal-wc", horizon=2, top=2, gate="disagree")
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    act = base_policy("normal-wc")
+    total, planned, done = 0.0, 0, False
+    while not done:
+        a = act(env)
+        if a != env.expert_action():
+            top2 = ranked(env, "normal-wc")[:2]
+            a, n = plan_action(env, act, 2, lambda e: ranked(e, "normal-wc")[:2])
+            planned += int(n > 0)
+            assert a in top2
+        _, r, term, trunc, _ = env.step(a)
+        total, done = total + r, term or trunc
+    assert 0 < gated["planned"] == planned < gated["choices"]
+    assert gated["avg_jct_h"] == pytest.approx(-total, abs=1e-12)
+    with pytest.raises(InstanceError, match="gate"):
+        plan_episode(inst, "normal-wc", gate=1.5)
+    with pytest.raises(InstanceError, match="gate"):
+        plan_episode(inst, "lookahead", gate="disagree")

@@ -10,7 +10,11 @@
   (the paper's agents as rl-base and rl-hybrid; issue 24's as rl-agent, argmax and sampled) and the baselines on
   held-out job sets (seeds from 1,000,000 on), in our simulator with the repository's round semantics; prints the
   mean of each metric per policy and the agent's change against LAS and SRTF; ``-o`` writes one row per
-  (policy, job set) as CSV. An ``.npz`` or a shipped policy needs no extra.
+  (policy, job set) as CSV. An ``.npz`` or a shipped policy needs no extra. ``--planner`` adds the shipped
+  learned scheduler, ``rl-planner``: issue 24's agent (default ``shipped-wc``) plus decision-time search
+  ([`optsched.rl.planner`][]: where the network is unsure, its ``--top`` best actions are each followed by the
+  network for ``--horizon`` rounds), and the CPU milliseconds per decision of the planner, the agent alone and
+  the lookahead; it needs gymnasium (not torch).
 * ``optsched rl export policy.zip -o policy.npz``: the numpy weights of a trained policy.
 
 ```pycon
@@ -32,6 +36,7 @@ from pathlib import Path
 
 from ..errors import InstanceError, SolverError
 from ..io import check_output
+from ..sim.contention.lookahead import SHIPPED_PLANNER as PLANNER
 from ._args import non_negative_int, output_file, positive_float, positive_int, seed
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -107,6 +112,29 @@ def _baselines(text: str) -> list[str]:
     return names
 
 
+def _horizon(text: str) -> int | None:
+    """A positive integer or ``none`` (the planner's ``--horizon`` and ``--top``)."""
+    if text.lower() in ("none", "all"):
+        return None
+    return positive_int("--horizon/--top", 10_000)(text)
+
+
+def _gate(text: str) -> float | str | None:
+    """The planner's gate: a probability in (0, 1], ``disagree`` or ``none``."""
+    if text.lower() == "none":
+        return None
+    if text == "disagree":
+        return text
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gate must be a number in (0, 1], 'disagree' or 'none', got {text!r}") \
+            from None
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"--gate must be a number in (0, 1], 'disagree' or 'none', got {text!r}")
+    return v
+
+
 def _need_rl() -> None:
     try:
         import gymnasium  # noqa: F401
@@ -170,8 +198,9 @@ def register(sub) -> None:
     t.set_defaults(func=run_train)
 
     e = cmds.add_parser("evaluate", help="the agent and the baselines on held-out job sets")
-    e.add_argument("--policy", type=_policy_spec, default="shipped",
-                   help="an .npz or .zip policy, 'shipped' (the paper's agent, default) or 'shipped-wc' (issue 24's)")
+    e.add_argument("--policy", type=_policy_spec, default=None,
+                   help="an .npz or .zip policy, 'shipped' (the paper's agent, default) or 'shipped-wc' (issue 24's; "
+                        "the default with --planner)")
     e.add_argument("--mix", choices=MIXES, default="normal", help="job-set mix (default normal)")
     e.add_argument("--sets", type=positive_int("--sets", MAX_SETS), default=5, help="held-out job sets (default 5)")
     e.add_argument("--jobs", type=positive_int("--jobs", MAX_JOBS), default=256, help="jobs per set (default 256)")
@@ -181,6 +210,17 @@ def register(sub) -> None:
                         "optsched list schedulers)")
     e.add_argument("--sample", action="store_true", help="sample the paper agent's actions (the repository) "
                                                          "instead of the argmax (issue 24's agents always show both)")
+    e.add_argument("--planner", action="store_true",
+                   help="also the shipped learned scheduler: the agent plus decision-time search (rl-planner, "
+                        "optsched.rl.planner; needs gymnasium, not torch; tens of CPU ms per decision)")
+    e.add_argument("--horizon", type=_horizon, default=PLANNER["horizon"],
+                   help=f"rounds of each planner rollout, then a fluid estimate ('none': to the end; default "
+                        f"{PLANNER['horizon']})")
+    e.add_argument("--top", type=_horizon, default=PLANNER["top"],
+                   help=f"the agent's best actions the planner tries ('none': all; default {PLANNER['top']})")
+    e.add_argument("--gate", type=_gate, default=PLANNER["gate"],
+                   help="plan only where the agent is unsure: a probability p (its action's below p), 'disagree' "
+                        f"(its action is not the lookahead's) or 'none' (always; default {PLANNER['gate']})")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -265,8 +305,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..generators.contention import random_contention_instance
     from ..rl.evaluation import compare, evaluation_table
 
+    if args.policy is None:
+        args.policy = "shipped-wc" if args.planner else "shipped"
     if args.output is not None:
-        check_output(args.output, "-o", inputs=[] if args.policy == "shipped" else [args.policy])
+        check_output(args.output, "-o", inputs=[] if args.policy in SHIPPED else [args.policy])
     _check_job_hours(args.sets, args.jobs, args.hours, "to simulate")
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
@@ -284,8 +326,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
     seeds = [1_000_000 + i for i in range(args.sets)]
     insts = [random_contention_instance(jobs=args.jobs, mix=args.mix, seed=s, hours=args.hours) for s in seeds]
     df = compare(insts, pols)
+    cpu_note = ""
+    if args.planner:
+        df, cpu_note = _with_planner(df, insts, agent, args)
     # with '-o -' the CSV owns standard output (for pipes); the table then goes to standard error
     print(evaluation_table(df), file=sys.stderr if args.output == "-" else sys.stdout)
+    if cpu_note:
+        print(cpu_note, file=sys.stderr if args.output == "-" else sys.stdout)
     print(f"(our simulator, repository round semantics; {args.sets} held-out {args.mix} job sets of {args.jobs} jobs, "
           f"seeds {seeds[0]}..{seeds[-1]}; policy {agent.meta.get('name', args.policy)})", file=sys.stderr)
     if args.output:
@@ -294,6 +341,36 @@ def run_evaluate(args: argparse.Namespace) -> int:
         with atomic_open(args.output, newline="") as fh:
             df.to_csv(fh, index=False)
     return 0
+
+
+def _with_planner(df, insts, agent, args):
+    """``df`` with the rl-planner's rows (the agent plus decision-time search) and a line of CPU ms per decision
+    of the planner, the agent alone and the lookahead, measured in the same harness."""
+    import pandas as pd
+
+    try:
+        import gymnasium  # noqa: F401
+    except ImportError:
+        raise SolverError("--planner needs gymnasium (the [rl] extra; torch is not needed): pip install "
+                          "'optsched[rl]'") from None
+    from ..rl.planner import agent_kind, plan_episode
+
+    try:
+        agent_kind(agent)
+    except InstanceError as exc:
+        raise InstanceError(f"needs an issue-24 agent (rich observation, work-conserving; e.g. "
+                            f"--policy shipped-wc): {exc}", field="--planner") from None
+    rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
+    for inst in insts:
+        r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate)
+        rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
+        for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
+                           ("lookahead", plan_episode(inst, "lookahead", plan=False))):
+            cpu[label][0] += res["cpu_s"]
+            cpu[label][1] += res["decisions"]
+    note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}): "
+            + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
+    return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 
 
 def run_export(args: argparse.Namespace) -> int:

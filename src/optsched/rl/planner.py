@@ -10,6 +10,14 @@ from the same state (the environment is deterministic), and the rollout teacher 
 it simulates the future at every decision (one episode per valid action), so its CPU cost per decision is
 orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.planner.plan_episode] measures it.
 
+**The shipped learned scheduler** is the shipped network (``normal-wc``) plus this search, with the settings
+[`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 4
+rounds of the network then the fluid estimate (``horizon``), and only in the states where the network's action is
+not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action). The network is the learned
+part; the search uses it, as a policy network is used by a planner. ``optsched rl evaluate --planner`` runs it
+(``rl-planner``). More bases (``also=``: a parallel rollout, each tried action followed by every base and scored by
+the best) make it never worse than any of them from the start with full rollouts.
+
 The score is the average-JCT return (``reward="avg-jct"``: minus the jobs in the system over the jobs in the
 set, times the round's hours, summed), so a full rollout scores exactly minus the set's average JCT in hours.
 A truncated rollout (``horizon`` rounds) adds a value-free estimate of what is left
@@ -32,19 +40,22 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import InstanceError
 from ..problems.contention import ContentionInstance
 from ..sim.contention.agent import NumpyPolicy, load_policy
+from ..sim.contention.lookahead import SHIPPED_PLANNER
 from .env import ContentionEnv
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 Base = Callable[[ContentionEnv], int]
+# plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's (``disagree-any``)
+GATES = ("disagree", "disagree-any")
 
 
 def base_policy(spec: Any) -> Base:
@@ -113,10 +124,12 @@ def ranked(env: ContentionEnv, spec: Any) -> list[int]:
 
 
 def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
-                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, dict[int, float]]:
+                top: Callable[[ContentionEnv], list[int]] | None = None,
+                also: Sequence[Base] = ()) -> tuple[int, dict[int, float]]:
     """The base's own action in ``env``'s current state and the planner's score of each tried action (its
     first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
-    when only one action would be tried."""
+    when only one action would be tried. ``also``: more base policies (parallel rollout): each tried action is
+    followed by every base and scored by the best of them."""
     valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
     if own not in valid:
@@ -125,9 +138,14 @@ def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
         return own, {}
     scores = {}
     for a in valid:
-        e = copy.deepcopy(env)
-        _, r, term, trunc, _ = e.step(a)
-        scores[a] = r + (0.0 if term or trunc else _follow(e, base, horizon))
+        best = -np.inf
+        for b in (base, *also):
+            e = copy.deepcopy(env)
+            _, r, term, trunc, _ = e.step(a)
+            best = max(best, r + (0.0 if term or trunc else _follow(e, b, horizon)))
+            if term or trunc:
+                break
+        scores[a] = best
     return own, scores
 
 
@@ -142,51 +160,89 @@ def best_scored(own: int, scores: dict[int, float]) -> int:
 
 
 def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
-                top: Callable[[ContentionEnv], list[int]] | None = None) -> tuple[int, int]:
+                top: Callable[[ContentionEnv], list[int]] | None = None,
+                also: Sequence[Base] = ()) -> tuple[int, int]:
     """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
-    ``top``: the actions to try (default: every valid one), for example the base's best few."""
-    own, scores = plan_scores(env, base, horizon, top)
+    ``top``: the actions to try (default: every valid one), for example the base's best few; ``also``: more
+    bases, each tried action scored by the best of them ([`plan_scores`][optsched.rl.planner.plan_scores])."""
+    own, scores = plan_scores(env, base, horizon, top, also)
     return best_scored(own, scores), len(scores)
 
 
+def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
+    """The agent's probability of its own (argmax) action among the valid ones now (masked softmax)."""
+    mask = env.action_masks()
+    z = np.where(mask, pol.logits(env.observe(agent_kind(pol))).astype(np.float64), -np.inf)
+    p = np.exp(z - z.max())
+    return float(p.max() / p.sum())
+
+
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
-                 plan: bool = True, top: int | None = None) -> dict[str, Any]:
+                 plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
+                 gate: float | str | None = None) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
     its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
-    ([`ranked`][optsched.rl.planner.ranked]; None: every valid action). Returns the average JCT in hours (round
-    accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, the actions
-    tried, how many times the planner overruled the base, and the CPU seconds (and per decision)."""
+    ([`ranked`][optsched.rl.planner.ranked]; None: every valid action); ``also``: more bases (specs as ``base``)
+    for a parallel rollout, each tried action scored by the best base (never worse than any of them from the
+    start, with full rollouts); ``gate``: plan only where the base agent is unsure: a number p (its
+    [`confidence`][optsched.rl.planner.confidence] below p), ``"disagree"`` (its action is not the
+    lookahead's) or ``"disagree-any"`` (not the lookahead's or not lookahead-small's); elsewhere the agent's own
+    action. Returns the average JCT in hours (round accounting, as the
+    simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many were planned, the
+    actions tried, how many times the planner overruled the base, the CPU seconds (and per decision), and the
+    run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
         raise InstanceError(f"must be a positive integer or None, got {top!r}", field="top")
+    if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
+        raise InstanceError(f"must be a number in (0, 1], one of {', '.join(GATES)} or None, got {gate!r}",
+                            field="gate")
     act = base_policy(base) if not callable(base) else base
+    more = [base_policy(b) if not callable(b) else b for b in also]
+    pol = None if callable(base) or base in ("lookahead", "lookahead-small") else load_policy(base)
+    if gate is not None and pol is None:
+        raise InstanceError("a gate needs an agent (a network) as the base", field="gate")
     if top is not None:
-        pol = base if base in ("lookahead", "lookahead-small") else load_policy(base)
+        order = base if pol is None else pol
         k = top
 
         def prune(e: ContentionEnv) -> list[int]:
-            return ranked(e, pol)[:k]
+            return ranked(e, order)[:k]
+
+    def unsure(e: ContentionEnv) -> bool:
+        if gate is None:
+            return True
+        assert pol is not None
+        if gate in GATES:
+            a = act(e)
+            return bool(a != e.expert_action() or (gate == "disagree-any" and a != e.expert_action(True)))
+        return confidence(e, pol) < float(gate)
+
     env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=True)
     env.reset(options={"instance": instance})
     c0 = time.process_time()
-    total, done = 0.0, False
-    decisions = choices = tried = changed = 0
+    total, done, info = 0.0, False, {}
+    decisions = choices = planned = tried = changed = 0
     while not done:
-        if plan:
-            a, n = plan_action(env, act, horizon, None if top is None else prune)
+        if int(env.action_masks().sum()) > 1:
+            choices += 1
+        if plan and unsure(env):
+            a, n = plan_action(env, act, horizon, None if top is None else prune, more)
             if n:
-                choices, tried = choices + 1, tried + n
+                planned, tried = planned + 1, tried + n
                 changed += int(a != act(env))
         else:
             a = act(env)
-        _, r, term, trunc, _ = env.step(a)
+        _, r, term, trunc, info = env.step(a)
         decisions += 1
         total, done = total + r, term or trunc
     cpu = time.process_time() - c0
-    return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "tried": tried, "changed": changed,
-            "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1)}
+    return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "planned": planned, "tried": tried,
+            "changed": changed, "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
+            "summary": info.get("summary", {})}
 
 
-__all__ = ["agent_kind", "base_policy", "best_scored", "fluid_cost", "plan_action", "plan_scores",
+__all__ = ["GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost",
+           "plan_action", "plan_scores",
            "plan_episode", "ranked"]

@@ -86,6 +86,11 @@ from .policies import NoContention, RoundPolicy, _perf, place_unencodable
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actions, rich observation)
+# the shipped learned scheduler is that network plus decision-time search (optsched.rl.planner, which needs the
+# environment): the network's 2 best actions, 4 rounds of the network then a fluid estimate, only where the
+# network's action is not the lookahead's (session 8: chosen on two 256-job Normal sets of seeds 3,000,000 and
+# 3,000,001, neither held out nor trained on; docs/algorithms/rl-contention.md)
+SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree"}
 OBSERVATIONS = ("paper", "rich", "plan")
 PER_ACTION = 7
 PLAN_PER_ACTION = 4
@@ -469,6 +474,7 @@ class RlAgent(RoundPolicy):
         return board.decision()
 
 
-__all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_WC", "Lookahead", "LookaheadSmall", "Option", "RlAgent",
+__all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_PLANNER", "SHIPPED_WC", "Lookahead", "LookaheadSmall", "Option",
+           "RlAgent",
            "ThroughputModel", "agent_mask", "agent_observation", "best_option", "lookahead_action", "node_features",
            "obs_size", "options", "plan_features", "plan_size", "rich_observation", "rich_size"]
