@@ -36,10 +36,11 @@ def pricing_cases(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pricing_cases(), st.booleans(), st.integers(0, 30), st.integers(3, 40))
-def test_pricing_search_is_exact(case, with_prices, steps, slots):
+@given(pricing_cases(), st.booleans(), st.integers(0, 30), st.integers(3, 40), st.integers(1, 40))
+def test_pricing_search_is_exact(case, with_prices, steps, slots, limit):
     """min over job sets S of (one-server optimum of S) - pi(S): the search against every set's brute force;
-    with slot prices (any, after 0-30 subgradient steps) the relaxation and the pruning stay below it."""
+    with slot prices (any, after 0-30 subgradient steps) the relaxation and the pruning stay below it; a search
+    stopped after ``limit`` nodes reports a lower bound below it."""
     cap, jobs, pi = case
     R, W, G, D = ([x[k] for x in jobs] for k in range(4))
     best = 0.0
@@ -52,6 +53,8 @@ def test_pricing_search_is_exact(case, with_prices, steps, slots):
         prices = _Prices(R, W, G, D, cap, max(R) + sum(D) + 1, slots)
         relax = prices.ascend(pi, steps, best)
         assert relax <= best + 1e-6
+    cut = price_server(R, W, G, D, cap, pi, prices=prices, node_limit=limit)
+    assert cut.lower <= best + 1e-6 and cut.value >= best - 1e-6
     res = price_server(R, W, G, D, cap, pi, prices=prices)
     assert res.complete and abs(res.value - best) < 1e-6 and res.lower <= best + 1e-6
     mask, starts = res.best

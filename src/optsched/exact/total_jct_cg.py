@@ -12,8 +12,8 @@ so the best single-server schedule costs at least
 prices). This module computes that bound with prices from a column-generation master LP (columns: per-server
 job sets with a schedule's cost; the duals of its covering rows are the prices), and solves each pricing problem
 exactly by a branch and bound over one server in which every job is optional (`price_server`). The argument is in
-``docs/formulations/total-jct.md`` ("Column-generation bound"). A pricing search stopped by its limit gives its
-root relaxation instead (still a bound). Servers of equal capacity share one pricing problem.
+``docs/formulations/total-jct.md`` ("Column-generation bound"). A pricing search stopped by its limit gives the least
+bound of the nodes it left (still a bound). Servers of equal capacity share one pricing problem.
 
 ```pycon
 >>> from optsched.generators.total_jct import random_total_jct_instance
@@ -206,12 +206,14 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
                 lb = lb2
         return lb - 1e-9 * max(1.0, abs(lb))
 
-    def rec(mask: int, chosen: int, t: int, last: int, running: tuple, cost: float, pen: float) -> None:
-        # mask: jobs placed or excluded (by the gap rule); chosen: jobs placed
+    def rec(mask: int, chosen: int, t: int, last: int, running: tuple, cost: float, pen: float, lb: float) -> None:
+        # mask: jobs placed or excluded (by the gap rule); chosen: jobs placed; lb: this node's bound
         nodes[0] += 1
         if nodes[0] >= node_limit or (nodes[0] % 1024 == 0 and time.perf_counter() > deadline):
             stop[0] = True
         if stop[0]:
+            if lb < open_min[0]:
+                open_min[0] = lb  # not searched: its bound stands for it
             return
         if cost < collect_below - 1e-9:
             real = round(cost + sum(pi[x] for x in range(n) if chosen >> x & 1))
@@ -242,6 +244,7 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
         # it (moving it into that gap is feasible and cheaper), so it is excluded below that child
         done = [(s + D[i] if D[i] > 0 else s + 0.5, i) for s, i in earliest if W[i] > 0]
         kids = []
+        at: dict[int, tuple[list[float], list[float], float, float]] = {}
         for s, i in earliest:
             if s == t and i < last:
                 continue
@@ -252,13 +255,38 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
             c2 = cost + W[i] * (s + D[i]) - pi[i]
             p2 = pen + (prices.price(i, s, D[i]) if prices is not None else 0.0)
             m2 = mask | 1 << i | excl
-            lb = lower(m2, s, c2, p2)
+            tm = at.get(s)
+            if tm is None:  # per job left at this node, its two terms at start s (shared by the children at s)
+                t1 = [0.0] * n
+                t2 = [0.0] * n
+                for x in range(n):
+                    if not mask >> x & 1:
+                        v = W[x] * ((R[x] if R[x] > s else s) + D[x]) - pi[x]
+                        t1[x] = v if v < 0 else 0.0
+                        if prices is not None:
+                            v = prices.rest(x, s) - pi[x]
+                            t2[x] = v if v < 0 else 0.0
+                tm = at[s] = (t1, t2, sum(t1), sum(t2))
+            t1, t2, s1, s2 = tm
+            gone = m2 & ~mask
+            for x in range(n):
+                if gone >> x & 1:
+                    s1 -= t1[x]
+                    s2 -= t2[x]
+            lb = c2 + s1
+            if prices is not None and c2 + p2 - const + s2 > lb:
+                lb = c2 + p2 - const + s2
+            lb -= 1e-9 * max(1.0, abs(lb))
             if lb >= best[0] - 1e-9:
                 continue
             kids.append((lb, s, i, c2, p2, m2))
         kids.sort()
         for lb, s, i, c2, p2, m2 in kids:
-            if stop[0] or lb >= best[0] - 1e-9:
+            if lb >= best[0] - 1e-9:
+                break
+            if stop[0]:
+                if lb < open_min[0]:
+                    open_min[0] = lb  # the least bound of the children left (they are sorted)
                 break
             c = s + D[i]
             run = tuple(sorted([(e, q) for e, q in running if e > s] + ([(c, G[i])] if D[i] > 0 else [])))
@@ -274,14 +302,12 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
                 seen[:] = [e for e in seen if not (s <= e[0] and c2 <= e[2] and (s < e[0] or i <= e[1]))]
                 seen.append((s, i, c2))
             starts[i] = s
-            rec(m2, chosen | 1 << i, s, i, run, c2, p2)
+            rec(m2, chosen | 1 << i, s, i, run, c2, p2, lb)
 
-    rec(0, 0, 0, -1, (), 0.0, 0.0)
+    open_min = [math.inf]  # the least bound of the nodes a stopped search left
+    rec(0, 0, 0, -1, (), 0.0, 0.0, lower(0, 0, 0.0, 0.0))
     complete = not stop[0]
-    if complete:
-        low = best[0]
-    else:
-        low = min(best[0], lower(0, 0, 0.0, 0.0))
+    low = best[0] if complete else min(best[0], open_min[0])
     keep = dict(sorted(cols.items(), key=lambda kv: kv[1][0] - sum(pi[x] for x in range(n) if kv[0] >> x & 1))
                 [:max_columns])
     return PricingResult(float(best[0]), float(low), complete, keep, (int(best[1]), list(best[2])), nodes[0])
