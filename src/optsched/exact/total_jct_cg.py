@@ -320,7 +320,8 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
     rounds of column generation (master LP over the columns met so far, by HiGHS; its covering duals as prices;
     each server class's pricing problem by [`price_server`][optsched.exact.total_jct_cg.price_server] with
     ``node_limit`` nodes, pruned by slot prices on ``slots`` slots after ``lag_iterations`` subgradient steps).
-    ``partitions``: known partitions (per server, job indices) whose per-server schedules seed the columns.
+    ``partitions``: known partitions (per server, job indices) whose per-server schedules seed the columns (by
+    default the greedy schedule's, [`partition_of`][optsched.exact.total_jct_assign.partition_of]).
 
     Returns ``bound`` (an integer: the best round's sum_j pi_j + sum_m min(0, pricing lower bound), lowered by a
     relative 1e-7 and rounded up; ``None`` when some job fits no server alone: there is no single-server
@@ -369,6 +370,11 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
         return False
 
     opt = ServerOptima(inst, 5.0)
+    if not partitions:  # without a known partition the slacks' large duals make the first pricing searches hard
+        from ..algorithms.total_jct import greedy_total_jct
+        from .total_jct_assign import partition_of
+
+        partitions = [[sorted(p) for p in partition_of(inst, greedy_total_jct(inst), opt.fits)]]
     for part in partitions:
         for m, S in enumerate(part):
             if S:
