@@ -16,11 +16,12 @@ exactly by a branch and bound over one server in which every job is optional (`p
 bound of the nodes it left (still a bound). Servers of equal capacity share one pricing problem.
 
 ```pycon
->>> from optsched.generators.total_jct import random_total_jct_instance
->>> inst = random_total_jct_instance(6, 0)
->>> res = cg_lower_bound(inst, iterations=30)
->>> res["bound"] <= 70497      # the optimum (bundled library); here no optimal schedule spreads a job
-True
+>>> from optsched.cluster import Cluster
+>>> from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
+>>> inst = TotalJctInstance(Cluster.homogeneous(2, 1), tuple(
+...     TotalJctJob(x, 0, 1, (Mode((1,), d),)) for x, d in (("a", 3), ("b", 2), ("c", 1))))
+>>> cg_lower_bound(inst)["bound"]    # the best: c then a on one server, b on the other (1 + 4 + 2)
+7
 
 ```
 """
@@ -314,7 +315,7 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
 
 
 def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequence[int]]] = (),
-                   iterations: int = 50, node_limit: int = 200_000, slots: int = 400, lag_iterations: int = 60,
+                   iterations: int = 50, node_limit: int = 200_000, slots: int = 200, lag_iterations: int = 15,
                    time_limit: float | None = None, smoothing: float = 0.7, log: bool = False) -> dict[str, Any]:
     """A lower bound on the cost of every single-server schedule of ``inst`` (module docstring): ``iterations``
     rounds of column generation (master LP over the columns met so far, by HiGHS; its covering duals as prices;
@@ -436,13 +437,15 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
             best_bound, best_complete, center = total, complete, pi
         elif center is not None and new == 0:
             alpha *= 0.5  # the smoothed prices found no column: move towards the LP's duals
-        if new == 0 and center is not None and alpha > 0.05 and lp_val - best_bound > 1e-6 * max(1.0, abs(lp_val)):
+        if new == 0 and center is not None and alpha > 0.05 and lp_val - best_bound > 1e-6 * max(1.0, abs(lp_val)) \
+                and math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))) < math.ceil(lp_val - 1e-6):
             continue
         if log:  # pragma: no cover - a progress line for manual runs
             print(f"round {rounds}: lp {lp_val:.2f} bound {total:.2f} best {best_bound:.2f} new {new} "
                   f"cols {len(columns)} nodes {nodes} {time.perf_counter() - t0:.1f}s", flush=True)
-        if new == 0 or lp_val - best_bound < 1e-6 * max(1.0, abs(lp_val)):
-            break
+        if new == 0 or lp_val - best_bound < 1e-6 * max(1.0, abs(lp_val)) or \
+                math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))) >= math.ceil(lp_val - 1e-6):
+            break  # costs are integers: the rounded bound cannot pass the master LP's value rounded up
     bound = None
     if best_bound > -math.inf:
         bound = max(math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))), inst.trivial_lower_bound())
