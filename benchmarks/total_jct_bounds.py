@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
-[--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--write]``.
+[--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--cg-rounds K]
+[--cg-nodes N] [--write]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
@@ -22,6 +23,10 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    keeps only its multi-server modes). The jobs whose bound reaches the best schedule cannot improve on it by
    running over several servers; when that holds for every job, the optimum is the best schedule or the best
    single-server schedule, which the server decomposition reduces to the best partition.
+7. with ``--cg-rounds`` K > 0 (off by default: at 20 jobs it takes tens of CPU minutes), the column-generation
+   bound on single-server schedules (``optsched.exact.total_jct_cg.cg_lower_bound``: K rounds, ``--cg-nodes``
+   nodes per pricing search, seeded with the descent's partition); then min(that bound, every spread bound) is a
+   bound too (formulation, "Spread jobs"), and counts towards the best bound.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
@@ -44,6 +49,7 @@ from optsched.demo import table  # noqa: E402
 from optsched.evaluators.total_jct import check_schedule  # noqa: E402
 from optsched.exact.total_jct_assign import assignment_descent, spread_bounds  # noqa: E402
 from optsched.exact.total_jct_bnb import solve_total_jct_bnb  # noqa: E402
+from optsched.exact.total_jct_cg import cg_lower_bound  # noqa: E402
 from optsched.exact.total_jct_lns import choice_of_schedule, lns_total_jct  # noqa: E402
 from optsched.exact.total_jct_lp import LagrangianBound, start_lp_lower_bound  # noqa: E402
 from optsched.generators.total_jct import random_total_jct_instance  # noqa: E402
@@ -52,7 +58,8 @@ from optsched.io import atomic_open  # noqa: E402
 
 def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, start_slots: int,
             lag_iterations: int, descent_evaluations: int = 400, descent_units: float = 1.0,
-            spread_slots: int = 1000, spread_iterations: int = 300) -> dict:
+            spread_slots: int = 1000, spread_iterations: int = 300, cg_rounds: int = 0,
+            cg_nodes: int = 400_000) -> dict:
     c0 = time.process_time()
     inst = random_total_jct_instance(n, seed)
     bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=bnb_units, num_workers=1, seed=0)
@@ -62,6 +69,7 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         spread = None
         best = desc_obj = bb.objective
         cd = c1
+        cg = None
     else:
         lns = lns_total_jct(inst, choice_of_schedule(inst, bb.schedule), rounds=lns_rounds, window=8,
                             round_limit=0.3, seed=seed)
@@ -81,7 +89,16 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         spread = spread_bounds(inst, slots=spread_slots, iterations=spread_iterations, target=best) \
             if spread_slots else None
         c5 = time.process_time()
+        cg = None
+        if cg_rounds:
+            ids = {j.id: i for i, j in enumerate(inst.jobs)}
+            part = [[ids[x] for x in p] for p in desc.info.get("partition", [])]
+            cg = cg_lower_bound(inst, partitions=[part] if part else [], iterations=cg_rounds, node_limit=cg_nodes)
+    c6 = time.process_time()
     bound = max(x for x in (bb.lower_bound, lp, slp, lag) if x is not None)
+    if cg is not None and cg["bound"] is not None and spread is not None:
+        # every schedule is single-server or spreads a job, and spread_bounds covers every job that can spread
+        bound = max(bound, min([cg["bound"]] + list(spread.values())))
     return {"n": n, "seed": seed, "bnb": bb.objective, "bnb_bound": bb.lower_bound, "bnb_status": bb.status.value,
             "lns": lns_obj, "descent": desc_obj, "lp": lp, "start_lp": slp, "lag": lag, "best": best, "bound": bound,
             "gap": best / bound - 1, "cpu_bnb": c1 - c0, "cpu_lns": c2 - c1, "cpu_desc": cd - c2,
@@ -89,7 +106,7 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
             "spread": None if spread is None else (sum(v >= best for v in spread.values()), len(spread),
                                                    min(spread.values(), default=None),
                                                    sorted(k for k, v in spread.items() if v < best)),
-            "cpu": c5 - c0}
+            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="slots of each spread bound (default 1000; 0 leaves them out)")
     ap.add_argument("--spread-iterations", type=int, default=300,
                     help="subgradient steps of each spread bound (default 300)")
+    ap.add_argument("--cg-rounds", type=int, default=0,
+                    help="rounds of the column-generation bound (default 0: left out)")
+    ap.add_argument("--cg-nodes", type=int, default=400_000,
+                    help="nodes per pricing search of the column-generation bound (default 400000)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -119,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
            f"--descent-evaluations {args.descent_evaluations} --descent-units {args.descent_units:g} "
            f"--slots {args.slots} "
            f"--start-slots {args.start_slots} --lag-iterations {args.lag_iterations} "
-           f"--spread-slots {args.spread_slots} --spread-iterations {args.spread_iterations}")
+           f"--spread-slots {args.spread_slots} --spread-iterations {args.spread_iterations}"
+           + (f" --cg-rounds {args.cg_rounds} --cg-nodes {args.cg_nodes}" if args.cg_rounds else ""))
     rows = []
 
     def spread_cell(r: dict) -> str:
@@ -131,26 +153,29 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         for s in range(args.seeds):
             r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
-                        args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations)
+                        args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations,
+                        args.cg_rounds, args.cg_nodes)
             rows.append(r)
             print(f"n={n} seed={s}: B&B {r['bnb']} ({r['bnb_status']}, bound {r['bnb_bound']}), LNS {r['lns']}, "
                   f"descent {r['descent']}, "
                   f"LP {r['lp']}, start LP {r['start_lp']}, Lagrangian {r['lag']}, gap {100 * r['gap']:.2f}%, "
-                  f"spread {spread_cell(r)}, {r['cpu']:.0f} CPU s",
+                  f"spread {spread_cell(r)}, CG {r['cg']}, {r['cpu']:.0f} CPU s",
                   file=sys.stderr, flush=True)
 
     def opt(x: int | None) -> int | str:
         return "" if x is None else x
 
+    use_cg = bool(args.cg_rounds)
     tab = table(["jobs", "seed", "B&B schedule", "B&B bound", "LNS schedule", "descent schedule", "LP bound",
-                 "start LP bound", "Lagrangian bound", "best schedule", "best bound", "gap",
-                 "spread bounds >= best schedule",
-                 "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian / spread)"],
+                 "start LP bound", "Lagrangian bound"] + (["CG bound (single-server)"] if use_cg else [])
+                + ["best schedule", "best bound", "gap", "spread bounds >= best schedule",
+                   "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian / spread" + (" / CG)" if use_cg else ")")],
                 [[r["n"], r["seed"], r["bnb"], r["bnb_bound"], r["lns"], r["descent"], opt(r["lp"]),
-                  opt(r["start_lp"]), opt(r["lag"]), r["best"], r["bound"], f"{100 * r['gap']:.2f}%",
-                  spread_cell(r),
-                  f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_desc']:.0f} / "
-                  f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f} / {r['cpu_spread']:.1f})"] for r in rows])
+                  opt(r["start_lp"]), opt(r["lag"])] + ([opt(r["cg"])] if use_cg else [])
+                 + [r["best"], r["bound"], f"{100 * r['gap']:.2f}%", spread_cell(r),
+                    f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_desc']:.0f} / "
+                    f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f} / {r['cpu_spread']:.1f}"
+                    + (f" / {r['cpu_cg']:.0f})" if use_cg else ")")] for r in rows])
     print(tab)
     if args.write:
         md = ["# Total JCT at the papers' size: best schedules and certified bounds", "",
@@ -170,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.spread_slots} slots with {args.spread_iterations} steps of the instance in which that job "
               "keeps only its multi-server modes; the column gives how many reach the best schedule, and the least "
               "bound and the jobs below it otherwise; when all do, some optimal schedule is the best schedule or "
-              "runs every job on one server). Gap = best schedule / "
+              "runs every job on one server)"
+              + (f", then the column-generation bound on single-server schedules (`optsched.exact.total_jct_cg`, "
+                 f"{args.cg_rounds} rounds, {args.cg_nodes} nodes per pricing search; with the spread bounds, "
+                 "min(it, every spread bound) is a bound)" if use_cg else "") + ". Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]
         with atomic_open(ROOT / "docs" / "results" / "total_jct_bounds.md", encoding="utf-8") as fh:
