@@ -53,6 +53,7 @@ from .rar_sgs import best_list_schedule
 # 0.1 reached 173 after 9-16 CPU s (LNS seeds 0-2), steps of 0.5 after 43 (seed 0), steps of 0.05 mostly failed
 LNS_STEP_DET = 0.1
 LNS_STEPS = 40    # LNS re-solves under a deterministic limit
+LNS_SHARE = 7 / 8  # of the time left after the order search, for the LNS (R1 as a whole and R share the rest)
 MAX_PROBES = 16   # destructive-bounding probes of R at most
 
 
@@ -236,7 +237,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
     ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, the LNS on R1
-    ([`optsched.exact.rar_lns`][]; steps of ``LNS_STEP_DET`` deterministic units) three quarters of what is left,
+    ([`optsched.exact.rar_lns`][]; steps of ``LNS_STEP_DET`` deterministic units) ``LNS_SHARE`` of what is left,
     R1 as a whole (from the best schedule's complete solution of R1; ``lns=False`` skips these two and the order
     search) half of the rest, then R and, if the gap is open and ``close_gap``, the time-indexed model what
     remains; ``deterministic_limit`` instead gives each model solve that many deterministic units and each probe a
@@ -338,18 +339,19 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             time.perf_counter() - t0 + params.time_limit / 10
         ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0),
                                      stop=None if stop_at is None else lambda: time.perf_counter() - t0 >= stop_at)
-        if ms < ub:
+        if ms <= ub:  # also at an equal makespan: the LNS starts from it (on rar-q2-j32-s8-seed1 its 182 led the
+            # LNS to 173-177 in 10-16 CPU s, from the list SGS's 182 to nothing better in 13-19, three seeds each)
             ub, best, ub_name = ms, sched, "list-sgs order search"
         info["order_search"] = {"makespan": ms, **at()}
         if lb >= ub:
             return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the bound of the probes")
-    # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
+    # LNS on the restriction R1 (optsched.exact.rar_lns): LNS_SHARE of what is left, short re-solves of a
     # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them.
     # It runs before R1 as a whole: per CPU second it gets further (rar-q2-j32-s8-seed1, from the order search's
     # 182: R1 whole reached 171 after 47 CPU s, the LNS 173 after 9-16 and 170 after 13-47)
     if lns and any(p_sensitive(inst, j) for j in inst.jobs):
         cut = None if params.time_limit is None or params.limit != "time" else \
-            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * 3 / 4
+            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * LNS_SHARE
         # each re-solve with a deterministic limit, also under a time limit: a step then does the same work
         # whatever the machine's load (a wall-clock step got a third of the CPU at a load of 6)
         step = dataclasses.replace(params, deterministic_limit=LNS_STEP_DET if cut is not None else max(
