@@ -50,7 +50,8 @@ from .rar_lns import hint_r1_solution, improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
 
 # deterministic units per LNS re-solve (at most a tenth of a deterministic limit): on rar-q2-j32-s8-seed1, steps of
-# 0.1 reached 173 after 9-16 CPU s (LNS seeds 0-2), steps of 0.5 after 43 (seed 0), steps of 0.05 mostly failed
+# 0.1 reached 173 after 9-16 CPU s (LNS seeds 0-2), steps of 0.5 172 after 43 (seed 0), steps of 0.05 174 after 75
+# (seed 0; 88 of its 200 steps found no solution)
 LNS_STEP_DET = 0.1
 LNS_STEPS = 40    # LNS re-solves under a deterministic limit
 LNS_SHARE = 7 / 8  # of the time left after the order search, for the LNS (R1 as a whole and R share the rest)
@@ -353,7 +354,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         cut = None if params.time_limit is None or params.limit != "time" else \
             time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * LNS_SHARE
         # each re-solve with a deterministic limit, also under a time limit: a step then does the same work
-        # whatever the machine's load (a wall-clock step got a third of the CPU at a load of 6)
+        # whatever the machine's load (at a load of 6-7 the whole 60-s solve got 20 CPU s of its 2 x 60)
         step = dataclasses.replace(params, deterministic_limit=LNS_STEP_DET if cut is not None else max(
             0.01, min(LNS_STEP_DET, (params.deterministic_limit or 1) / 10)))
         r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
