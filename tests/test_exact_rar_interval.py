@@ -107,3 +107,19 @@ def test_list_sgs_runs_exactly_its_plan():
         ms, best = best_list_schedule(inst, restarts=3)
         ref = solve_rar_interval(inst, **DET)
         assert ref.status == SolveStatus.OPTIMAL and ms >= ref.objective == evaluate(inst, ref.schedule).makespan
+
+
+def test_steps_stamped_in_order_lns_before_r1_whole():
+    # a 12-job instance whose gap the probes leave open (bound 187, best 202): every step runs, each stamps when it
+    # ended (wall and CPU since the start), and the LNS on R1 runs before R1 as a whole (the cheaper per CPU second)
+    import optsched
+
+    inst = optsched.generate("rar", jobs=12, servers=3, seed=2)
+    res = solve_rar_interval(inst, num_workers=1, deterministic_limit=0.3, close_gap=False)
+    steps = ("incumbent", "probes", "order_search", "lns", "restriction", "relaxation")
+    assert all(k in res.info for k in steps), sorted(res.info)
+    for key in ("at_wall_s", "at_cpu_s"):
+        at = [res.info[k][key] for k in steps]
+        assert at == sorted(at), (key, at)
+    assert res.info["lns"]["steps"] == 40  # LNS_STEPS under a deterministic limit
+    assert res.lower_bound <= res.objective == evaluate(inst, res.schedule).makespan

@@ -12,9 +12,9 @@ bracket the optimum T* (proofs in ``docs/formulations/rar-ddls-interval.md``):
   p-sensitive job charged Phi_j(n, 2) for the sum of its overlaps with the split jobs it shares a server with.
   The evaluator scores R1's schedule at most its objective: UB_1 >= T*.
 
-Upper bounds come from the incumbents, a local search on the list SGS's priority order, R1 solved as a whole
-from the best schedule's complete solution, and a large-neighbourhood search on R1
-([`optsched.exact.rar_lns`][]). If the evaluator's best score meets LB_R, it is optimal: no slot was ever
+Upper bounds come from the incumbents, a local search on the list SGS's priority order, a
+large-neighbourhood search on R1 ([`optsched.exact.rar_lns`][]), and R1 solved as a whole from the best
+schedule's complete solution. If the evaluator's best score meets LB_R, it is optimal: no slot was ever
 modelled. Otherwise the gap holds schedules that gain by running contended jobs side by side; the time-indexed
 model closes it, built over the horizon of the best schedule with the makespan at least LB_R (the only place
 where the horizon still matters, reported in ``info["closed_by"]``).
@@ -49,8 +49,12 @@ from .rar_cpsat import _lex_columns, canonical, incumbents, read_schedule, serve
 from .rar_lns import hint_r1_solution, improve_order, lns_r1, sched_order
 from .rar_sgs import best_list_schedule
 
-LNS_STEP_S = 1.0  # seconds per LNS re-solve under a time limit (less when the LNS's share runs out)
-LNS_STEPS = 40    # LNS re-solves under a deterministic limit, each with a tenth of it
+# deterministic units per LNS re-solve (at most a tenth of a deterministic limit): on rar-q2-j32-s8-seed1, steps of
+# 0.1 reached 173 after 9-16 CPU s (LNS seeds 0-2), steps of 0.5 172 after 43 (seed 0), steps of 0.05 174 after 75
+# (seed 0; 88 of its 200 steps found no solution)
+LNS_STEP_DET = 0.1
+LNS_STEPS = 40    # LNS re-solves under a deterministic limit
+LNS_SHARE = 7 / 8  # of the time left after the order search, for the LNS (R1 as a whole and R share the rest)
 MAX_PROBES = 16   # destructive-bounding probes of R at most
 
 
@@ -233,16 +237,17 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
 
-    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, R1 as a whole (from the best
-    schedule's complete solution of R1) half of what is left, the LNS on R1 ([`optsched.exact.rar_lns`][];
-    ``lns=False`` skips these two and the order search) three quarters of the rest, then R and, if the gap is open
-    and ``close_gap``, the time-indexed model what remains; ``deterministic_limit``
-    instead gives each model solve that many deterministic units and each probe and LNS step a tenth of it
-    (reproducible runs; ``info["limit"]`` says which applied). At a
+    ``time_limit`` (s) bounds the whole solve: the probes of R get a quarter, the LNS on R1
+    ([`optsched.exact.rar_lns`][]; steps of ``LNS_STEP_DET`` deterministic units) ``LNS_SHARE`` of what is left,
+    R1 as a whole (from the best schedule's complete solution of R1; ``lns=False`` skips these two and the order
+    search) half of the rest, then R and, if the gap is open and ``close_gap``, the time-indexed model what
+    remains; ``deterministic_limit`` instead gives each model solve that many deterministic units and each probe a
+    tenth of it (reproducible runs; ``info["limit"]`` says which applied). ``info`` records when each step ended
+    (``at_wall_s``, ``at_cpu_s``: process CPU seconds, all threads). At a
     limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
     SIGTERM (which stop the CP-SAT call that runs), with status ``interrupted`` and no further call.
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
                            num_workers=num_workers, seed=int(seed or 0), log=log)
     info: dict[str, Any] = {"solver": "cp-sat", "method": "interval bracket", **params.info()}
@@ -251,8 +256,10 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         ms, sched = best_list_schedule(inst, restarts=20 if inst.n_jobs <= 40 else 5, seed=int(seed or 0))
         cands = sorted(cands + [(ms, "list-sgs", sched)], key=lambda x: (x[0], x[1]))
     ub, ub_name, best = cands[0]
-    info["incumbent"] = {"algorithm": ub_name, "makespan": ub}
     lb = max(makespan_lower_bound(inst), lower_bound(inst))
+
+    def at() -> dict[str, float]:  # when a step ended: wall and process CPU seconds since the start
+        return {"at_wall_s": round(time.perf_counter() - t0, 2), "at_cpu_s": round(time.process_time() - c0, 2)}
 
     def left() -> _cpsat.Params:
         if params.time_limit is None or params.limit != "time":
@@ -267,6 +274,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                       schedule=Schedule(ev.schedule.jobs, algorithm="exact-interval", instance=inst.name),
                       algorithm="exact-interval", lower_bound=bound, seed=seed, info=info)
 
+    info["incumbent"] = {"algorithm": ub_name, "makespan": ub, **at()}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="incumbent meets the closed-form lower bound")
     # destructive bounding: R over the horizon T infeasible => T* > T (Theorem R). Each probe with a short limit,
@@ -283,8 +291,11 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             break
         mid = min(hi, lo + jump - 1) if galloping else (lo + hi) // 2
         probe = build_interval_model(inst, mid, restriction=False, symmetry=symmetry)
-        if budget is not None and share is not None:  # a sixteenth of what was left, at most, per probe
-            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent, share / 16)))
+        if budget is not None and share is not None:  # a sixteenth of what was left, at most, per probe; a
+            # quarter of that once a probe failed: on our 24-32-job instances a proof came within 0.02 s or not in
+            # the limit (rar-q2-j32-s8-seed1: 155-169 proved at once, 170-181 unknown after 3.75 s each)
+            pp = dataclasses.replace(params, time_limit=max(0.01, min(budget - spent,
+                                                                      share / (16 if galloping else 64))))
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
         prun = _cpsat.solve(probe.model, pp)
@@ -302,7 +313,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             if ms < ub:
                 ub, best, ub_name = ms, sched, "relaxation probe"
         hi = mid - 1
-    info["probes"] = {"count": probes, "lower_bound": lb}
+    info["probes"] = {"count": probes, "lower_bound": lb, **at()}
     if lb >= ub:
         return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
     if lns and any(p_sensitive(inst, j) for j in inst.jobs):
@@ -313,7 +324,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
         prun = _cpsat.solve(r1.model, pp)
-        info["restriction_probe"] = {"horizon": lb, "status": prun.status.value}
+        info["restriction_probe"] = {"horizon": lb, "status": prun.status.value, **at()}
         if prun.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
         if prun.found:
@@ -329,11 +340,34 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             time.perf_counter() - t0 + params.time_limit / 10
         ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0),
                                      stop=None if stop_at is None else lambda: time.perf_counter() - t0 >= stop_at)
-        if ms < ub:
+        if ms <= ub:  # also at an equal makespan: the LNS starts from it (on rar-q2-j32-s8-seed1 its 182 led the
+            # LNS to 173-177 in 10-16 CPU s, from the list SGS's 182 to nothing better in 13-19, three seeds each)
             ub, best, ub_name = ms, sched, "list-sgs order search"
-        info["order_search"] = {"makespan": ms}
+        info["order_search"] = {"makespan": ms, **at()}
         if lb >= ub:
             return done(SolveStatus.OPTIMAL, ub, closed_by="order search meets the bound of the probes")
+    # LNS on the restriction R1 (optsched.exact.rar_lns): LNS_SHARE of what is left, short re-solves of a
+    # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them.
+    # It runs before R1 as a whole: per CPU second it gets further (rar-q2-j32-s8-seed1, from the order search's
+    # 182: R1 whole reached 171 after 47 CPU s, the LNS 173 after 9-16 and 170 after 13-47)
+    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
+        cut = None if params.time_limit is None or params.limit != "time" else \
+            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * LNS_SHARE
+        # each re-solve with a deterministic limit, also under a time limit: a step then does the same work
+        # whatever the machine's load (at a load of 6-7 the whole 60-s solve got 20 CPU s of its 2 x 60)
+        step = dataclasses.replace(params, deterministic_limit=LNS_STEP_DET if cut is not None else max(
+            0.01, min(LNS_STEP_DET, (params.deterministic_limit or 1) / 10)))
+        r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
+        ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
+                                  seed=int(seed or 0), target=lb,
+                                  stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
+        info["lns"] = {**stats, "makespan": ms, **at()}
+        if ms < ub:
+            ub, best, ub_name = ms, sched, "LNS on R1"
+        if lb >= ub:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
+        if "interrupted" in stats:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
     # R1 as a whole from a complete solution: the best schedule fixed in R1 gives every variable a value (the
     # hint), then CP-SAT minimises the makespan, at least LB (a solution at LB closes the gap), with half of what
     # is left (D under a deterministic limit D)
@@ -348,7 +382,8 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         if whole.time_limit is not None and whole.limit == "time":
             whole = dataclasses.replace(whole, time_limit=whole.time_limit / 2)
         run1 = _cpsat.solve(r1.model, whole)
-        info["restriction"] = {"status": run1.status.value, "objective": run1.objective, "complete_hint": fixed.found}
+        info["restriction"] = {"status": run1.status.value, "objective": run1.objective,
+                               "complete_hint": fixed.found, **at()}
         if run1.found:
             sched = read_schedule(r1, run1, inst, algorithm="exact-interval")
             ms = evaluate(inst, sched).makespan
@@ -358,26 +393,6 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="restriction R1 meets the bound of the probes")
         if run1.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=run1.interrupted)
-    # LNS on the restriction R1 (optsched.exact.rar_lns): three quarters of what is left, short re-solves of a
-    # dozen jobs each, until the schedule meets the bound; its schedules are R1's, so the evaluator accepts them
-    if lns and any(p_sensitive(inst, j) for j in inst.jobs):
-        cut = None if params.time_limit is None or params.limit != "time" else \
-            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * 3 / 4
-        if cut is not None:
-            step = dataclasses.replace(params, time_limit=max(0.01, min(LNS_STEP_S, cut - time.perf_counter() + t0)))
-        else:
-            step = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
-        ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
-                                  seed=int(seed or 0), target=lb,
-                                  stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
-        info["lns"] = {**stats, "makespan": ms}
-        if ms < ub:
-            ub, best, ub_name = ms, sched, "LNS on R1"
-        if lb >= ub:
-            return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
-        if "interrupted" in stats:
-            return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
     # R: the relaxation, whose proven bound is a lower bound on T*
     rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
     if hint:
@@ -387,7 +402,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     if not lns and half.time_limit is not None and half.limit == "time":
         half = dataclasses.replace(half, time_limit=half.time_limit / 2)
     run = _cpsat.solve(rm.model, half)
-    info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective}
+    info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective, **at()}
     if run.bound is not None:
         lb = max(lb, math.ceil(run.bound - 1e-9))
     if run.found:
@@ -406,7 +421,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         if hint:
             _hint(r1, inst, best)
         run0 = _cpsat.solve(r1.model, left())
-        info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound}
+        info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound, **at()}
         if run0.found:
             sched = read_schedule(r1, run0, inst, algorithm="exact-interval")
             ms = evaluate(inst, sched).makespan
