@@ -314,6 +314,10 @@ class SchedulingPolicy(Params):
     name = "scheduling"
     family = "blox"  # the workload kind and metrics it was written for (optsched.sim.registry.FAMILIES)
     keys_change = "anytime"
+    #: True: ``key(job, now)`` is the same whenever it is read (FIFO's arrival time, a deadline), so a launched
+    #: job's queued entry serves as its running entry. A subclass that redefines a key method without declaring it
+    #: gets False
+    fixed_key = False
     # the methods that define the key: a subclass redefining one without declaring keys_change gets "anytime"
     key_methods: tuple[str, ...] = ("key",)
 
@@ -321,6 +325,8 @@ class SchedulingPolicy(Params):
         super().__init_subclass__(**kw)
         if "keys_change" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
             cls.keys_change = "anytime"
+        if "fixed_key" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
+            cls.fixed_key = False
         if cls.keys_change not in KEYS_CHANGE:
             raise TypeError(f"{cls.__name__}.keys_change must be one of {KEYS_CHANGE}, got {cls.keys_change!r}")
 
@@ -788,7 +794,21 @@ class Composed(SchedulerPlacer):
                 started = list(decision.launch)
             if decision.preempt:
                 self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
-            self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
+            q, m = self._q, len(started)
+            if (sched.fixed_key and not self._frozen and not decision.preempt and m and m <= len(q)
+                    and [e[1] for e in q[:m]] == started):
+                # fixed keys (FIFO): the launched jobs' queued entries, the head of the queue, are their running
+                # entries as they are (the same key, bump and tie-breaks): moved to the running list
+                r = self._r
+                for e in q[:m]:
+                    if r and e[0] < r[-1][0]:
+                        bisect.insort(r, e, key=_first)
+                    else:  # after every entry: insort's own place
+                        r.append(e)
+                del q[:m]
+                started = []
+            else:
+                self._drop(q, started, tail=False)  # ... and launches from its head (no backfill)
             for j in decision.preempt:
                 if j not in decision.launch:
                     self._insert(self._q, self._queued_entry(j, now))
@@ -796,7 +816,7 @@ class Composed(SchedulerPlacer):
             if self._frozen:
                 for j in decision.launch:
                     self._insert(self._r, self._running_entry(j, now))
-            else:  # _insert(_r, _running_entry(j)), inline: every launch
+            elif started or decision.preempt:  # _insert(_r, _running_entry(j)), inline: every launch
                 r, entry, bumped, key = self._r, self._entry, self._bumped, sched.key
                 for j in decision.launch:
                     e = ((1 if j.id in bumped else 999, key(j, now), j.w.arrival_s, j.index), j)

@@ -308,6 +308,8 @@ class Simulator:
         running, pending = self._running, self._pending
         ts_extend = self._ts.extend
         cstate = self.cstate
+        plain_cs = type(cstate) is ClusterState  # (a subclass's release runs)
+        fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
         round_mode = self.mode == "round"
         R = self.round_s
         inf = math.inf
@@ -391,9 +393,35 @@ class Simulator:
                             if top[0] > t:
                                 break
                             heappop(heap)
-                            release(job.id, job.complete(t))
-                            del running[job.id]
-                            del active[job.id]
+                            jid = job.id
+                            # job.complete(t), inline (keep them alike): its service up to t, its work all done
+                            t_ref = job.t_ref
+                            if t > t_ref:
+                                dt = t - t_ref
+                                a, g = job.attained_s, job.attained_gpu_s
+                                job.attained_s = sa = a + dt
+                                job.attained_gpu_s = sa if g == a and job.held_gpus == 1 else g + dt * job.held_gpus
+                            job.t_ref = t
+                            job.executed = job.w.iterations
+                            if job._segs:
+                                pl = job._end_segment(t)
+                            else:  # its only segment: not stored (``segments`` derives it)
+                                pl = job.placement
+                                job.seg_start = None
+                            job.status, job.completion_s, job.held_gpus, job.rate = DONE, t, 0, 0.0
+                            job.version += 1
+                            # release(jid, pl), inline for one server of a plain cluster state
+                            servers = pl.servers
+                            if plain_cs and len(servers) == 1:
+                                s = servers[0]
+                                c = pl.counts[0]
+                                fl[s] = free[s] = fl[s] + c
+                                del jobs_on[s][jid]
+                                cstate.busy_gpus -= c
+                            else:
+                                release(jid, pl)
+                            del running[jid]
+                            del active[jid]
                             finished_add(job)
                             on_completion(job, view)
                             if job.w.tracked:
@@ -487,9 +515,35 @@ class Simulator:
                             break
                         heappop(heap)
                         # the completion (what _complete does, inline: the hot path)
-                        release(job.id, job.complete(t))
-                        del running[job.id]
-                        del active[job.id]
+                        jid = job.id
+                        # job.complete(t), inline (keep them alike): its service up to t, its work all done
+                        t_ref = job.t_ref
+                        if t > t_ref:
+                            dt = t - t_ref
+                            a, g = job.attained_s, job.attained_gpu_s
+                            job.attained_s = sa = a + dt
+                            job.attained_gpu_s = sa if g == a and job.held_gpus == 1 else g + dt * job.held_gpus
+                        job.t_ref = t
+                        job.executed = job.w.iterations
+                        if job._segs:
+                            pl = job._end_segment(t)
+                        else:  # its only segment: not stored (``segments`` derives it)
+                            pl = job.placement
+                            job.seg_start = None
+                        job.status, job.completion_s, job.held_gpus, job.rate = DONE, t, 0, 0.0
+                        job.version += 1
+                        # release(jid, pl), inline for one server of a plain cluster state
+                        servers = pl.servers
+                        if plain_cs and len(servers) == 1:
+                            s = servers[0]
+                            c = pl.counts[0]
+                            fl[s] = free[s] = fl[s] + c
+                            del jobs_on[s][jid]
+                            cstate.busy_gpus -= c
+                        else:
+                            release(jid, pl)
+                        del running[jid]
+                        del active[jid]
                         finished_add(job)
                         on_completion(job, view)
                         if job.w.tracked:
@@ -835,12 +889,31 @@ class Simulator:
             plain = type(launcher) is LaunchMechanism  # its stall_s, inline: start_s first, else restore + checkpoint
             start_s, resume_s = launcher.start_s, launcher.restore_s + launcher.checkpoint_s
             seq, inf, isfinite, heappush = self._seq, math.inf, math.isfinite, heapq.heappush
+            # the constant model's alone_time_s, inline (the profiled time, times its factor across servers)
+            cross = self.perf.cross_server_factor if type(self.perf) is ConstantPerf else None
+            # ClusterState.occupy of a one-server placement, inline (its checks; a fault goes to occupy, which
+            # names it; a subclass's occupy runs)
+            cstate = self.cstate
+            plain_cs = type(cstate) is ClusterState
+            fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
+            n_servers = len(fl)
             for job, pl in decision.launch.items():
-                if job.status != QUEUED or job.id not in active:
-                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+                jid = job.id
+                if job.status != QUEUED or jid not in active:
+                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=jid)
                 if type(pl) is not Placement or pl.gpus < 1 or (pl.gpus != job.gpus and not elastic):
                     check_placement(job, pl, elastic)  # raises, naming the fault (or passes a subclass)
-                occupy(job.id, pl)
+                servers = pl.servers
+                if plain_cs and len(servers) == 1:
+                    s, c = servers[0], pl.counts[0]
+                    if 0 <= s < n_servers and 0 < c <= fl[s]:
+                        fl[s] = free[s] = fl[s] - c
+                        jobs_on[s][jid] = c
+                        cstate.busy_gpus += c
+                    else:
+                        occupy(jid, pl)
+                else:
+                    occupy(jid, pl)
                 if plain:
                     stall = start_s if job.launches == 0 else resume_s
                 else:
@@ -854,11 +927,16 @@ class Simulator:
                 if job.first_start_s != job.first_start_s:  # (NaN: its first launch)
                     job.first_start_s = now
                 job.seg_start = (now, job.executed)
-                running[job.id] = job
+                running[jid] = job
                 if colocation:
                     job.rate = 0.0  # set by the co-location-aware recomputation below
                     continue
-                t_it = float(alone_time_s(job, pl))
+                if cross is None:
+                    t_it = float(alone_time_s(job, pl))
+                else:
+                    t_it = job.w.iteration_time_s
+                    if len(servers) > 1:
+                        t_it = t_it * cross
                 if not t_it > 0 or not isfinite(t_it):
                     raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
                 job.rate = rate = 1.0 / t_it

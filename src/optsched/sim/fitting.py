@@ -44,7 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .state import Placement
+from .state import _ONE, Placement
 
 __all__ = ["FreeIndex", "best_fit", "consolidated", "first_free", "fragments_first", "most_free_first", "spread",
            "whole_servers"]
@@ -212,7 +212,8 @@ class FreeIndex:
                     b = by[f - g]
                     if b is not None:
                         insort(b, s)
-                    return Placement.one(s, g)
+                    pl = _ONE.get((s, g))  # (Placement.one's cache, read here first: a launch each)
+                    return Placement.one(s, g) if pl is None else pl
             return None
         pl = self.consolidated(g)
         if pl is not None:

@@ -29,6 +29,7 @@ class Fifo(SchedulingPolicy):
 
     name = "fifo"
     keys_change = "never"
+    fixed_key = True
 
     def key(self, job: Job, now: float):
         return job.w.arrival_s
