@@ -327,6 +327,8 @@ class SchedulingPolicy(Params):
             cls.keys_change = "anytime"
         if "fixed_key" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
             cls.fixed_key = False
+        if "keys_at" not in cls.__dict__ and "key" in cls.__dict__:  # a parent's keys_at computes the parent's key
+            cls.keys_at = SchedulingPolicy.keys_at  # type: ignore[method-assign]
         if cls.keys_change not in KEYS_CHANGE:
             raise TypeError(f"{cls.__name__}.keys_change must be one of {KEYS_CHANGE}, got {cls.keys_change!r}")
 
@@ -335,6 +337,12 @@ class SchedulingPolicy(Params):
 
     def key(self, job: Job, now: float):
         raise NotImplementedError
+
+    def keys_at(self, jobs: Sequence[Job], now: float) -> list:
+        """``[key(job, now) for job in jobs]``: the keys of a batch of admissions, in one call (a subclass may
+        compute them at once; one that redefines ``key`` alone gets this default back)."""
+        key = self.key
+        return [key(j, now) for j in jobs]
 
     def queued_key(self, job: Job):
         """``keys_change`` ``"at-expiry"`` / ``"relative"``: the key of a waiting job (constant while it waits)."""
@@ -756,11 +764,12 @@ class Composed(SchedulerPlacer):
         if not self._rebuild_needed:
             now, q, entry, bumped = view.now, self._q, self._entry, self._bumped
             frozen = self._frozen
-            qkey, key = self.scheduling.queued_key, self.scheduling.key
+            qkey = self.scheduling.queued_key
             st = self.scheduling.starvation_s
             waits = self._waits
-            for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
-                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.w.arrival_s, j.index), j)
+            keys = [qkey(j) for j in jobs] if frozen else self.scheduling.keys_at(jobs, now)
+            for j, k in zip(jobs, keys):  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
+                e = ((1 if j.id in bumped else 999, k, j.w.arrival_s, j.index), j)
                 entry[j.id] = e
                 if q and e[0] < q[-1][0]:
                     bisect.insort(q, e, key=_first)
@@ -780,6 +789,13 @@ class Composed(SchedulerPlacer):
             if i >= len(r) or r[i][1] is not job:
                 raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
             del r[i]
+
+    def completion_lists(self) -> tuple[dict[str, tuple], list] | None:
+        """What [`on_completion`][optsched.sim.base.Composed.on_completion] changes: the entries by job id and the
+        sorted running entries (it pops the job's entry from the first and deletes it from the second), for the
+        engine, which does that inline between two decisions (only a decision replaces them); None when they are
+        rebuilt at the next decision (on_completion does nothing)."""
+        return None if self._rebuild_needed else (self._entry, self._r)
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,

@@ -58,6 +58,7 @@ import math
 import operator
 import time
 from array import array
+from bisect import bisect_left
 from typing import Sequence, cast
 
 import numpy as np
@@ -78,6 +79,7 @@ from .base import (
     PlacementPolicy,
     SchedulerPlacer,
     SchedulingPolicy,
+    _first,
     check_placement,
 )
 from .metrics import SimResult, timeseries_frame
@@ -301,6 +303,9 @@ class Simulator:
         tp = type(policy)
         wake = policy._wake if (tp.next_wakeup is Composed.next_wakeup and tp.on_completion is Composed.on_completion
                                 and isinstance(policy, Composed)) else None
+        # Composed's on_completion, inline (its sorted lists, which only a decision replaces), when it is the policy's
+        done_lists = cast(Composed, policy).completion_lists() if wake is not None else None
+        done_entry, done_r = done_lists if done_lists is not None else ({}, [])
         # an admission that never holds a job (its class keeps the base's holding, always 0) is not asked
         holds = type(admission).holding is not AdmissionPolicy.holding
         active, finished_add = jstate.active, jstate.finished.add
@@ -423,7 +428,14 @@ class Simulator:
                             del running[jid]
                             del active[jid]
                             finished_add(job)
-                            on_completion(job, view)
+                            if done_lists is None:
+                                on_completion(job, view)
+                            else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
+                                e = done_entry.pop(jid)
+                                i = bisect_left(done_r, e[0], key=_first)
+                                if i >= len(done_r) or done_r[i][1] is not job:
+                                    raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
+                                del done_r[i]
                             if job.w.tracked:
                                 tracked_left -= 1
                             ncomp += 1
@@ -545,7 +557,14 @@ class Simulator:
                         del running[jid]
                         del active[jid]
                         finished_add(job)
-                        on_completion(job, view)
+                        if done_lists is None:
+                            on_completion(job, view)
+                        else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
+                            e = done_entry.pop(jid)
+                            i = bisect_left(done_r, e[0], key=_first)
+                            if i >= len(done_r) or done_r[i][1] is not job:
+                                raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
+                            del done_r[i]
                         if job.w.tracked:
                             tracked_left -= 1
                         ncomp += 1

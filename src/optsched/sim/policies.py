@@ -34,6 +34,9 @@ class Fifo(SchedulingPolicy):
     def key(self, job: Job, now: float):
         return job.w.arrival_s
 
+    def keys_at(self, jobs, now: float) -> list:
+        return [j.w.arrival_s for j in jobs]
+
 
 def _two_sum(a: float, b: float) -> tuple[float, float]:
     """``a + b`` exactly, as ``(hi, lo)`` with ``hi = fl(a + b)`` and ``lo`` its rounding error (Knuth's
