@@ -59,6 +59,7 @@ import operator
 import time
 from array import array
 from bisect import bisect_left
+from struct import Struct
 from typing import Sequence, cast
 
 import numpy as np
@@ -101,6 +102,9 @@ def _settle_young() -> None:
         gc.freeze()
         gc.unfreeze()
 
+
+# a time-series record (t, busy GPUs, queued, running) as the bytes of four doubles, appended to the flat records
+_PACK4 = Struct("4d").pack
 
 # the types of value a simulator copy takes as they are (immutable)
 _PLAIN = frozenset((int, float, bool, str, type(None)))
@@ -304,14 +308,17 @@ class Simulator:
         wake = policy._wake if (tp.next_wakeup is Composed.next_wakeup and tp.on_completion is Composed.on_completion
                                 and isinstance(policy, Composed)) else None
         # Composed's on_completion, inline (its sorted lists, which only a decision replaces), when it is the policy's
-        done_lists = cast(Composed, policy).completion_lists() if wake is not None else None
-        done_entry, done_r = done_lists if done_lists is not None else ({}, [])
+        # (Composed.completion_lists, read without a call: advance runs at every event in event mode)
+        done_entry: dict | None = None
+        done_r: list | None = None
+        if wake is not None and not policy._rebuild_needed:  # type: ignore[attr-defined]
+            done_entry, done_r = policy._entry, policy._r  # type: ignore[attr-defined]
         # an admission that never holds a job (its class keeps the base's holding, always 0) is not asked
         holds = type(admission).holding is not AdmissionPolicy.holding
         active, finished_add = jstate.active, jstate.finished.add
         release = self.cstate.release
         running, pending = self._running, self._pending
-        ts_extend = self._ts.extend
+        ts_add = self._ts.frombytes  # (a record packed at once: extend converted its four numbers one by one)
         cstate = self.cstate
         plain_cs = type(cstate) is ClusterState  # (a subclass's release runs)
         fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
@@ -428,10 +435,10 @@ class Simulator:
                             del running[jid]
                             del active[jid]
                             finished_add(job)
-                            if done_lists is None:
+                            if done_r is None:
                                 on_completion(job, view)
                             else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
-                                e = done_entry.pop(jid)
+                                e = done_entry.pop(jid)  # type: ignore[union-attr]
                                 i = bisect_left(done_r, e[0], key=_first)
                                 if i >= len(done_r) or done_r[i][1] is not job:
                                     raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
@@ -445,7 +452,7 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
                                    + (admission.holding if holds else 0), len(running)))
                         if done == n or (stop_tracked and tracked_left == 0):
                             break
@@ -557,10 +564,10 @@ class Simulator:
                         del running[jid]
                         del active[jid]
                         finished_add(job)
-                        if done_lists is None:
+                        if done_r is None:
                             on_completion(job, view)
                         else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
-                            e = done_entry.pop(jid)
+                            e = done_entry.pop(jid)  # type: ignore[union-attr]
                             i = bisect_left(done_r, e[0], key=_first)
                             if i >= len(done_r) or done_r[i][1] is not job:
                                 raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
@@ -575,7 +582,7 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
                                    + (admission.holding if holds else 0), len(running)))
                 # 2. arrivals at t
                 if t_a <= t:
@@ -1018,7 +1025,7 @@ class Simulator:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding
 
     def _record(self, now: float) -> None:
-        self._ts.extend((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
+        self._ts.frombytes(_PACK4(now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
 
     def _check_stall(self) -> None:
         if (not self._running and self._ai >= self._n and (self.jstate.active or self.admission.holding)
