@@ -768,18 +768,25 @@ class Composed(SchedulerPlacer):
             st = self.scheduling.starvation_s
             waits = self._waits
             keys = [qkey(j) for j in jobs] if frozen else self.scheduling.keys_at(jobs, now)
+            starve = st < math.inf
+            last = waits[-1][0] if waits else -math.inf  # (the latest bump time queued)
             for j, k in zip(jobs, keys):  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
-                e = ((1 if j.id in bumped else 999, k, j.w.arrival_s, j.index), j)
-                entry[j.id] = e
+                jid = j.id
+                e = ((1 if bumped and jid in bumped else 999, k, j.w.arrival_s, j.index), j)
+                entry[jid] = e
                 if q and e[0] < q[-1][0]:
                     bisect.insort(q, e, key=_first)
                 else:  # after every entry (the usual case: jobs arrive in key order): insort's own place
                     q.append(e)
-                if st < math.inf:
-                    item = (j.wait_since_s + st, j.index, j.wait_since_s, j)
+                if starve:
+                    ws = j.wait_since_s
+                    item = (ws + st, j.index, ws, j)
                     waits.append(item)
-                    if len(waits) > 1 and item[0] < waits[-2][0]:  # not pushed at its start of waiting
+                    if item[0] < last:  # not pushed at its start of waiting: the order restored
                         self._waits = waits = deque(sorted(waits, key=_three))
+                        last = waits[-1][0]
+                    else:
+                        last = item[0]
 
     def on_completion(self, job: Job, view: SimView) -> None:
         if not self._rebuild_needed:  # _remove(_r, job), inline: every completion

@@ -914,7 +914,7 @@ class Simulator:
             launcher = self.launcher
             plain = type(launcher) is LaunchMechanism  # its stall_s, inline: start_s first, else restore + checkpoint
             start_s, resume_s = launcher.start_s, launcher.restore_s + launcher.checkpoint_s
-            seq, inf, isfinite, heappush = self._seq, math.inf, math.isfinite, heapq.heappush
+            seq, inf, heappush = self._seq, math.inf, heapq.heappush
             # the constant model's alone_time_s, inline (the profiled time, times its factor across servers)
             cross = self.perf.cross_server_factor if type(self.perf) is ConstantPerf else None
             # ClusterState.occupy of a one-server placement, inline (its checks; a fault goes to occupy, which
@@ -963,7 +963,7 @@ class Simulator:
                     t_it = job.w.iteration_time_s
                     if len(servers) > 1:
                         t_it = t_it * cross
-                if not t_it > 0 or not isfinite(t_it):
+                if not 0.0 < t_it < inf:  # (positive and finite; NaN fails too)
                     raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
                 job.rate = rate = 1.0 / t_it
                 job.iteration_now_s = t_it
