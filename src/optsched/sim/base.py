@@ -789,6 +789,8 @@ class Composed(SchedulerPlacer):
                         last = item[0]
 
     def on_completion(self, job: Job, view: SimView) -> None:
+        # (the engine does these lines inline, reading _rebuild_needed, _entry and _r once per advance: only a
+        # decision replaces them; keep them alike)
         if not self._rebuild_needed:  # _remove(_r, job), inline: every completion
             e = self._entry.pop(job.id)
             r = self._r
@@ -796,13 +798,6 @@ class Composed(SchedulerPlacer):
             if i >= len(r) or r[i][1] is not job:
                 raise RuntimeError(f"priority list out of sync for job {job.id!r}")  # pragma: no cover
             del r[i]
-
-    def completion_lists(self) -> tuple[dict[str, tuple], list] | None:
-        """What [`on_completion`][optsched.sim.base.Composed.on_completion] changes: the entries by job id and the
-        sorted running entries (it pops the job's entry from the first and deletes it from the second), for the
-        engine, which does that inline between two decisions (only a decision replaces them); None when they are
-        rebuilt at the next decision (on_completion does nothing)."""
-        return None if self._rebuild_needed else (self._entry, self._r)
 
     def after_apply(self, decision: Decision, view: SimView, own: bool) -> None:
         # ``decision`` may come from an outside driver instead of decide(): the lists follow it all the same,

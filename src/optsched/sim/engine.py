@@ -308,7 +308,7 @@ class Simulator:
         wake = policy._wake if (tp.next_wakeup is Composed.next_wakeup and tp.on_completion is Composed.on_completion
                                 and isinstance(policy, Composed)) else None
         # Composed's on_completion, inline (its sorted lists, which only a decision replaces), when it is the policy's
-        # (Composed.completion_lists, read without a call: advance runs at every event in event mode)
+        # (its lists read here, not through a call: advance runs at every event in event mode)
         done_entry: dict | None = None
         done_r: list | None = None
         if wake is not None and not policy._rebuild_needed:  # type: ignore[attr-defined]
