@@ -115,7 +115,7 @@ def test_inline_completion_is_job_complete():
     while True:
         before = {j.id: copy.deepcopy(j) for j in sim.jobs if j.status == RUNNING}
         view = sim.advance()
-        for jid, ref in before.items():
+        for ref in before.values():
             job = sim.jobs[ref.index]
             if job.status != RUNNING and job.completion_s == job.completion_s:  # completed in this advance
                 pl = ref.complete(job.completion_s)
