@@ -314,6 +314,10 @@ class SchedulingPolicy(Params):
     name = "scheduling"
     family = "blox"  # the workload kind and metrics it was written for (optsched.sim.registry.FAMILIES)
     keys_change = "anytime"
+    #: True: ``key(job, now)`` is the same whenever it is read (FIFO's arrival time, a deadline), so a launched
+    #: job's queued entry serves as its running entry. A subclass that redefines a key method without declaring it
+    #: gets False
+    fixed_key = False
     # the methods that define the key: a subclass redefining one without declaring keys_change gets "anytime"
     key_methods: tuple[str, ...] = ("key",)
 
@@ -321,6 +325,10 @@ class SchedulingPolicy(Params):
         super().__init_subclass__(**kw)
         if "keys_change" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
             cls.keys_change = "anytime"
+        if "fixed_key" not in cls.__dict__ and any(m in cls.__dict__ for m in cls.key_methods):
+            cls.fixed_key = False
+        if "keys_at" not in cls.__dict__ and "key" in cls.__dict__:  # a parent's keys_at computes the parent's key
+            cls.keys_at = SchedulingPolicy.keys_at  # type: ignore[method-assign]
         if cls.keys_change not in KEYS_CHANGE:
             raise TypeError(f"{cls.__name__}.keys_change must be one of {KEYS_CHANGE}, got {cls.keys_change!r}")
 
@@ -329,6 +337,12 @@ class SchedulingPolicy(Params):
 
     def key(self, job: Job, now: float):
         raise NotImplementedError
+
+    def keys_at(self, jobs: Sequence[Job], now: float) -> list:
+        """``[key(job, now) for job in jobs]``: the keys of a batch of admissions, in one call (a subclass may
+        compute them at once; one that redefines ``key`` alone gets this default back)."""
+        key = self.key
+        return [key(j, now) for j in jobs]
 
     def queued_key(self, job: Job):
         """``keys_change`` ``"at-expiry"`` / ``"relative"``: the key of a waiting job (constant while it waits)."""
@@ -750,23 +764,33 @@ class Composed(SchedulerPlacer):
         if not self._rebuild_needed:
             now, q, entry, bumped = view.now, self._q, self._entry, self._bumped
             frozen = self._frozen
-            qkey, key = self.scheduling.queued_key, self.scheduling.key
+            qkey = self.scheduling.queued_key
             st = self.scheduling.starvation_s
             waits = self._waits
-            for j in jobs:  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
-                e = ((1 if j.id in bumped else 999, qkey(j) if frozen else key(j, now), j.w.arrival_s, j.index), j)
-                entry[j.id] = e
+            keys = [qkey(j) for j in jobs] if frozen else self.scheduling.keys_at(jobs, now)
+            starve = st < math.inf
+            last = waits[-1][0] if waits else -math.inf  # (the latest bump time queued)
+            for j, k in zip(jobs, keys):  # _insert(_q, _queued_entry(j)) and _push_wait(j), inline: every admission
+                jid = j.id
+                e = ((1 if bumped and jid in bumped else 999, k, j.w.arrival_s, j.index), j)
+                entry[jid] = e
                 if q and e[0] < q[-1][0]:
                     bisect.insort(q, e, key=_first)
                 else:  # after every entry (the usual case: jobs arrive in key order): insort's own place
                     q.append(e)
-                if st < math.inf:
-                    item = (j.wait_since_s + st, j.index, j.wait_since_s, j)
+                if starve:
+                    ws = j.wait_since_s
+                    item = (ws + st, j.index, ws, j)
                     waits.append(item)
-                    if len(waits) > 1 and item[0] < waits[-2][0]:  # not pushed at its start of waiting
+                    if item[0] < last:  # not pushed at its start of waiting: the order restored
                         self._waits = waits = deque(sorted(waits, key=_three))
+                        last = waits[-1][0]
+                    else:
+                        last = item[0]
 
     def on_completion(self, job: Job, view: SimView) -> None:
+        # (the engine does these lines inline, reading _rebuild_needed, _entry and _r once per advance: only a
+        # decision replaces them; keep them alike)
         if not self._rebuild_needed:  # _remove(_r, job), inline: every completion
             e = self._entry.pop(job.id)
             r = self._r
@@ -788,7 +812,21 @@ class Composed(SchedulerPlacer):
                 started = list(decision.launch)
             if decision.preempt:
                 self._drop(self._r, decision.preempt, tail=True)  # the walk preempts from the end of the list
-            self._drop(self._q, started, tail=False)           # ... and launches from its head (no backfill)
+            q, m = self._q, len(started)
+            if (sched.fixed_key and not self._frozen and not decision.preempt and m and m <= len(q)
+                    and [e[1] for e in q[:m]] == started):
+                # fixed keys (FIFO): the launched jobs' queued entries, the head of the queue, are their running
+                # entries as they are (the same key, bump and tie-breaks): moved to the running list
+                r = self._r
+                for e in q[:m]:
+                    if r and e[0] < r[-1][0]:
+                        bisect.insort(r, e, key=_first)
+                    else:  # after every entry: insort's own place
+                        r.append(e)
+                del q[:m]
+                started = []
+            else:
+                self._drop(q, started, tail=False)  # ... and launches from its head (no backfill)
             for j in decision.preempt:
                 if j not in decision.launch:
                     self._insert(self._q, self._queued_entry(j, now))
@@ -796,7 +834,7 @@ class Composed(SchedulerPlacer):
             if self._frozen:
                 for j in decision.launch:
                     self._insert(self._r, self._running_entry(j, now))
-            else:  # _insert(_r, _running_entry(j)), inline: every launch
+            elif started or decision.preempt:  # _insert(_r, _running_entry(j)), inline: every launch
                 r, entry, bumped, key = self._r, self._entry, self._bumped, sched.key
                 for j in decision.launch:
                     e = ((1 if j.id in bumped else 999, key(j, now), j.w.arrival_s, j.index), j)

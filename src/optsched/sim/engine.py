@@ -58,6 +58,8 @@ import math
 import operator
 import time
 from array import array
+from bisect import bisect_left
+from struct import Struct
 from typing import Sequence, cast
 
 import numpy as np
@@ -78,6 +80,7 @@ from .base import (
     PlacementPolicy,
     SchedulerPlacer,
     SchedulingPolicy,
+    _first,
     check_placement,
 )
 from .metrics import SimResult, timeseries_frame
@@ -99,6 +102,9 @@ def _settle_young() -> None:
         gc.freeze()
         gc.unfreeze()
 
+
+# a time-series record (t, busy GPUs, queued, running) as the bytes of four doubles, appended to the flat records
+_PACK4 = Struct("4d").pack
 
 # the types of value a simulator copy takes as they are (immutable)
 _PLAIN = frozenset((int, float, bool, str, type(None)))
@@ -329,13 +335,21 @@ class Simulator:
         tp = type(policy)
         wake = policy._wake if (tp.next_wakeup is Composed.next_wakeup and tp.on_completion is Composed.on_completion
                                 and isinstance(policy, Composed)) else None
+        # Composed's on_completion, inline (its sorted lists, which only a decision replaces), when it is the policy's
+        # (its lists read here, not through a call: advance runs at every event in event mode)
+        done_entry: dict | None = None
+        done_r: list | None = None
+        if wake is not None and not policy._rebuild_needed:  # type: ignore[attr-defined]
+            done_entry, done_r = policy._entry, policy._r  # type: ignore[attr-defined]
         # an admission that never holds a job (its class keeps the base's holding, always 0) is not asked
         holds = type(admission).holding is not AdmissionPolicy.holding
         active, finished_add = jstate.active, jstate.finished.add
         release = self.cstate.release
         running, pending = self._running, self._pending
-        ts_extend = self._ts.extend
+        ts_add = self._ts.frombytes  # (a record packed at once: extend converted its four numbers one by one)
         cstate = self.cstate
+        plain_cs = type(cstate) is ClusterState  # (a subclass's release runs)
+        fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
         round_mode = self.mode == "round"
         R = self.round_s
         inf = math.inf
@@ -419,11 +433,44 @@ class Simulator:
                             if top[0] > t:
                                 break
                             heappop(heap)
-                            release(job.id, job.complete(t))
-                            del running[job.id]
-                            del active[job.id]
+                            jid = job.id
+                            # job.complete(t), inline (keep them alike): its service up to t, its work all done
+                            t_ref = job.t_ref
+                            if t > t_ref:
+                                dt = t - t_ref
+                                a, g = job.attained_s, job.attained_gpu_s
+                                job.attained_s = sa = a + dt
+                                job.attained_gpu_s = sa if g == a and job.held_gpus == 1 else g + dt * job.held_gpus
+                            job.t_ref = t
+                            job.executed = job.w.iterations
+                            if job._segs:
+                                pl = job._end_segment(t)
+                            else:  # its only segment: not stored (``segments`` derives it)
+                                pl = job.placement
+                                job.seg_start = None
+                            job.status, job.completion_s, job.held_gpus, job.rate = DONE, t, 0, 0.0
+                            job.version += 1
+                            # release(jid, pl), inline for one server of a plain cluster state
+                            servers = pl.servers
+                            if plain_cs and len(servers) == 1:
+                                s = servers[0]
+                                c = pl.counts[0]
+                                fl[s] = free[s] = fl[s] + c
+                                del jobs_on[s][jid]
+                                cstate.busy_gpus -= c
+                            else:
+                                release(jid, pl)
+                            del running[jid]
+                            del active[jid]
                             finished_add(job)
-                            on_completion(job, view)
+                            if done_r is None:
+                                on_completion(job, view)
+                            else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
+                                e = done_entry.pop(jid)  # type: ignore[union-attr]
+                                i = bisect_left(done_r, e[0], key=_first)
+                                if i >= len(done_r) or done_r[i][1] is not job:
+                                    raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
+                                del done_r[i]
                             if job.w.tracked:
                                 tracked_left -= 1
                             ncomp += 1
@@ -433,7 +480,7 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
                                    + (admission.holding if holds else 0), len(running)))
                         if done == n or (stop_tracked and tracked_left == 0):
                             break
@@ -515,11 +562,44 @@ class Simulator:
                             break
                         heappop(heap)
                         # the completion (what _complete does, inline: the hot path)
-                        release(job.id, job.complete(t))
-                        del running[job.id]
-                        del active[job.id]
+                        jid = job.id
+                        # job.complete(t), inline (keep them alike): its service up to t, its work all done
+                        t_ref = job.t_ref
+                        if t > t_ref:
+                            dt = t - t_ref
+                            a, g = job.attained_s, job.attained_gpu_s
+                            job.attained_s = sa = a + dt
+                            job.attained_gpu_s = sa if g == a and job.held_gpus == 1 else g + dt * job.held_gpus
+                        job.t_ref = t
+                        job.executed = job.w.iterations
+                        if job._segs:
+                            pl = job._end_segment(t)
+                        else:  # its only segment: not stored (``segments`` derives it)
+                            pl = job.placement
+                            job.seg_start = None
+                        job.status, job.completion_s, job.held_gpus, job.rate = DONE, t, 0, 0.0
+                        job.version += 1
+                        # release(jid, pl), inline for one server of a plain cluster state
+                        servers = pl.servers
+                        if plain_cs and len(servers) == 1:
+                            s = servers[0]
+                            c = pl.counts[0]
+                            fl[s] = free[s] = fl[s] + c
+                            del jobs_on[s][jid]
+                            cstate.busy_gpus -= c
+                        else:
+                            release(jid, pl)
+                        del running[jid]
+                        del active[jid]
                         finished_add(job)
-                        on_completion(job, view)
+                        if done_r is None:
+                            on_completion(job, view)
+                        else:  # Composed.on_completion, inline: the job's running entry out of its sorted list
+                            e = done_entry.pop(jid)  # type: ignore[union-attr]
+                            i = bisect_left(done_r, e[0], key=_first)
+                            if i >= len(done_r) or done_r[i][1] is not job:
+                                raise RuntimeError(f"priority list out of sync for job {jid!r}")  # pragma: no cover
+                            del done_r[i]
                         if job.w.tracked:
                             tracked_left -= 1
                         ncomp += 1
@@ -530,7 +610,7 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_extend((t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
                                    + (admission.holding if holds else 0), len(running)))
                 # 2. arrivals at t
                 if t_a <= t:
@@ -866,13 +946,32 @@ class Simulator:
             launcher = self.launcher
             plain = type(launcher) is LaunchMechanism  # its stall_s, inline: start_s first, else restore + checkpoint
             start_s, resume_s = launcher.start_s, launcher.restore_s + launcher.checkpoint_s
-            seq, inf, isfinite, heappush = self._seq, math.inf, math.isfinite, heapq.heappush
+            seq, inf, heappush = self._seq, math.inf, heapq.heappush
+            # the constant model's alone_time_s, inline (the profiled time, times its factor across servers)
+            cross = self.perf.cross_server_factor if type(self.perf) is ConstantPerf else None
+            # ClusterState.occupy of a one-server placement, inline (its checks; a fault goes to occupy, which
+            # names it; a subclass's occupy runs)
+            cstate = self.cstate
+            plain_cs = type(cstate) is ClusterState
+            fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
+            n_servers = len(fl)
             for job, pl in decision.launch.items():
-                if job.status != QUEUED or job.id not in active:
-                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=job.id)
+                jid = job.id
+                if job.status != QUEUED or jid not in active:
+                    raise ScheduleError(f"launch of a job that is not waiting (status {job.status})", job=jid)
                 if type(pl) is not Placement or pl.gpus < 1 or (pl.gpus != job.gpus and not elastic):
                     check_placement(job, pl, elastic)  # raises, naming the fault (or passes a subclass)
-                occupy(job.id, pl)
+                servers = pl.servers
+                if plain_cs and len(servers) == 1:
+                    s, c = servers[0], pl.counts[0]
+                    if 0 <= s < n_servers and 0 < c <= fl[s]:
+                        fl[s] = free[s] = fl[s] - c
+                        jobs_on[s][jid] = c
+                        cstate.busy_gpus += c
+                    else:
+                        occupy(jid, pl)
+                else:
+                    occupy(jid, pl)
                 if plain:
                     stall = start_s if job.launches == 0 else resume_s
                 else:
@@ -886,12 +985,17 @@ class Simulator:
                 if job.first_start_s != job.first_start_s:  # (NaN: its first launch)
                     job.first_start_s = now
                 job.seg_start = (now, job.executed)
-                running[job.id] = job
+                running[jid] = job
                 if colocation:
                     job.rate = 0.0  # set by the co-location-aware recomputation below
                     continue
-                t_it = float(alone_time_s(job, pl))
-                if not t_it > 0 or not isfinite(t_it):
+                if cross is None:
+                    t_it = float(alone_time_s(job, pl))
+                else:
+                    t_it = job.w.iteration_time_s
+                    if len(servers) > 1:
+                        t_it = t_it * cross
+                if not 0.0 < t_it < inf:  # (positive and finite; NaN fails too)
                     raise OptschedError(f"performance model gave iteration time {t_it!r} for job {job.id!r}")
                 job.rate = rate = 1.0 / t_it
                 job.iteration_now_s = t_it
@@ -953,7 +1057,7 @@ class Simulator:
         return len(self.jstate.active) - len(self._running) + len(self._pending) + self.admission.holding
 
     def _record(self, now: float) -> None:
-        self._ts.extend((now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
+        self._ts.frombytes(_PACK4(now, self.cstate.busy_gpus, self._queued_count(), len(self._running)))
 
     def _check_stall(self) -> None:
         if (not self._running and self._ai >= self._n and (self.jstate.active or self.admission.holding)

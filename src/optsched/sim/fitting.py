@@ -44,7 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .state import Placement
+from .state import _ONE, Placement
 
 __all__ = ["FreeIndex", "best_fit", "consolidated", "first_free", "fragments_first", "most_free_first", "spread",
            "whole_servers"]
@@ -54,6 +54,7 @@ Free = np.ndarray | Sequence[int]
 _NO_FIT = np.iinfo(np.int64).max
 _FIT_SCORE: dict[tuple[int, int], np.ndarray] = {}
 _WHOLE_COUNTS: dict[tuple[int, int], tuple[int, ...]] = {}  # GPUs per server of g GPUs on whole servers of max_cap
+_COUNTS: dict[int, tuple[tuple[int, ...], ...]] = {}  # FreeIndex's counts to try per GPU demand, by max_cap
 
 
 def best_fit(free: Free, g: int) -> int | None:
@@ -146,12 +147,17 @@ class FreeIndex:
     ```
     """
 
-    __slots__ = ("free", "cap", "max_cap", "uniform", "_by", "_last")
+    __slots__ = ("free", "cap", "max_cap", "uniform", "_by", "_last", "_counts")
 
     def __init__(self, free: np.ndarray, cap: np.ndarray, max_cap: int, uniform: bool = False):
         self.free, self.cap, self.max_cap, self.uniform = free, cap, max_cap, uniform
         self._by: list[list[int] | None] = [None] * (max_cap + 1)  # free count -> its servers, ascending
         self._last: tuple | None = None  # (placement, free count) of the last one-server answer
+        # the free counts a one-server job of g GPUs may take, in order of preference (g, g + 1, ..., max_cap)
+        counts = _COUNTS.get(max_cap)
+        if counts is None:
+            counts = _COUNTS[max_cap] = tuple(tuple(range(g, max_cap + 1)) for g in range(max_cap + 1))
+        self._counts = counts
 
     def _bucket(self, f: int) -> list[int]:
         b = self._by[f]
@@ -200,7 +206,7 @@ class FreeIndex:
         max_cap = self.max_cap
         if g <= max_cap:
             by = self._by
-            for f in range(g, max_cap + 1):  # the fewest free >= g, then the lowest index
+            for f in self._counts[g]:  # the fewest free >= g, then the lowest index
                 b = by[f]
                 if b is None:
                     b = self._bucket(f)
@@ -212,7 +218,8 @@ class FreeIndex:
                     b = by[f - g]
                     if b is not None:
                         insort(b, s)
-                    return Placement.one(s, g)
+                    pl = _ONE.get((s, g))  # (Placement.one's cache, read here first: a launch each)
+                    return Placement.one(s, g) if pl is None else pl
             return None
         pl = self.consolidated(g)
         if pl is not None:

@@ -70,16 +70,17 @@ class SimResult:
         # the engine's own jobs: their workload fields read from their workload job (``Job.w``) straight, not
         # through the properties that give them (the same values)
         own = n > 0 and set(map(type, jobs)) == {Job}
-        wf = "w.".__add__ if own else str
+        # (the workload jobs, read once: each workload column is then one attribute read per job, not two)
+        wjobs = list(map(attrgetter("w"), jobs)) if own else jobs
 
-        def num(name: str, dtype: type) -> np.ndarray:  # a column straight into numpy (no list of objects)
-            return np.fromiter(map(attrgetter(name), jobs), dtype=dtype, count=n)
+        def num(name: str, dtype: type, of: Sequence = jobs) -> np.ndarray:  # a column straight into numpy
+            return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
 
-        tracked: Any = list(map(attrgetter(wf("tracked")), jobs))
+        tracked: Any = list(map(attrgetter("tracked"), wjobs))
         if set(map(type, tracked)) <= {bool}:  # (what pandas would infer from the list, without its copies)
             tracked = np.fromiter(tracked, dtype=bool, count=n)
-        iterations = num(wf("iterations"), float)
-        deadlines = list(map(attrgetter(wf("deadline_s")), jobs))
+        iterations = num("iterations", float, wjobs)
+        deadlines = list(map(attrgetter("deadline_s"), wjobs))
         if deadlines.count(None) == n:
             deadline = np.full(n, np.nan)
         else:
@@ -87,10 +88,10 @@ class SimResult:
         del deadlines
         df = pd.DataFrame({
             "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
-            "arrival_s": num(wf("arrival_s"), float),
+            "arrival_s": num("arrival_s", float, wjobs),
             "gpus": num("gpus", np.int64),
             "iterations": iterations,
-            "model": num(wf("model"), object),
+            "model": num("model", object, wjobs),
             "tracked": tracked,
             "admitted_s": num("admitted_s", float),
             "first_start_s": num("first_start_s", float),
@@ -100,10 +101,11 @@ class SimResult:
             "migrations": num("migrations", np.int64),
             "attained_gpu_s": num("attained_gpu_s", float),
             # (Job.duration_alone_s is iterations x iteration time: the same products, taken at once)
-            "duration_alone_s": iterations * num("w.iteration_time_s", float) if own else num("duration_alone_s",
-                                                                                              float),
+            "duration_alone_s": iterations * num("iteration_time_s", float, wjobs) if own else num("duration_alone_s",
+                                                                                                  float),
             "deadline_s": deadline,
         }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
+        del wjobs
         df["jct_s"] = df["completion_s"] - df["arrival_s"]
         df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
         df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,

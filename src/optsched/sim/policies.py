@@ -29,9 +29,13 @@ class Fifo(SchedulingPolicy):
 
     name = "fifo"
     keys_change = "never"
+    fixed_key = True
 
     def key(self, job: Job, now: float):
         return job.w.arrival_s
+
+    def keys_at(self, jobs, now: float) -> list:
+        return [j.w.arrival_s for j in jobs]
 
 
 def _two_sum(a: float, b: float) -> tuple[float, float]:

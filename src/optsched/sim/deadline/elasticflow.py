@@ -531,7 +531,8 @@ class ElasticFlow(_DeadlineOrdered):
             else:
                 planned = [(*e, k[0]) for e, k in zip(entries, keys) if math.isfinite(k[0])]
             plans, _ = plan_jobs(planned, now, total)
-        target = {j: plans[j][0] if j in plans else 0 for j, *_ in entries}
+        get = plans.get  # (entries are (job, ladder, work): unpacked without a starred list per job)
+        target = {j: p[0] if (p := get(j)) else 0 for j, _, _ in entries}
         self._wake = min((p[1] for p in plans.values()), default=math.inf)
         lend(entries, target, total - sum(target.values()))
         target.update(ending)
