@@ -33,6 +33,7 @@ import time
 from typing import Any, Sequence
 
 from ..problems.total_jct import TotalJctInstance
+from .total_jct_lp import PricedRuns
 
 __all__ = ["PricingResult", "price_server", "cg_lower_bound"]
 
@@ -49,7 +50,7 @@ class PricingResult:
         self.columns, self.best, self.nodes = columns, best, nodes
 
 
-class _Prices:
+class _Prices(PricedRuns):
     """Slot prices for one server of capacity ``cap`` (per GPU and time unit; and per job and time unit for each
     wide class: jobs with g (k + 1) > cap, at most k at once), and per job the least priced run
     h_j(t) = min over starts S >= max(r_j, t) of w_j (S + d_j) + price_j(S, d_j)."""
@@ -148,16 +149,6 @@ class _Prices:
             self.P.append(P.tolist())
             self.h.append(h.tolist())
         return best
-
-    def price(self, i: int, s: int, d: int) -> float:
-        e = self.end
-        P = self.P[i]
-        return P[s + d if s + d < e else e] - P[s if s < e else e]
-
-    def rest(self, i: int, t: int) -> float:
-        if t <= self.end:
-            return self.h[i][t]
-        return self.W[i] * ((self.R[i] if self.R[i] > t else t) + self.D[i])
 
 
 def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: int, pi: Sequence[float], *,

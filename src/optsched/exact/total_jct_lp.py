@@ -35,7 +35,8 @@ from ..algorithms.total_jct import greedy_total_jct
 from ..errors import InstanceError
 from ..problems.total_jct import TotalJctInstance
 
-__all__ = ["LagrangianBound", "lagrangian_lower_bound", "lp_lower_bound", "start_lp_lower_bound", "wide_classes"]
+__all__ = ["LagrangianBound", "PricedRuns", "lagrangian_lower_bound", "lp_lower_bound", "start_lp_lower_bound",
+           "wide_classes"]
 
 
 def wide_classes(inst: TotalJctInstance, jobs: list[int]) -> list[tuple[frozenset[int], int]]:
@@ -270,7 +271,33 @@ def start_lp_lower_bound(inst: TotalJctInstance, *, slots: int = 1500, delta: in
     return max(math.ceil(dual - 1e-9 * max(1.0, abs(dual))), inst.trivial_lower_bound())  # both are bounds
 
 
-class LagrangianBound:
+class PricedRuns:
+    """Per-job tables of priced runs under slot prices that end at ``end``: ``P[i][t]`` the price of job i's run
+    on [0, t) (t <= end), ``h[i][t]`` = ``rest(i, t)`` for t <= end, and the jobs' weights ``W``, releases ``R``
+    and shortest durations ``D``. [`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound] and the
+    column-generation pricing ([`optsched.exact.total_jct_cg`][]) fill them; the branch and bounds read them."""
+
+    end: int
+    P: list[list[float]]
+    h: list[list[float]]
+    W: list[int]
+    R: list[int]
+    D: list[int]
+
+    def price(self, i: int, s: int, d: int) -> float:
+        """The price of job ``i``'s run on [s, s + d) (any of its modes: its GPUs are the same in all)."""
+        e = self.end
+        P = self.P[i]
+        return P[s + d if s + d < e else e] - P[s if s < e else e]
+
+    def rest(self, i: int, t: int) -> float:
+        """The least w_i (S + d_i) + price_i(S, d_i) over integer starts S >= max(r_i, t)."""
+        if t <= self.end:
+            return self.h[i][t]
+        return self.W[i] * ((self.R[i] if self.R[i] > t else t) + self.D[i])
+
+
+class LagrangianBound(PricedRuns):
     """Lower bounds, at the root and at branch-and-bound nodes, from prices on the time-slot LP's capacity rows
     (formulation, "Lagrangian bound"). Each slot a < T of width ``delta`` has a price ``lam[a] >= 0`` per GPU and
     time unit, and each wide class one per job and time unit; any non-negative prices give a bound. They start at
@@ -394,18 +421,6 @@ class LagrangianBound:
             h = np.minimum(h, w * (max(r, end + 1) + d))  # starts after end: w (S + d), no price
             self.P.append(P.tolist())
             self.h.append(h.tolist())
-
-    def price(self, i: int, s: int, d: int) -> float:
-        """The price of job ``i``'s run on [s, s + d) (any of its modes: its GPUs are the same in all)."""
-        e = self.end
-        P = self.P[i]
-        return P[s + d if s + d < e else e] - P[s if s < e else e]
-
-    def rest(self, i: int, t: int) -> float:
-        """The least w_i (S + d_i) + price_i(S, d_i) over integer starts S >= max(r_i, t)."""
-        if t <= self.end:
-            return self.h[i][t]
-        return self.W[i] * ((self.R[i] if self.R[i] > t else t) + self.D[i])
 
     def root(self) -> float:
         """The bound with no job placed (floating point; at least the time-slot LP's value at the start)."""
