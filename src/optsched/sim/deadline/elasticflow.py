@@ -609,6 +609,7 @@ class ElasticFlowAdmission(AdmissionPolicy):
         self.declined: list[str] = []
         # job id -> its ladder; the schedulers of the family read and prune this one when they run behind it
         self.ladders: dict[str, Ladder] = {}
+        self._order_keys: dict[str, tuple[float, float, int]] = {}  # job id -> deadline_order(job), fixed per job
         # (time, the admitted jobs in deadline order, their counts now in the plan, their plan entries (job, ladder,
         # remaining work, deadline), the plan's earliest change) of the last admission: read by ElasticFlow's
         # scheduler at the same instant
@@ -620,9 +621,20 @@ class ElasticFlowAdmission(AdmissionPolicy):
         cache = self.ladders
         # the admitted jobs in deadline order, decorated with their keys (unique: the jobs are never compared, and
         # inserting at a key's bisect is sorting), and their plan entries, built once for every new job
-        dec = sorted((k, j) for j in view.jobs.active.values() if math.isfinite((k := deadline_order(j))[0]))
+        order_of = self._order_keys
+        active = view.jobs.active
+        if len(order_of) > 2 * len(active) + 64:  # forget the jobs that left
+            order_of = self._order_keys = {jid: order_of[jid] for jid in active if jid in order_of}
+        dec = []
+        for j in active.values():
+            k = order_of.get(j.id)
+            if k is None:
+                k = order_of[j.id] = deadline_order(j)
+            if math.isfinite(k[0]):
+                dec.append((k, j))
+        dec.sort()
         keys = [k for k, _ in dec]
-        ents = [(*_entry(j, view, cache), k[0]) for k, j in dec]
+        ents = [(j, lad, w, k[0]) for (j, lad, w), (k, _) in zip(_entries([j for _, j in dec], view, cache, {}), dec)]
         out = []
         last: tuple[list[Job], dict, list, float] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
