@@ -728,37 +728,3 @@ def test_plan_now_is_plan_jobs():
     finally:
         ef._DRIFT = drift
 
-
-def test_lend_sorted_is_the_heap():
-    """``lend`` as one sort (many jobs and spare GPUs) against the plain heap, bit for bit: ladders shared by
-    several jobs, speeds that make keys tie across jobs and rise along a ladder (a later step beating an earlier
-    one: its level is the earlier key), jobs holding none, off-ladder counts (the heap's own rule), spare GPUs
-    that run out in the middle of a step. Sorting by the keys instead of their levels fails here."""
-    from optsched.sim.deadline import elasticflow as ef
-
-    rng = random.Random(41)
-    sorted_calls = 0
-    for _ in range(400):
-        n = rng.randint(16, 60)
-        shared = []
-        for _ in range(rng.randint(1, 6)):
-            counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024], rng.randint(1, 11)))
-            if rng.random() < 0.5:  # small integers: equal keys across jobs
-                speeds = sorted(rng.sample(range(1, 40), len(counts)))
-                speeds = [float(x) for x in speeds]
-            else:
-                speeds = sorted(rng.uniform(0.1, 10.0) for _ in counts)
-            shared.append(Ladder(counts, speeds))
-        jobs = []
-        for i in range(n):
-            lad = rng.choice(shared)
-            work = float(rng.choice([100, 200, 0])) if rng.random() < 0.3 else rng.uniform(1.0, 1e5)
-            jobs.append((i, lad, work))
-        target = {i: rng.choice([0, 0, *jobs[i][1].counts[:2]]) for i in range(n)}
-        if rng.random() < 0.1:
-            target[0] = 5  # off every ladder used here: the heap decides
-        spare = rng.randint(16, 3000)
-        fast_t, plain_t = dict(target), dict(target)
-        sorted_calls += ef._lend_sorted(jobs, dict(target), spare) is not None
-        assert (lend(jobs, fast_t, spare), fast_t) == (_plain_lend(jobs, plain_t, spare), plain_t)
-    assert sorted_calls > 300

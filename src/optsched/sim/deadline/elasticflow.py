@@ -56,8 +56,6 @@ import heapq
 import math
 from typing import Any, Sequence
 
-import numpy as np
-
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, LaunchMechanism, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, Placement, SimView
@@ -423,10 +421,6 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
 
     ```
     """
-    if spare >= _LEND_SORTED and len(jobs) >= _LEND_SORTED:
-        left = _lend_sorted(jobs, target, spare)
-        if left is not None:
-            return left
     heap: list[tuple[float, int, int]] = []
     inf = math.inf
     for i, (key, lad, work) in enumerate(jobs):
@@ -458,94 +452,6 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
                 item = pushpop(heap, item)  # push then pop: a job holds at most one entry, so no two tie
         else:
             item = pop(heap) if heap else None
-    return spare
-
-
-# lend through _lend_sorted from this many spare GPUs and jobs on (below, numpy's per-call cost exceeds the heap's)
-_LEND_SORTED = 16
-
-
-def _lend_sorted(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spare: int) -> int | None:
-    """[`lend`][optsched.sim.deadline.elasticflow.lend]'s heap loop as one sort (numpy), the same steps in the same
-    order; None (use the heap) when a job holds a count that is not on its ladder or has no finite work.
-
-    The heap pops (key, job, step) tuples, smallest first, a job's next step pushed when its previous one is
-    taken. A job's step whose key is below the heap's top when it is pushed is popped at once, so every step is
-    popped at its *level*, the largest key among its job's steps up to it (the prefix maximum); in the heap's
-    order the steps are sorted by (level, job, step): a stable sort of the levels in job-then-step order. A step
-    that does not fit the GPUs left when its turn comes drops its job's later steps (the GPUs left only
-    decrease, so whether it is dropped when pushed or when popped is the same), and the loop ends when no GPU is
-    left. The keys are the heap's floats: -(work / speed before - work / speed after) / (GPUs added), inf for a
-    job holding none."""
-    n = len(jobs)
-    ladders: dict[int, int] = {}
-    uniq: list[Ladder] = []
-    idx, works, k0 = [0] * n, [0.0] * n, [0] * n
-    for i, (key, lad, work) in enumerate(jobs):
-        counts = lad.counts
-        g = target[key]
-        k = bisect.bisect_right(counts, g)
-        if (g and counts[k - 1] != g) or not (-math.inf < work < math.inf):
-            return None  # a count off its ladder (or below its smallest): the heap's own rule
-        u = ladders.get(id(lad))
-        if u is None:
-            u = ladders[id(lad)] = len(uniq)
-            uniq.append(lad)
-        idx[i], works[i], k0[i] = u, work, k
-    width = max(len(lad.counts) for lad in uniq)
-    if width == 0:
-        return spare
-    cnt = np.zeros((len(uniq), width + 1), dtype=np.int64)  # column 0: none held
-    spd = np.ones((len(uniq), width), dtype=np.float64)
-    size = np.ones(len(uniq), dtype=np.int64)
-    for u, lad in enumerate(uniq):
-        m = len(lad.counts)
-        size[u] = m
-        if m:
-            cnt[u, 1:m + 1] = lad.counts
-            cnt[u, m + 1:] = lad.counts[-1]
-            spd[u, :m] = lad.speeds
-    rows = np.asarray(idx)
-    c, sp = cnt[rows], spd[rows]
-    w = np.asarray(works)[:, None]
-    col = np.arange(width)
-    start = np.asarray(k0)[:, None]
-    valid = (col >= start) & (col < size[rows][:, None])
-    with np.errstate(all="ignore"):
-        t = w / sp  # work / speed at each count
-        before = np.empty_like(t)
-        before[:, 0] = math.inf  # holding none: an unbounded time
-        before[:, 1:] = t[:, :-1]
-        add = c[:, 1:] - c[:, :-1]
-        key = -(before - t) / add
-    level = np.maximum.accumulate(np.where(col >= start, key, -math.inf), axis=1)
-    ii, kk = np.nonzero(valid)  # job then step order
-    if not len(ii):
-        return spare
-    order = np.argsort(level[ii, kk], kind="stable")
-    ii, kk = ii[order], kk[order]
-    steps = add[ii, kk]
-    run = np.cumsum(steps)
-    p = int(np.searchsorted(run, spare, side="right"))  # the steps before p all fit: no drop among them
-    taken = np.bincount(ii[:p], minlength=n).tolist()
-    if p:
-        spare -= int(run[p - 1])
-    if p < len(ii) and spare > 0:
-        dropped = [False] * n
-        for i, a in zip(ii[p:].tolist(), steps[p:].tolist()):
-            if dropped[i]:
-                continue
-            if a > spare:
-                dropped[i] = True
-                continue
-            spare -= a
-            taken[i] += 1
-            if not spare:
-                break
-    for i, m in enumerate(taken):
-        if m:
-            lad = jobs[i][1]
-            target[jobs[i][0]] = lad.counts[k0[i] + m - 1]
     return spare
 
 
