@@ -661,3 +661,70 @@ def test_admission_and_its_reused_plan_are_the_plain_ones(share):
         declined += len(plain.admission.declined)
         pd.testing.assert_frame_equal(fast.jobs, plain.jobs, check_exact=True)
     assert declined > 0  # the comparison covers declines
+
+
+def _near_end_instances(seed, n=300):
+    """Plans on large clusters (every share fits: ``_plan_fit`` decides) whose last job's deadline is set at its
+    end as ``plan_jobs`` walks it, one ulp either side, or at the one-division end: the comparisons the bound
+    must decide."""
+    from optsched.problems.deadline import DEADLINE_TOL_S
+    from optsched.sim.deadline.elasticflow import plan_jobs
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        total = rng.choice([512, 2000])
+        now = rng.choice([0.0, rng.uniform(0.0, 1e5)])
+        jobs = []
+        for i in range(rng.randint(2, 40)):
+            counts = sorted(rng.sample([1, 2, 4, 8, 16], rng.randint(1, 4)))
+            speeds = sorted(rng.uniform(0.1, 7.0) for _ in counts)
+            work = rng.choice([rng.uniform(1.0, 5e4), float(rng.randint(1, 9) * 100)])
+            jobs.append((i, Ladder(counts, speeds), work, now + rng.uniform(50.0, 3e4)))
+        jobs.sort(key=lambda x: x[3])
+        key, lad, work, _ = jobs[-1]
+        for share in ("min", "max"):
+            k = 0 if share == "min" else len(lad.counts) - 1
+            plans, _ = plan_jobs(jobs[:-1] + [(key, lad, work, math.inf)], now, total, share)
+            fin = plans[key][1] if key in plans and plans[key][1] < math.inf else now + work / lad.speeds[k]
+            for end in (fin, math.nextafter(fin, math.inf), math.nextafter(fin, -math.inf),
+                        now + work / lad.speeds[k]):
+                out.append((jobs[:-1] + [(key, lad, work, end - DEADLINE_TOL_S)], now, total, share))
+    return out
+
+
+def test_plan_now_is_plan_jobs():
+    """``plan_now`` (the counts now, the infeasible jobs, the earliest change) against ``plan_jobs``, bit for bit:
+    on the random plans of ``test_plan_is_the_plain_one`` and on large clusters where every share fits and a
+    deadline sits at a planned end to the ulp; the bound is needed: without it (0) the one-division end decides
+    some of those comparisons wrongly, and the fast path must have decided most of the large plans."""
+    from optsched.sim.deadline import elasticflow as ef
+
+    def expected(jobs, now, total, share):
+        plans, failed = ef.plan_jobs(jobs, now, total, share)
+        return ({k: p[0] for k, p in plans.items()}, failed, min((p[1] for p in plans.values()), default=math.inf))
+
+    rng = random.Random(23)
+    cases = _near_end_instances(29)
+    for _ in range(300):
+        total = rng.choice([4, 16, 64, 2000])
+        jobs = []
+        for i in range(rng.randint(1, 25)):
+            counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
+            speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
+            work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)
+            jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
+        jobs.sort(key=lambda x: x[3])
+        now = rng.uniform(0.0, 5.0) if rng.random() < 0.7 else rng.uniform(0.0, 400.0)
+        cases += [(jobs, now, total, s) for s in ("min", "max")]
+    for case in cases:
+        assert ef.plan_now(*case) == expected(*case)
+    near = _near_end_instances(29)  # without the job whose deadline is at its end: the fast path decides
+    assert sum(ef._plan_fit(c[0][:-1], *c[1:]) is not None for c in near) > 0.9 * len(near)
+    drift = ef._DRIFT
+    try:
+        ef._DRIFT = 0.0
+        assert any(ef.plan_now(*case) != expected(*case) for case in cases)
+    finally:
+        ef._DRIFT = drift
+

@@ -63,7 +63,7 @@ from .common import deadline_of, deadline_order, hypothetical, place, placement_
 from .elasticflow_fixed import apply_targets
 
 __all__ = ["EDFAdmission", "EDFElastic", "ElasticFlow", "ElasticFlowAdmission", "ElasticFlowNoAdmission",
-           "GandivaTimeSlicing", "Ladder", "RescaleOverhead", "lend", "plan_jobs"]
+           "GandivaTimeSlicing", "Ladder", "RescaleOverhead", "lend", "plan_jobs", "plan_now"]
 
 
 class Ladder:
@@ -290,6 +290,121 @@ def plan_jobs(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
     return plans, failed
 
 
+# the bound on how far a planned end walked interval by interval over the profile (one rounded subtraction, product
+# and difference per interval) can be from the end computed in one division, per interval and per second of the
+# magnitudes (about 64 units in the last place of a double per interval; _plan_fit's docstring)
+_DRIFT = 2.0 ** -47
+
+
+def _fit_end(cap: int, speed: float, work: float, now: float, room: int, first: float, limit: float, n: int
+             ) -> tuple[bool, float, bool] | None:
+    """One share tried by ``_plan_fit``: (ends by ``limit``, its end now + work / speed, that end is the walk's
+    exactly); None when the share may not fit every interval or the bound cannot decide."""
+    if cap > room:
+        return None  # an interval may not have its share free: the walk mixes counts
+    c = now + work / speed
+    if c <= first:  # ends in the first interval: the walk's first step, exactly
+        return c <= limit, c, True
+    if first > limit:  # the walk stops after the first interval: inf
+        return False, math.inf, True
+    mg = _DRIFT * (n + 2) * (abs(c) + abs(now))
+    if c + mg <= limit:
+        return True, c, False
+    if c - mg > limit:
+        return False, c, False
+    return None
+
+
+def _plan_fit(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, total: int, share: str
+              ) -> tuple[dict[Any, int], list[Any], float] | None:
+    """[`plan_now`][optsched.sim.deadline.elasticflow.plan_now] without the profile, when every share it tries
+    fits every interval (None when one does not, or when a bound below cannot decide a comparison).
+
+    Then every planned job runs at its share's speed s from ``now`` to its planned end: the profile is
+    ``total`` less the shares of the jobs whose end is later, so its least free count is ``total`` less every
+    share so far (checked before each share is tried), and the job's count now is its share. The walk's end is
+    ``now + work / s`` exactly when it falls in the first interval (before the earliest planned end so far, the
+    first interval's end: the walk's first step is that expression); later, it is the interval-by-interval sum,
+    mathematically the same value, in floats within ``_DRIFT`` x (intervals + 2) x (|end| + |now|) of it
+    (each interval's rounded difference, product and subtraction move the projected end by a few units in the
+    last place of the magnitudes involved, all below |end| + |now|; the bound holds 8 times over). Such an end
+    is only compared: with the deadline (decided when it is farther than the bound, else None) and with the
+    earliest end so far (it must be later by more than the bound, else None), so the counts, the infeasible
+    jobs and the earliest end (the decision's wake-up) are those of ``plan_jobs``, bit for bit."""
+    counts: dict[Any, int] = {}
+    failed: list[Any] = []
+    used = 0  # the shares of the planned jobs: every interval has at least total - used free
+    first = math.inf  # the earliest planned end after now (the profile's first interval's end), exact
+    n = 1  # intervals in the profile (at most)
+    tol = DEADLINE_TOL_S
+    for key, lad, work, deadline in jobs:
+        cs = lad.counts
+        if not cs:
+            failed.append(key)
+            continue
+        limit = deadline + tol
+        room = total - used
+        sp = lad.speeds
+        top = len(cs) - 1
+        # the shares tried, in plan_jobs' order: the smallest, then (if it is late) the largest, then bisection
+        best = top if share == "max" else 0
+        r = _fit_end(cs[best], sp[best], work, now, room, first, limit, n)
+        if r is None:
+            return None
+        ok, fin, exact = r
+        if share != "max" and not ok and top > 0:
+            best = top
+            r = _fit_end(cs[top], sp[top], work, now, room, first, limit, n)
+            if r is None:
+                return None
+            ok, fin, exact = r
+            lo, hi = 1, top
+            while ok and lo < hi:
+                mid = (lo + hi) // 2
+                r = _fit_end(cs[mid], sp[mid], work, now, room, first, limit, n)
+                if r is None:
+                    return None
+                if r[0]:
+                    hi, best, fin, exact = mid, mid, r[1], r[2]
+                else:
+                    lo = mid + 1
+        if not ok:
+            failed.append(key)
+            continue
+        if exact:
+            if fin == now:  # no work left: it ends at once, holding nothing
+                counts[key] = 0
+                continue
+        elif fin - _DRIFT * (n + 2) * (abs(fin) + abs(now)) <= first:
+            return None  # it might end first: its end would be the wake-up, known only within the bound
+        counts[key] = cs[best]
+        used += cs[best]
+        if fin < first:
+            first = fin
+        n += 1
+    return counts, failed, first
+
+
+def plan_now(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, total: int, share: str = "min"
+             ) -> tuple[dict[Any, int], list[Any], float]:
+    """What [`plan_jobs`][optsched.sim.deadline.elasticflow.plan_jobs] gives the schedulers: {key: GPUs now} of
+    the feasible jobs, the infeasible keys and the earliest time a count changes (inf: none), the same values;
+    without walking the profile when every share fits it (``_plan_fit``), else from ``plan_jobs``.
+
+    ```pycon
+    >>> lin = Ladder([1, 2, 4], [1.0, 2.0, 4.0])
+    >>> plan_now([("a", lin, 200.0, 100.0), ("b", lin, 300.0, 125.0), ("c", lin, 100.0, 30.0)], 0.0, 4)
+    ({'a': 2, 'b': 2}, ['c'], 100.0)
+
+    ```
+    """
+    fit = _plan_fit(jobs, now, total, share)
+    if fit is not None:
+        return fit
+    plans, failed = plan_jobs(jobs, now, total, share)
+    return {k: p[0] for k, p in plans.items()}, failed, min((p[1] for p in plans.values()), default=math.inf)
+
+
 def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spare: int) -> int:
     """Lend ``spare`` GPUs to ``(key, ladder, remaining work)`` jobs holding ``target[key]`` GPUs (a ladder count
     or 0): step by step, the job whose next ladder count saves the most remaining run time per added GPU gets it
@@ -400,21 +515,34 @@ class ElasticFlowAdmission(AdmissionPolicy):
         self.declined: list[str] = []
         # job id -> its ladder; the schedulers of the family read and prune this one when they run behind it
         self.ladders: dict[str, Ladder] = {}
-        # (time, the admitted jobs in deadline order, their plan, their plan entries (job, ladder, remaining work,
-        # deadline)) of the last admission: read by ElasticFlow's scheduler at the same instant
-        self.last_plan: tuple[float, list[Job], dict[Job, tuple[int, float]],
-                              list[tuple[Job, Ladder, float, float]]] | None = None
+        self._order_keys: dict[str, tuple[float, float, int]] = {}  # job id -> deadline_order(job), fixed per job
+        # (time, the admitted jobs in deadline order, their counts now in the plan, their plan entries (job, ladder,
+        # remaining work, deadline), the plan's earliest change) of the last admission: read by ElasticFlow's
+        # scheduler at the same instant
+        self.last_plan: tuple[float, list[Job], dict[Job, int], list[tuple[Job, Ladder, float, float]],
+                              float] | None = None
 
     def admit(self, new_jobs: list[Job], view: SimView) -> list[Job]:
         now, total = view.now, view.cluster.total_gpus
         cache = self.ladders
         # the admitted jobs in deadline order, decorated with their keys (unique: the jobs are never compared, and
         # inserting at a key's bisect is sorting), and their plan entries, built once for every new job
-        dec = sorted((k, j) for j in view.jobs.active.values() if math.isfinite((k := deadline_order(j))[0]))
+        order_of = self._order_keys
+        active = view.jobs.active
+        if len(order_of) > 2 * len(active) + 64:  # forget the jobs that left
+            order_of = self._order_keys = {jid: order_of[jid] for jid in active if jid in order_of}
+        dec = []
+        for j in active.values():
+            k = order_of.get(j.id)
+            if k is None:
+                k = order_of[j.id] = deadline_order(j)
+            if math.isfinite(k[0]):
+                dec.append((k, j))
+        dec.sort()
         keys = [k for k, _ in dec]
-        ents = [(*_entry(j, view, cache), k[0]) for k, j in dec]
+        ents = [(j, lad, w, k[0]) for (j, lad, w), (k, _) in zip(_entries([j for _, j in dec], view, cache, {}), dec)]
         out = []
-        last: tuple[list[Job], dict, list] | None = None
+        last: tuple[list[Job], dict, list, float] | None = None
         for j in sorted(new_jobs, key=lambda j: (j.arrival_s, j.index)):
             k = deadline_order(j)
             if not math.isfinite(k[0]):
@@ -422,15 +550,15 @@ class ElasticFlowAdmission(AdmissionPolicy):
                 continue
             at = bisect.bisect_right(keys, k)
             trial = [*ents[:at], (*_entry(j, view, cache), k[0]), *ents[at:]]
-            plans, failed = plan_jobs(trial, now, total, self.share)
+            plans, failed, wake = plan_now(trial, now, total, self.share)
             ok = j in plans
             if ok and failed:  # admitted jobs already infeasible do not block it; jobs it makes infeasible do
-                before, _ = plan_jobs(ents, now, total, self.share)
+                before, _, _ = plan_now(ents, now, total, self.share)
                 ok = set(before) <= set(plans)
             if ok:
                 ents = trial
                 keys.insert(at, k)
-                last = ([e[0] for e in trial], plans, trial)
+                last = ([e[0] for e in trial], plans, trial, wake)
                 out.append(j)
             else:
                 self.declined.append(j.id)
@@ -516,7 +644,7 @@ class ElasticFlow(_DeadlineOrdered):
         if (memo is not None and memo[0] == now and getattr(view.admission, "share", None) == "min"
                 and memo[1] == [j for j, k in zip(order, keys) if math.isfinite(k[0])]):
             # the admission planned these jobs at this instant from the same remaining work: its plan and entries
-            plans = memo[2]
+            plans, wake = memo[2], memo[4]
             if len(memo[1]) == len(order):
                 entries = [e[:3] for e in memo[3]]
             else:  # best-effort jobs among them: their own entries, in deadline order
@@ -530,10 +658,10 @@ class ElasticFlow(_DeadlineOrdered):
                 planned = [(j, lad, w, d) for j, lad, w in entries if math.isfinite(d := deadline_of(j))]
             else:
                 planned = [(*e, k[0]) for e, k in zip(entries, keys) if math.isfinite(k[0])]
-            plans, _ = plan_jobs(planned, now, total)
+            plans, _, wake = plan_now(planned, now, total)
         get = plans.get  # (entries are (job, ladder, work): unpacked without a starred list per job)
-        target = {j: p[0] if (p := get(j)) else 0 for j, _, _ in entries}
-        self._wake = min((p[1] for p in plans.values()), default=math.inf)
+        target = {j: get(j, 0) for j, _, _ in entries}
+        self._wake = wake
         lend(entries, target, total - sum(target.values()))
         target.update(ending)
         return target
