@@ -107,21 +107,22 @@ class R1Model(Protocol):
 
 
 def hint_r1_solution(inst: RarInstance, schedule: Schedule, im: R1Model, params: _cpsat.Params, *,
-                     solve: Callable[[cp_model.CpModel, _cpsat.Params], _cpsat.Run] = _cpsat.solve) -> _cpsat.Run:
+                     solve: Callable[[cp_model.CpModel, _cpsat.Params], _cpsat.Run] | None = None) -> _cpsat.Run:
     """Hint *every* variable of ``im`` (R1) with a solution of R1 in which each job keeps ``schedule``'s start and
     GPUs per server, found by solving R1 with those fixed (``params``, a short limit: only the completions and the
     overlaps are left to choose). CP-SAT then starts from a complete solution; from a hint of the starts,
     completions and GPUs only it sometimes found no solution at all in our 32-job runs. Returns the fixing run;
     when it found no solution (R1 rejects ``schedule``, with contention beyond R1's, or the limit ran out first) no
     hint is added. ``im``'s variables are read by index, so ``im.model`` must not have gained variables since it
-    was built. ``solve`` runs CP-SAT (e.g. ``rar_interval.cpu_capped_solve`` for a CPU-time limit)."""
+    was built. ``solve`` runs CP-SAT (default ``_cpsat.solve``; e.g. ``rar_interval.cpu_capped_solve`` for a CPU-time
+    limit)."""
     m = im.model.clone()
     m.clear_hints()
     for sj in schedule.jobs:
         m.add(m.get_int_var_from_proto_index(im.start[sj.id].index) == int(sj.start))
         for s in inst.cluster.server_ids:
             m.add(m.get_int_var_from_proto_index(im.gpus[sj.id, s].index) == sj.placement.get(s, 0))
-    run = solve(m, params)
+    run = (solve or _cpsat.solve)(m, params)
     if run.found:
         values = run.solver.response_proto.solution
         im.model.clear_hints()
