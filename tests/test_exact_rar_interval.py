@@ -173,3 +173,26 @@ def test_cpu_limit_counts_cpu_seconds():
     assert used < 3.0 + 1.5, used
     assert max(v["at_cpu_s"] for v in res.info.values() if isinstance(v, dict) and "at_cpu_s" in v) < 4.5
     assert res.lower_bound <= res.objective == evaluate(inst, res.schedule).makespan
+
+
+def test_probe_workers_named_and_bounds_unchanged(monkeypatch):
+    # with two workers the probes of R run CP-SAT's no_lp beside default_lp (PROOF_SUBSOLVERS); the method's bracket
+    # is the same on small instances (brute force / the time-indexed model check it above), and the workers are
+    # the ones asked for
+    from optsched.exact import rar_interval
+
+    seen = []
+    real = rar_interval._with_subsolvers
+
+    def spy(solver, names):
+        seen.append(tuple(names))
+        out = real(solver, names)
+        assert tuple(out.parameters.subsolvers) == tuple(names)
+        return out
+
+    monkeypatch.setattr(rar_interval, "_with_subsolvers", spy)
+    inst = contended_rar_instance(6, 2, 1, iterations=(60, 300), horizon=400)
+    ref = solve_rar_cpsat(inst, **DET)
+    res = solve_rar_interval(inst, num_workers=2, deterministic_limit=20.0)
+    assert ref.status == res.status == SolveStatus.OPTIMAL and ref.objective == res.objective
+    assert res.info["probes"]["count"] >= 1 and seen and set(seen) == {("no_lp", "default_lp")}

@@ -232,11 +232,26 @@ def _makespan_or(inst: RarInstance, sched: Schedule, default: int) -> int:
         return default
 
 
-def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params) -> _cpsat.Run:
+# CP-SAT's full-problem workers for the probes of R with two workers: CP-SAT's own two-worker portfolio has one
+# full-problem worker (default_lp) beside a first-solution one; on rar-q2-j24-s6-seed0 it left R at 142 unknown after
+# 40 CPU s, where no_lp beside default_lp proved it infeasible in 4.4 CPU s (8 workers, whose portfolio has no_lp: in
+# 4.1-6.4 CPU s; then 143-147 in 9-95 CPU s each)
+PROOF_SUBSOLVERS = ("no_lp", "default_lp")
+
+
+def _with_subsolvers(solver: cp_model.CpSolver, names: tuple[str, ...]) -> cp_model.CpSolver:
+    for name in names:
+        solver.parameters.subsolvers.append(name)
+    return solver
+
+
+def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params, *,
+                     subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
     """``_cpsat.solve`` with ``params.time_limit`` read as **process CPU seconds** (all threads) instead of wall
     seconds: a watchdog thread stops the search once this process has used that much more CPU time. CP-SAT itself
     knows only wall-clock and deterministic limits, and on a loaded machine a wall limit buys a varying amount of
     work (our 60-s runs of 24-32 jobs got 19-20 CPU s at a load of 13-20). Other limits pass through unchanged.
+    ``subsolvers``: CP-SAT's full-problem workers by name (its ``subsolvers`` parameter; empty: its default).
 
     ```pycon
     >>> m = cp_model.CpModel(); x = m.new_int_var(0, 5, "x"); m.minimize(x)
@@ -246,9 +261,9 @@ def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params) -> _cpsat.R
     ```
     """
     if params.limit != "time" or params.time_limit is None:
-        return _cpsat.solve(model, params)
+        return solve_with(model, params, subsolvers)
     uncapped = dataclasses.replace(params, time_limit=None)
-    solver = _cpsat.new_solver(uncapped)
+    solver = _with_subsolvers(_cpsat.new_solver(uncapped), subsolvers)
     end = time.process_time() + params.time_limit
     over = threading.Event()
 
@@ -262,6 +277,13 @@ def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params) -> _cpsat.R
         return _cpsat.solve(model, uncapped, solver=solver)
     finally:
         over.set()
+
+
+def solve_with(model: cp_model.CpModel, params: _cpsat.Params, subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+    """``_cpsat.solve`` with CP-SAT's full-problem workers named (``subsolvers``; empty: CP-SAT's default)."""
+    if not subsolvers:
+        return _cpsat.solve(model, params)
+    return _cpsat.solve(model, params, solver=_with_subsolvers(_cpsat.new_solver(params), subsolvers))
 
 
 def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
@@ -291,7 +313,10 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     t0 = clock()
     params = _cpsat.Params(time_limit=cpu_limit if cpu else time_limit, deterministic_limit=deterministic_limit,
                            num_workers=num_workers, seed=int(seed or 0), log=log)
-    run_cp = cpu_capped_solve if cpu else _cpsat.solve
+
+    def run_cp(model: cp_model.CpModel, p: _cpsat.Params, subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+        return cpu_capped_solve(model, p, subsolvers=subsolvers) if cpu else solve_with(model, p, subsolvers)
+
     info: dict[str, Any] = {"solver": "cp-sat", "method": "interval bracket", **params.info()}
     if cpu:
         info.update(limit="cpu", time_limit_s=None, cpu_limit_s=params.time_limit)
@@ -342,7 +367,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                                                                       share / (16 if galloping else 64))))
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        prun = run_cp(probe.model, pp)
+        prun = run_cp(probe.model, pp, PROOF_SUBSOLVERS if num_workers == 2 else ())
         probes += 1
         if prun.interrupted:  # Ctrl-C or SIGTERM: no further solve, the best schedule so far
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
