@@ -116,7 +116,7 @@ def test_steps_stamped_in_order_lns_before_r1_whole():
 
     inst = optsched.generate("rar", jobs=12, servers=3, seed=2)
     res = solve_rar_interval(inst, num_workers=1, deterministic_limit=0.3, close_gap=False)
-    steps = ("incumbent", "probes", "order_search", "lns", "restriction", "final_probe", "relaxation")
+    steps = ("incumbent", "probes", "order_search", "lns", "final_probe", "restriction", "relaxation")
     assert all(k in res.info for k in steps), sorted(res.info)
     for key in ("at_wall_s", "at_cpu_s"):
         at = [res.info[k][key] for k in steps]

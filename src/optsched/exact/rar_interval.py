@@ -58,9 +58,10 @@ LNS_STEPS = 40    # LNS re-solves under a deterministic limit
 LNS_SHARE = 7 / 8  # of the time left after the order search, for the LNS (R1 as a whole and R share the rest)
 MAX_PROBES = 16   # destructive-bounding probes of R at most
 # LNS steps in a row without an improvement after which the LNS stops under a time or CPU limit (its time then goes
-# to the probe one below the best and to R): on rar-q2-j24-s6-seed0 it reached 149, the optimum, after about 10 CPU s
-# and then found nothing in 60 more; on rar-q2-j32-s8-seed1 24 of its 36 steps improved (12 of 19 with seed 1)
-LNS_PATIENCE = 30
+# to the probe one below the best and to R): on rar-q2-j24-s6-seed0 it reached 149, the optimum, at step 4 and then
+# improved once in the next 67 steps (62 CPU s, patience 30); on rar-q2-j32-s8-seed1 24 of its 36 steps improved
+# (12 of 19 with seed 1)
+LNS_PATIENCE = 20
 
 
 def order_steps(inst: RarInstance) -> int:
@@ -441,6 +442,30 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
         if "interrupted" in stats:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
+    # one probe of R just below the best schedule, with the probes' workers and half of what is left (a tenth of
+    # a deterministic limit): infeasible proves the best schedule optimal (Theorem R). On rar-q2-j24-s6-seed0 R at
+    # 148 was infeasible in 12.5 CPU s with no_lp beside default_lp, where minimising R stalled at 142. It runs
+    # before R1 as a whole, which after the LNS rarely finds more (rar-q2-j24-s6-seed0: 17 CPU s for nothing)
+    if lb < ub:
+        final = left()
+        if final.time_limit is not None and final.limit == "time":
+            final = dataclasses.replace(final, time_limit=final.time_limit / 2)
+        elif final.limit == "deterministic":
+            final = dataclasses.replace(final, deterministic_limit=max(0.01, (final.deterministic_limit or 1) / 10))
+        probe = build_interval_model(inst, ub - 1, restriction=False, symmetry=symmetry)
+        prun = run_cp(probe.model, final, PROOF_SUBSOLVERS if num_workers == 2 else ())
+        info["final_probe"] = {"horizon": ub - 1, "status": prun.status.value, **at()}
+        if prun.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
+        if prun.status == SolveStatus.INFEASIBLE:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible one below the best schedule")
+        if prun.found:
+            sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
+            ms = _makespan_or(inst, sched, ub)
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "final relaxation probe"
+            if lb >= ub:
+                return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
     # R1 as a whole from a complete solution: the best schedule fixed in R1 gives every variable a value (the
     # hint), then CP-SAT minimises the makespan, at least LB (a solution at LB closes the gap), with half of what
     # is left (D under a deterministic limit D)
@@ -466,29 +491,6 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="restriction R1 meets the bound of the probes")
         if run1.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=run1.interrupted)
-    # one probe of R just below the best schedule, with the probes' workers and half of what is left (a tenth of
-    # a deterministic limit): infeasible proves the best schedule optimal (Theorem R). On rar-q2-j24-s6-seed0 R at
-    # 148 was infeasible in 12.5 CPU s with no_lp beside default_lp, where minimising R stalled at 142
-    if lb < ub:
-        final = left()
-        if final.time_limit is not None and final.limit == "time":
-            final = dataclasses.replace(final, time_limit=final.time_limit / 2)
-        elif final.limit == "deterministic":
-            final = dataclasses.replace(final, deterministic_limit=max(0.01, (final.deterministic_limit or 1) / 10))
-        probe = build_interval_model(inst, ub - 1, restriction=False, symmetry=symmetry)
-        prun = run_cp(probe.model, final, PROOF_SUBSOLVERS if num_workers == 2 else ())
-        info["final_probe"] = {"horizon": ub - 1, "status": prun.status.value, **at()}
-        if prun.interrupted:
-            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
-        if prun.status == SolveStatus.INFEASIBLE:
-            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible one below the best schedule")
-        if prun.found:
-            sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
-            ms = _makespan_or(inst, sched, ub)
-            if ms < ub:
-                ub, best, ub_name = ms, sched, "final relaxation probe"
-            if lb >= ub:
-                return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
     # R: the relaxation, whose proven bound is a lower bound on T*
     rm = build_interval_model(inst, ub, restriction=False, min_makespan=lb, symmetry=symmetry)
     if hint:
