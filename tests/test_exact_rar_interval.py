@@ -116,10 +116,85 @@ def test_steps_stamped_in_order_lns_before_r1_whole():
 
     inst = optsched.generate("rar", jobs=12, servers=3, seed=2)
     res = solve_rar_interval(inst, num_workers=1, deterministic_limit=0.3, close_gap=False)
-    steps = ("incumbent", "probes", "order_search", "lns", "restriction", "relaxation")
+    steps = ("incumbent", "probes", "order_search", "lns", "final_probe", "restriction", "relaxation")
     assert all(k in res.info for k in steps), sorted(res.info)
     for key in ("at_wall_s", "at_cpu_s"):
         at = [res.info[k][key] for k in steps]
         assert at == sorted(at), (key, at)
-    assert res.info["lns"]["steps"] == 40  # LNS_STEPS under a deterministic limit
+    assert res.info["lns"]["steps"] == 40  # LNS_STEPS under a deterministic limit (no patience then)
+    # the probe one below the best schedule proved nothing here (else the solve would have stopped optimal)
+    assert res.info["final_probe"]["status"] != "infeasible" and res.info["final_probe"]["horizon"] >= res.objective - 1
     assert res.lower_bound <= res.objective == evaluate(inst, res.schedule).makespan
+
+
+def _golomb(marks: int):
+    """A Golomb ruler model (minimise the length): proving 11 marks optimal takes CP-SAT minutes."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    x = [m.new_int_var(0, marks * marks, f"x{i}") for i in range(marks)]
+    m.add(x[0] == 0)
+    for a, b in zip(x, x[1:]):
+        m.add(b > a)
+    diffs = [x[j] - x[i] for i in range(marks) for j in range(i + 1, marks)]
+    d = [m.new_int_var(1, marks * marks, f"d{k}") for k in range(len(diffs))]
+    for v, e in zip(d, diffs):
+        m.add(v == e)
+    m.add_all_different(d)
+    m.minimize(x[-1])
+    return m
+
+
+def test_cpu_capped_solve_stops_on_process_cpu_time():
+    # the limit counts CPU seconds of this process, whatever the wall clock does: the search stops once the
+    # process has used about that much more (the watchdog looks every 20 ms of wall time)
+    import time
+
+    from optsched.exact.rar_interval import cpu_capped_solve
+
+    c0 = time.process_time()
+    run = cpu_capped_solve(_golomb(11), _cpsat.Params(time_limit=0.5, num_workers=2, seed=0))
+    used = time.process_time() - c0
+    assert run.status in (SolveStatus.TIME_LIMIT, SolveStatus.UNKNOWN)
+    assert 0.5 <= used < 2.0, used
+    assert run.info()["limit"] == "none"  # CP-SAT itself ran without a wall-clock limit
+
+
+def test_cpu_limit_counts_cpu_seconds():
+    # the whole solve under a CPU budget: the same steps, info says which limit applied, and the process used
+    # about the budget (the gap stays open on this 12-job instance within 3 CPU s)
+    import time
+
+    import optsched
+
+    inst = optsched.generate("rar", jobs=12, servers=3, seed=2)
+    c0 = time.process_time()
+    res = solve_rar_interval(inst, num_workers=2, cpu_limit=3.0, close_gap=False)
+    used = time.process_time() - c0
+    assert res.info["limit"] == "cpu" and res.info["cpu_limit_s"] == 3.0 and res.info["time_limit_s"] is None
+    assert used < 3.0 + 1.5, used
+    assert max(v["at_cpu_s"] for v in res.info.values() if isinstance(v, dict) and "at_cpu_s" in v) < 4.5
+    assert res.lower_bound <= res.objective == evaluate(inst, res.schedule).makespan
+
+
+def test_probe_workers_named_and_bounds_unchanged(monkeypatch):
+    # with two workers the probes of R run CP-SAT's no_lp beside default_lp (PROOF_SUBSOLVERS); the method's bracket
+    # is the same on small instances (brute force / the time-indexed model check it above), and the workers are
+    # the ones asked for
+    from optsched.exact import rar_interval
+
+    seen = []
+    real = rar_interval._with_subsolvers
+
+    def spy(solver, names):
+        seen.append(tuple(names))
+        out = real(solver, names)
+        assert tuple(out.parameters.subsolvers) == tuple(names)
+        return out
+
+    monkeypatch.setattr(rar_interval, "_with_subsolvers", spy)
+    inst = contended_rar_instance(6, 2, 1, iterations=(60, 300), horizon=400)
+    ref = solve_rar_cpsat(inst, **DET)
+    res = solve_rar_interval(inst, num_workers=2, deterministic_limit=20.0)
+    assert ref.status == res.status == SolveStatus.OPTIMAL and ref.objective == res.objective
+    assert res.info["probes"]["count"] >= 1 and seen and set(seen) == {("no_lp", "default_lp")}

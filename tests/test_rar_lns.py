@@ -77,6 +77,22 @@ def test_lns_stops_at_target():
     assert stats["steps"] == 0  # the start already meets the target: no re-solve
 
 
+def test_lns_stops_after_patience_steps_without_improvement():
+    # from the optimum (the time-indexed model's schedule) no step can improve the makespan, and soon none the sum
+    # of completions either: the LNS stops after `patience` idle steps in a row, well before its step budget
+    inst = contended_rar_instance(5, 2, 1, iterations=(60, 300), horizon=400)
+    ref = solve_rar_cpsat(inst, num_workers=1, deterministic_limit=20.0)
+    assert ref.status == SolveStatus.OPTIMAL and ref.schedule is not None
+    ms, _, stats = lns_r1(inst, ref.schedule, r1(inst, ref.schedule), steps=200, step_params=STEP, seed=0,
+                          patience=3)
+    assert ms == ref.objective
+    assert stats["stalled"] == 3
+    assert stats["steps"] <= stats["improved"] + 3 * (stats["improved"] + 1)
+    assert stats["steps"] < 200
+    _, _, free = lns_r1(inst, ref.schedule, r1(inst, ref.schedule), steps=8, step_params=STEP, seed=0)
+    assert "stalled" not in free and free["steps"] == 8  # without patience: every step of the budget
+
+
 def test_lns_is_reproducible():
     # deterministic limits and a seeded generator: the same steps, the same schedule
     inst = contended_rar_instance(8, 3, 1, iterations=(60, 300), horizon=400)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,11 @@ LNS_STEP_DET = 0.1
 LNS_STEPS = 40    # LNS re-solves under a deterministic limit
 LNS_SHARE = 7 / 8  # of the time left after the order search, for the LNS (R1 as a whole and R share the rest)
 MAX_PROBES = 16   # destructive-bounding probes of R at most
+# LNS steps in a row without an improvement after which the LNS stops under a time or CPU limit (its time then goes
+# to the probe one below the best and to R): on rar-q2-j24-s6-seed0 it reached 149, the optimum, at step 4 and then
+# improved once in the next 67 steps (62 CPU s, patience 30); on rar-q2-j32-s8-seed1 24 of its 36 steps improved
+# (12 of 19 with seed 1)
+LNS_PATIENCE = 20
 
 
 def order_steps(inst: RarInstance) -> int:
@@ -231,8 +237,63 @@ def _makespan_or(inst: RarInstance, sched: Schedule, default: int) -> int:
         return default
 
 
+# CP-SAT's full-problem workers for the probes of R with two workers: CP-SAT's own two-worker portfolio has one
+# full-problem worker (default_lp) beside a first-solution one; on rar-q2-j24-s6-seed0 it left R at 142 unknown after
+# 40 CPU s, where no_lp beside default_lp proved it infeasible in 4.4 CPU s (8 workers, whose portfolio has no_lp: in
+# 4.1-6.4 CPU s; then 143-147 in 9-95 CPU s each)
+PROOF_SUBSOLVERS = ("no_lp", "default_lp")
+
+
+def _with_subsolvers(solver: cp_model.CpSolver, names: tuple[str, ...]) -> cp_model.CpSolver:
+    for name in names:
+        solver.parameters.subsolvers.append(name)
+    return solver
+
+
+def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params, *,
+                     subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+    """``_cpsat.solve`` with ``params.time_limit`` read as **process CPU seconds** (all threads) instead of wall
+    seconds: a watchdog thread stops the search once this process has used that much more CPU time. CP-SAT itself
+    knows only wall-clock and deterministic limits, and on a loaded machine a wall limit buys a varying amount of
+    work (our 60-s runs of 24-32 jobs got 19-20 CPU s at a load of 13-20). Other limits pass through unchanged.
+    ``subsolvers``: CP-SAT's full-problem workers by name (its ``subsolvers`` parameter; empty: its default).
+
+    ```pycon
+    >>> m = cp_model.CpModel(); x = m.new_int_var(0, 5, "x"); m.minimize(x)
+    >>> cpu_capped_solve(m, _cpsat.Params(time_limit=5.0)).objective
+    0.0
+
+    ```
+    """
+    if params.limit != "time" or params.time_limit is None:
+        return solve_with(model, params, subsolvers)
+    uncapped = dataclasses.replace(params, time_limit=None)
+    solver = _with_subsolvers(_cpsat.new_solver(uncapped), subsolvers)
+    end = time.process_time() + params.time_limit
+    over = threading.Event()
+
+    def watch() -> None:  # stop_search again every 20 ms once over: a stop before the search is set up is lost
+        while not over.wait(0.02):
+            if time.process_time() >= end:
+                solver.stop_search()
+
+    threading.Thread(target=watch, name="cpu-watchdog", daemon=True).start()
+    try:
+        return _cpsat.solve(model, uncapped, solver=solver)
+    finally:
+        over.set()
+
+
+def solve_with(model: cp_model.CpModel, params: _cpsat.Params, subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+    """``_cpsat.solve`` with CP-SAT's full-problem workers named (``subsolvers``; empty: CP-SAT's default)."""
+    if not subsolvers:
+        return _cpsat.solve(model, params)
+    return _cpsat.solve(model, params, solver=_with_subsolvers(_cpsat.new_solver(params), subsolvers))
+
+
 def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, num_workers: int = 2,
-                       seed: int | None = 0, deterministic_limit: float | None = None, close_gap: bool = True,
+                       seed: int | None = 0, deterministic_limit: float | None = None,
+                       cpu_limit: float | None = None, close_gap: bool = True,
                        heuristics: bool = True, hint: bool = True, symmetry: bool = True, lns: bool = True,
                        log: bool = False) -> Result:
     """Minimise the makespan of ``inst`` exactly with the interval models R and R1 (module docstring).
@@ -242,15 +303,28 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     R1 as a whole (from the best schedule's complete solution of R1; ``lns=False`` skips these two and the order
     search) half of the rest, then R and, if the gap is open and ``close_gap``, the time-indexed model what
     remains; ``deterministic_limit`` instead gives each model solve that many deterministic units and each probe a
-    tenth of it (reproducible runs; ``info["limit"]`` says which applied). ``info`` records when each step ended
+    tenth of it (reproducible runs; ``info["limit"]`` says which applied); ``cpu_limit`` (s) replaces
+    ``time_limit`` by process CPU seconds (all threads; the same shares, each CP-SAT call stopped by
+    [`cpu_capped_solve`][optsched.exact.rar_interval.cpu_capped_solve], the time-indexed model given what is left
+    divided by ``num_workers`` as wall seconds), so that the work done does not depend on the machine's load
+    (``info["limit"]`` is ``"cpu"``). ``info`` records when each step ended
     (``at_wall_s``, ``at_cpu_s``: process CPU seconds, all threads). At a
     limit the best schedule found is returned with status ``time limit`` and the best proven bound; after Ctrl-C or
     SIGTERM (which stop the CP-SAT call that runs), with status ``interrupted`` and no further call.
     """
-    t0, c0 = time.perf_counter(), time.process_time()
-    params = _cpsat.Params(time_limit=time_limit, deterministic_limit=deterministic_limit,
+    w0, c0 = time.perf_counter(), time.process_time()
+    cpu = cpu_limit is not None and deterministic_limit is None
+    clock = time.process_time if cpu else time.perf_counter  # what the time limit counts
+    t0 = clock()
+    params = _cpsat.Params(time_limit=cpu_limit if cpu else time_limit, deterministic_limit=deterministic_limit,
                            num_workers=num_workers, seed=int(seed or 0), log=log)
+
+    def run_cp(model: cp_model.CpModel, p: _cpsat.Params, subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+        return cpu_capped_solve(model, p, subsolvers=subsolvers) if cpu else solve_with(model, p, subsolvers)
+
     info: dict[str, Any] = {"solver": "cp-sat", "method": "interval bracket", **params.info()}
+    if cpu:
+        info.update(limit="cpu", time_limit_s=None, cpu_limit_s=params.time_limit)
     cands = incumbents(inst, seed=seed, heuristics=heuristics, greedy=inst.n_jobs <= 8)
     if heuristics:  # the list SGS: often optimal at the paper's size (docs/results/rar_library.md)
         ms, sched = best_list_schedule(inst, restarts=20 if inst.n_jobs <= 40 else 5, seed=int(seed or 0))
@@ -259,18 +333,18 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     lb = max(makespan_lower_bound(inst), lower_bound(inst))
 
     def at() -> dict[str, float]:  # when a step ended: wall and process CPU seconds since the start
-        return {"at_wall_s": round(time.perf_counter() - t0, 2), "at_cpu_s": round(time.process_time() - c0, 2)}
+        return {"at_wall_s": round(time.perf_counter() - w0, 2), "at_cpu_s": round(time.process_time() - c0, 2)}
 
     def left() -> _cpsat.Params:
         if params.time_limit is None or params.limit != "time":
             return params
-        return dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (time.perf_counter() - t0)))
+        return dataclasses.replace(params, time_limit=max(0.01, params.time_limit - (clock() - t0)))
 
     def done(status: SolveStatus, bound: int, **extra: Any) -> Result:
         info.update(extra)
         info["best_by"] = ub_name  # which step found the schedule returned
         ev = evaluate(inst, best)
-        return Result(objective=ev.makespan, status=status, runtime_s=time.perf_counter() - t0,
+        return Result(objective=ev.makespan, status=status, runtime_s=time.perf_counter() - w0,
                       schedule=Schedule(ev.schedule.jobs, algorithm="exact-interval", instance=inst.name),
                       algorithm="exact-interval", lower_bound=bound, seed=seed, info=info)
 
@@ -282,11 +356,11 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     # just above the bound and hard near the optimum, so the probes gallop up from the bound (steps 1, 2, 4, ...)
     # until one fails to prove infeasibility, then bisect below it
     share = None if params.time_limit is None or params.limit != "time" else left().time_limit
-    budget = None if share is None else time.perf_counter() - t0 + share / 4  # elapsed time at which probes stop
+    budget = None if share is None else clock() - t0 + share / 4  # elapsed time at which probes stop
     lo, hi = lb, ub - 1
     probes, jump, galloping = 0, 1, True
     while lo <= hi and probes < MAX_PROBES:
-        spent = time.perf_counter() - t0
+        spent = clock() - t0
         if budget is not None and spent >= budget:
             break
         mid = min(hi, lo + jump - 1) if galloping else (lo + hi) // 2
@@ -298,7 +372,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
                                                                       share / (16 if galloping else 64))))
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        prun = _cpsat.solve(probe.model, pp)
+        prun = run_cp(probe.model, pp, PROOF_SUBSOLVERS if num_workers == 2 else ())
         probes += 1
         if prun.interrupted:  # Ctrl-C or SIGTERM: no further solve, the best schedule so far
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
@@ -323,7 +397,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             pp = dataclasses.replace(params, time_limit=share / 16)
         else:
             pp = dataclasses.replace(params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        prun = _cpsat.solve(r1.model, pp)
+        prun = run_cp(r1.model, pp)
         info["restriction_probe"] = {"horizon": lb, "status": prun.status.value, **at()}
         if prun.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
@@ -337,9 +411,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     if heuristics and lns:  # local search on the list SGS's priority order: cheap, counted, deterministic (under a
         # time limit also stopped after a tenth of it)
         stop_at = None if params.time_limit is None or params.limit != "time" else \
-            time.perf_counter() - t0 + params.time_limit / 10
+            clock() - t0 + params.time_limit / 10
         ms, sched, _ = improve_order(inst, sched_order(inst, best), iterations=order_steps(inst), seed=int(seed or 0),
-                                     stop=None if stop_at is None else lambda: time.perf_counter() - t0 >= stop_at)
+                                     stop=None if stop_at is None else lambda: clock() - t0 >= stop_at)
         if ms <= ub:  # also at an equal makespan: the LNS starts from it (on rar-q2-j32-s8-seed1 its 182 led the
             # LNS to 173-177 in 10-16 CPU s, from the list SGS's 182 to nothing better in 13-19, three seeds each)
             ub, best, ub_name = ms, sched, "list-sgs order search"
@@ -352,15 +426,15 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     # 182: R1 whole reached 171 after 47 CPU s, the LNS 173 after 9-16 and 170 after 13-47)
     if lns and any(p_sensitive(inst, j) for j in inst.jobs):
         cut = None if params.time_limit is None or params.limit != "time" else \
-            time.perf_counter() - t0 + (params.time_limit - (time.perf_counter() - t0)) * LNS_SHARE
+            clock() - t0 + (params.time_limit - (clock() - t0)) * LNS_SHARE
         # each re-solve with a deterministic limit, also under a time limit: a step then does the same work
         # whatever the machine's load (at a load of 6-7 the whole 60-s solve got 20 CPU s of its 2 x 60)
         step = dataclasses.replace(params, deterministic_limit=LNS_STEP_DET if cut is not None else max(
             0.01, min(LNS_STEP_DET, (params.deterministic_limit or 1) / 10)))
         r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
         ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
-                                  seed=int(seed or 0), target=lb,
-                                  stop=None if cut is None else lambda: time.perf_counter() - t0 >= cut)
+                                  seed=int(seed or 0), target=lb, patience=None if cut is None else LNS_PATIENCE,
+                                  stop=None if cut is None else lambda: clock() - t0 >= cut)
         info["lns"] = {**stats, "makespan": ms, **at()}
         if ms < ub:
             ub, best, ub_name = ms, sched, "LNS on R1"
@@ -368,6 +442,30 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
             return done(SolveStatus.OPTIMAL, ub, closed_by="LNS on R1 meets the bound of the probes")
         if "interrupted" in stats:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=stats["interrupted"])
+    # one probe of R just below the best schedule, with the probes' workers and half of what is left (a tenth of
+    # a deterministic limit): infeasible proves the best schedule optimal (Theorem R). On rar-q2-j24-s6-seed0 R at
+    # 148 was infeasible in 12.5 CPU s with no_lp beside default_lp, where minimising R stalled at 142. It runs
+    # before R1 as a whole, which after the LNS rarely finds more (rar-q2-j24-s6-seed0: 17 CPU s for nothing)
+    if lb < ub:
+        final = left()
+        if final.time_limit is not None and final.limit == "time":
+            final = dataclasses.replace(final, time_limit=final.time_limit / 2)
+        elif final.limit == "deterministic":
+            final = dataclasses.replace(final, deterministic_limit=max(0.01, (final.deterministic_limit or 1) / 10))
+        probe = build_interval_model(inst, ub - 1, restriction=False, symmetry=symmetry)
+        prun = run_cp(probe.model, final, PROOF_SUBSOLVERS if num_workers == 2 else ())
+        info["final_probe"] = {"horizon": ub - 1, "status": prun.status.value, **at()}
+        if prun.interrupted:
+            return done(SolveStatus.INTERRUPTED, lb, interrupted=prun.interrupted)
+        if prun.status == SolveStatus.INFEASIBLE:
+            return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible one below the best schedule")
+        if prun.found:
+            sched = read_schedule(probe, prun, inst, algorithm="exact-interval")
+            ms = _makespan_or(inst, sched, ub)
+            if ms < ub:
+                ub, best, ub_name = ms, sched, "final relaxation probe"
+            if lb >= ub:
+                return done(SolveStatus.OPTIMAL, ub, closed_by="relaxation R infeasible below an evaluated schedule")
     # R1 as a whole from a complete solution: the best schedule fixed in R1 gives every variable a value (the
     # hint), then CP-SAT minimises the makespan, at least LB (a solution at LB closes the gap), with half of what
     # is left (D under a deterministic limit D)
@@ -375,13 +473,13 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=False)
         fix = dataclasses.replace(params, time_limit=share / 16) if share is not None else dataclasses.replace(
             params, deterministic_limit=max(0.01, (params.deterministic_limit or 1) / 10))
-        fixed = hint_r1_solution(inst, best, r1, fix)
+        fixed = hint_r1_solution(inst, best, r1, fix, solve=run_cp)
         if fixed.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=fixed.interrupted)
         whole = left()
         if whole.time_limit is not None and whole.limit == "time":
             whole = dataclasses.replace(whole, time_limit=whole.time_limit / 2)
-        run1 = _cpsat.solve(r1.model, whole)
+        run1 = run_cp(r1.model, whole)
         info["restriction"] = {"status": run1.status.value, "objective": run1.objective,
                                "complete_hint": fixed.found, **at()}
         if run1.found:
@@ -401,7 +499,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
     half = left()
     if not lns and half.time_limit is not None and half.limit == "time":
         half = dataclasses.replace(half, time_limit=half.time_limit / 2)
-    run = _cpsat.solve(rm.model, half)
+    run = run_cp(rm.model, half)
     info["relaxation"] = {"status": run.status.value, "bound": run.bound, "objective": run.objective, **at()}
     if run.bound is not None:
         lb = max(lb, math.ceil(run.bound - 1e-9))
@@ -420,7 +518,7 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         r1 = build_interval_model(inst, ub, restriction=True, min_makespan=lb, symmetry=symmetry)
         if hint:
             _hint(r1, inst, best)
-        run0 = _cpsat.solve(r1.model, left())
+        run0 = run_cp(r1.model, left())
         info["restriction"] = {"status": run0.status.value, "objective": run0.objective, "bound": run0.bound, **at()}
         if run0.found:
             sched = read_schedule(r1, run0, inst, algorithm="exact-interval")
@@ -432,11 +530,13 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         if run0.interrupted:
             return done(SolveStatus.INTERRUPTED, lb, interrupted=run0.interrupted)
     if not close_gap or (params.limit == "time" and params.time_limit is not None
-                         and time.perf_counter() - t0 >= params.time_limit):
+                         and clock() - t0 >= params.time_limit):
         return done(SolveStatus.TIME_LIMIT, lb, closed_by=None)
     # the gap: the time-indexed model over the horizon ub, with the makespan at least lb (within its own size
     # guard, rar_cpsat.MAX_MODEL_CELLS: beyond it the bracket [lb, ub] is returned as it is)
     p = left()
+    if cpu and p.time_limit is not None:  # the time-indexed model takes a wall limit: CPU left per worker
+        p = dataclasses.replace(p, time_limit=max(0.01, p.time_limit / num_workers))
     res = solve_rar_cpsat(inst, time_limit=p.time_limit, deterministic_limit=p.deterministic_limit,
                           num_workers=num_workers, seed=seed, heuristics=False, greedy=False,
                           min_makespan=lb, warm=best, hint=hint, symmetry=symmetry)

@@ -106,21 +106,23 @@ class R1Model(Protocol):
     makespan: cp_model.IntVar
 
 
-def hint_r1_solution(inst: RarInstance, schedule: Schedule, im: R1Model, params: _cpsat.Params) -> _cpsat.Run:
+def hint_r1_solution(inst: RarInstance, schedule: Schedule, im: R1Model, params: _cpsat.Params, *,
+                     solve: Callable[[cp_model.CpModel, _cpsat.Params], _cpsat.Run] | None = None) -> _cpsat.Run:
     """Hint *every* variable of ``im`` (R1) with a solution of R1 in which each job keeps ``schedule``'s start and
     GPUs per server, found by solving R1 with those fixed (``params``, a short limit: only the completions and the
     overlaps are left to choose). CP-SAT then starts from a complete solution; from a hint of the starts,
     completions and GPUs only it sometimes found no solution at all in our 32-job runs. Returns the fixing run;
     when it found no solution (R1 rejects ``schedule``, with contention beyond R1's, or the limit ran out first) no
     hint is added. ``im``'s variables are read by index, so ``im.model`` must not have gained variables since it
-    was built."""
+    was built. ``solve`` runs CP-SAT (default ``_cpsat.solve``; e.g. ``rar_interval.cpu_capped_solve`` for a CPU-time
+    limit)."""
     m = im.model.clone()
     m.clear_hints()
     for sj in schedule.jobs:
         m.add(m.get_int_var_from_proto_index(im.start[sj.id].index) == int(sj.start))
         for s in inst.cluster.server_ids:
             m.add(m.get_int_var_from_proto_index(im.gpus[sj.id, s].index) == sj.placement.get(s, 0))
-    run = _cpsat.solve(m, params)
+    run = (solve or _cpsat.solve)(m, params)
     if run.found:
         values = run.solver.response_proto.solution
         im.model.clear_hints()
@@ -131,15 +133,16 @@ def hint_r1_solution(inst: RarInstance, schedule: Schedule, im: R1Model, params:
 
 def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, step_params: _cpsat.Params,
            seed: int = 0,
-           stop: Callable[[], bool] | None = None, target: int = 0, start_size: int = 12
-           ) -> tuple[int, Schedule, dict[str, Any]]:
+           stop: Callable[[], bool] | None = None, target: int = 0, start_size: int = 12,
+           patience: int | None = None) -> tuple[int, Schedule, dict[str, Any]]:
     """LNS on R1 from ``schedule`` (module docstring); ``im`` is R1 over a horizon of at least ``schedule``'s
     makespan, without symmetry breaking (``build_interval_model(inst, H, restriction=True, symmetry=False)``;
     its objective is replaced): at most ``steps`` re-solves, each with ``step_params``
     (a short time or deterministic limit), until ``stop()`` says so or the makespan reaches ``target`` (a proven
     lower bound). Returns (evaluator makespan, schedule, counters; ``counters["history"]`` lists (step, makespan) at
     each improvement of the evaluated makespan, ``counters["interrupted"]`` names the signal that stopped a step,
-    after which no further step runs). The schedule returned is never worse than
+    after which no further step runs; ``patience``: stop after that many steps in a row that did not improve the
+    solution, ``counters["stalled"]`` says so). The schedule returned is never worse than
     ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
     a hint."""
     ev = evaluate(inst, schedule)
@@ -188,9 +191,14 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
         best_ms, best = ms, state.schedule(inst)
     rng = np.random.default_rng(seed)
     size = max(2, min(len(ids), start_size))
+    idle = 0  # steps in a row without an improvement
     for _ in range(steps):
         if "interrupted" in stats or best_ms <= target or (stop is not None and stop()):
             break
+        if patience is not None and idle >= patience:
+            stats["stalled"] = idle
+            break
+        idle += 1
         stats["steps"] += 1
         kind = int(rng.choice(len(KINDS), p=np.array(WEIGHTS) / sum(WEIGHTS)))
         stats["by_kind"][KINDS[kind]][0] += 1
@@ -217,7 +225,7 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
         key_new = (max(new.end.values()), sum(new.end.values()))
         key_old = (max(state.end.values()), sum(state.end.values()))
         if key_new < key_old:
-            state = new
+            state, idle = new, 0
             stats["improved"] += 1
             stats["by_kind"][KINDS[kind]][1] += 1
             sched = state.schedule(inst)
