@@ -768,12 +768,17 @@ class _Settled:
 
     def __call__(self, now: float) -> bool:
         jobs, lim, open_ = self._jobs, self.lim, self._open
-        earliest = self.earliest
         for n, k in enumerate(open_):
             j = jobs[k]
             if j.completion_s == j.completion_s:  # done (not NaN): its share of the score is fixed
                 continue
-            if earliest(j, now) < lim:
+            w = j.w  # (earliest(j, now), inline: a window asks at every decision; the call cost 0.4 %)
+            a = w.arrival_s
+            if a > now:
+                lb = a + w.iterations * w.iteration_time_s
+            else:
+                lb = now + (w.iterations - j.executed_at(now)) * w.iteration_time_s
+            if lb < lim:
                 if n:
                     del open_[:n]  # the ones before it are done or cannot finish in time: for good
                 return False
