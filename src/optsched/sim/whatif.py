@@ -30,7 +30,8 @@ simulator switches to the pair with the best score for the next period. Rules an
   generator shared and put back after each copy). With lookahead ``workload`` and ``horizon_s <= period_s``
   (``live_runs_one``), the live run runs its active candidate's window itself instead of a copy, and the chosen
   run, stopped at the live run's next point, goes on as the live run (the live run switched to the choice would
-  simulate that very window again); not while the live run could end in the window on its tracked jobs. With the
+  simulate that very window again); not while the live run could end in the window on its tracked jobs (all of
+  them able to finish in it by [`_Settled`][optsched.sim.whatif._Settled]'s bound). With the
   score ``jct`` and the constant performance model a window stops once its score is settled (no job it scores can
   finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
   resumed to the next point.
@@ -392,9 +393,10 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     out = WhatIfRecord(names=names)
     # the live run can run one candidate's window itself (and the chosen copy go on as the live run) when the
     # copies run what the live run would: the whole workload (lookahead "workload"), a window not past the next
-    # point, and no chance of the live run ending in it on its tracked jobs (one arrives after the window)
-    tracked = [j.arrival_s for j in wl.jobs if getattr(j, "tracked", True)]
-    last_tracked = max(tracked) if tracked else -math.inf
+    # point, and no chance of the live run ending in it on its tracked jobs (one arrives after the window, or one
+    # cannot finish in it whatever is decided)
+    tracked = [k for k, j in enumerate(wl.jobs) if getattr(j, "tracked", True)]
+    last_tracked = max((wl.jobs[k].arrival_s for k in tracked), default=-math.inf)
     # the cyclic collector paused, as Simulator.run pauses it for a fixed run: the copies and windows allocate
     # short-lived acyclic objects only (reference counting frees them), and its passes over the run's jobs found
     # nothing (about 1.3 % of a what-if run's instructions on the benchmark's seed 0)
@@ -412,7 +414,11 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                 if reuse:
                     # (may the live run end in the window on its tracked jobs? then its own candidate runs on a copy
                     # too, and if the chosen run did end there, the live run is switched and steps as below)
+                    # (not if one of them cannot finish in the window whatever is decided: _Settled's bound)
                     may_end = stop_when_tracked_done and t0 + horizon_s >= last_tracked
+                    if may_end:
+                        tracked = [k for k in tracked if math.isnan(live.jobs[k].completion_s)]
+                        may_end = not _some_cannot_finish(live, tracked, t0 + horizon_s)
                     scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
                                                            t0 + period_s, shared, unfinished=unfinished,
                                                            may_end=may_end, resets=resets)
@@ -744,20 +750,29 @@ class _Settled:
     ```
     """
 
-    __slots__ = ("_jobs", "_open", "_lim")
+    __slots__ = ("_jobs", "_open", "lim")
 
     def __init__(self, jobs: Sequence[Job], idx: Sequence[int], t1: float):
         self._jobs = jobs
         self._open = list(idx)
-        self._lim = t1 + 1e-9 * max(1.0, abs(t1))
+        self.lim = t1 + 1e-9 * max(1.0, abs(t1))  # (a bound at or past it: the job cannot finish before t1)
+
+    @staticmethod
+    def earliest(j: Job, now: float) -> float:
+        """A lower bound on the completion time of unfinished job ``j`` seen at ``now`` (class docstring)."""
+        w = j.w
+        a = w.arrival_s
+        if a > now:
+            return a + w.iterations * w.iteration_time_s
+        return now + (w.iterations - j.executed_at(now)) * w.iteration_time_s
 
     def __call__(self, now: float) -> bool:
-        jobs, lim, open_ = self._jobs, self._lim, self._open
+        jobs, lim, open_ = self._jobs, self.lim, self._open
         for n, k in enumerate(open_):
             j = jobs[k]
             if j.completion_s == j.completion_s:  # done (not NaN): its share of the score is fixed
                 continue
-            w = j.w
+            w = j.w  # (earliest(j, now), inline: a window asks at every decision; the call cost 0.4 %)
             a = w.arrival_s
             if a > now:
                 lb = a + w.iterations * w.iteration_time_s
@@ -769,6 +784,29 @@ class _Settled:
                 return False
         open_.clear()
         return True
+
+
+def _some_cannot_finish(sim: Simulator, idx: Sequence[int], t1: float) -> bool:
+    """True if one of the jobs ``idx`` of ``sim`` (by workload index, unfinished) cannot complete before ``t1``
+    whatever is decided from ``sim.now`` on: [`_Settled`][optsched.sim.whatif._Settled]'s bound, and only where it
+    holds (the constant performance model, exact type); False otherwise. A run stopping when its tracked jobs are
+    done cannot end before ``t1`` then.
+
+    ```pycon
+    >>> from optsched.problems.workload import Workload, WorkloadJob
+    >>> wl = Workload((WorkloadJob("a", 0, 1, 100, 1.0), WorkloadJob("b", 50, 1, 500, 1.0)))
+    >>> sim = Simulator(wl, Cluster.homogeneous(1, 1), perf=ConstantPerf(), mode="event")
+    >>> _ = sim.reset()
+    >>> _some_cannot_finish(sim, [0, 1], 400.0), _some_cannot_finish(sim, [0, 1], 600.0)
+    (True, False)
+
+    ```
+    """
+    if type(sim.perf) is not ConstantPerf:
+        return False
+    s = _Settled(sim.jobs, (), t1)
+    now = sim.now
+    return any(s.earliest(sim.jobs[k], now) >= s.lim for k in idx)
 
 
 def _settles(sim: Simulator, metric: str) -> bool:
