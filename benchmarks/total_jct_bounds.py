@@ -68,6 +68,7 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         lns_obj, lp, slp, lag, c2, c3, c4, c5 = bb.objective, None, None, None, c1, c1, c1, c1
         spread = None
         best = desc_obj = bb.objective
+        best_schedule = bb.schedule
         cd = c1
         cg = None
     else:
@@ -79,7 +80,8 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         desc = assignment_descent(inst, choice_of_schedule(inst, start), units=descent_units,
                                   evaluations=descent_evaluations)
         desc_obj = check_schedule(inst, desc.schedule)
-        best = min(bb.objective, lns_obj, desc_obj)
+        best, best_schedule = min((bb.objective, 0, bb.schedule), (lns_obj, 1, lns.schedule),
+                                  (desc_obj, 2, desc.schedule), key=lambda x: x[:2])[::2]
         cd = time.process_time()
         slp = start_lp_lower_bound(inst, slots=start_slots) if start_slots else None
         c3 = time.process_time()
@@ -106,7 +108,35 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
             "spread": None if spread is None else (sum(v >= best for v in spread.values()), len(spread),
                                                    min(spread.values(), default=None),
                                                    sorted(k for k, v in spread.items() if v < best)),
-            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0}
+            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0, "schedule": best_schedule}
+
+
+def fold_into_library(rows: list[dict], label: str) -> list[str]:
+    """Offer each row's best schedule and best bound to its bundled library record (``total-jct-n{N}-seed{S}``,
+    when the bundled instance is the generator's), through ``benchmarks/library.py``'s update path: a record
+    changes only where it improves (a smaller re-scored schedule, a larger bound), and a bound above a recorded
+    schedule stops the run. Returns the changes."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from benchmarks import library as lib
+    from optsched.api import load
+
+    index = lib.read_index()
+    by_path = {e["path"]: e for e in index["instances"]}
+    changes = []
+    for r in rows:
+        stem = f"total-jct-n{r['n']}-seed{r['seed']}"
+        entry = by_path.get(f"instances/total-jct/{stem}.json")
+        if entry is None or load(lib.PKG / entry["path"]) != random_total_jct_instance(r["n"], r["seed"]):
+            continue
+        lib.check_record(entry)
+        value = lib.score_schedule("total-jct", load(lib.PKG / entry["path"]), r["schedule"])
+        found = lib.Found(label, value, r["schedule"], r["bound"])
+        changes += [f"{stem}: {c}" for c in lib.improve(entry, None, [(found, True)], lib.BEST / f"{stem}.json",
+                                                         True)]
+    if changes:
+        lib.write_index_and_page(index)
+    return changes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cg-nodes", type=int, default=400_000,
                     help="nodes per pricing search of the column-generation bound (default 400000)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
+    ap.add_argument("--library", action="store_true",
+                    help="offer each best schedule and bound to its bundled library record (kept only where it "
+                         "improves; rewrites the index, the schedule files and docs/results/library.md)")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} --seeds {args.seeds} "
@@ -203,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
               "`docs/formulations/total-jct.md`.", "", tab, ""]
         with atomic_open(ROOT / "docs" / "results" / "total_jct_bounds.md", encoding="utf-8") as fh:
             fh.write("\n".join(md))
+    if args.library:
+        for line in fold_into_library(rows, f"benchmarks/total_jct_bounds.py ({cmd[len('.venv/bin/python '):]})")\
+                or ["library: no record improved"]:
+            print(line, file=sys.stderr)
     return 0
 
 
