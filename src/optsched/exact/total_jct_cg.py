@@ -159,7 +159,9 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
     [`solve_total_jct_bnb`][optsched.exact.total_jct_bnb.solve_total_jct_bnb]; a node is also the solution that
     drops every job not placed yet). Bound at a node: its cost plus, per job not placed, the least of 0 and its
     cheapest possible term (trivially w_j (max(r_j, t) + d_j) - pi_j; with ``prices``, the priced runs'
-    Lagrangian form, formulation "Column-generation bound"). Job i: release R[i], weight W[i], GPUs G[i]
+    Lagrangian form, formulation "Column-generation bound"; or the wide jobs, 2 G[i] > cap, which never overlap,
+    on one machine in Smith's order plus the narrow jobs' terms: bound (W) there). Job i: release R[i], weight W[i],
+    GPUs G[i]
     (<= cap), duration D[i]. ``known``: the value of some job set's schedule known to the caller (at most 0),
     the search's first incumbent (``best`` is then empty unless the search beats it).
 
@@ -180,13 +182,51 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
     starts: list[int] = [0] * n
     const = prices.const if prices is not None else 0.0
 
-    def lower(mask: int, t: int, cost: float, pen: float) -> float:
+    # wide jobs (2 g > cap, d > 0): no two run at once on this server, so those placed after a node run one after
+    # the other on a single machine; per set of wide jobs left, the least sum over subsets X of
+    # sum_{j in X} (w_j C_j - pi_j) on that machine from time a, releases dropped, is min_s (a s + G[s]) over the
+    # weight sums s = w(X) (Smith's order; formulation, "Column-generation bound", bound (W))
+    wide = [i for i in range(n) if 2 * G[i] > cap and D[i] > 0]
+    wide_mask = sum(1 << i for i in wide)
+    smith = sorted(wide, key=lambda i: (-W[i] / D[i], i))[::-1]  # reverse Smith order: the last job first
+    curves: dict[int, list[tuple[int, float]]] = {}
+
+    def wide_min(left: int, a: int) -> float:
+        left &= wide_mask
+        if not left:
+            return 0.0
+        cur = curves.get(left)
+        if cur is None:
+            dp: dict[int, float] = {0: 0.0}
+            for i in smith:
+                if left >> i & 1:
+                    for s0, v0 in list(dp.items()):
+                        v2 = v0 - pi[i] + D[i] * (s0 + W[i])
+                        s2 = s0 + W[i]
+                        if v2 < dp.get(s2, math.inf):
+                            dp[s2] = v2
+            cur = curves[left] = sorted(dp.items())
+        return min(a * s0 + g0 for s0, g0 in cur)
+
+    def wide_end(t: int, running: tuple) -> int:
+        a = t
+        for e, q in running:
+            if 2 * q > cap and e > a:
+                a = e
+        return a
+
+    def lower(mask: int, t: int, cost: float, pen: float, running: tuple = ()) -> float:
         lb = cost
+        lbw = cost + wide_min(full & ~mask, wide_end(t, running))
         for x in range(n):
             if not mask >> x & 1:
                 v = W[x] * ((R[x] if R[x] > t else t) + D[x]) - pi[x]
                 if v < 0:
                     lb += v
+                    if not wide_mask >> x & 1:
+                        lbw += v
+        if lbw > lb:
+            lb = lbw
         if prices is not None:
             lb2 = cost + pen - const
             for x in range(n):
@@ -236,7 +276,7 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
         # it (moving it into that gap is feasible and cheaper), so it is excluded below that child
         done = [(s + D[i] if D[i] > 0 else s + 0.5, i) for s, i in earliest if W[i] > 0]
         kids = []
-        at: dict[int, tuple[list[float], list[float], float, float]] = {}
+        at: dict[int, tuple[list[float], list[float], float, float, float]] = {}
         for s, i in earliest:
             if s == t and i < last:
                 continue
@@ -258,14 +298,22 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
                         if prices is not None:
                             v = prices.rest(x, s) - pi[x]
                             t2[x] = v if v < 0 else 0.0
-                tm = at[s] = (t1, t2, sum(t1), sum(t2))
-            t1, t2, s1, s2 = tm
+                tm = at[s] = (t1, t2, float(sum(t1)), float(sum(t2)),
+                              float(sum(t1[x] for x in range(n) if not wide_mask >> x & 1)))
+            t1, t2, s1, s2, s3 = tm
             gone = m2 & ~mask
             for x in range(n):
                 if gone >> x & 1:
                     s1 -= t1[x]
                     s2 -= t2[x]
+                    if not wide_mask >> x & 1:
+                        s3 -= t1[x]
             lb = c2 + s1
+            if wide_mask & ~m2:
+                a = s + D[i] if wide_mask >> i & 1 else wide_end(s, running)
+                lw = c2 + s3 + wide_min(full & ~m2, a)
+                if lw > lb:
+                    lb = lw
             if prices is not None and c2 + p2 - const + s2 > lb:
                 lb = c2 + p2 - const + s2
             lb -= 1e-9 * max(1.0, abs(lb))
