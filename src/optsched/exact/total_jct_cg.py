@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
-__all__ = ["PricingResult", "price_server", "cg_lower_bound"]
+__all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices"]
 
 
 class PricingResult:
@@ -355,13 +355,17 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
 
 def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequence[int]]] = (),
                    iterations: int = 50, node_limit: int = 200_000, slots: int = 200, lag_iterations: int = 15,
-                   time_limit: float | None = None, smoothing: float = 0.7, log: bool = False) -> dict[str, Any]:
+                   time_limit: float | None = None, smoothing: float = 0.7, start_prices: Sequence[float] | None = None,
+                   log: bool = False) -> dict[str, Any]:
     """A lower bound on the cost of every single-server schedule of ``inst`` (module docstring): ``iterations``
     rounds of column generation (master LP over the columns met so far, by HiGHS; its covering duals as prices;
     each server class's pricing problem by [`price_server`][optsched.exact.total_jct_cg.price_server] with
     ``node_limit`` nodes, pruned by slot prices on ``slots`` slots after ``lag_iterations`` subgradient steps).
     ``partitions``: known partitions (per server, job indices) whose per-server schedules seed the columns (by
     default the greedy schedule's, [`partition_of`][optsched.exact.total_jct_assign.partition_of]).
+    ``start_prices``: job prices (one per job) for the first round instead of the master's duals, and so the first
+    centre of the smoothing; e.g. [`lagrangian_start_prices`][optsched.exact.total_jct_cg.lagrangian_start_prices],
+    whose bound is about the Lagrangian bound's when the pricing finishes (any prices keep the bound valid).
 
     Returns ``bound`` (an integer: the best round's sum_j pi_j + sum_m min(0, pricing lower bound), lowered by a
     relative 1e-7 and rounded up; ``None`` when some job fits no server alone: there is no single-server
@@ -372,8 +376,12 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
     import numpy as np
     from scipy.optimize import linprog
 
+    from ..errors import InstanceError
     from .total_jct_assign import ServerOptima
 
+    if start_prices is not None and len(start_prices) != inst.n_jobs:
+        raise InstanceError(f"must have one price per job ({inst.n_jobs}), got {len(start_prices)}",
+                            field="start_prices")
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
     jobs = inst.jobs
@@ -454,7 +462,10 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
         lp_val = float(res.fun)
         pi_lp = [max(0.0, -float(v)) for v in res.ineqlin.marginals[:n]]
         # dual smoothing (Wentges): price at a point between the best prices so far and the LP's duals
-        pi = pi_lp if center is None else [alpha * a + (1 - alpha) * b for a, b in zip(center, pi_lp)]
+        if rounds == 1 and start_prices is not None:
+            pi = [max(0.0, float(x)) for x in start_prices]
+        else:
+            pi = pi_lp if center is None else [alpha * a + (1 - alpha) * b for a, b in zip(center, pi_lp)]
         total = sum(pi)
         complete = True
         new = 0
@@ -490,6 +501,30 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
         bound = max(math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))), inst.trivial_lower_bound())
     return {"bound": bound, "lp": lp_val, "rounds": rounds, "complete": best_complete, "columns": len(columns),
             "nodes": nodes, "seconds": time.perf_counter() - t0}
+
+
+def lagrangian_start_prices(inst: TotalJctInstance, *, slots: int = 1000, iterations: int = 300,
+                            target: float | None = None) -> list[float]:
+    """Job prices for [`cg_lower_bound`][optsched.exact.total_jct_cg.cg_lower_bound]'s first round from the
+    Lagrangian bound of the whole instance ([`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound]):
+    pi_j = rest(j, 0), job j's least priced run. When the slot prices split among the servers (each server gets
+    its GPUs' share, and the wide classes' rows its own jobs' share), every set S on one server has
+    V(S) >= pi(S) - (that server's share of const), so these prices give at least the Lagrangian bound once the
+    pricing finishes; any prices give a valid bound.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> pi = lagrangian_start_prices(inst, slots=100, iterations=20)
+    >>> len(pi), min(pi) > 0
+    (6, True)
+
+    ```
+    """
+    from .total_jct_lp import LagrangianBound
+
+    lag = LagrangianBound(inst, slots=slots, iterations=iterations, target=target)
+    return [float(lag.rest(i, 0)) for i in range(inst.n_jobs)]
 
 
 def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> TotalJctInstance:
