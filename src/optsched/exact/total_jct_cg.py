@@ -364,8 +364,8 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
     ``partitions``: known partitions (per server, job indices) whose per-server schedules seed the columns (by
     default the greedy schedule's, [`partition_of`][optsched.exact.total_jct_assign.partition_of]).
     ``start_prices``: job prices (one per job) for the first round instead of the master's duals, and so the first
-    centre of the smoothing; e.g. [`lagrangian_start_prices`][optsched.exact.total_jct_cg.lagrangian_start_prices],
-    whose bound is about the Lagrangian bound's when the pricing finishes (any prices keep the bound valid).
+    centre of the smoothing; e.g. [`lagrangian_start_prices`][optsched.exact.total_jct_cg.lagrangian_start_prices]
+    (any prices keep the bound valid: it is computed from the prices used).
 
     Returns ``bound`` (an integer: the best round's sum_j pi_j + sum_m min(0, pricing lower bound), lowered by a
     relative 1e-7 and rounded up; ``None`` when some job fits no server alone: there is no single-server
@@ -507,10 +507,9 @@ def lagrangian_start_prices(inst: TotalJctInstance, *, slots: int = 1000, iterat
                             target: float | None = None) -> list[float]:
     """Job prices for [`cg_lower_bound`][optsched.exact.total_jct_cg.cg_lower_bound]'s first round from the
     Lagrangian bound of the whole instance ([`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound]):
-    pi_j = rest(j, 0), job j's least priced run. When the slot prices split among the servers (each server gets
-    its GPUs' share, and the wide classes' rows its own jobs' share), every set S on one server has
-    V(S) >= pi(S) - (that server's share of const), so these prices give at least the Lagrangian bound once the
-    pricing finishes; any prices give a valid bound.
+    pi_j = rest(j, 0), job j's least priced run. A starting point only (any prices give a valid bound): it puts the
+    first round near the Lagrangian bound instead of far below it (12-job seed 0, OUR measurement: 187,207 after
+    one round, against the Lagrangian 185,053 at the same 300 slots and 110,891 from the master's duals).
 
     ```pycon
     >>> from optsched.generators.total_jct import random_total_jct_instance
