@@ -1,6 +1,6 @@
 """Total JCT at the papers' size: best schedule and certified lower bound per instance (issue 23). OUR solvers.
 
-Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
+Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2 | --seed-list 1] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
 [--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--cg-rounds K]
 [--cg-nodes N] [--write]``.
@@ -25,7 +25,8 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    single-server schedule, which the server decomposition reduces to the best partition.
 7. with ``--cg-rounds`` K > 0 (off by default: at 20 jobs it takes tens of CPU minutes), the column-generation
    bound on single-server schedules (``optsched.exact.total_jct_cg.cg_lower_bound``: K rounds, ``--cg-nodes``
-   nodes per pricing search, seeded with the descent's partition); then min(that bound, every spread bound) is a
+   nodes per pricing search, seeded with the descent's partition, first priced at each job's least priced run under
+   the Lagrangian bound's slot prices); then min(that bound, every spread bound) is a
    bound too (formulation, "Spread jobs"), and counts towards the best bound.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
@@ -95,7 +96,9 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         if cg_rounds:
             ids = {j.id: i for i, j in enumerate(inst.jobs)}
             part = [[ids[x] for x in p] for p in desc.info.get("partition", [])]
-            cg = cg_lower_bound(inst, partitions=[part] if part else [], iterations=cg_rounds, node_limit=cg_nodes)
+            # first prices: each job's least priced run under the Lagrangian bound's slot prices (step 5)
+            cg = cg_lower_bound(inst, partitions=[part] if part else [], iterations=cg_rounds, node_limit=cg_nodes,
+                                start_prices=[lb.rest(i, 0) for i in range(n)])
     c6 = time.process_time()
     bound = max(x for x in (bb.lower_bound, lp, slp, lag) if x is not None)
     if cg is not None and cg["bound"] is not None and spread is not None:
@@ -143,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/total_jct_bounds.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20,40,100", help="job counts, comma separated (default 20,40,100)")
     ap.add_argument("--seeds", type=int, default=2, help="instances per size, seeds 0..K-1 (default 2)")
+    ap.add_argument("--seed-list", default=None, help="seeds, comma separated (instead of --seeds)")
     ap.add_argument("--bnb-units", type=float, default=20.0, help="branch and bound units (default 20)")
     ap.add_argument("--lns-rounds", type=int, default=400, help="LNS rounds (default 400)")
     ap.add_argument("--descent-evaluations", type=int, default=400,
@@ -168,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
                          "improves; rewrites the index, the schedule files and docs/results/library.md)")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
-    cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} --seeds {args.seeds} "
+    seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else list(range(args.seeds))
+    cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} "
+           + (f"--seed-list {args.seed_list} " if args.seed_list else f"--seeds {args.seeds} ") +
            f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} "
            f"--descent-evaluations {args.descent_evaluations} --descent-units {args.descent_units:g} "
            f"--slots {args.slots} "
@@ -184,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         return f"{k}/{m}" + (f" (least {low}: {', '.join(rest)})" if rest else "")
 
     for n in sizes:
-        for s in range(args.seeds):
+        for s in seeds:
             r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
                         args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations,
                         args.cg_rounds, args.cg_nodes)
