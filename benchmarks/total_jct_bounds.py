@@ -32,7 +32,9 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
 deterministic limit, so the numbers do not depend on the machine's load (only the CPU seconds do). Prints the table;
-``--write`` writes ``docs/results/total_jct_bounds.md`` (without it no tracked file changes).
+``--write`` writes this run's section of ``docs/results/total_jct_bounds.md`` (its sizes and seeds; the other sections
+are kept); ``--library`` offers each best schedule and bound to the bundled library record. Without them no tracked
+file changes.
 """
 
 from __future__ import annotations
@@ -142,6 +144,32 @@ def fold_into_library(rows: list[dict], label: str) -> list[str]:
     return changes
 
 
+PAGE = ROOT / "docs" / "results" / "total_jct_bounds.md"
+HEAD = ("# Total JCT at the papers' size: best schedules and certified bounds\n\n"
+        "OUR solvers on instances we generate (`optsched generate total-jct --jobs N --seed S`: paper 001's catalogue "
+        "jobs, 2 servers x 4 GPUs, 10 ms units), never a paper's numbers; a shared 2-core machine. One section per "
+        "run of `benchmarks/total_jct_bounds.py --write` (a run replaces the section of its own sizes and seeds and "
+        "keeps the others).\n")
+
+
+def write_section(label: str, text: str) -> None:
+    """Write ``text`` (starting with ``## label``) into the results page, replacing the section of that label
+    and keeping the others (ordered by their first job count, then label)."""
+    keep = []
+    if PAGE.exists():
+        for sec in PAGE.read_text(encoding="utf-8").split("\n## ")[1:]:
+            if sec.split("\n", 1)[0].strip() != label:
+                keep.append("## " + sec.strip("\n") + "\n")
+    keep.append(text.strip("\n") + "\n")
+
+    def order(sec: str) -> tuple[int, str]:
+        first = sec[3:].split(" ", 1)[0].split(",")[0]
+        return (int(first) if first.isdigit() else 0, sec.split("\n", 1)[0])
+
+    with atomic_open(PAGE, encoding="utf-8") as fh:
+        fh.write(HEAD + "\n" + "\n".join(sorted(keep, key=order)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/total_jct_bounds.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20,40,100", help="job counts, comma separated (default 20,40,100)")
@@ -217,10 +245,9 @@ def main(argv: list[str] | None = None) -> int:
                     + (f" / {r['cpu_cg']:.0f})" if use_cg else ")")] for r in rows])
     print(tab)
     if args.write:
-        md = ["# Total JCT at the papers' size: best schedules and certified bounds", "",
-              "OUR solvers on instances we generate (`optsched generate total-jct --jobs N --seed S`: paper 001's "
-              "catalogue jobs, 2 servers x 4 GPUs, 10 ms units), never a paper's numbers; a shared 2-core machine. "
-              f"Reproduce: `{cmd} --write`.", "",
+        label = f"{args.sizes} jobs, " + (f"seeds {args.seed_list}" if args.seed_list else
+                                           f"seeds 0-{args.seeds - 1}" if args.seeds > 1 else "seed 0")
+        md = [f"## {label}", "", f"Reproduce: `{cmd} --write`.", "",
               "Per instance: the branch and bound alone (`total-jct-bnb`, one worker, "
               f"{args.bnb_units:g} deterministic units), then large-neighbourhood search with CP-SAT from its "
               f"schedule (`optsched.exact.total_jct_lns`, {args.lns_rounds} rounds of 8 jobs and 0.3 units), then "
@@ -240,8 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                  "min(it, every spread bound) is a bound)" if use_cg else "") + ". Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]
-        with atomic_open(ROOT / "docs" / "results" / "total_jct_bounds.md", encoding="utf-8") as fh:
-            fh.write("\n".join(md))
+        write_section(label, "\n".join(md))
     if args.library:
         for line in fold_into_library(rows, f"benchmarks/total_jct_bounds.py ({cmd[len('.venv/bin/python '):]})")\
                 or ["library: no record improved"]:
