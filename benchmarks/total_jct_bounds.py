@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
               "`docs/formulations/total-jct.md`.", "", tab, ""]
         write_section(label, "\n".join(md))
     if args.library:
-        for line in fold_into_library(rows, f"benchmarks/total_jct_bounds.py ({cmd[len('.venv/bin/python '):]})")\
+        for line in fold_into_library(rows, cmd[len('.venv/bin/python '):])\
                 or ["library: no record improved"]:
             print(line, file=sys.stderr)
     return 0
