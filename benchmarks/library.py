@@ -610,17 +610,27 @@ def main(argv: list[str] | None = None) -> int:
         log.append(line)
         print(line, flush=True)
     index["instances"].extend(new_entries)
+    print(report_of(index))
+    if write:
+        write_index_and_page(index)
+    return 0
+
+
+def report_of(index: dict[str, Any]) -> str:
+    """The results page ``docs/results/library.md`` of ``index``."""
+    return ("# The benchmark library\n\nOUR solvers' numbers, not the papers'. Built and improved by "
+            "`benchmarks/library.py --update` (records change only when a bound improves); re-scored by "
+            "`tests/test_library.py`.\n\n" + SEMANTICS + "\n\n" + table(index["instances"]) + "\n")
+
+
+def write_index_and_page(index: dict[str, Any]) -> None:
+    """Write the index (with its description) and the results page atomically (also used by
+    ``benchmarks/total_jct_bounds.py --library``, which folds its records in through `improve`.)"""
     index["description"] = ("Bundled instances with their best-known schedule (upper bound), certified lower bound, "
                             "status and provenance: benchmarks/library.py (docs/results/library.md).")
-    report = ("# The benchmark library\n\nOUR solvers' numbers, not the papers'. Built and improved by "
-              "`benchmarks/library.py --update` (records change only when a bound improves); re-scored by "
-              "`tests/test_library.py`.\n\n" + SEMANTICS + "\n\n" + table(index["instances"]) + "\n")
-    print(report)
-    if write:
-        write_json(INDEX, index)
-        with atomic_open(OUT_MD) as fh:
-            fh.write(report)
-    return 0
+    write_json(INDEX, index)
+    with atomic_open(OUT_MD) as fh:
+        fh.write(report_of(index))
 
 
 if __name__ == "__main__":

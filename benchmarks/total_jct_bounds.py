@@ -1,6 +1,6 @@
 """Total JCT at the papers' size: best schedule and certified lower bound per instance (issue 23). OUR solvers.
 
-Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2] [--bnb-units U]
+Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2 | --seed-list 1] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
 [--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--cg-rounds K]
 [--cg-nodes N] [--write]``.
@@ -25,13 +25,16 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    single-server schedule, which the server decomposition reduces to the best partition.
 7. with ``--cg-rounds`` K > 0 (off by default: at 20 jobs it takes tens of CPU minutes), the column-generation
    bound on single-server schedules (``optsched.exact.total_jct_cg.cg_lower_bound``: K rounds, ``--cg-nodes``
-   nodes per pricing search, seeded with the descent's partition); then min(that bound, every spread bound) is a
+   nodes per pricing search, seeded with the descent's partition, first priced at each job's least priced run under
+   the Lagrangian bound's slot prices); then min(that bound, every spread bound) is a
    bound too (formulation, "Spread jobs"), and counts towards the best bound.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
 deterministic limit, so the numbers do not depend on the machine's load (only the CPU seconds do). Prints the table;
-``--write`` writes ``docs/results/total_jct_bounds.md`` (without it no tracked file changes).
+``--write`` writes this run's section of ``docs/results/total_jct_bounds.md`` (its sizes and seeds; the other sections
+are kept); ``--library`` offers each best schedule and bound to the bundled library record. Without them no tracked
+file changes.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         lns_obj, lp, slp, lag, c2, c3, c4, c5 = bb.objective, None, None, None, c1, c1, c1, c1
         spread = None
         best = desc_obj = bb.objective
+        best_schedule = bb.schedule
         cd = c1
         cg = None
     else:
@@ -79,7 +83,8 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         desc = assignment_descent(inst, choice_of_schedule(inst, start), units=descent_units,
                                   evaluations=descent_evaluations)
         desc_obj = check_schedule(inst, desc.schedule)
-        best = min(bb.objective, lns_obj, desc_obj)
+        best, best_schedule = min((bb.objective, 0, bb.schedule), (lns_obj, 1, lns.schedule),
+                                  (desc_obj, 2, desc.schedule), key=lambda x: x[:2])[::2]
         cd = time.process_time()
         slp = start_lp_lower_bound(inst, slots=start_slots) if start_slots else None
         c3 = time.process_time()
@@ -93,7 +98,9 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         if cg_rounds:
             ids = {j.id: i for i, j in enumerate(inst.jobs)}
             part = [[ids[x] for x in p] for p in desc.info.get("partition", [])]
-            cg = cg_lower_bound(inst, partitions=[part] if part else [], iterations=cg_rounds, node_limit=cg_nodes)
+            # first prices: each job's least priced run under the Lagrangian bound's slot prices (step 5)
+            cg = cg_lower_bound(inst, partitions=[part] if part else [], iterations=cg_rounds, node_limit=cg_nodes,
+                                start_prices=[lb.rest(i, 0) for i in range(n)])
     c6 = time.process_time()
     bound = max(x for x in (bb.lower_bound, lp, slp, lag) if x is not None)
     if cg is not None and cg["bound"] is not None and spread is not None:
@@ -106,13 +113,68 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
             "spread": None if spread is None else (sum(v >= best for v in spread.values()), len(spread),
                                                    min(spread.values(), default=None),
                                                    sorted(k for k, v in spread.items() if v < best)),
-            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0}
+            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0, "schedule": best_schedule}
+
+
+def fold_into_library(rows: list[dict], label: str) -> list[str]:
+    """Offer each row's best schedule and best bound to its bundled library record (``total-jct-n{N}-seed{S}``,
+    when the bundled instance is the generator's), through ``benchmarks/library.py``'s update path: a record
+    changes only where it improves (a smaller re-scored schedule, a larger bound), and a bound above a recorded
+    schedule stops the run. Returns the changes."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from benchmarks import library as lib
+    from optsched.api import load
+
+    index = lib.read_index()
+    by_path = {e["path"]: e for e in index["instances"]}
+    changes = []
+    for r in rows:
+        stem = f"total-jct-n{r['n']}-seed{r['seed']}"
+        entry = by_path.get(f"instances/total-jct/{stem}.json")
+        if entry is None or load(lib.PKG / entry["path"]) != random_total_jct_instance(r["n"], r["seed"]):
+            continue
+        lib.check_record(entry)
+        value = lib.score_schedule("total-jct", load(lib.PKG / entry["path"]), r["schedule"])
+        found = lib.Found(label, value, r["schedule"], r["bound"])
+        changes += [f"{stem}: {c}" for c in lib.improve(entry, None, [(found, True)], lib.BEST / f"{stem}.json",
+                                                         True)]
+    if changes:
+        lib.write_index_and_page(index)
+    return changes
+
+
+PAGE = ROOT / "docs" / "results" / "total_jct_bounds.md"
+HEAD = ("# Total JCT at the papers' size: best schedules and certified bounds\n\n"
+        "OUR solvers on instances we generate (`optsched generate total-jct --jobs N --seed S`: paper 001's catalogue "
+        "jobs, 2 servers x 4 GPUs, 10 ms units), never a paper's numbers; a shared 2-core machine. One section per "
+        "run of `benchmarks/total_jct_bounds.py --write` (a run replaces the section of its own sizes and seeds and "
+        "keeps the others).\n")
+
+
+def write_section(label: str, text: str) -> None:
+    """Write ``text`` (starting with ``## label``) into the results page, replacing the section of that label
+    and keeping the others (ordered by their first job count, then label)."""
+    keep = []
+    if PAGE.exists():
+        for sec in PAGE.read_text(encoding="utf-8").split("\n## ")[1:]:
+            if sec.split("\n", 1)[0].strip() != label:
+                keep.append("## " + sec.strip("\n") + "\n")
+    keep.append(text.strip("\n") + "\n")
+
+    def order(sec: str) -> tuple[int, str]:
+        first = sec[3:].split(" ", 1)[0].split(",")[0]
+        return (int(first) if first.isdigit() else 0, sec.split("\n", 1)[0])
+
+    with atomic_open(PAGE, encoding="utf-8") as fh:
+        fh.write(HEAD + "\n" + "\n".join(sorted(keep, key=order)))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/total_jct_bounds.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20,40,100", help="job counts, comma separated (default 20,40,100)")
     ap.add_argument("--seeds", type=int, default=2, help="instances per size, seeds 0..K-1 (default 2)")
+    ap.add_argument("--seed-list", default=None, help="seeds, comma separated (instead of --seeds)")
     ap.add_argument("--bnb-units", type=float, default=20.0, help="branch and bound units (default 20)")
     ap.add_argument("--lns-rounds", type=int, default=400, help="LNS rounds (default 400)")
     ap.add_argument("--descent-evaluations", type=int, default=400,
@@ -133,9 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cg-nodes", type=int, default=400_000,
                     help="nodes per pricing search of the column-generation bound (default 400000)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
+    ap.add_argument("--library", action="store_true",
+                    help="offer each best schedule and bound to its bundled library record (kept only where it "
+                         "improves; rewrites the index, the schedule files and docs/results/library.md)")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
-    cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} --seeds {args.seeds} "
+    seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else list(range(args.seeds))
+    cmd = (f".venv/bin/python benchmarks/total_jct_bounds.py --sizes {args.sizes} "
+           + (f"--seed-list {args.seed_list} " if args.seed_list else f"--seeds {args.seeds} ") +
            f"--bnb-units {args.bnb_units:g} --lns-rounds {args.lns_rounds} "
            f"--descent-evaluations {args.descent_evaluations} --descent-units {args.descent_units:g} "
            f"--slots {args.slots} "
@@ -151,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         return f"{k}/{m}" + (f" (least {low}: {', '.join(rest)})" if rest else "")
 
     for n in sizes:
-        for s in range(args.seeds):
+        for s in seeds:
             r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
                         args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations,
                         args.cg_rounds, args.cg_nodes)
@@ -178,16 +245,17 @@ def main(argv: list[str] | None = None) -> int:
                     + (f" / {r['cpu_cg']:.0f})" if use_cg else ")")] for r in rows])
     print(tab)
     if args.write:
-        md = ["# Total JCT at the papers' size: best schedules and certified bounds", "",
-              "OUR solvers on instances we generate (`optsched generate total-jct --jobs N --seed S`: paper 001's "
-              "catalogue jobs, 2 servers x 4 GPUs, 10 ms units), never a paper's numbers; a shared 2-core machine. "
-              f"Reproduce: `{cmd} --write`.", "",
+        label = f"{args.sizes} jobs, " + (f"seeds {args.seed_list}" if args.seed_list else
+                                           f"seeds 0-{args.seeds - 1}" if args.seeds > 1 else "seed 0")
+        md = [f"## {label}", "", f"Reproduce: `{cmd} --write`.", "",
               "Per instance: the branch and bound alone (`total-jct-bnb`, one worker, "
               f"{args.bnb_units:g} deterministic units), then large-neighbourhood search with CP-SAT from its "
               f"schedule (`optsched.exact.total_jct_lns`, {args.lns_rounds} rounds of 8 jobs and 0.3 units), then "
               "the server-assignment descent from the better of the two (`optsched.exact.total_jct_assign`: moves "
               "of one job and swaps of two between servers, each server re-solved alone by the branch and bound "
-              f"for {args.descent_units:g} units; at most {args.descent_evaluations} moves), then "
+              f"for {args.descent_units:g} units; at most {args.descent_evaluations} moves"
+              + (": none, so only each server of the start's partition is re-solved alone"
+                 if args.descent_evaluations == 0 else "") + "), then "
               f"the start-slot LP bound (`optsched.exact.total_jct_lp`, {args.start_slots} slots, certified by its "
               f"dual), then the time-slot LP bound ({args.slots} slots, certified by its dual) and the Lagrangian "
               f"bound from its duals ({args.lag_iterations} subgradient steps towards the best schedule's cost), "
@@ -201,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
                  "min(it, every spread bound) is a bound)" if use_cg else "") + ". Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]
-        with atomic_open(ROOT / "docs" / "results" / "total_jct_bounds.md", encoding="utf-8") as fh:
-            fh.write("\n".join(md))
+        write_section(label, "\n".join(md))
+    if args.library:
+        for line in fold_into_library(rows, cmd[len('.venv/bin/python '):])\
+                or ["library: no record improved"]:
+            print(line, file=sys.stderr)
     return 0
 
 

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
-__all__ = ["PricingResult", "price_server", "cg_lower_bound"]
+__all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices"]
 
 
 class PricingResult:
@@ -159,7 +159,9 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
     [`solve_total_jct_bnb`][optsched.exact.total_jct_bnb.solve_total_jct_bnb]; a node is also the solution that
     drops every job not placed yet). Bound at a node: its cost plus, per job not placed, the least of 0 and its
     cheapest possible term (trivially w_j (max(r_j, t) + d_j) - pi_j; with ``prices``, the priced runs'
-    Lagrangian form, formulation "Column-generation bound"). Job i: release R[i], weight W[i], GPUs G[i]
+    Lagrangian form, formulation "Column-generation bound"; or the wide jobs, 2 G[i] > cap, which never overlap,
+    on one machine in Smith's order plus the narrow jobs' terms: bound (W) there). Job i: release R[i], weight W[i],
+    GPUs G[i]
     (<= cap), duration D[i]. ``known``: the value of some job set's schedule known to the caller (at most 0),
     the search's first incumbent (``best`` is then empty unless the search beats it).
 
@@ -180,13 +182,51 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
     starts: list[int] = [0] * n
     const = prices.const if prices is not None else 0.0
 
-    def lower(mask: int, t: int, cost: float, pen: float) -> float:
+    # wide jobs (2 g > cap, d > 0): no two run at once on this server, so those placed after a node run one after
+    # the other on a single machine; per set of wide jobs left, the least sum over subsets X of
+    # sum_{j in X} (w_j C_j - pi_j) on that machine from time a, releases dropped, is min_s (a s + G[s]) over the
+    # weight sums s = w(X) (Smith's order; formulation, "Column-generation bound", bound (W))
+    wide = [i for i in range(n) if 2 * G[i] > cap and D[i] > 0]
+    wide_mask = sum(1 << i for i in wide)
+    smith = sorted(wide, key=lambda i: (-W[i] / D[i], i))[::-1]  # reverse Smith order: the last job first
+    curves: dict[int, list[tuple[int, float]]] = {}
+
+    def wide_min(left: int, a: int) -> float:
+        left &= wide_mask
+        if not left:
+            return 0.0
+        cur = curves.get(left)
+        if cur is None:
+            dp: dict[int, float] = {0: 0.0}
+            for i in smith:
+                if left >> i & 1:
+                    for s0, v0 in list(dp.items()):
+                        v2 = v0 - pi[i] + D[i] * (s0 + W[i])
+                        s2 = s0 + W[i]
+                        if v2 < dp.get(s2, math.inf):
+                            dp[s2] = v2
+            cur = curves[left] = sorted(dp.items())
+        return min(a * s0 + g0 for s0, g0 in cur)
+
+    def wide_end(t: int, running: tuple) -> int:
+        a = t
+        for e, q in running:
+            if 2 * q > cap and e > a:
+                a = e
+        return a
+
+    def lower(mask: int, t: int, cost: float, pen: float, running: tuple = ()) -> float:
         lb = cost
+        lbw = cost + wide_min(full & ~mask, wide_end(t, running))
         for x in range(n):
             if not mask >> x & 1:
                 v = W[x] * ((R[x] if R[x] > t else t) + D[x]) - pi[x]
                 if v < 0:
                     lb += v
+                    if not wide_mask >> x & 1:
+                        lbw += v
+        if lbw > lb:
+            lb = lbw
         if prices is not None:
             lb2 = cost + pen - const
             for x in range(n):
@@ -236,7 +276,7 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
         # it (moving it into that gap is feasible and cheaper), so it is excluded below that child
         done = [(s + D[i] if D[i] > 0 else s + 0.5, i) for s, i in earliest if W[i] > 0]
         kids = []
-        at: dict[int, tuple[list[float], list[float], float, float]] = {}
+        at: dict[int, tuple[list[float], list[float], float, float, float]] = {}
         for s, i in earliest:
             if s == t and i < last:
                 continue
@@ -258,14 +298,22 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
                         if prices is not None:
                             v = prices.rest(x, s) - pi[x]
                             t2[x] = v if v < 0 else 0.0
-                tm = at[s] = (t1, t2, sum(t1), sum(t2))
-            t1, t2, s1, s2 = tm
+                tm = at[s] = (t1, t2, float(sum(t1)), float(sum(t2)),
+                              float(sum(t1[x] for x in range(n) if not wide_mask >> x & 1)))
+            t1, t2, s1, s2, s3 = tm
             gone = m2 & ~mask
             for x in range(n):
                 if gone >> x & 1:
                     s1 -= t1[x]
                     s2 -= t2[x]
+                    if not wide_mask >> x & 1:
+                        s3 -= t1[x]
             lb = c2 + s1
+            if wide_mask & ~m2:
+                a = s + D[i] if wide_mask >> i & 1 else wide_end(s, running)
+                lw = c2 + s3 + wide_min(full & ~m2, a)
+                if lw > lb:
+                    lb = lw
             if prices is not None and c2 + p2 - const + s2 > lb:
                 lb = c2 + p2 - const + s2
             lb -= 1e-9 * max(1.0, abs(lb))
@@ -307,13 +355,17 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
 
 def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequence[int]]] = (),
                    iterations: int = 50, node_limit: int = 200_000, slots: int = 200, lag_iterations: int = 15,
-                   time_limit: float | None = None, smoothing: float = 0.7, log: bool = False) -> dict[str, Any]:
+                   time_limit: float | None = None, smoothing: float = 0.7, start_prices: Sequence[float] | None = None,
+                   log: bool = False) -> dict[str, Any]:
     """A lower bound on the cost of every single-server schedule of ``inst`` (module docstring): ``iterations``
     rounds of column generation (master LP over the columns met so far, by HiGHS; its covering duals as prices;
     each server class's pricing problem by [`price_server`][optsched.exact.total_jct_cg.price_server] with
     ``node_limit`` nodes, pruned by slot prices on ``slots`` slots after ``lag_iterations`` subgradient steps).
     ``partitions``: known partitions (per server, job indices) whose per-server schedules seed the columns (by
     default the greedy schedule's, [`partition_of`][optsched.exact.total_jct_assign.partition_of]).
+    ``start_prices``: job prices (one per job) for the first round instead of the master's duals, and so the first
+    centre of the smoothing; e.g. [`lagrangian_start_prices`][optsched.exact.total_jct_cg.lagrangian_start_prices]
+    (any prices keep the bound valid: it is computed from the prices used).
 
     Returns ``bound`` (an integer: the best round's sum_j pi_j + sum_m min(0, pricing lower bound), lowered by a
     relative 1e-7 and rounded up; ``None`` when some job fits no server alone: there is no single-server
@@ -324,8 +376,12 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
     import numpy as np
     from scipy.optimize import linprog
 
+    from ..errors import InstanceError
     from .total_jct_assign import ServerOptima
 
+    if start_prices is not None and len(start_prices) != inst.n_jobs:
+        raise InstanceError(f"must have one price per job ({inst.n_jobs}), got {len(start_prices)}",
+                            field="start_prices")
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
     jobs = inst.jobs
@@ -406,7 +462,10 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
         lp_val = float(res.fun)
         pi_lp = [max(0.0, -float(v)) for v in res.ineqlin.marginals[:n]]
         # dual smoothing (Wentges): price at a point between the best prices so far and the LP's duals
-        pi = pi_lp if center is None else [alpha * a + (1 - alpha) * b for a, b in zip(center, pi_lp)]
+        if rounds == 1 and start_prices is not None:
+            pi = [max(0.0, float(x)) for x in start_prices]
+        else:
+            pi = pi_lp if center is None else [alpha * a + (1 - alpha) * b for a, b in zip(center, pi_lp)]
         total = sum(pi)
         complete = True
         new = 0
@@ -442,6 +501,29 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
         bound = max(math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))), inst.trivial_lower_bound())
     return {"bound": bound, "lp": lp_val, "rounds": rounds, "complete": best_complete, "columns": len(columns),
             "nodes": nodes, "seconds": time.perf_counter() - t0}
+
+
+def lagrangian_start_prices(inst: TotalJctInstance, *, slots: int = 1000, iterations: int = 300,
+                            target: float | None = None) -> list[float]:
+    """Job prices for [`cg_lower_bound`][optsched.exact.total_jct_cg.cg_lower_bound]'s first round from the
+    Lagrangian bound of the whole instance ([`LagrangianBound`][optsched.exact.total_jct_lp.LagrangianBound]):
+    pi_j = rest(j, 0), job j's least priced run. A starting point only (any prices give a valid bound): it puts the
+    first round near the Lagrangian bound instead of far below it (12-job seed 0, OUR measurement: 187,207 after
+    one round, against the Lagrangian 185,053 at the same 300 slots and 110,891 from the master's duals).
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> pi = lagrangian_start_prices(inst, slots=100, iterations=20)
+    >>> len(pi), min(pi) > 0
+    (6, True)
+
+    ```
+    """
+    from .total_jct_lp import LagrangianBound
+
+    lag = LagrangianBound(inst, slots=slots, iterations=iterations, target=target)
+    return [float(lag.rest(i, 0)) for i in range(inst.n_jobs)]
 
 
 def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> TotalJctInstance:
