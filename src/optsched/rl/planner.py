@@ -13,10 +13,13 @@ orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.plan
 **The shipped learned scheduler** is the shipped network (``normal-wc``) plus this search, with the settings
 [`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 4
 rounds of the network then the fluid estimate (``horizon``), and only in the states where the network's action is
-not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action). The network is the learned
-part; the search uses it, as a policy network is used by a planner. ``optsched rl evaluate --planner`` runs it
-(``rl-planner``). More bases (``also=``: a parallel rollout, each tried action followed by every base and scored by
-the best) make it never worse than any of them from the start with full rollouts.
+not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action); where at most 8 jobs of the
+set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
+to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
+decisions deep (``deep``). The network is the learned part; the search uses it, as a policy network is used by a
+planner. ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
+each tried action followed by every base and scored by the best) make it never worse than any of them from the
+start with full rollouts.
 
 The score is the average-JCT return (``reward="avg-jct"``: minus the jobs in the system over the jobs in the
 set, times the round's hours, summed), so a full rollout scores exactly minus the set's average JCT in hours.
