@@ -198,11 +198,11 @@ def test_the_endgame_is_exact_rollout_with_three_bases_and_deep_looks_two_decisi
     end = plan_episode(inst, "normal-wc", horizon=4, top=2, gate="disagree", endgame=6)
     par = plan_episode(inst, "normal-wc", also=ENDGAME_BASES)
     assert end["avg_jct_h"] == par["avg_jct_h"] and end["decisions"] == par["decisions"]
-    assert end["endgame"] == end["planned"] == par["planned"] > 0
+    assert end["endgame_states"] == end["planned"] == par["planned"] > 0
     none = plan_episode(inst, "normal-wc", horizon=4, top=2, gate="disagree", endgame=1)
-    assert none["endgame"] == 0
+    assert none["endgame_states"] == 0
     deep = plan_episode(inst, "normal-wc", deep=6)
-    assert deep["endgame"] == deep["planned"] > 0 and deep["cpu_s"] > 0
+    assert deep["endgame_states"] == deep["planned"] > 0 and deep["cpu_s"] > 0
     env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
     env.reset(options={"instance": inst})
     assert jobs_left(env) == 6

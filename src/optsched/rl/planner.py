@@ -231,8 +231,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     ([`DEEP_ROUNDS`][optsched.rl.planner.DEEP_ROUNDS]), that search looks two decisions deep (``depth=2`` of
     [`plan_scores`][optsched.rl.planner.plan_scores]; implies the endgame search). Returns the average JCT in hours
     (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many
-    were planned, the actions tried, how many of the planned ones were in the endgame search (``endgame``), how
-    many times the planner overruled the base, the CPU seconds (and per decision), and the
+    were planned, the actions tried, how many of the planned ones were in the endgame search
+    (``endgame_states``), how many times the planner overruled the base, the CPU seconds (and per decision), and the
     run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
@@ -294,7 +294,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
         total, done = total + r, term or trunc
     cpu = time.process_time() - c0
     return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "planned": planned, "tried": tried,
-            "changed": changed, "endgame": ended, "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
+            "changed": changed, "endgame_states": ended, "cpu_s": cpu,
+            "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
             "summary": info.get("summary", {})}
 
 
