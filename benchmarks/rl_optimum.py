@@ -57,6 +57,9 @@ SEED_BASE = 2_000_000
 # scored by the best): never worse than any of its bases from the start
 MULTI_BASES = ("lookahead", "lookahead-small")
 MULTI = "planner 3 bases"
+# the shipped learned scheduler: the agent plus the search of SHIPPED_PLANNER (the one configuration of both
+# issue-24 targets; on these small sets its endgame and two-step rules apply from the first decision)
+SHIPPED_LABEL = "rl-planner"
 
 
 def policies(agent, wc_agents=None) -> dict:
@@ -125,15 +128,17 @@ def main(argv: list[str] | None = None) -> int:
         wc_agents = {"": load_policy(SHIPPED_WC)} if shipped_path(SHIPPED_WC).exists() else {}
     wc_agent = next(iter(wc_agents.values()), None)
     labels = list(policies(agent, wc_agents))
-    planners = {}
+    planners: dict[str, tuple[Any, dict[str, Any]]] = {}
     if args.planner:
-        from optsched.rl.planner import plan_episode
+        from optsched.rl.planner import SHIPPED_PLANNER, plan_episode
 
         for a, wc in wc_agents.items():
             tag = f" [{a}]" if a else ""
-            planners[f"planner{tag}"] = (wc, ())
-            planners[f"{MULTI}{tag}"] = (wc, MULTI_BASES)
+            planners[f"planner{tag}"] = (wc, {"also": ()})
+            planners[f"{MULTI}{tag}"] = (wc, {"also": MULTI_BASES})
+            planners[f"{SHIPPED_LABEL}{tag}"] = (wc, dict(SHIPPED_PLANNER))
         labels += list(planners)
+    cost: dict[str, list[float]] = {}  # label -> [CPU s, decisions] of the planners and the lookahead
     known: dict[tuple[int, int | None], Any] = {}
     if args.optima:
         known = {(int(r["jobs"]), int(r["seed"])): r for _, r in pd.read_csv(args.optima).iterrows()}
@@ -166,8 +171,15 @@ def main(argv: list[str] | None = None) -> int:
                        "solver": args.solver}
             for label, run in runs.items():
                 row[label] = float(run.jobs["round_jct_s"].sum()) / objective - 1
-            for label, (wc, also) in planners.items():
-                row[label] = plan_episode(inst, wc, also=also)["avg_jct_h"] * n * 3600 / objective - 1
+            for label, (wc, kw) in planners.items():
+                r = plan_episode(inst, wc, **kw)
+                row[label] = r["avg_jct_h"] * n * 3600 / objective - 1
+                c = cost.setdefault(label, [0.0, 0])
+                c[0], c[1] = c[0] + r["cpu_s"], c[1] + r["decisions"]
+            if planners:
+                r = plan_episode(inst, "lookahead", plan=False)
+                c = cost.setdefault("lookahead", [0.0, 0])
+                c[0], c[1] = c[0] + r["cpu_s"], c[1] + r["decisions"]
             rows.append(row)
             print(f"  n={n} seed={inst.seed}: {row['status']} in {float(row['dp_s']):.1f} s", flush=True)
     df = pd.DataFrame(rows)
@@ -182,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     for g, members in groups.items():
         if len(members) < 2:
             continue
-        for kind in ("rl-agent", "rl-agent sampled", *(["planner", MULTI] if planners else [])):
+        for kind in ("rl-agent", "rl-agent sampled", *(["planner", MULTI, SHIPPED_LABEL] if planners else [])):
             v = pd.concat([ok[f"{kind} [{a}]"] for a in members])  # every agent seed x instance pair of the recipe
             m, h = ci95(v)
             pooled[f"{kind} [{g}all {len(members)} seeds]"] = (m, h, len(v), int((v < 1e-9).sum()))
@@ -212,10 +224,17 @@ def main(argv: list[str] | None = None) -> int:
                 "rollout to the end over every valid action: it simulates at every decision, a planner rather "
                 f"than the network alone); {MULTI}: the same with every tried action followed by the rl-agent, "
                 "the lookahead and lookahead-small, scored by the best (a parallel rollout: never worse than any "
-                "of the three from the start)")
+                "of the three from the start); "
+                f"{SHIPPED_LABEL}: the shipped learned scheduler, the rl-agent with the search of `SHIPPED_PLANNER` "
+                f"({', '.join(f'{k} {v}' for k, v in SHIPPED_PLANNER.items())}; on these sets its endgame rule, "
+                "exact rollout with the three bases, applies from the first decision, and its first round is "
+                "searched two decisions deep)")
              + ". Gap = policy's total JCT / optimum - 1, over the proven instances.", "",
              f"Command: `{shlex.join(['.venv/bin/python', 'benchmarks/rl_optimum.py', *sys.argv[1:]])}` "
              f"({wall / 60:.1f} min).", "",
+             *([] if not cost else [
+                 "CPU ms per decision (every instance, through the same environment): " + ", ".join(
+                     f"{k} {1000 * c / max(d, 1):.1f}" for k, (c, d) in cost.items()) + ".", ""]),
              f"Headline: the {len(ok)} proven instances of {args.summary_jobs} jobs.", "",
              "| policy | mean gap (95 % CI) | median | max | optimal on |", "|---|---|---|---|---|"]
     lines += summary(ok, labels)

@@ -3,8 +3,8 @@
 lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
-[--horizon 4] [--top 2] [--gate disagree] [--mixes normal,heavy,medium,low] [--large-agents LABELS]
-[--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
+[--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--mixes normal,heavy,medium,low]
+[--large-agents LABELS] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
 
 * **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
   ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
@@ -14,7 +14,9 @@ Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [
 * **large**: per mix of ``--mixes``, ``--sets`` held-out sets of 256 jobs (seeds 1,000,000 + i, all at t = 0):
   the lookahead, random valid actions, contention-greedy, and per agent of ``--large-agents`` the agent alone
   (argmax and sampled) and the planner over it (``--horizon`` rounds then the fluid estimate, the agent's
-  ``--top`` best actions tried, only where ``--gate`` says the agent is unsure). Paired change of the average
+  ``--top`` best actions tried, only where ``--gate`` says the agent is unsure; where at most ``--endgame`` jobs
+  are unfinished, every valid action followed to the end by the agent and both lookaheads, two decisions deep in
+  the first round where at most ``--deep`` are; the defaults are ``SHIPPED_PLANNER``'s). Paired change of the average
   JCT against the lookahead, random, contention-greedy and the agent alone, per agent and pooled over the agents
   labelled ``... sN`` (every seed x set pair), with the 95 % t-interval and the wins; CPU ms per decision.
 
@@ -57,7 +59,7 @@ def _fmt(m: float, h: float, pct: bool = True) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from optsched.rl.planner import GATES, plan_episode
+    from optsched.rl.planner import GATES, SHIPPED_PLANNER, plan_episode
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", default="small,large")
@@ -69,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", default="2", help="the agent's best actions tried on the large sets (all: every one)")
     ap.add_argument("--gate", default="none", help="plan only where the agent is unsure on the large sets: "
                                                     "'disagree', 'disagree-any', a probability, or 'none'")
+    ap.add_argument("--endgame", default=str(SHIPPED_PLANNER["endgame"]),
+                    help="exact rollout with three bases where at most this many jobs are unfinished (none: never)")
+    ap.add_argument("--deep", default=str(SHIPPED_PLANNER["deep"]),
+                    help="two decisions deep in the first round where at most this many jobs are unfinished")
     ap.add_argument("--mixes", default="normal", help="comma-separated mixes of the large sets")
     ap.add_argument("--other-mix-agents", default=None,
                     help="comma-separated labels of the agents run on the mixes other than normal (default: those "
@@ -95,10 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     reuse: dict = {}
     if args.reuse:
         old = pd.read_csv(args.reuse)
-        for col, default in (("horizon", -1), ("top", -1), ("mix", "normal"), ("gate", "none"), ("agent", "")):
+        for col, default in (("horizon", -1), ("top", -1), ("mix", "normal"), ("gate", "none"), ("agent", ""),
+                             ("endgame", -1), ("deep", -1)):
             old[col] = old[col].fillna(default) if col in old else default
         reuse = {(r["part"], r["mix"], r["agent"], r["policy"], int(r["jobs"]), int(r["instance_seed"]),
-                  int(r["horizon"]), int(r["top"]), str(r["gate"])): r.to_dict() for _, r in old.iterrows()}
+                  int(r["horizon"]), int(r["top"]), str(r["gate"]), int(r["endgame"]), int(r["deep"])): r.to_dict()
+                 for _, r in old.iterrows()}
+    eg, dp = _opt(args.endgame), _opt(args.deep)
     t0 = time.perf_counter()
     rows: list[dict] = []
 
@@ -106,15 +115,18 @@ def main(argv: list[str] | None = None) -> int:
             gate=None) -> dict:
         sd = -1 if inst.seed is None else int(inst.seed)
         g = "none" if gate is None or not plan else str(gate)
+        e, d = (eg, dp) if plan and part == "large" else (None, None)
         key = (part, mix, agent, policy, len(inst.jobs), sd, -1 if horizon is None else horizon,
-               -1 if top is None else top, g)
+               -1 if top is None else top, g, -1 if e is None else e, -1 if d is None else d)
         if key in reuse:
             row = reuse[key]
         else:
-            r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top, gate=gate if plan else None)
+            r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top, gate=gate if plan else None,
+                             endgame=e, deep=d)
             r.pop("summary", None)
             row = {"part": part, "mix": mix, "agent": agent, "policy": policy, "instance_seed": sd,
-                   "jobs": len(inst.jobs), "horizon": key[6], "top": key[7], "gate": g, **extra, **r}
+                   "jobs": len(inst.jobs), "horizon": key[6], "top": key[7], "gate": g, "endgame": key[9],
+                   "deep": key[10], **extra, **r}
         rows.append(row)
         return row
 
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         def simulated(mix: str, inst, label: str, policy: str, spec) -> dict:
             """A plain policy through the simulator (the one door), as a row of the same shape."""
             sd = -1 if inst.seed is None else int(inst.seed)
-            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none")
+            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none", -1, -1)
             if key in reuse:
                 row = reuse[key]
             else:
@@ -187,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = time.process_time() - c0
                 n = len(res.custom["contention_rounds"]["plan"])
                 row = {"part": "large", "mix": mix, "agent": label, "policy": policy, "instance_seed": sd,
-                       "jobs": len(inst.jobs), "horizon": -1, "top": -1, "gate": "none",
+                       "jobs": len(inst.jobs), "horizon": -1, "top": -1, "gate": "none", "endgame": -1, "deep": -1,
                        "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "cpu_s": cpu, "rounds": n}
             rows.append(row)
             return row
@@ -203,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
                      "only where the agent's action is not the lookahead's" if gate == "disagree" else
                      "only where the agent's action is not the lookahead's or not lookahead-small's"
                      if gate == "disagree-any" else f"only where the agent's probability is below {gate}")
+                  + ("" if eg is None and dp is None else
+                     f"; where at most {max(eg or 0, dp or 0)} jobs are unfinished (the episode's tail), every valid "
+                     "action followed to the end by the agent and both lookaheads, scored by the best (`endgame`"
+                     + (f"; two decisions deep in the first round where at most {dp} are, `deep`" if dp else "")
+                     + ")")
                   + " (elsewhere the agent's own argmax action). Paired change of the average JCT (mean ± 95 % "
                   "t-interval over the sets; pooled rows: every seed x set pair) and wins; agent: argmax, sampled "
                   "(the agent's softmax, seed 0) and the planner over the argmax agent. CPU ms per decision in "

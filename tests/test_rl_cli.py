@@ -44,6 +44,8 @@ CASES = [
     ("evaluate-gate-big", "rl evaluate --planner --gate 2", "--gate"),
     ("evaluate-gate-word", "rl evaluate --planner --gate often", "--gate"),
     ("evaluate-horizon-0", "rl evaluate --planner --horizon 0", "--horizon"),
+    ("evaluate-endgame-0", "rl evaluate --planner --endgame 0", "--endgame"),
+    ("evaluate-deep-word", "rl evaluate --planner --deep some", "--deep"),
     ("evaluate-planner-paper-agent", "rl evaluate --planner --policy shipped --sets 1 --jobs 4 --hours 0.25 "
                                      "--baselines contention-srtf", "--planner"),
     ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),
@@ -94,8 +96,8 @@ def test_rl_evaluate_planner_adds_its_rows_and_its_cpu_beside_the_lookahead(caps
     from optsched.cli import main
 
     out = tmp_path / "e.csv"
-    assert main(["rl", "evaluate", "--planner", "--gate", "none", "--sets", "2", "--jobs", "6", "--hours", "0.25",
-                 "--baselines", "contention-lookahead", "-o", str(out)]) == 0
+    assert main(["rl", "evaluate", "--planner", "--gate", "none", "--deep", "none", "--sets", "2", "--jobs", "6",
+                 "--hours", "0.25", "--baselines", "contention-lookahead", "-o", str(out)]) == 0
     text = capsys.readouterr().out
     rows = list(csv.DictReader(out.open()))
     planner = [r for r in rows if r["policy"] == "rl-planner"]

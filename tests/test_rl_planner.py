@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from tests.sim.shared_data import DEEPSHARE, needs_data
@@ -15,7 +17,16 @@ pytest.importorskip("gymnasium")
 
 from optsched.rl.env import ContentionEnv  # noqa: E402
 from optsched.rl.imitation import rollout_action  # noqa: E402
-from optsched.rl.planner import base_policy, fluid_cost, plan_action, plan_episode, ranked  # noqa: E402
+from optsched.rl.planner import (  # noqa: E402
+    ENDGAME_BASES,
+    base_policy,
+    fluid_cost,
+    jobs_left,
+    plan_action,
+    plan_episode,
+    plan_scores,
+    ranked,
+)
 
 
 def _inst(jobs=5, seed=3, hours=0.25):
@@ -154,3 +165,49 @@ def test_a_gate_plans_only_where_the_agent_is_unsure():
         plan_episode(inst, "normal-wc", gate=1.5)
     with pytest.raises(InstanceError, match="gate"):
         plan_episode(inst, "lookahead", gate="disagree")
+
+
+def test_a_two_step_search_is_the_best_of_one_step_searches_after_each_action():
+    """``depth=2`` by a second method: the score of each first action is its reward plus the best one-step
+    score (every valid action, each followed to the end by the best base) of the state it leads to, stepping
+    through the states with a single valid action by hand."""
+    inst = _inst(jobs=6, seed=2_000_003)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    act, more = base_policy("normal-wc"), [base_policy(b) for b in ENDGAME_BASES]
+    own, two = plan_scores(env, act, None, None, more, depth=2)
+    assert len(two) >= 2 and own in two
+    for a, score in two.items():
+        e = copy.deepcopy(env)
+        _, total, term, trunc, _ = e.step(a)
+        while not (term or trunc) and int(e.action_masks().sum()) == 1:
+            _, r, term, trunc, _ = e.step(int(np.flatnonzero(e.action_masks())[0]))
+            total += r
+        if not (term or trunc):
+            total += max(plan_scores(e, act, None, None, more)[1].values())
+        assert score == pytest.approx(total, abs=1e-12), a
+    one = plan_scores(env, act, None, None, more)[1]
+    assert all(two[a] >= one[a] - 1e-12 for a in one) and any(two[a] > one[a] + 1e-12 for a in one)
+
+
+def test_the_endgame_is_exact_rollout_with_three_bases_and_deep_looks_two_decisions_ahead_in_round_one():
+    """``endgame`` at or above the set's size: the same episode as every valid action followed to the end by the
+    agent and both lookaheads, ungated; ``deep``: the first round's decisions searched two deep (never more
+    planned states; the same decisions afterwards are one-step), refused when not a positive integer."""
+    inst = _inst(jobs=6, seed=2_000_004)
+    end = plan_episode(inst, "normal-wc", horizon=4, top=2, gate="disagree", endgame=6)
+    par = plan_episode(inst, "normal-wc", also=ENDGAME_BASES)
+    assert end["avg_jct_h"] == par["avg_jct_h"] and end["decisions"] == par["decisions"]
+    assert end["endgame_states"] == end["planned"] == par["planned"] > 0
+    none = plan_episode(inst, "normal-wc", horizon=4, top=2, gate="disagree", endgame=1)
+    assert none["endgame_states"] == 0
+    deep = plan_episode(inst, "normal-wc", deep=6)
+    assert deep["endgame_states"] == deep["planned"] > 0 and deep["cpu_s"] > 0
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    assert jobs_left(env) == 6
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(InstanceError, match="endgame"):
+            plan_episode(inst, "normal-wc", endgame=bad)
+        with pytest.raises(InstanceError, match="deep"):
+            plan_episode(inst, "normal-wc", deep=bad)

@@ -132,7 +132,7 @@ def rl_section(jobs: int = 256, seed: int = 1_000_000) -> str:
     (docs/results/rl.md, docs/results/rl_learned.md, docs/results/rl_planner.md).
 
     ```pycon
-    >>> out = rl_section(jobs=8)
+    >>> out = rl_section(jobs=4)
     >>> "rl-hybrid vs SRTF" in out, "rl-agent argmax vs lookahead" in out
     (True, True)
 

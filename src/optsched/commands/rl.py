@@ -113,10 +113,10 @@ def _baselines(text: str) -> list[str]:
 
 
 def _horizon(text: str) -> int | None:
-    """A positive integer or ``none`` (the planner's ``--horizon`` and ``--top``)."""
+    """A positive integer or ``none`` (the planner's ``--horizon``, ``--top``, ``--endgame`` and ``--deep``)."""
     if text.lower() in ("none", "all"):
         return None
-    return positive_int("--horizon/--top", 10_000)(text)
+    return positive_int("--horizon/--top/--endgame/--deep", 10_000)(text)
 
 
 def _gate(text: str) -> float | str | None:
@@ -221,6 +221,13 @@ def register(sub) -> None:
     e.add_argument("--gate", type=_gate, default=PLANNER["gate"],
                    help="plan only where the agent is unsure: a probability p (its action's below p), 'disagree' "
                         f"(its action is not the lookahead's) or 'none' (always; default {PLANNER['gate']})")
+    e.add_argument("--endgame", type=_horizon, default=PLANNER["endgame"],
+                   help="where at most this many jobs are unfinished, the planner tries every valid action "
+                        "followed to the end by the agent and both lookaheads ('none': never; default "
+                        f"{PLANNER['endgame']})")
+    e.add_argument("--deep", type=_horizon, default=PLANNER["deep"],
+                   help="where at most this many jobs are unfinished, that search looks two decisions deep "
+                        f"('none': never; default {PLANNER['deep']})")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -362,13 +369,15 @@ def _with_planner(df, insts, agent, args):
                             f"--policy shipped-wc): {exc}", field="--planner") from None
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
     for inst in insts:
-        r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate)
+        r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
+                         deep=args.deep)
         rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
         for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
                            ("lookahead", plan_episode(inst, "lookahead", plan=False))):
             cpu[label][0] += res["cpu_s"]
             cpu[label][1] += res["decisions"]
-    note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}): "
+    note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}, endgame "
+            f"{args.endgame}, deep {args.deep}): "
             + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
     return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 

@@ -13,10 +13,13 @@ orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.plan
 **The shipped learned scheduler** is the shipped network (``normal-wc``) plus this search, with the settings
 [`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 4
 rounds of the network then the fluid estimate (``horizon``), and only in the states where the network's action is
-not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action). The network is the learned
-part; the search uses it, as a policy network is used by a planner. ``optsched rl evaluate --planner`` runs it
-(``rl-planner``). More bases (``also=``: a parallel rollout, each tried action followed by every base and scored by
-the best) make it never worse than any of them from the start with full rollouts.
+not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action); where at most 8 jobs of the
+set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
+to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
+decisions deep (``deep``). The network is the learned part; the search uses it, as a policy network is used by a
+planner. ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
+each tried action followed by every base and scored by the best) make it never worse than any of them from the
+start with full rollouts.
 
 The score is the average-JCT return (``reward="avg-jct"``: minus the jobs in the system over the jobs in the
 set, times the round's hours, summed), so a full rollout scores exactly minus the set's average JCT in hours.
@@ -56,6 +59,10 @@ __doctest_requires__ = {"*": "deepshare-contention"}
 Base = Callable[[ContentionEnv], int]
 # plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's (``disagree-any``)
 GATES = ("disagree", "disagree-any")
+# the extra bases of the endgame search (plan_episode's ``endgame``), beside the planner's own
+ENDGAME_BASES = ("lookahead", "lookahead-small")
+# plan_episode's ``deep`` search looks two decisions deep only in the episode's first DEEP_ROUNDS rounds
+DEEP_ROUNDS = 1
 
 
 def base_policy(spec: Any) -> Base:
@@ -123,13 +130,46 @@ def ranked(env: ContentionEnv, spec: Any) -> list[int]:
     return [int(a) for a in np.argsort(-z, kind="stable") if mask[a]]
 
 
+def jobs_left(env: ContentionEnv) -> int:
+    """The jobs of the episode's set not finished yet (in the system or still to arrive)."""
+    assert env.sim is not None
+    return len(env.instance.jobs) - len(env.sim.view.jobs.finished)
+
+
+def _value(env: ContentionEnv, bases: Sequence[Base], horizon: int | None, depth: int) -> float:
+    """The best return from ``env`` (modified): ``depth - 1`` more decisions with a choice searched over every
+    valid action (decisions with one valid action are taken as they come), then the best of ``bases`` followed
+    (each on its own copy)."""
+    total = 0.0
+    while depth > 1:
+        valid = [int(a) for a in np.flatnonzero(env.action_masks())]
+        if len(valid) > 1:
+            best = -np.inf
+            for a in valid:
+                e = copy.deepcopy(env)
+                _, r, term, trunc, _ = e.step(a)
+                best = max(best, r + (0.0 if term or trunc else _value(e, bases, horizon, depth - 1)))
+            return total + best
+        _, r, term, trunc, _ = env.step(valid[0])
+        total += r
+        if term or trunc:
+            return total
+    best = -np.inf
+    for k, b in enumerate(bases):
+        e = env if k == len(bases) - 1 else copy.deepcopy(env)
+        best = max(best, _follow(e, b, horizon))
+    return total + best
+
+
 def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
                 top: Callable[[ContentionEnv], list[int]] | None = None,
-                also: Sequence[Base] = ()) -> tuple[int, dict[int, float]]:
+                also: Sequence[Base] = (), depth: int = 1) -> tuple[int, dict[int, float]]:
     """The base's own action in ``env``'s current state and the planner's score of each tried action (its
     first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
     when only one action would be tried. ``also``: more base policies (parallel rollout): each tried action is
-    followed by every base and scored by the best of them."""
+    followed by every base and scored by the best of them. ``depth`` 2 (or more): after each tried action, the
+    next ``depth - 1`` decisions with a choice are searched over every valid action before the bases are
+    followed (a search tree of that depth with rollouts at its leaves)."""
     valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
     if own not in valid:
@@ -138,14 +178,9 @@ def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
         return own, {}
     scores = {}
     for a in valid:
-        best = -np.inf
-        for b in (base, *also):
-            e = copy.deepcopy(env)
-            _, r, term, trunc, _ = e.step(a)
-            best = max(best, r + (0.0 if term or trunc else _follow(e, b, horizon)))
-            if term or trunc:
-                break
-        scores[a] = best
+        e = copy.deepcopy(env)
+        _, r, term, trunc, _ = e.step(a)
+        scores[a] = r + (0.0 if term or trunc else _value(e, (base, *also), horizon, depth))
     return own, scores
 
 
@@ -161,11 +196,12 @@ def best_scored(own: int, scores: dict[int, float]) -> int:
 
 def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
                 top: Callable[[ContentionEnv], list[int]] | None = None,
-                also: Sequence[Base] = ()) -> tuple[int, int]:
+                also: Sequence[Base] = (), depth: int = 1) -> tuple[int, int]:
     """The planner's action in ``env``'s current state and how many actions it tried (module docstring);
     ``top``: the actions to try (default: every valid one), for example the base's best few; ``also``: more
-    bases, each tried action scored by the best of them ([`plan_scores`][optsched.rl.planner.plan_scores])."""
-    own, scores = plan_scores(env, base, horizon, top, also)
+    bases, each tried action scored by the best of them; ``depth``: the search depth
+    ([`plan_scores`][optsched.rl.planner.plan_scores])."""
+    own, scores = plan_scores(env, base, horizon, top, also, depth)
     return best_scored(own, scores), len(scores)
 
 
@@ -179,7 +215,8 @@ def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
 
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
                  plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
-                 gate: float | str | None = None) -> dict[str, Any]:
+                 gate: float | str | None = None, endgame: int | None = None,
+                 deep: int | None = None) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
     its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
     ([`ranked`][optsched.rl.planner.ranked]; None: every valid action); ``also``: more bases (specs as ``base``)
@@ -187,9 +224,15 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     start, with full rollouts); ``gate``: plan only where the base agent is unsure: a number p (its
     [`confidence`][optsched.rl.planner.confidence] below p), ``"disagree"`` (its action is not the
     lookahead's) or ``"disagree-any"`` (not the lookahead's or not lookahead-small's); elsewhere the agent's own
-    action. Returns the average JCT in hours (round accounting, as the
-    simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many were planned, the
-    actions tried, how many times the planner overruled the base, the CPU seconds (and per decision), and the
+    action. ``endgame``: in the states where at most this many jobs of the set are unfinished, the search is
+    exact rollout with the best base instead: every valid action tried, ungated, each followed to the end by
+    ``base``, by each of ``also`` and by both lookaheads ([`ENDGAME_BASES`][optsched.rl.planner.ENDGAME_BASES]),
+    scored by the best; ``deep``: where at most this many are unfinished and the episode is in its first round
+    ([`DEEP_ROUNDS`][optsched.rl.planner.DEEP_ROUNDS]), that search looks two decisions deep (``depth=2`` of
+    [`plan_scores`][optsched.rl.planner.plan_scores]; implies the endgame search). Returns the average JCT in hours
+    (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many
+    were planned, the actions tried, how many of the planned ones were in the endgame search
+    (``endgame_states``), how many times the planner overruled the base, the CPU seconds (and per decision), and the
     run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
@@ -198,8 +241,13 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
         raise InstanceError(f"must be a number in (0, 1], one of {', '.join(GATES)} or None, got {gate!r}",
                             field="gate")
+    for name, v in (("endgame", endgame), ("deep", deep)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
     act = base_policy(base) if not callable(base) else base
     more = [base_policy(b) if not callable(b) else b for b in also]
+    end_more = more + [base_policy(b) for b in ENDGAME_BASES if b != base and b not in also]
+    end_at = max(endgame or 0, deep or 0)
     pol = None if callable(base) or base in ("lookahead", "lookahead-small") else load_policy(base)
     if gate is not None and pol is None:
         raise InstanceError("a gate needs an agent (a network) as the base", field="gate")
@@ -223,11 +271,18 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     env.reset(options={"instance": instance})
     c0 = time.process_time()
     total, done, info = 0.0, False, {}
-    decisions = choices = planned = tried = changed = 0
+    decisions = choices = planned = tried = changed = ended = 0
     while not done:
         if int(env.action_masks().sum()) > 1:
             choices += 1
-        if plan and unsure(env):
+        left = jobs_left(env) if plan and end_at else end_at + 1
+        if left <= end_at:
+            two = deep is not None and left <= deep and env._rounds < DEEP_ROUNDS
+            a, n = plan_action(env, act, None, None, end_more, 2 if two else 1)
+            if n:
+                planned, tried, ended = planned + 1, tried + n, ended + 1
+                changed += int(a != act(env))
+        elif plan and unsure(env):
             a, n = plan_action(env, act, horizon, None if top is None else prune, more)
             if n:
                 planned, tried = planned + 1, tried + n
@@ -239,10 +294,10 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
         total, done = total + r, term or trunc
     cpu = time.process_time() - c0
     return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "planned": planned, "tried": tried,
-            "changed": changed, "cpu_s": cpu, "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
+            "changed": changed, "endgame_states": ended, "cpu_s": cpu,
+            "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
             "summary": info.get("summary", {})}
 
 
-__all__ = ["GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost",
-           "plan_action", "plan_scores",
-           "plan_episode", "ranked"]
+__all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored",
+           "confidence", "fluid_cost", "jobs_left", "plan_action", "plan_episode", "plan_scores", "ranked"]

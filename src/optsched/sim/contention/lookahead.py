@@ -89,8 +89,11 @@ SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actio
 # the shipped learned scheduler is that network plus decision-time search (optsched.rl.planner, which needs the
 # environment): the network's 2 best actions, 4 rounds of the network then a fluid estimate, only where the
 # network's action is not the lookahead's (session 8: chosen on two 256-job Normal sets of seeds 3,000,000 and
-# 3,000,001, neither held out nor trained on; docs/algorithms/rl-contention.md)
-SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree"}
+# 3,000,001, neither held out nor trained on); where at most 8 jobs are unfinished (a small set's whole episode, a
+# large set's tail), every valid action followed to the end by the network and both lookaheads, and in the
+# first round two decisions deep (session 9: chosen on 15 small sets of seeds 5,000,000-5,000,004, 6-8 jobs, no
+# optimum needed; docs/algorithms/rl-contention.md)
+SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8}
 OBSERVATIONS = ("paper", "rich", "plan")
 PER_ACTION = 7
 PLAN_PER_ACTION = 4
