@@ -187,3 +187,26 @@ def test_cluster_shift_leaves_the_callers_deltas_alone():
     assert (da, db) == ({1: 1}, {1: 1})
     assert cs.free.tolist() == [0, 0, 1, 4] and cs.busy_gpus == 11
     assert [list(d) for d in cs.jobs_on[:3]] == [["a"], ["a", "b"], ["b"]]
+
+
+def test_builder_migrate_takes_the_callers_moved_gpus():
+    cs = ClusterState(Cluster.homogeneous(3, 4))
+    j = Job("a", 0.0, 6, 10.0, 1.0)
+    pl = Placement.of({0: 4, 1: 2})
+    j.status, j.placement, j.held_gpus = RUNNING, pl, 6
+    cs.occupy("a", pl)
+    jobs = JobState()
+    jobs.add(j)
+    view = SimView(0.0, cs, jobs, None)
+    new = Placement.of({0: 4, 1: 3, 2: 1})
+    b = DecisionBuilder(view, elastic=True)
+    b.migrate(j, new, {1: 1, 2: 1})  # the true delta: what the walk gives
+    plain = DecisionBuilder(view, elastic=True)
+    plain.migrate(j, new)
+    assert b.free.tolist() == plain.free.tolist() == [0, 1, 3] and b.free_total == plain.free_total == 4
+    assert b.build().moved[j] == (pl, new, {1: 1, 2: 1})
+    planted = DecisionBuilder(view, elastic=True)
+    planted.migrate(j, new, {2: 1})  # taken as it is (not walked again): server 1 keeps its 2 free
+    assert planted.free.tolist() == [0, 2, 3]
+    with pytest.raises(ScheduleError):  # a move that does not fit still goes the plain way, which names it
+        DecisionBuilder(view, elastic=True).migrate(j, Placement.of({0: 4, 1: 2, 2: 5}), {2: 5})

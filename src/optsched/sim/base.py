@@ -197,9 +197,28 @@ class DecisionBuilder:
         self._preempted.add(job.id)
         self.decision.preempt.append(job)
 
-    def migrate(self, job: Job, placement: Placement) -> None:
-        """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place)."""
-        self.move({job: placement})
+    def migrate(self, job: Job, placement: Placement, moved: dict[int, int] | None = None) -> None:
+        """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place).
+        ``moved`` (optional): the GPUs the move takes per server whose count changes (negative: gives back),
+        when the caller built ``placement`` from the job's and kept them (the deadline family's ``grow`` and
+        ``shrink``): taken as they are, in place of [`moved_gpus`][optsched.sim.state.moved_gpus]'s walk over
+        both placements, so they must be exactly what it returns (``placement``'s servers ascending and
+        distinct, its counts positive); the fit is still checked."""
+        if moved is None:
+            self.move({job: placement})
+            return
+        if job.status != RUNNING or job.id in self._preempted or job in self.decision.migrate:
+            raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
+                                "this decision)", job=job.id)
+        check_placement(job, placement, self.elastic)
+        old = job.placement
+        assert old is not None  # a running job holds GPUs
+        delta = self._shift(old, placement, moved)
+        if delta is None:  # it does not fit: the plain path names the fault
+            self.move({job: placement})
+            return
+        self.decision.migrate[job] = placement
+        self.decision.moved[job] = (old, placement, delta)
 
     def move(self, moves: dict[Job, Placement]) -> None:
         """Move several running jobs at once, as the engine does: every mover gives its GPUs back before any
@@ -225,14 +244,15 @@ class DecisionBuilder:
             self._take(job, placement)
             self.decision.migrate[job] = placement
 
-    def _shift(self, old: Placement, new: Placement) -> dict[int, int] | None:
+    def _shift(self, old: Placement, new: Placement, delta: dict[int, int] | None = None) -> dict[int, int] | None:
         """``_give(old)`` then ``_take(new)``, writing only the servers whose count changes (the same free GPUs
         after; a job resized on hundreds of servers changes a few): when done, the GPUs taken per server
         ([`moved_gpus`][optsched.sim.state.moved_gpus], which the engine's shift reuses); None (nothing written)
         when ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
-        path, which names the fault)."""
+        path, which names the fault). ``delta``: ``moved_gpus(old, new, ...)`` when the caller has it."""
         free = self.free
-        delta = moved_gpus(old, new, len(free))
+        if delta is None:
+            delta = moved_gpus(old, new, len(free))
         if delta is None:
             return None
         for s, d in delta.items():  # GPUs added on a server must be free now (what the job gives back is elsewhere)
