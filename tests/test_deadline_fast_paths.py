@@ -728,3 +728,25 @@ def test_plan_now_is_plan_jobs():
     finally:
         ef._DRIFT = drift
 
+
+
+def test_grow_and_shrink_keep_the_moves_moved_gpus():
+    """The per-server GPUs ``grow`` and ``shrink`` hand to ``DecisionBuilder.migrate`` (which takes them as they
+    are, in place of ``moved_gpus``) are ``moved_gpus`` of the move they build, on small and large clusters."""
+    import numpy as np
+
+    from optsched.sim.deadline.common import grow, placement_of, shrink
+    from optsched.sim.state import moved_gpus
+
+    rng = random.Random(29)
+    for _ in range(400):
+        nodes = rng.choice([3, 8, 70, 200])
+        free = np.array([rng.choice([0, 0, 1, 2, 3, 4]) for _ in range(nodes)], dtype=np.int64)
+        pl = Placement.of({s: rng.randint(1, 4) for s in rng.sample(range(nodes), rng.randint(1, min(nodes, 40)))})
+        gone: dict[int, int] = {}
+        new = placement_of(shrink(pl, rng.randint(1, pl.gpus), gone))
+        assert gone == moved_gpus(pl, new, nodes)
+        added: dict[int, int] = {}
+        got = grow(pl, pl.gpus + rng.randint(1, int(free.sum()) + 1), free, added)
+        if got is not None:
+            assert added == moved_gpus(pl, placement_of(got), nodes)

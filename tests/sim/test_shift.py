@@ -117,10 +117,96 @@ def test_builder_shift_is_give_then_take(seed):
             fits = True
         except ScheduleError:
             fits = False
-        assert fast._shift(j.placement, new) is fits
+        assert (fast._shift(j.placement, new) is not None) is fits
         if fits:
             assert fast.free.tolist() == plain.free.tolist() and fast.free_total == plain.free_total
         else:
             assert fast.free.tolist() == cs.free.tolist()  # nothing written
             with pytest.raises(ScheduleError):
                 fast.migrate(j, new)  # the plain path names the fault
+
+
+def _engine_after_move(edit):
+    """A 3-server x 2-GPU run: a (2 GPUs) on server 0 from 0; at b's arrival (30) a decision built with
+    ``DecisionBuilder.migrate`` moves a to server 1, ``edit`` may change it; the cluster state right after."""
+    from optsched.problems.workload import Workload, WorkloadJob
+    from optsched.sim import LaunchMechanism, Simulator
+
+    wl = Workload((WorkloadJob("a", 0, 2, 100, 1.0), WorkloadJob("b", 30, 1, 10, 1.0)))
+    sim = Simulator(wl, Cluster.homogeneous(3, 2), mode="event", launch=LaunchMechanism(migration_s=5.0))
+    sim.reset()
+    while (view := sim.advance()) is not None:
+        if view.now == 30:
+            a = view.jobs.active["a"]
+            b = DecisionBuilder(view, elastic=True)
+            b.migrate(a, Placement.of({1: 2}))
+            d = b.build()
+            assert d.moved[a][:2] == (Placement.of({0: 2}), Placement.of({1: 2}))  # the builder's work is kept
+            edit(d, a)
+            sim.apply(d)
+            return _state(view.cluster)
+        sim.apply(sim.decide())
+    raise AssertionError("no decision at 30")
+
+
+def test_engine_reuses_the_builders_moved_gpus():
+    # a planted delta for the very placements the builder saw is what the engine writes: the engine reused it
+    # rather than working the move out again (the true one gives the plain state: server 1 full, 0 free)
+    free, _, busy, on = _engine_after_move(lambda d, a: None)
+    assert (free, busy, on) == ([2, 0, 2], 2, [[], [("a", 2)], []])
+
+    def plant(d, a):
+        old, new, _ = d.moved[a]
+        d.moved[a] = (old, new, {1: 2})  # (server 0 never given back)
+
+    free, _, busy, _ = _engine_after_move(plant)
+    assert (free, busy) == ([0, 0, 2], 4)
+
+
+def test_engine_ignores_the_builders_work_for_an_edited_move():
+    # the policy moves a elsewhere after building: the kept entry is for other placements, so the engine works
+    # the move out itself (a planted, wrong entry must not be used)
+    def edit(d, a):
+        old, new, _ = d.moved[a]
+        d.moved[a] = (old, new, {1: 2})
+        d.migrate[a] = Placement.of({2: 2})
+
+    free, _, busy, on = _engine_after_move(edit)
+    assert (free, busy, on) == ([2, 2, 0], 2, [[], [], [("a", 2)]])
+
+
+def test_cluster_shift_leaves_the_callers_deltas_alone():
+    # two movers with their deltas handed in: the moves are summed in a dict of shift's own, not in the first's
+    cs = ClusterState(Cluster.homogeneous(4, 4))
+    pa, pb = Placement.of({0: 4, 1: 2}), Placement.of({2: 3})
+    cs.occupy("a", pa)
+    cs.occupy("b", pb)
+    na, nb = Placement.of({0: 4, 1: 3}), Placement.of({1: 1, 2: 3})
+    da, db = {1: 1}, {1: 1}
+    assert cs.shift([("a", pa, na), ("b", pb, nb)], [da, db])
+    assert (da, db) == ({1: 1}, {1: 1})
+    assert cs.free.tolist() == [0, 0, 1, 4] and cs.busy_gpus == 11
+    assert [list(d) for d in cs.jobs_on[:3]] == [["a"], ["a", "b"], ["b"]]
+
+
+def test_builder_migrate_takes_the_callers_moved_gpus():
+    cs = ClusterState(Cluster.homogeneous(3, 4))
+    j = Job("a", 0.0, 6, 10.0, 1.0)
+    pl = Placement.of({0: 4, 1: 2})
+    j.status, j.placement, j.held_gpus = RUNNING, pl, 6
+    cs.occupy("a", pl)
+    jobs = JobState()
+    jobs.add(j)
+    view = SimView(0.0, cs, jobs, None)
+    new = Placement.of({0: 4, 1: 3, 2: 1})
+    b = DecisionBuilder(view, elastic=True)
+    b.migrate(j, new, {1: 1, 2: 1})  # the true delta: what the walk gives
+    plain = DecisionBuilder(view, elastic=True)
+    plain.migrate(j, new)
+    assert b.free.tolist() == plain.free.tolist() == [0, 1, 3] and b.free_total == plain.free_total == 4
+    assert b.build().moved[j] == (pl, new, {1: 1, 2: 1})
+    planted = DecisionBuilder(view, elastic=True)
+    planted.migrate(j, new, {2: 1})  # taken as it is (not walked again): server 1 keeps its 2 free
+    assert planted.free.tolist() == [0, 2, 3]
+    with pytest.raises(ScheduleError):  # a move that does not fit still goes the plain way, which names it
+        DecisionBuilder(view, elastic=True).migrate(j, Placement.of({0: 4, 1: 2, 2: 5}), {2: 5})

@@ -68,6 +68,12 @@ class Decision:
     launch: dict[Job, Placement] = field(default_factory=dict)
     preempt: list[Job] = field(default_factory=list)
     migrate: dict[Job, Placement] = field(default_factory=dict)
+    #: what [`DecisionBuilder`][optsched.sim.base.DecisionBuilder] already worked out for a move: job -> (old
+    #: placement, new placement, [`moved_gpus`][optsched.sim.state.moved_gpus] of them). The engine uses an entry
+    #: only when both placements are the very objects it moves the job from and to, else it works the move out
+    #: again (a policy may edit ``migrate`` after building); not compared, not shown
+    moved: dict[Job, tuple[Placement, Placement, dict[int, int]]] = field(default_factory=dict, repr=False,
+                                                                           compare=False)
 
 
 #: a placement on more servers than this is checked and taken (given back) by ``DecisionBuilder`` in a few numpy
@@ -191,9 +197,28 @@ class DecisionBuilder:
         self._preempted.add(job.id)
         self.decision.preempt.append(job)
 
-    def migrate(self, job: Job, placement: Placement) -> None:
-        """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place)."""
-        self.move({job: placement})
+    def migrate(self, job: Job, placement: Placement, moved: dict[int, int] | None = None) -> None:
+        """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place).
+        ``moved`` (optional): the GPUs the move takes per server whose count changes (negative: gives back),
+        when the caller built ``placement`` from the job's and kept them (the deadline family's ``grow`` and
+        ``shrink``): taken as they are, in place of [`moved_gpus`][optsched.sim.state.moved_gpus]'s walk over
+        both placements, so they must be exactly what it returns (``placement``'s servers ascending and
+        distinct, its counts positive); the fit is still checked."""
+        if moved is None:
+            self.move({job: placement})
+            return
+        if job.status != RUNNING or job.id in self._preempted or job in self.decision.migrate:
+            raise ScheduleError("migration of a job that is not running (or already preempted or moved in "
+                                "this decision)", job=job.id)
+        check_placement(job, placement, self.elastic)
+        old = job.placement
+        assert old is not None  # a running job holds GPUs
+        delta = self._shift(old, placement, moved)
+        if delta is None:  # it does not fit: the plain path names the fault
+            self.move({job: placement})
+            return
+        self.decision.migrate[job] = placement
+        self.decision.moved[job] = (old, placement, delta)
 
     def move(self, moves: dict[Job, Placement]) -> None:
         """Move several running jobs at once, as the engine does: every mover gives its GPUs back before any
@@ -206,8 +231,11 @@ class DecisionBuilder:
         if len(moves) == 1:  # one mover (what ``migrate`` adds): only the servers whose count changes are touched
             for job, placement in moves.items():
                 assert job.placement is not None  # a running job holds GPUs
-                if self._shift(job.placement, placement):
+                old = job.placement
+                delta = self._shift(old, placement)
+                if delta is not None:
                     self.decision.migrate[job] = placement
+                    self.decision.moved[job] = (old, placement, delta)  # the engine's shift reuses it
                     return
         for job in moves:
             assert job.placement is not None  # a running job holds GPUs
@@ -216,22 +244,24 @@ class DecisionBuilder:
             self._take(job, placement)
             self.decision.migrate[job] = placement
 
-    def _shift(self, old: Placement, new: Placement) -> bool:
+    def _shift(self, old: Placement, new: Placement, delta: dict[int, int] | None = None) -> dict[int, int] | None:
         """``_give(old)`` then ``_take(new)``, writing only the servers whose count changes (the same free GPUs
-        after; a job resized on hundreds of servers changes a few): True when done, False (nothing written) when
-        ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
-        path, which names the fault)."""
+        after; a job resized on hundreds of servers changes a few): when done, the GPUs taken per server
+        ([`moved_gpus`][optsched.sim.state.moved_gpus], which the engine's shift reuses); None (nothing written)
+        when ``new``'s servers are not ascending and distinct or it does not fit (the caller then takes the plain
+        path, which names the fault). ``delta``: ``moved_gpus(old, new, ...)`` when the caller has it."""
         free = self.free
-        delta = moved_gpus(old, new, len(free))
         if delta is None:
-            return False
+            delta = moved_gpus(old, new, len(free))
+        if delta is None:
+            return None
         for s, d in delta.items():  # GPUs added on a server must be free now (what the job gives back is elsewhere)
             if d > 0 and free[s] < d:
-                return False
+                return None
         for s, d in delta.items():
             free[s] -= d
         self.free_total += old.gpus - new.gpus
-        return True
+        return delta
 
     def launch(self, job: Job, placement: Placement) -> None:
         """Start a waiting job (or restart one preempted in this decision) on ``placement``; the engine checks

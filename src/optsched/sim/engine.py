@@ -1038,7 +1038,14 @@ class Simulator:
         olds = {}
         # the movers' GPUs shifted on the servers whose count changes only, when the moves fit (else released and
         # occupied below, which names the fault); elastic jobs resized on hundreds of servers change a few
-        shifted = self.cstate.shift([(job.id, job.placement, pl) for job, pl in moves])  # type: ignore[misc]
+        # (with the builder's per-server GPUs of a move when it worked them out for these very placements)
+        known = decision.moved
+        triples, deltas = [], []
+        for job, pl in moves:
+            triples.append((job.id, job.placement, pl))
+            m = known.get(job) if known else None
+            deltas.append(m[2] if m is not None and m[0] is job.placement and m[1] is pl else None)
+        shifted = self.cstate.shift(triples, deltas)  # type: ignore[arg-type]
         for job, _ in moves:
             olds[job.id] = job.leave(now)
             if not shifted:

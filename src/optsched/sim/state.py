@@ -683,13 +683,16 @@ class ClusterState:
             del jobs_on[s][job_id]
         self.busy_gpus -= placement.gpus
 
-    def shift(self, moves: Sequence[tuple[str, Placement, Placement]]) -> bool:
+    def shift(self, moves: Sequence[tuple[str, Placement, Placement]],
+              deltas: Sequence[dict[int, int] | None] | None = None) -> bool:
         """Move jobs: ``release(job_id, old)`` for every ``(job_id, old, new)`` of ``moves``, then
         ``occupy(job_id, new)`` for each in order (a decision's moves), writing the free GPUs only on the servers
         whose count changes: the same state after, down to the order of every server's jobs (the movers on a
         server listed last, in the order of ``moves``, as releases then occupies leave them). True when done;
         False, with nothing written, when a placement's servers are not ascending and distinct or the moves do
-        not fit (the caller then releases and occupies, which names the fault).
+        not fit (the caller then releases and occupies, which names the fault). ``deltas`` (optional, one per
+        move): ``moved_gpus(old, new, n_servers)`` of that move when the caller already has it (the decision
+        builder's), None where not: it is then worked out here.
 
         ```pycon
         >>> from optsched.cluster import Cluster
@@ -705,12 +708,17 @@ class ClusterState:
         n_servers = len(fl)
         net: dict[int, int] = {}  # server -> GPUs the moves take there (negative: give back), all movers together
         plans = []
-        for job_id, old, new in moves:  # check first: nothing is written unless every placement is plain and fits
-            delta = moved_gpus(old, new, n_servers)
+        for k, (job_id, old, new) in enumerate(moves):  # check first: nothing is written unless all fit
+            delta = deltas[k] if deltas is not None else None
+            if delta is None:
+                delta = moved_gpus(old, new, n_servers)
             if delta is None:
                 return False
-            for s, d in delta.items():
-                net[s] = net.get(s, 0) + d
+            if net:
+                for s, d in delta.items():
+                    net[s] = net.get(s, 0) + d
+            else:
+                net.update(delta)  # (the first mover's, copied in C)
             held = set(old.servers)
             plans.append((job_id, new, held, held.difference(new.servers)))  # (the servers it leaves)
         for s, d in net.items():
@@ -723,14 +731,24 @@ class ClusterState:
             for s, n in zip(new.servers, new.counts):
                 on = jobs_on[s]
                 if s in held:
+                    if len(on) == 1:  # alone there (its own entry): already last, only its count is written
+                        on[job_id] = n
+                        continue
                     del on[job_id]
                 on[job_id] = n
         free = self.free
         busy = 0
+        changed = []
         for s, d in net.items():
             if d:
-                fl[s] = free[s] = fl[s] - d
+                fl[s] -= d
                 busy += d
+                changed.append(s)
+        if len(changed) > 8:  # many servers: one numpy write, not one numpy scalar write each
+            free[changed] = list(map(fl.__getitem__, changed))
+        else:
+            for s in changed:
+                free[s] = fl[s]
         self.busy_gpus += busy
         return True
 

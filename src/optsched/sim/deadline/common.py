@@ -185,9 +185,10 @@ def placement_of(mapping: dict[int, int]) -> Placement:
     return Placement(tuple(map(int, keys)), tuple(map(int, map(mapping.__getitem__, keys))))
 
 
-def shrink(pl: Placement, n: int) -> dict[int, int]:
+def shrink(pl: Placement, n: int, moved: dict[int, int] | None = None) -> dict[int, int]:
     """``pl`` reduced to ``n`` GPUs in place: GPUs leave the nodes where the job holds fewest first (the job
-    stays as consolidated as it was).
+    stays as consolidated as it was). ``moved`` (optional): gets the GPUs given back per server, negative (what
+    [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for ``DecisionBuilder.migrate``).
 
     ```pycon
     >>> shrink(Placement.of({0: 3, 2: 1}), 2)
@@ -203,14 +204,18 @@ def shrink(pl: Placement, n: int) -> dict[int, int]:
             k = min(c, drop)
             held[-s] -= k
             drop -= k
+            if moved is not None:
+                moved[-s] = -k
             if drop <= 0:
                 break
     return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
-def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
+def grow(pl: Placement, n: int, free: np.ndarray, moved: dict[int, int] | None = None) -> dict[int, int] | None:
     """``pl`` grown to ``n`` GPUs: first the free GPUs of the nodes it already uses (most held first), then
-    other nodes, fragments first. None if there are not enough free GPUs.
+    other nodes, fragments first. None if there are not enough free GPUs. ``moved`` (optional): gets the GPUs
+    added per server (what [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for
+    ``DecisionBuilder.migrate``).
 
     ```pycon
     >>> grow(Placement.of({1: 1}), 3, np.array([1, 1, 4]))
@@ -228,6 +233,8 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
         k = min(fl[s], need)
         held[s] += k
         need -= k
+        if moved is not None:
+            moved[s] = k
     if need > 0:
         # nodes by free GPUs ascending, ties by index (a stable sort), the empty ones skipped; a few nodes are
         # sorted faster in Python, many with numpy (the same order)
@@ -242,6 +249,8 @@ def grow(pl: Placement, n: int, free: np.ndarray) -> dict[int, int] | None:
             k = min(fl[s], need)
             held[s] = held.get(s, 0) + k
             need -= k
+            if moved is not None:
+                moved[s] = k
             if need == 0:
                 break
     if need > 0:

@@ -268,14 +268,16 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
         if target[j] == 0:
             b.preempt(j)
         else:
-            b.migrate(j, placement_of(shrink(pl, target[j])))
+            moved: dict[int, int] = {}  # (the GPUs given back per server: the builder's shift takes them)
+            b.migrate(j, placement_of(shrink(pl, target[j], moved)), moved)
     for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
-        new_g = grow(pl, target[j], b.free)
+        added: dict[int, int] = {}
+        new_g = grow(pl, target[j], b.free, added)
         if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
-        b.migrate(j, placement_of(new_g))
+        b.migrate(j, placement_of(new_g), added)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
         got = place(b.free, target[j])
         if got is None:  # pragma: no cover
