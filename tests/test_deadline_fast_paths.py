@@ -451,6 +451,19 @@ def _plain_plan_jobs(jobs, now, total, share="min"):
     return plans, failed
 
 
+def _random_plan_jobs(rng: random.Random) -> tuple[int, list]:
+    """A random cluster size and 1-25 plan entries (key, ladder, work, deadline), unsorted; about 5 % of the jobs
+    have no work left (they end at once)."""
+    total = rng.choice([4, 16, 64, 2000])
+    jobs = []
+    for i in range(rng.randint(1, 25)):
+        counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
+        speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
+        work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)
+        jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
+    return total, jobs
+
+
 def test_plan_is_the_plain_one():
     """The plan with its tables and kept interval ends gives the plain plan's counts, change times and
     infeasible jobs, bit for bit (the smallest feasible share found by a scan of every share)."""
@@ -458,13 +471,7 @@ def test_plan_is_the_plain_one():
 
     rng = random.Random(17)
     for _ in range(300):
-        total = rng.choice([4, 16, 64, 2000])
-        jobs = []
-        for i in range(rng.randint(1, 25)):
-            counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
-            speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
-            work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)  # none left: ends at once
-            jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
+        total, jobs = _random_plan_jobs(rng)
         jobs.sort(key=lambda x: x[3])
         now = rng.uniform(0.0, 5.0) if rng.random() < 0.7 else rng.uniform(0.0, 400.0)  # some deadlines past
         for share in ("min", "max"):
@@ -707,13 +714,7 @@ def test_plan_now_is_plan_jobs():
     rng = random.Random(23)
     cases = _near_end_instances(29)
     for _ in range(300):
-        total = rng.choice([4, 16, 64, 2000])
-        jobs = []
-        for i in range(rng.randint(1, 25)):
-            counts = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 512, 1024], rng.randint(1, 5)))
-            speeds = sorted(rng.uniform(0.1, 50.0) for _ in counts)
-            work = 0.0 if rng.random() < 0.05 else rng.uniform(1.0, 5000.0)
-            jobs.append((i, Ladder(counts, speeds), work, rng.uniform(10.0, 3000.0)))
+        total, jobs = _random_plan_jobs(rng)
         jobs.sort(key=lambda x: x[3])
         now = rng.uniform(0.0, 5.0) if rng.random() < 0.7 else rng.uniform(0.0, 400.0)
         cases += [(jobs, now, total, s) for s in ("min", "max")]

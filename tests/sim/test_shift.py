@@ -200,13 +200,13 @@ def test_builder_migrate_takes_the_callers_moved_gpus():
     view = SimView(0.0, cs, jobs, None)
     new = Placement.of({0: 4, 1: 3, 2: 1})
     b = DecisionBuilder(view, elastic=True)
-    b.migrate(j, new, {1: 1, 2: 1})  # the true delta: what the walk gives
+    b.migrate(j, new, _moved={1: 1, 2: 1})  # the true delta: what the walk gives
     plain = DecisionBuilder(view, elastic=True)
     plain.migrate(j, new)
     assert b.free.tolist() == plain.free.tolist() == [0, 1, 3] and b.free_total == plain.free_total == 4
     assert b.build().moved[j] == (pl, new, {1: 1, 2: 1})
     planted = DecisionBuilder(view, elastic=True)
-    planted.migrate(j, new, {2: 1})  # taken as it is (not walked again): server 1 keeps its 2 free
+    planted.migrate(j, new, _moved={2: 1})  # taken as it is (not walked again): server 1 keeps its 2 free
     assert planted.free.tolist() == [0, 2, 3]
     with pytest.raises(ScheduleError):  # a move that does not fit still goes the plain way, which names it
-        DecisionBuilder(view, elastic=True).migrate(j, Placement.of({0: 4, 1: 2, 2: 5}), {2: 5})
+        DecisionBuilder(view, elastic=True).migrate(j, Placement.of({0: 4, 1: 2, 2: 5}), _moved={2: 5})

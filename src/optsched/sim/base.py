@@ -71,9 +71,9 @@ class Decision:
     #: what [`DecisionBuilder`][optsched.sim.base.DecisionBuilder] already worked out for a move: job -> (old
     #: placement, new placement, [`moved_gpus`][optsched.sim.state.moved_gpus] of them). The engine uses an entry
     #: only when both placements are the very objects it moves the job from and to, else it works the move out
-    #: again (a policy may edit ``migrate`` after building); not compared, not shown
-    moved: dict[Job, tuple[Placement, Placement, dict[int, int]]] = field(default_factory=dict, repr=False,
-                                                                           compare=False)
+    #: again (a policy may edit ``migrate`` after building); not a constructor argument, not compared, not shown
+    moved: dict[Job, tuple[Placement, Placement, dict[int, int]]] = field(default_factory=dict, init=False,
+                                                                           repr=False, compare=False)
 
 
 #: a placement on more servers than this is checked and taken (given back) by ``DecisionBuilder`` in a few numpy
@@ -197,13 +197,14 @@ class DecisionBuilder:
         self._preempted.add(job.id)
         self.decision.preempt.append(job)
 
-    def migrate(self, job: Job, placement: Placement, moved: dict[int, int] | None = None) -> None:
+    def migrate(self, job: Job, placement: Placement, *, _moved: dict[int, int] | None = None) -> None:
         """Move a running job to ``placement`` (its old GPUs are free first, so it may stay partly in place).
-        ``moved`` (optional): the GPUs the move takes per server whose count changes (negative: gives back),
-        when the caller built ``placement`` from the job's and kept them (the deadline family's ``grow`` and
-        ``shrink``): taken as they are, in place of [`moved_gpus`][optsched.sim.state.moved_gpus]'s walk over
-        both placements, so they must be exactly what it returns (``placement``'s servers ascending and
-        distinct, its counts positive); the fit is still checked."""
+        ``_moved`` is internal, not for policies: the GPUs the move takes per server whose count changes
+        (negative: gives back), when the caller built ``placement`` from the job's and kept them (the deadline
+        family's ``grow`` and ``shrink``, checked against [`moved_gpus`][optsched.sim.state.moved_gpus] by
+        tests): taken as they are, in place of ``moved_gpus``' walk over both placements, so they must be exactly
+        what it returns; only the fit is still checked."""
+        moved = _moved
         if moved is None:
             self.move({job: placement})
             return

@@ -269,7 +269,7 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
             b.preempt(j)
         else:
             moved: dict[int, int] = {}  # (the GPUs given back per server: the builder's shift takes them)
-            b.migrate(j, placement_of(shrink(pl, target[j], moved)), moved)
+            b.migrate(j, placement_of(shrink(pl, target[j], moved)), _moved=moved)
     for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
@@ -277,7 +277,7 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
         new_g = grow(pl, target[j], b.free, added)
         if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
-        b.migrate(j, placement_of(new_g), added)
+        b.migrate(j, placement_of(new_g), _moved=added)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
         got = place(b.free, target[j])
         if got is None:  # pragma: no cover
