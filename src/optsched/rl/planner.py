@@ -16,7 +16,8 @@ rounds of the network then the fluid estimate (``horizon``), and only in the sta
 not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action); where at most 8 jobs of the
 set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
 to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
-decisions deep (``deep``). The network is the learned part; the search uses it, as a policy network is used by a
+decisions deep (``deep``); that endgame search is fortified (``fortify``: it keeps the best trajectory it has
+scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action). The network is the learned part; the search uses it, as a policy network is used by a
 planner. ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
 each tried action followed by every base and scored by the best) make it never worse than any of them from the
 start with full rollouts.
