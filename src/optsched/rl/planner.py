@@ -17,8 +17,9 @@ not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own a
 set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
 to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
 decisions deep (``deep``); that endgame search is fortified (``fortify``: it keeps the best trajectory it has
-scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action). The network is the learned part; the search uses it, as a policy network is used by a
-planner. ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
+scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action).
+The network is the learned part; the search uses it, as a policy network is used by a planner.
+``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
 each tried action followed by every base and scored by the best) make it never worse than any of them from the
 start with full rollouts.
 
