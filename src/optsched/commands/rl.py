@@ -228,6 +228,9 @@ def register(sub) -> None:
     e.add_argument("--deep", type=_horizon, default=PLANNER["deep"],
                    help="where at most this many jobs are unfinished, that search looks two decisions deep "
                         f"('none': never; default {PLANNER['deep']})")
+    e.add_argument("--no-fortify", dest="fortify", action="store_false", default=bool(PLANNER["fortify"]),
+                   help="the endgame search re-plans at every decision instead of keeping the best trajectory it "
+                        "has scored (default: fortified)")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -370,14 +373,14 @@ def _with_planner(df, insts, agent, args):
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
     for inst in insts:
         r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
-                         deep=args.deep)
+                         deep=args.deep, fortify=args.fortify)
         rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
         for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
                            ("lookahead", plan_episode(inst, "lookahead", plan=False))):
             cpu[label][0] += res["cpu_s"]
             cpu[label][1] += res["decisions"]
     note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}, endgame "
-            f"{args.endgame}, deep {args.deep}): "
+            f"{args.endgame}, deep {args.deep}, fortify {'on' if args.fortify else 'off'}): "
             + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
     return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 

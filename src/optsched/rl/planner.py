@@ -16,8 +16,10 @@ rounds of the network then the fluid estimate (``horizon``), and only in the sta
 not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action); where at most 8 jobs of the
 set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
 to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
-decisions deep (``deep``). The network is the learned part; the search uses it, as a policy network is used by a
-planner. ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
+decisions deep (``deep``); that endgame search is fortified (``fortify``: it keeps the best trajectory it has
+scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action).
+The network is the learned part; the search uses it, as a policy network is used by a planner.
+``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
 each tried action followed by every base and scored by the best) make it never worse than any of them from the
 start with full rollouts.
 
@@ -105,15 +107,18 @@ def fluid_cost(env: ContentionEnv) -> float:
     return float(finish.sum()) / len(env.instance.jobs)
 
 
-def _follow(env: ContentionEnv, base: Base, horizon: int | None) -> float:
+def _follow(env: ContentionEnv, base: Base, horizon: int | None, path: list[int] | None = None) -> float:
     """Follow ``base`` from ``env`` (modified) to the end or for ``horizon`` rounds; the return (plus the fluid
-    estimate of the rest when cut)."""
+    estimate of the rest when cut). ``path``: the actions taken are appended to it."""
     total, done = 0.0, env._done
     stop = None if horizon is None else env._rounds + horizon
     while not done:
         if stop is not None and env._rounds >= stop:
             return total - fluid_cost(env)
-        _, r, term, trunc, _ = env.step(base(env))
+        a = base(env)
+        if path is not None:
+            path.append(a)
+        _, r, term, trunc, _ = env.step(a)
         total, done = total + r, term or trunc
     return total
 
@@ -136,40 +141,55 @@ def jobs_left(env: ContentionEnv) -> int:
     return len(env.instance.jobs) - len(env.sim.view.jobs.finished)
 
 
-def _value(env: ContentionEnv, bases: Sequence[Base], horizon: int | None, depth: int) -> float:
+def _value(env: ContentionEnv, bases: Sequence[Base], horizon: int | None, depth: int,
+           path: list[int] | None = None) -> float:
     """The best return from ``env`` (modified): ``depth - 1`` more decisions with a choice searched over every
     valid action (decisions with one valid action are taken as they come), then the best of ``bases`` followed
-    (each on its own copy)."""
+    (each on its own copy). ``path``: the actions of the best trajectory are appended to it."""
     total = 0.0
     while depth > 1:
         valid = [int(a) for a in np.flatnonzero(env.action_masks())]
         if len(valid) > 1:
-            best = -np.inf
+            best, best_path = -np.inf, None
             for a in valid:
                 e = copy.deepcopy(env)
+                sub = None if path is None else [a]
                 _, r, term, trunc, _ = e.step(a)
-                best = max(best, r + (0.0 if term or trunc else _value(e, bases, horizon, depth - 1)))
+                v = r + (0.0 if term or trunc else _value(e, bases, horizon, depth - 1, sub))
+                if v > best:
+                    best, best_path = v, sub
+            if path is not None and best_path is not None:
+                path.extend(best_path)
             return total + best
+        if path is not None:
+            path.append(valid[0])
         _, r, term, trunc, _ = env.step(valid[0])
         total += r
         if term or trunc:
             return total
-    best = -np.inf
+    best, best_path = -np.inf, None
     for k, b in enumerate(bases):
         e = env if k == len(bases) - 1 else copy.deepcopy(env)
-        best = max(best, _follow(e, b, horizon))
+        sub = None if path is None else []
+        v = _follow(e, b, horizon, sub)
+        if v > best:
+            best, best_path = v, sub
+    if path is not None and best_path is not None:
+        path.extend(best_path)
     return total + best
 
 
 def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
                 top: Callable[[ContentionEnv], list[int]] | None = None,
-                also: Sequence[Base] = (), depth: int = 1) -> tuple[int, dict[int, float]]:
+                also: Sequence[Base] = (), depth: int = 1,
+                paths: dict[int, list[int]] | None = None) -> tuple[int, dict[int, float]]:
     """The base's own action in ``env``'s current state and the planner's score of each tried action (its
     first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
     when only one action would be tried. ``also``: more base policies (parallel rollout): each tried action is
     followed by every base and scored by the best of them. ``depth`` 2 (or more): after each tried action, the
     next ``depth - 1`` decisions with a choice are searched over every valid action before the bases are
-    followed (a search tree of that depth with rollouts at its leaves)."""
+    followed (a search tree of that depth with rollouts at its leaves). ``paths``: filled with each tried
+    action's scored trajectory (the action sequence, from this state, whose return is its score)."""
     valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
     if own not in valid:
@@ -180,7 +200,10 @@ def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
     for a in valid:
         e = copy.deepcopy(env)
         _, r, term, trunc, _ = e.step(a)
-        scores[a] = r + (0.0 if term or trunc else _value(e, (base, *also), horizon, depth))
+        path = None if paths is None else [a]
+        scores[a] = r + (0.0 if term or trunc else _value(e, (base, *also), horizon, depth, path))
+        if paths is not None and path is not None:
+            paths[a] = path
     return own, scores
 
 
@@ -216,7 +239,7 @@ def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
                  plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
                  gate: float | str | None = None, endgame: int | None = None,
-                 deep: int | None = None) -> dict[str, Any]:
+                 deep: int | None = None, fortify: bool = False) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
     its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
     ([`ranked`][optsched.rl.planner.ranked]; None: every valid action); ``also``: more bases (specs as ``base``)
@@ -229,11 +252,16 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     ``base``, by each of ``also`` and by both lookaheads ([`ENDGAME_BASES`][optsched.rl.planner.ENDGAME_BASES]),
     scored by the best; ``deep``: where at most this many are unfinished and the episode is in its first round
     ([`DEEP_ROUNDS`][optsched.rl.planner.DEEP_ROUNDS]), that search looks two decisions deep (``depth=2`` of
-    [`plan_scores`][optsched.rl.planner.plan_scores]; implies the endgame search). Returns the average JCT in hours
+    [`plan_scores`][optsched.rl.planner.plan_scores]; implies the endgame search). ``fortify``: the endgame
+    search is a *fortified* rollout (Bertsekas): it keeps the best complete trajectory scored so far (its
+    actions and its exact return) and follows it, leaving it only for a strictly better scored one, so that the
+    episode is never worse than any trajectory the endgame search has scored (with a deterministic environment,
+    following a scored trajectory's actions gives exactly its score). Returns the average JCT in hours
     (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many
     were planned, the actions tried, how many of the planned ones were in the endgame search
-    (``endgame_states``), how many times the planner overruled the base, the CPU seconds (and per decision), and the
-    run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
+    (``endgame_states``), how many times the planner overruled the base, how many times the fortified search
+    took a new trajectory (``switches``: the first one included), the CPU seconds (and per decision), the actions
+    taken (``actions``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
         raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
@@ -271,14 +299,28 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     env.reset(options={"instance": instance})
     c0 = time.process_time()
     total, done, info = 0.0, False, {}
-    decisions = choices = planned = tried = changed = ended = 0
+    decisions = choices = planned = tried = changed = ended = switches = 0
+    actions: list[int] = []
+    keep: list[int] = []  # the fortified search's trajectory from the current state, and its return
+    keep_value = 0.0
     while not done:
-        if int(env.action_masks().sum()) > 1:
+        mask = env.action_masks()
+        if int(mask.sum()) > 1:
             choices += 1
         left = jobs_left(env) if plan and end_at else end_at + 1
         if left <= end_at:
             two = deep is not None and left <= deep and env._rounds < DEEP_ROUNDS
-            a, n = plan_action(env, act, None, None, end_more, 2 if two else 1)
+            paths: dict[int, list[int]] | None = {} if fortify else None
+            own, scores = plan_scores(env, act, None, None, end_more, 2 if two else 1, paths)
+            a, n = best_scored(own, scores), len(scores)
+            if fortify:
+                if keep and not mask[keep[0]]:  # not expected (a deterministic environment): drop it
+                    keep = []
+                if keep and (not scores or max(scores.values()) <= keep_value + 1e-12):
+                    a = keep[0]
+                elif scores:
+                    assert paths is not None
+                    keep, keep_value, switches = paths[a], scores[a], switches + 1
             if n:
                 planned, tried, ended = planned + 1, tried + n, ended + 1
                 changed += int(a != act(env))
@@ -290,13 +332,18 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
         else:
             a = act(env)
         _, r, term, trunc, info = env.step(a)
+        actions.append(int(a))
+        if keep and keep[0] == a:
+            keep, keep_value = keep[1:], keep_value - r
+        else:
+            keep = []
         decisions += 1
         total, done = total + r, term or trunc
     cpu = time.process_time() - c0
     return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "planned": planned, "tried": tried,
-            "changed": changed, "endgame_states": ended, "cpu_s": cpu,
+            "changed": changed, "endgame_states": ended, "switches": switches, "cpu_s": cpu,
             "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
-            "summary": info.get("summary", {})}
+            "actions": actions, "summary": info.get("summary", {})}
 
 
 __all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored",

@@ -92,8 +92,10 @@ SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actio
 # 3,000,001, neither held out nor trained on); where at most 8 jobs are unfinished (a small set's whole episode, a
 # large set's tail), every valid action followed to the end by the network and both lookaheads, and in the
 # first round two decisions deep (session 9: chosen on 15 small sets of seeds 5,000,000-5,000,004, 6-8 jobs, no
-# optimum needed; docs/algorithms/rl-contention.md)
-SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8}
+# optimum needed; docs/algorithms/rl-contention.md), that endgame search fortified (session 9b: it keeps the best
+# trajectory it has scored, leaving it only for a strictly better one)
+SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8,
+                                     "fortify": True}
 OBSERVATIONS = ("paper", "rich", "plan")
 PER_ACTION = 7
 PLAN_PER_ACTION = 4
