@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli import ctrl_c_raises, foreground
 
 import optsched
 from optsched.exact import _cpsat
@@ -59,7 +60,8 @@ def test_a_signal_stops_an_exact_solve_and_labels_it_interrupted(tmp_path, sig, 
     optsched.save(optsched.generate("rar", jobs=14, servers=3, seed=1), inst)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     p = subprocess.Popen([sys.executable, "-m", "optsched", "solve", str(inst), "-a", "exact", "--deterministic-limit",
-                          "10000", "-o", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "10000", "-o", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=foreground)
     try:
         # wait until CP-SAT's workers run (the solving thread and its two workers beside the main thread)
         deadline = time.monotonic() + 120
@@ -114,5 +116,6 @@ def test_a_signal_before_the_search_has_started_still_stops_it():
             if self.started.is_set():
                 self.stopped.set()
 
-    threading.Timer(0.05, _thread.interrupt_main).start()
-    assert _run_stoppable(LateSolver(), None, None) == ("stopped", "SIGINT")
+    with ctrl_c_raises():
+        threading.Timer(0.05, _thread.interrupt_main).start()
+        assert _run_stoppable(LateSolver(), None, None) == ("stopped", "SIGINT")

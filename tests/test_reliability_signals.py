@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from tests.cli import foreground
 
 import optsched
 from optsched.exact._cpsat import meets
@@ -61,10 +62,6 @@ def _alive(pid: int, name: str) -> bool:
         return False
 
 
-def _foreground() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell's foreground job (a background runner ignores SIGINT)
-
-
 def _interrupt(argv: list[str], sig: int, line: str, started: Callable[[int], bool] = lambda pid: True
                ) -> tuple[subprocess.Popen, str, str]:
     """Run ``optsched ARGV``, wait (generously: the machine may be loaded) for a line on stderr starting with ``line``
@@ -72,7 +69,7 @@ def _interrupt(argv: list[str], sig: int, line: str, started: Callable[[int], bo
     exit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     p = subprocess.Popen([sys.executable, "-m", "optsched", *argv], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, preexec_fn=_foreground)
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, preexec_fn=foreground)
     err: list[str] = []
     seen = threading.Event()
 
