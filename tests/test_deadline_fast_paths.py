@@ -751,3 +751,38 @@ def test_grow_and_shrink_keep_the_moves_moved_gpus():
         got = grow(pl, pl.gpus + rng.randint(1, int(free.sum()) + 1), free, added)
         if got is not None:
             assert added == moved_gpus(pl, placement_of(got), nodes)
+
+
+# -- issue 29, ninth pass: placements built from the move, lend by position --------------------------------------
+def test_grown_and_shrunk_are_the_plain_placements():
+    """``grown`` and ``shrunk`` build their placements without a dict or a sort (``Placement._of_sorted``): equal,
+    field by field, to ``Placement.of`` of the plain walks, with Python ints and the right GPU count, on small and
+    large clusters, on placements holding many servers, and on a placement whose servers are not ascending."""
+    import numpy as np
+
+    from optsched.sim.deadline.common import grown, shrunk
+
+    rng = random.Random(929)
+    for _ in range(500):
+        nodes = rng.choice([3, 8, 70, 200, 500])
+        free = np.array([rng.choice([0, 0, 1, 2, 3, 4]) for _ in range(nodes)], dtype=np.int64)
+        held = {s: rng.randint(1, 4) for s in rng.sample(range(nodes), rng.randint(1, min(nodes, 60)))}
+        pl = Placement.of(held)
+        n_down = rng.randint(0, pl.gpus + 1)
+        got = shrunk(pl, n_down)
+        want = Placement.of(_plain_shrink(pl, n_down))
+        assert (got.servers, got.counts, got.stages, got.gpus) == (want.servers, want.counts, None, want.gpus)
+        assert all(type(x) is int for x in got.servers + got.counts)
+        n_up = pl.gpus + rng.randint(0, int(free.sum()) + 2)
+        got_up, plain = grown(pl, n_up, free), _plain_grow(pl, n_up, free)
+        if plain is None:
+            assert got_up is None
+        else:
+            assert got_up is not None
+            want = Placement.of(plain)
+            assert (got_up.servers, got_up.counts, got_up.stages, got_up.gpus) == (want.servers, want.counts, None,
+                                                                                    want.gpus)
+            assert all(type(x) is int for x in got_up.servers + got_up.counts)
+    odd = Placement((5, 1, 3), (1, 4, 2))  # not ascending: shrink reads its pairs, not its order
+    assert shrunk(odd, 4) == Placement.of(_plain_shrink(odd, 4)) == Placement.of({1: 4})
+    assert Placement._of_sorted((7,), (3,), 3) is Placement.one(7, 3)

@@ -62,7 +62,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, SimView
-from .common import JobTimes, deadline_of, deadline_order, grow, place, placement_of, shrink
+from .common import JobTimes, deadline_of, deadline_order, grown, place, placement_of, shrunk
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -242,7 +242,7 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
 
 def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     """The decision that brings every job of ``target`` to its GPU count: running jobs shrink or stop first
-    (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
+    (their GPUs go back to the pool), then grow (most GPUs first: [`grown`][optsched.sim.deadline.common.grown]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
     # the jobs whose count changes, in the order of ``target`` (every other job is left as it is)
@@ -269,15 +269,15 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
             b.preempt(j)
         else:
             moved: dict[int, int] = {}  # (the GPUs given back per server: the builder's shift takes them)
-            b.migrate(j, placement_of(shrink(pl, target[j], moved)), _moved=moved)
+            b.migrate(j, shrunk(pl, target[j], moved), _moved=moved)
     for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
         added: dict[int, int] = {}
-        new_g = grow(pl, target[j], b.free, added)
-        if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+        new_pl = grown(pl, target[j], b.free, added)
+        if new_pl is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
-        b.migrate(j, placement_of(new_g), _moved=added)
+        b.migrate(j, new_pl, _moved=added)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
         got = place(b.free, target[j])
         if got is None:  # pragma: no cover
