@@ -786,3 +786,33 @@ def test_grown_and_shrunk_are_the_plain_placements():
     odd = Placement((5, 1, 3), (1, 4, 2))  # not ascending: shrink reads its pairs, not its order
     assert shrunk(odd, 4) == Placement.of(_plain_shrink(odd, 4)) == Placement.of({1: 4})
     assert Placement._of_sorted((7,), (3,), 3) is Placement.one(7, 3)
+
+
+def test_apply_targets_starts_jobs_where_place_puts_them():
+    """A waiting job asking more GPUs than any server holds skips the single-node search (no server can hold it):
+    on clusters of unequal servers every start lands where ``place`` puts it, one node whenever one fits."""
+    from optsched.cluster import parse_cluster
+    from optsched.sim.base import DecisionBuilder
+    from optsched.sim.deadline.common import place, placement_of
+    from optsched.sim.deadline.elasticflow_fixed import apply_targets
+    from optsched.sim.state import QUEUED, ClusterState, Job, JobState, SimView
+
+    rng = random.Random(7)
+    for _ in range(60):
+        spec = rng.choice(["V100:3x2,K80:1x8", "V100:2x8,K80:5x2", "V100:4x4", "V100:1x1,K80:2x6,P100:1x3"])
+        cs = ClusterState(parse_cluster(spec))
+        jobs = JobState()
+        target = {}
+        for k in range(rng.randint(1, 4)):
+            j = Job(f"j{k}", 0.0, 1, 10.0, 1.0, deadline_s=100.0 + k)
+            j.status = QUEUED
+            jobs.add(j)
+            target[j] = rng.randint(1, cs.total_gpus // 2)
+        view = SimView(0.0, cs, jobs, None)
+        got = apply_targets(view, target).launch
+        b = DecisionBuilder(view, elastic=True)  # the same starts, each placed by ``place``
+        for j in sorted(target, key=lambda j: (-target[j], j.deadline_s, j.index)):
+            pl = place(b.free, target[j])
+            if pl is not None:
+                b.launch(j, placement_of(pl))
+        assert got == b.build().launch

@@ -62,7 +62,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, SimView
-from .common import JobTimes, deadline_of, deadline_order, grown, place, placement_of, shrunk
+from .common import JobTimes, allocate, deadline_of, deadline_order, grown, place, placement_of, shrunk
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -278,8 +278,10 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
         if new_pl is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
         b.migrate(j, new_pl, _moved=added)
+    cap = view.cluster.max_capacity  # (more GPUs than any server holds: no single-node fit to look for)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
-        got = place(b.free, target[j])
+        g = target[j]
+        got = place(b.free, g) if g <= cap else allocate(b.free, g, cross=True)
         if got is None:  # pragma: no cover
             continue
         b.launch(j, placement_of(got))
