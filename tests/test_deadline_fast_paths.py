@@ -816,3 +816,24 @@ def test_apply_targets_starts_jobs_where_place_puts_them():
             if pl is not None:
                 b.launch(j, placement_of(pl))
         assert got == b.build().launch
+
+
+def test_leftovers_read_the_speeds_only():
+    """The fixed variant's scheduler hands ``leftovers`` each job's times as cached, whatever work they were made
+    with (it no longer rebuilds them with the work left): the steps read the speeds only, so any work gives the
+    same counts."""
+    from optsched.sim.deadline.common import JobTimes
+    from optsched.sim.deadline.elasticflow_fixed import leftovers
+
+    rng = random.Random(41)
+    for _ in range(150):
+        n, spare = rng.randint(1, 6), rng.randint(0, 60)
+        shape = {i: (rng.uniform(0.2, 1.0), rng.choice([3, 5, 64]), rng.randint(1, 24)) for i in range(n)}
+        base = {i: JobTimes(lambda g, c, e=shape[i]: 1.0 / (g ** e[0]) * (1.3 if g == e[1] else 1.0), 100.0,
+                            shape[i][2]) for i in range(n)}
+        target = {i: rng.randint(1, shape[i][2]) for i in range(n)}
+        outs = []
+        for works in ({i: 100.0 for i in range(n)}, {i: rng.uniform(1e-3, 1e6) for i in range(n)}):
+            t = dict(target)
+            outs.append((leftovers({i: base[i].with_work(works[i]) for i in range(n)}, t, spare), t))
+        assert outs[0] == outs[1]

@@ -355,10 +355,11 @@ class ElasticFlowFixed(SchedulerPlacer):
         active = sorted(view.jobs.active.values(), key=deadline_order)
         target: dict[Job, int] = {}
         wake = math.inf
+        reservation = getattr(view.admission, "reservations", {}).get  # job id -> reservation (reservation_of)
         # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
         # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
         # reservation that starts now would make it finish a whole run later and miss its deadline
-        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j, view)) is not None
+        overrun = {j for j in active if j.status == RUNNING and (r := reservation(j.id)) is not None
                    and now >= r.end_s and j.finish_time() <= now + DEADLINE_TOL_S}
         held = sum(j.held_gpus for j in overrun)
         for j in overrun:
@@ -367,7 +368,7 @@ class ElasticFlowFixed(SchedulerPlacer):
         for j in active:
             if j in overrun:
                 continue
-            r = reservation_of(j, view)
+            r = reservation(j.id)
             if r is not None and r.start_s <= now < r.end_s and held + r.gpus <= total:
                 target[j] = r.gpus
                 held += r.gpus
@@ -381,11 +382,12 @@ class ElasticFlowFixed(SchedulerPlacer):
             if spare <= 0:
                 break
             if target[j] == 0:
-                r = reservation_of(j, view)
+                r = reservation(j.id)
                 give = min(r.gpus if r is not None else 1, spare)
                 target[j] = give
                 spare -= give
-        times = {j: self._times(j, view).with_work(j.remaining_iterations(now)) for j in active if target[j] > 0}
+        # (the leftover steps read the speeds only, never the work left: each job's times as they are)
+        times = {j: self._times(j, view) for j in active if target[j] > 0}
         leftovers(times, target, spare)
         self._wake = wake
         return target
