@@ -833,7 +833,7 @@ def test_leftovers_read_the_speeds_only():
                             shape[i][2]) for i in range(n)}
         target = {i: rng.randint(1, shape[i][2]) for i in range(n)}
         outs = []
-        for works in ({i: 100.0 for i in range(n)}, {i: rng.uniform(1e-3, 1e6) for i in range(n)}):
+        for works in (dict.fromkeys(range(n), 100.0), {i: rng.uniform(1e-3, 1e6) for i in range(n)}):
             t = dict(target)
             outs.append((leftovers({i: base[i].with_work(works[i]) for i in range(n)}, t, spare), t))
         assert outs[0] == outs[1]
