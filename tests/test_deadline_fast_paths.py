@@ -751,3 +751,89 @@ def test_grow_and_shrink_keep_the_moves_moved_gpus():
         got = grow(pl, pl.gpus + rng.randint(1, int(free.sum()) + 1), free, added)
         if got is not None:
             assert added == moved_gpus(pl, placement_of(got), nodes)
+
+
+# -- issue 29, ninth pass: placements built from the move, lend by position --------------------------------------
+def test_grown_and_shrunk_are_the_plain_placements():
+    """``grown`` and ``shrunk`` build their placements without a dict or a sort (``Placement._of_sorted``): equal,
+    field by field, to ``Placement.of`` of the plain walks, with Python ints and the right GPU count, on small and
+    large clusters, on placements holding many servers, and on a placement whose servers are not ascending."""
+    import numpy as np
+
+    from optsched.sim.deadline.common import grown, shrunk
+
+    rng = random.Random(929)
+    for _ in range(500):
+        nodes = rng.choice([3, 8, 70, 200, 500])
+        free = np.array([rng.choice([0, 0, 1, 2, 3, 4]) for _ in range(nodes)], dtype=np.int64)
+        held = {s: rng.randint(1, 4) for s in rng.sample(range(nodes), rng.randint(1, min(nodes, 60)))}
+        pl = Placement.of(held)
+        n_down = rng.randint(0, pl.gpus + 1)
+        got = shrunk(pl, n_down)
+        want = Placement.of(_plain_shrink(pl, n_down))
+        assert (got.servers, got.counts, got.stages, got.gpus) == (want.servers, want.counts, None, want.gpus)
+        assert all(type(x) is int for x in got.servers + got.counts)
+        n_up = pl.gpus + rng.randint(0, int(free.sum()) + 2)
+        got_up, plain = grown(pl, n_up, free), _plain_grow(pl, n_up, free)
+        if plain is None:
+            assert got_up is None
+        else:
+            assert got_up is not None
+            want = Placement.of(plain)
+            assert (got_up.servers, got_up.counts, got_up.stages, got_up.gpus) == (want.servers, want.counts, None,
+                                                                                    want.gpus)
+            assert all(type(x) is int for x in got_up.servers + got_up.counts)
+    odd = Placement((5, 1, 3), (1, 4, 2))  # not ascending: shrink reads its pairs, not its order
+    assert shrunk(odd, 4) == Placement.of(_plain_shrink(odd, 4)) == Placement.of({1: 4})
+    assert Placement._of_sorted((7,), (3,), 3) is Placement.one(7, 3)
+
+
+def test_apply_targets_starts_jobs_where_place_puts_them():
+    """A waiting job asking more GPUs than any server holds skips the single-node search (no server can hold it):
+    on clusters of unequal servers every start lands where ``place`` puts it, one node whenever one fits."""
+    from optsched.cluster import parse_cluster
+    from optsched.sim.base import DecisionBuilder
+    from optsched.sim.deadline.common import place, placement_of
+    from optsched.sim.deadline.elasticflow_fixed import apply_targets
+    from optsched.sim.state import QUEUED, ClusterState, Job, JobState, SimView
+
+    rng = random.Random(7)
+    for _ in range(60):
+        spec = rng.choice(["V100:3x2,K80:1x8", "V100:2x8,K80:5x2", "V100:4x4", "V100:1x1,K80:2x6,P100:1x3"])
+        cs = ClusterState(parse_cluster(spec))
+        jobs = JobState()
+        target = {}
+        for k in range(rng.randint(1, 4)):
+            j = Job(f"j{k}", 0.0, 1, 10.0, 1.0, deadline_s=100.0 + k)
+            j.status = QUEUED
+            jobs.add(j)
+            target[j] = rng.randint(1, cs.total_gpus // 2)
+        view = SimView(0.0, cs, jobs, None)
+        got = apply_targets(view, target).launch
+        b = DecisionBuilder(view, elastic=True)  # the same starts, each placed by ``place``
+        for j in sorted(target, key=lambda j: (-target[j], j.deadline_s, j.index)):
+            pl = place(b.free, target[j])
+            if pl is not None:
+                b.launch(j, placement_of(pl))
+        assert got == b.build().launch
+
+
+def test_leftovers_read_the_speeds_only():
+    """The fixed variant's scheduler hands ``leftovers`` each job's times as cached, whatever work they were made
+    with (it no longer rebuilds them with the work left): the steps read the speeds only, so any work gives the
+    same counts."""
+    from optsched.sim.deadline.common import JobTimes
+    from optsched.sim.deadline.elasticflow_fixed import leftovers
+
+    rng = random.Random(41)
+    for _ in range(150):
+        n, spare = rng.randint(1, 6), rng.randint(0, 60)
+        shape = {i: (rng.uniform(0.2, 1.0), rng.choice([3, 5, 64]), rng.randint(1, 24)) for i in range(n)}
+        base = {i: JobTimes(lambda g, c, e=shape[i]: 1.0 / (g ** e[0]) * (1.3 if g == e[1] else 1.0), 100.0,
+                            shape[i][2]) for i in range(n)}
+        target = {i: rng.randint(1, shape[i][2]) for i in range(n)}
+        outs = []
+        for works in (dict.fromkeys(range(n), 100.0), {i: rng.uniform(1e-3, 1e6) for i in range(n)}):
+            t = dict(target)
+            outs.append((leftovers({i: base[i].with_work(works[i]) for i in range(n)}, t, spare), t))
+        assert outs[0] == outs[1]

@@ -99,6 +99,28 @@ class Placement:
                 _ONE[server, gpus] = p
         return p
 
+    @classmethod
+    def _of_sorted(cls, servers: tuple[int, ...], counts: tuple[int, ...], gpus: int) -> Placement:
+        """``Placement.of(dict(zip(servers, counts)))`` for a caller that already holds what it would build:
+        ``servers`` ascending and distinct, ``counts`` positive Python ints adding up to ``gpus`` (internal: no
+        check; one server gives [`one`][optsched.sim.state.Placement.one]'s shared placement, as ``of`` does
+        not, equal to it). The deadline family's ``grow`` and ``shrink`` build their placements this way.
+
+        ```pycon
+        >>> Placement._of_sorted((0, 2), (3, 1), 4) == Placement.of({2: 1, 0: 3})
+        True
+
+        ```
+        """
+        if len(servers) == 1 and cls is Placement:
+            return cls.one(servers[0], counts[0])
+        p = object.__new__(cls)
+        _set(p, "servers", servers)
+        _set(p, "counts", counts)
+        _set(p, "stages", None)
+        _set(p, "gpus", gpus)
+        return p
+
     @property
     def n_servers(self) -> int:
         return len(self.servers)

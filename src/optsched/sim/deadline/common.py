@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from itertools import compress
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -31,8 +32,8 @@ from ...perf.ring import RingPerf, job_profile
 from ..fitting import best_fit, fragments_first
 from ..state import Job, Placement
 
-__all__ = ["JobTimes", "allocate", "deadline_of", "deadline_order", "grow", "hypothetical", "place", "placement_of",
-           "shared_tables", "shrink"]
+__all__ = ["JobTimes", "allocate", "deadline_of", "deadline_order", "grow", "grown", "hypothetical", "place",
+           "placement_of", "shared_tables", "shrink", "shrunk"]
 
 
 _SINGLE: dict[int, Placement] = {}
@@ -185,21 +186,48 @@ def placement_of(mapping: dict[int, int]) -> Placement:
     return Placement(tuple(map(int, keys)), tuple(map(int, map(mapping.__getitem__, keys))))
 
 
-def shrink(pl: Placement, n: int, moved: dict[int, int] | None = None) -> dict[int, int]:
-    """``pl`` reduced to ``n`` GPUs in place: GPUs leave the nodes where the job holds fewest first (the job
-    stays as consolidated as it was). ``moved`` (optional): gets the GPUs given back per server, negative (what
-    [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for ``DecisionBuilder.migrate``).
+def shrunk(pl: Placement, n: int, moved: dict[int, int] | None = None) -> Placement:
+    """``pl`` reduced to ``n`` GPUs: GPUs leave the nodes where the job holds fewest first, ties the highest index
+    (the job stays as consolidated as it was). ``moved`` (optional): gets the GPUs given back per server, negative
+    (what [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for ``DecisionBuilder.migrate``). The
+    servers kept stay in ``pl``'s ascending order, so the placement is built without a dict or a sort
+    (``placement_of(shrink(pl, n))``, the same placement).
 
     ```pycon
-    >>> shrink(Placement.of({0: 3, 2: 1}), 2)
-    {0: 2}
+    >>> moved = {}
+    >>> shrunk(Placement.of({0: 3, 2: 1, 5: 3}), 4, moved), moved
+    (Placement(servers=(0, 5), counts=(3, 1), stages=None), {2: -1, 5: -2})
 
     ```
     """
+    servers, counts = pl.servers, pl.counts
+    drop = pl.gpus - n
+    if drop <= 0:
+        return placement_of(dict(zip(servers, counts)))
+    if list(servers) != sorted(servers):  # (not a placement of ``Placement.of``: the dict's way)
+        return placement_of(_shrink_pairs(pl, n, moved))
+    if moved is None:
+        moved = {}
+    new = list(counts)
+    # fewest held first, ties the highest index: a stable sort of the positions from the last
+    for p in sorted(range(len(counts) - 1, -1, -1), key=counts.__getitem__):
+        c = new[p]
+        k = c if c < drop else drop
+        new[p] = c - k
+        drop -= k
+        moved[servers[p]] = -k
+        if drop <= 0:
+            break
+    if 0 in new:
+        return Placement._of_sorted(tuple(compress(servers, new)), tuple(filter(None, new)), n)
+    return Placement._of_sorted(servers, tuple(new), n)
+
+
+def _shrink_pairs(pl: Placement, n: int, moved: dict[int, int] | None = None) -> dict[int, int]:
+    """``shrink`` read off the placement's pairs, for a placement whose servers are in any order."""
     held = dict(zip(pl.servers, pl.counts))
     drop = pl.gpus - n
     if drop > 0:
-        # fewest held first, ties: the highest index
         for c, s in sorted(zip(pl.counts, map(operator.neg, pl.servers))):
             k = min(c, drop)
             held[-s] -= k
@@ -211,30 +239,52 @@ def shrink(pl: Placement, n: int, moved: dict[int, int] | None = None) -> dict[i
     return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
 
 
-def grow(pl: Placement, n: int, free: np.ndarray, moved: dict[int, int] | None = None) -> dict[int, int] | None:
-    """``pl`` grown to ``n`` GPUs: first the free GPUs of the nodes it already uses (most held first), then
-    other nodes, fragments first. None if there are not enough free GPUs. ``moved`` (optional): gets the GPUs
-    added per server (what [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for
-    ``DecisionBuilder.migrate``).
+def shrink(pl: Placement, n: int, moved: dict[int, int] | None = None) -> dict[int, int]:
+    """``pl`` reduced to ``n`` GPUs, as {server: GPUs} ([`shrunk`][optsched.sim.deadline.common.shrunk]'s
+    placement as a dict).
 
     ```pycon
-    >>> grow(Placement.of({1: 1}), 3, np.array([1, 1, 4]))
-    {1: 2, 0: 1}
+    >>> shrink(Placement.of({0: 3, 2: 1}), 2)
+    {0: 2}
+
+    ```
+    """
+    return shrunk(pl, n, moved).as_dict()
+
+
+def grown(pl: Placement, n: int, free: np.ndarray | Sequence[int], moved: dict[int, int] | None = None
+          ) -> Placement | None:
+    """``pl`` grown to ``n`` GPUs: first the free GPUs of the nodes it already uses (most held first, ties the
+    lowest index), then other nodes, fragments first (free GPUs ascending, ties by index). None if there are not
+    enough free GPUs. ``moved`` (optional): gets the GPUs added per server (what
+    [`moved_gpus`][optsched.sim.state.moved_gpus] of the move gives, for ``DecisionBuilder.migrate``).
+
+    ```pycon
+    >>> moved = {}
+    >>> grown(Placement.of({1: 1}), 3, np.array([1, 1, 4]), moved), moved
+    (Placement(servers=(0, 1), counts=(1, 2), stages=None), {1: 1, 0: 1})
 
     ```
     """
     held = dict(zip(pl.servers, pl.counts))
     need = n - pl.gpus
+    if moved is None:
+        moved = {}
     fl = free.tolist() if isinstance(free, np.ndarray) else [int(x) for x in free]
     # the nodes it uses that have free GPUs, most held first (ties: the lowest index); the others add nothing
-    for s in sorted([s for s in held if fl[s] > 0], key=lambda s: (-held[s], s)):
-        if need <= 0:
+    room = [s for s in held if fl[s] > 0] if need > 0 else []
+    if len(room) > 1:
+        room.sort(key=lambda s: (-held[s], s))
+    for s in room:
+        k = fl[s]
+        if k >= need:
+            held[s] += need
+            moved[s] = need
+            need = 0
             break
-        k = min(fl[s], need)
         held[s] += k
+        moved[s] = k
         need -= k
-        if moved is not None:
-            moved[s] = k
     if need > 0:
         # nodes by free GPUs ascending, ties by index (a stable sort), the empty ones skipped; a few nodes are
         # sorted faster in Python, many with numpy (the same order)
@@ -242,20 +292,41 @@ def grow(pl: Placement, n: int, free: np.ndarray, moved: dict[int, int] | None =
             order = sorted((s for s in range(len(fl)) if fl[s] > 0), key=fl.__getitem__)
         else:
             arr = np.asarray(free)
-            order = np.flatnonzero(arr > 0)[np.argsort(arr[arr > 0], kind="stable")].tolist()
+            nz = np.flatnonzero(arr > 0)
+            order = nz[np.argsort(arr[nz], kind="stable")].tolist()
         for s in order:
             if s in held:
                 continue
-            k = min(fl[s], need)
-            held[s] = held.get(s, 0) + k
-            need -= k
-            if moved is not None:
-                moved[s] = k
-            if need == 0:
+            k = fl[s]
+            if k >= need:
+                held[s] = need
+                moved[s] = need
+                need = 0
                 break
-    if need > 0:
-        return None
-    return held if 0 not in held.values() else {s: c for s, c in held.items() if c}
+            held[s] = k
+            moved[s] = k
+            need -= k
+        if need > 0:
+            return None
+    if 0 in held.values():
+        held = {s: c for s, c in held.items() if c}
+    keys = sorted(held)
+    return Placement._of_sorted(tuple(keys), tuple(map(held.__getitem__, keys)), max(n, pl.gpus))
+
+
+def grow(pl: Placement, n: int, free: np.ndarray | Sequence[int], moved: dict[int, int] | None = None
+         ) -> dict[int, int] | None:
+    """``pl`` grown to ``n`` GPUs, as {server: GPUs} in ascending server order
+    ([`grown`][optsched.sim.deadline.common.grown]'s placement as a dict); None if there are not enough free GPUs.
+
+    ```pycon
+    >>> grow(Placement.of({1: 1}), 3, np.array([1, 1, 4]))
+    {0: 1, 1: 2}
+
+    ```
+    """
+    p = grown(pl, n, free, moved)
+    return None if p is None else p.as_dict()
 
 
 def deadline_of(job: Job) -> float:

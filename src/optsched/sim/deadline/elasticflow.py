@@ -421,37 +421,45 @@ def lend(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spar
 
     ```
     """
-    heap: list[tuple[float, int, int]] = []
     inf = math.inf
-    for i, (key, lad, work) in enumerate(jobs):
-        g = target[key]
+    bisect_right = bisect.bisect_right
+    held = [target[key] for key, _, _ in jobs]  # each job's count, by position (written back to ``target`` once)
+    # each job's next step: (key, position, ladder index, counts, speeds, work); positions are distinct, so the
+    # heap never compares past them (the ladder and work ride along, read without indexing ``jobs``)
+    heap: list[tuple[float, int, int, list[int], list[float], float]] = []
+    for i, (_, lad, work) in enumerate(jobs):
+        g = held[i]
         counts = lad.counts
-        k = bisect.bisect_right(counts, g)
-        if k < len(counts) and counts[k] - g <= spare:
-            t_now = inf if g <= 0 else work / lad.speeds[k - 1]
-            heap.append((-(t_now - work / lad.speeds[k]) / (counts[k] - g), i, k))
-    heapq.heapify(heap)
-    pop, pushpop = heapq.heappop, heapq.heappushpop
-    item = pop(heap) if heap else None
-    while spare > 0 and item is not None:
-        i, k = item[1], item[2]
-        key, lad, work = jobs[i]
-        counts = lad.counts
-        g = counts[k]
-        add = g - target[key]
-        if add > spare:  # it never fits again: the GPUs left only decrease
-            item = pop(heap) if heap else None
-            continue
-        spare -= add
-        target[key] = g
-        k += 1  # the job now holds ladder count k - 1: its next step is count k
+        k = bisect_right(counts, g)
         if k < len(counts) and counts[k] - g <= spare:
             speeds = lad.speeds
-            item = (-(work / speeds[k - 1] - work / speeds[k]) / (counts[k] - g), i, k)
-            if heap:
-                item = pushpop(heap, item)  # push then pop: a job holds at most one entry, so no two tie
-        else:
-            item = pop(heap) if heap else None
+            t_now = inf if g <= 0 else work / speeds[k - 1]
+            heap.append((-(t_now - work / speeds[k]) / (counts[k] - g), i, k, counts, speeds, work))
+    if not heap or spare <= 0:
+        return spare
+    heapq.heapify(heap)
+    pop, pushpop = heapq.heappop, heapq.heappushpop
+    item = pop(heap)
+    while True:
+        _, i, k, counts, speeds, work = item
+        g = counts[k]
+        add = g - held[i]
+        if add <= spare:  # (else it never fits again: the GPUs left only decrease)
+            spare -= add
+            held[i] = g
+            k += 1  # the job now holds ladder count k - 1: its next step is count k
+            if k < len(counts) and counts[k] - g <= spare:  # (then spare > 0 still)
+                item = (-(work / speeds[k - 1] - work / speeds[k]) / (counts[k] - g), i, k, counts, speeds, work)
+                if heap:
+                    item = pushpop(heap, item)  # push then pop: a job holds at most one entry, so no two tie
+                continue
+            if spare <= 0:
+                break
+        if not heap:
+            break
+        item = pop(heap)
+    for (key, _, _), g in zip(jobs, held):
+        target[key] = g
     return spare
 
 

@@ -62,7 +62,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, SimView
-from .common import JobTimes, deadline_of, deadline_order, grow, place, placement_of, shrink
+from .common import JobTimes, allocate, deadline_of, deadline_order, grown, place, placement_of, shrunk
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -242,7 +242,7 @@ def leftovers(times: dict[Any, JobTimes], target: dict[Any, int], spare: int) ->
 
 def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
     """The decision that brings every job of ``target`` to its GPU count: running jobs shrink or stop first
-    (their GPUs go back to the pool), then grow (most GPUs first: [`grow`][optsched.sim.deadline.common.grow]),
+    (their GPUs go back to the pool), then grow (most GPUs first: [`grown`][optsched.sim.deadline.common.grown]),
     then waiting jobs start (most GPUs first, then deadline), one node when it fits, else fragments first.
     Rescalings are ``Decision.migrate``."""
     # the jobs whose count changes, in the order of ``target`` (every other job is left as it is)
@@ -269,17 +269,19 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
             b.preempt(j)
         else:
             moved: dict[int, int] = {}  # (the GPUs given back per server: the builder's shift takes them)
-            b.migrate(j, placement_of(shrink(pl, target[j], moved)), _moved=moved)
+            b.migrate(j, shrunk(pl, target[j], moved), _moved=moved)
     for j in sorted(up, key=lambda j: -target[j]):  # stable: most GPUs first, then the order of ``target``
         pl = j.placement
         assert pl is not None
         added: dict[int, int] = {}
-        new_g = grow(pl, target[j], b.free, added)
-        if new_g is None:  # pragma: no cover - the targets add up to at most the cluster
+        new_pl = grown(pl, target[j], b.free, added)
+        if new_pl is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
-        b.migrate(j, placement_of(new_g), _moved=added)
+        b.migrate(j, new_pl, _moved=added)
+    cap = view.cluster.max_capacity  # (more GPUs than any server holds: no single-node fit to look for)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
-        got = place(b.free, target[j])
+        g = target[j]
+        got = place(b.free, g) if g <= cap else allocate(b.free, g, cross=True)
         if got is None:  # pragma: no cover
             continue
         b.launch(j, placement_of(got))
@@ -353,10 +355,11 @@ class ElasticFlowFixed(SchedulerPlacer):
         active = sorted(view.jobs.active.values(), key=deadline_order)
         target: dict[Job, int] = {}
         wake = math.inf
+        reservation = getattr(view.admission, "reservations", {}).get  # job id -> reservation (reservation_of)
         # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
         # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
         # reservation that starts now would make it finish a whole run later and miss its deadline
-        overrun = {j for j in active if j.status == RUNNING and (r := reservation_of(j, view)) is not None
+        overrun = {j for j in active if j.status == RUNNING and (r := reservation(j.id)) is not None
                    and now >= r.end_s and j.finish_time() <= now + DEADLINE_TOL_S}
         held = sum(j.held_gpus for j in overrun)
         for j in overrun:
@@ -365,7 +368,7 @@ class ElasticFlowFixed(SchedulerPlacer):
         for j in active:
             if j in overrun:
                 continue
-            r = reservation_of(j, view)
+            r = reservation(j.id)
             if r is not None and r.start_s <= now < r.end_s and held + r.gpus <= total:
                 target[j] = r.gpus
                 held += r.gpus
@@ -379,11 +382,12 @@ class ElasticFlowFixed(SchedulerPlacer):
             if spare <= 0:
                 break
             if target[j] == 0:
-                r = reservation_of(j, view)
+                r = reservation(j.id)
                 give = min(r.gpus if r is not None else 1, spare)
                 target[j] = give
                 spare -= give
-        times = {j: self._times(j, view).with_work(j.remaining_iterations(now)) for j in active if target[j] > 0}
+        # (the leftover steps read the speeds only, never the work left: each job's times as they are)
+        times = {j: self._times(j, view) for j in active if target[j] > 0}
         leftovers(times, target, spare)
         self._wake = wake
         return target
