@@ -694,6 +694,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         tc = time.process_time()
         twin = _copy_for(live, i, shared, bare=lookahead == "workload")
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
+        twin.lean = True  # (its jobs alone are read, for the score: no time series, no collectors)
         out.copy_s += time.process_time() - tc
         out.copies += 1
         tw = time.process_time()
