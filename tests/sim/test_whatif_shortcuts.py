@@ -16,12 +16,14 @@ import math
 import numpy as np
 import pytest
 
+from optsched.cluster import Cluster
 from optsched.generators.workload import synthetic_workload
 from optsched.problems.workload import Workload
 from optsched.sim import whatif as wi
-from optsched.sim.base import DecisionBuilder, SchedulerPlacer
-from optsched.sim.engine import SimulationStalled
+from optsched.sim.base import DecisionBuilder, MetricCollector, SchedulerPlacer
+from optsched.sim.engine import SimulationStalled, Simulator
 from optsched.sim.fitting import first_free
+from optsched.sim.registry import build_scheduling
 from optsched.sim.state import QUEUED, Placement
 
 
@@ -360,3 +362,71 @@ def test_the_live_run_runs_its_window_after_the_last_tracked_arrival(monkeypatch
     assert len(set(plain[2])) > 1
     assert fast[:3] == plain[:3]
     assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+class Counting(MetricCollector):
+    """Counts the decisions it is called at."""
+
+    name = "counting"
+
+    def reset(self):
+        self.n = 0
+
+    def collect(self, view):
+        self.n += 1
+
+    def result(self):
+        return self.n
+
+
+@pytest.mark.parametrize("mode", ["round", "event"])
+def test_a_lean_copy_runs_as_a_recording_one_without_records(mode):
+    # the engine's lean flag: a copy set lean mid-run gives the same jobs and counters as one that is not, keeps no
+    # time series records and calls no collectors from there on (the original, not lean, goes on recording)
+    wl = synthetic_workload(30, load_jph=14.0, seed=2, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    sim = Simulator(wl, Cluster.homogeneous(1, 4), scheduling=build_scheduling("las"), mode=mode,
+                    collectors=[Counting()])
+    sim.reset()
+    for _ in range(12):
+        sim.apply(sim.decide()) if sim.advance() is not None else None
+    full, lean = sim.clone(), sim.clone()
+    lean.lean = True
+    at, calls = len(sim._ts), sim.collectors[0].n
+    for s in (full, lean):
+        while s.advance() is not None:
+            s.apply(s.decide())
+    assert not sim.lean and not full.lean and full.done and lean.done
+    assert len(full._ts) > at and len(lean._ts) == at  # (four numbers a record)
+    assert full.collectors[0].n > calls and lean.collectors[0].n == calls
+    for a, b in zip(full.jobs, lean.jobs):
+        assert (a.completion_s, a.first_start_s, a.preemptions, a.attained_gpu_s) == \
+            (b.completion_s, b.first_start_s, b.preemptions, b.attained_gpu_s)
+    assert (full._decisions, full._events, full._preemptions, full.now) == \
+        (lean._decisions, lean._events, lean._preemptions, lean.now)
+
+
+def test_the_copies_that_never_go_on_run_lean_and_the_live_run_never(monkeypatch):
+    # lookahead "present" (and live_runs_one=False): every window runs on a copy that is only scored: lean, and its
+    # window writes no record. The live run stays recording (the shortcut tests above compare its queue figures,
+    # read from the time series, with the plain method's); a copy that may go on as the live run (lookahead
+    # "workload" with live_runs_one) is never lean
+    copies: list = []
+    copy_for = wi._copy_for
+
+    def spied(live, i, shared=(), bare=False):
+        assert not live.lean
+        twin = copy_for(live, i, shared, bare)
+        copies.append((twin, len(twin._ts)))
+        return twin
+
+    monkeypatch.setattr(wi, "_copy_for", spied)
+    wl = synthetic_workload(40, load_jph=14.0, seed=1, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    pairs = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all")]
+    for look, reuse in (("present", True), ("workload", False), ("workload", True)):
+        copies.clear()
+        wi.run_whatif(wl, (1, 4), pairs, period_s=1800, horizon_s=1800, lookahead=look, live_runs_one=reuse, seed=1)
+        assert sum(twin._decisions > 0 for twin, _ in copies) > 10
+        if look == "workload" and reuse:
+            assert not any(twin.lean for twin, _ in copies)
+        else:
+            assert all(twin.lean and len(twin._ts) == n for twin, n in copies)

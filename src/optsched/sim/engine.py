@@ -166,7 +166,13 @@ class Simulator:
     collectors included), so
     one simulator, like one policy object, can run again with the same result. ``copy.deepcopy(sim)`` (or
     [`clone`][optsched.sim.engine.Simulator.clone]) mid-run gives an independent simulator.
+
+    ``lean`` (an attribute, False unless set, copied with the simulator): the run keeps no time series records and
+    calls no collectors from then on; everything else (jobs, cluster, policy, clock, counters) goes on as it would.
+    For a copy whose jobs alone are read (a what-if window's score); its ``result()`` would lack those records.
     """
+
+    lean = False
 
     def __init__(self, workload: Workload, cluster: Cluster, *, policy: SchedulerPlacer | None = None,
                  scheduling: SchedulingPolicy | None = None, placement: PlacementPolicy | None = None,
@@ -347,6 +353,7 @@ class Simulator:
         release = self.cstate.release
         running, pending = self._running, self._pending
         ts_add = self._ts.frombytes  # (a record packed at once: extend converted its four numbers one by one)
+        lean = self.lean
         cstate = self.cstate
         plain_cs = type(cstate) is ClusterState  # (a subclass's release runs)
         fl, free, jobs_on = cstate._fl, cstate.free, cstate.jobs_on
@@ -480,8 +487,9 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
-                                   + (admission.holding if holds else 0), len(running)))
+                        if not lean:  # (a lean run keeps no time series)
+                            ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                                          + (admission.holding if holds else 0), len(running)))
                         if done == n or (stop_tracked and tracked_left == 0):
                             break
                 if done == n or (stop_tracked and tracked_left == 0):
@@ -610,8 +618,9 @@ class Simulator:
                         dirty = True
                         if colocation:
                             self._recompute_rates(t)
-                        ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
-                                   + (admission.holding if holds else 0), len(running)))
+                        if not lean:  # (a lean run keeps no time series)
+                            ts_add(_PACK4(t, cstate.busy_gpus, len(active) - len(running) + len(pending)
+                                          + (admission.holding if holds else 0), len(running)))
                 # 2. arrivals at t
                 if t_a <= t:
                     while ai < n and arr_t[ai] <= t:
@@ -687,9 +696,10 @@ class Simulator:
         else:
             self._same_instant = 0
         self._last_decision_s = now
-        for c in self.collectors:
-            c.collect(view)
-        self._record(now)
+        if not self.lean:
+            for c in self.collectors:
+                c.collect(view)
+            self._record(now)
         self._events += 1
         if by_policy:
             self._check_stall()

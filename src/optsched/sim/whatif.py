@@ -34,7 +34,9 @@ simulator switches to the pair with the best score for the next period. Rules an
   them able to finish in it by [`_Settled`][optsched.sim.whatif._Settled]'s bound). With the
   score ``jct`` and the constant performance model a window stops once its score is settled (no job it scores can
   finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
-  resumed to the next point.
+  resumed to the next point. A copy that never goes on as the live run (lookahead ``present``, or
+  ``live_runs_one=False``) runs lean ([`Simulator`][optsched.sim.engine.Simulator]'s ``lean``: no time series, no
+  collectors): only its jobs are read.
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
@@ -694,6 +696,7 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         tc = time.process_time()
         twin = _copy_for(live, i, shared, bare=lookahead == "workload")
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
+        twin.lean = True  # (its jobs alone are read, for the score: no time series, no collectors)
         out.copy_s += time.process_time() - tc
         out.copies += 1
         tw = time.process_time()
