@@ -20,7 +20,9 @@ from optsched.rl.imitation import rollout_action  # noqa: E402
 from optsched.rl.planner import (  # noqa: E402
     ENDGAME_BASES,
     SHIPPED_PLANNER,
+    TIEBREAKS,
     base_policy,
+    best_scored,
     fluid_cost,
     jobs_left,
     plan_action,
@@ -226,22 +228,28 @@ def _replay(inst, actions):
     return -total
 
 
-def _check_fortified(inst, actions, seen):
+def _check_fortified(inst, actions, seen, tiebreak=False):
     """By replays from the start (a second method): at each endgame state with a choice, the best complete
     trajectory scored there (the actions taken before it plus a scored continuation) is kept when it is strictly
     better than the one kept so far, and the episode takes the kept trajectory's next action; the episode ends as
-    the kept trajectory, no worse than any trajectory scored on the way. Returns the kept trajectory's JCT."""
-    kept, kept_jct = None, np.inf
+    the kept trajectory, no worse than any trajectory scored on the way. Better: a lower round-accounted JCT, or
+    (``tiebreak``) an equal one and a lower exact JCT. Returns the kept trajectory's JCT."""
+
+    def better(x, y):
+        return x[0] < y[0] - 1e-12 or (tiebreak and x[0] <= y[0] + 1e-12 and x[1] < y[1] - 1e-9)
+
+    kept, kept_key = None, (np.inf, np.inf)
     for i, paths in enumerate(seen):
         if not paths:
             continue
-        jct = {a: _replay(inst, actions[:i] + p) for a, p in paths.items()}
-        if min(jct.values()) < kept_jct - 1e-12:
-            assert jct[actions[i]] == pytest.approx(min(jct.values()), abs=1e-12), i
-            kept, kept_jct = actions[:i] + paths[actions[i]], jct[actions[i]]
+        key = {a: _replay_both(inst, actions[:i] + p) for a, p in paths.items()}
+        best = next(k for k in key.values() if not any(better(o, k) for o in key.values()))
+        if better(best, kept_key):
+            assert not any(better(o, key[actions[i]]) for o in key.values()), i
+            kept, kept_key = actions[:i] + paths[actions[i]], key[actions[i]]
         assert kept is not None and actions[i] == kept[i], i
     assert actions == kept
-    return kept_jct
+    return kept_key[0]
 
 
 def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_worse_than_it_or_each_base(
@@ -272,7 +280,8 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
         run = plan_episode(inst, "normal-wc", **SHIPPED_PLANNER)
         assert len(seen) == run["decisions"] and run["endgame_states"] > 0 and run["switches"] >= 1
         assert _replay(inst, run["actions"]) == pytest.approx(run["avg_jct_h"], abs=1e-12)
-        assert _check_fortified(inst, run["actions"], seen) == pytest.approx(run["avg_jct_h"], abs=1e-12)
+        tie = SHIPPED_PLANNER["tiebreak"] is not None
+        assert _check_fortified(inst, run["actions"], seen, tie) == pytest.approx(run["avg_jct_h"], abs=1e-12)
         bases = [plan_episode(inst, b, plan=False)["avg_jct_h"] for b in ("normal-wc", *ENDGAME_BASES)]
         assert run["avg_jct_h"] <= min(bases) + 1e-12
         if seed == 2_000_000:
@@ -280,7 +289,7 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
             plain = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "fortify": False})
             assert plain["switches"] == 0
             with pytest.raises(AssertionError):
-                _check_fortified(inst, plain["actions"], seen)
+                _check_fortified(inst, plain["actions"], seen, tie)
 
 
 def test_fortify_acts_only_in_the_endgame():
@@ -291,3 +300,75 @@ def test_fortify_acts_only_in_the_endgame():
                                                                                        **{**kw, "fortify": False})
     assert on["actions"] == off["actions"] and on["switches"] == off["switches"] == 0
     assert on["planned"] > 0
+
+
+def _replay_both(inst, actions):
+    """``actions`` played from the start of ``inst`` (a replay, beside the planner's copies): the round-accounted
+    average JCT in hours (minus the avg-JCT return) and the exact one, from the completion instants the engine
+    gives the finished jobs; each job's exact completion lies in the last round it was counted in."""
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    total = 0.0
+    for a in actions:
+        _, r, term, trunc, _ = env.step(a)
+        total += r
+    assert term or trunc
+    jobs = list(env.sim.view.jobs.finished.values())
+    assert len(jobs) == len(inst.jobs)
+    rounded = sum(np.ceil(j.completion_s / inst.round_s - 1e-6) * inst.round_s - j.arrival_s for j in jobs)
+    assert rounded / len(jobs) / 3600 == pytest.approx(-total, abs=1e-12)
+    return -total, sum(j.completion_s - j.arrival_s for j in jobs) / len(jobs) / 3600
+
+
+def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
+    """``tiebreak="exact-jct"`` on a 6-job set whose root actions all score the same round-accounted JCT: each
+    tried action's tie value is minus the exact average JCT of its scored trajectory (checked by replay); each
+    action's trajectory is, among the bases' trajectories of its best score, one of the lowest exact JCT (checked by
+    following each base alone); the choice is the tied action of the lowest exact JCT, which here is not the
+    choice without the tie-break (so removing or reversing the rule fails this test); a run with it takes that
+    action first (its endgame search is one step deep when ``deep`` is off)."""
+    inst = _inst(jobs=6, seed=2_000_000)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    act, more = base_policy("normal-wc"), [base_policy(b) for b in ENDGAME_BASES]
+    paths: dict[int, list[int]] = {}
+    ties: dict[int, float] = {}
+    own, scores = plan_scores(env, act, None, None, more, 1, paths, "exact-jct", ties)
+    assert set(paths) == set(ties) == set(scores) and len(scores) > 2
+    bases_differ = False
+    for a, p in paths.items():
+        jct, exact = _replay_both(inst, p)
+        assert jct == pytest.approx(-scores[a], abs=1e-12) and exact == pytest.approx(-ties[a], abs=1e-12), a
+        followed = []
+        for b in (act, *more):
+            e = copy.deepcopy(env)
+            path = [a]
+            e.step(a)
+            while not e._done:
+                path.append(b(e))
+                e.step(path[-1])
+            followed.append(_replay_both(inst, path))
+        best = min(j for j, _ in followed)
+        tied_exact = [x for j, x in followed if j <= best + 1e-12]
+        bases_differ |= max(tied_exact) > min(tied_exact) + 1e-9
+        assert jct == pytest.approx(best, abs=1e-12) and exact == pytest.approx(min(tied_exact), abs=1e-12), a
+    assert bases_differ  # the rule inside each action's score matters on this set
+    top = max(scores.values())
+    tied = {a: -ties[a] for a in scores if scores[a] >= top - 1e-12}
+    assert len(tied) >= 2 and max(tied.values()) > min(tied.values()) + 1e-9
+    earliest = min(tied, key=tied.__getitem__)
+    assert sorted(tied.values())[1] > tied[earliest] + 1e-9  # a unique earliest
+    assert best_scored(own, scores, ties) == earliest != best_scored(own, scores)
+    run = plan_episode(inst, "normal-wc", endgame=6, fortify=True, tiebreak="exact-jct")
+    assert run["actions"][0] == earliest
+
+
+def test_bad_tiebreaks_are_refused():
+    """``tiebreak`` must be one of ``TIEBREAKS`` or None: anything else is refused, naming the field."""
+    inst = _inst(jobs=4, seed=2_000_000)
+    for bad in ("exact", "EXACT-JCT", "", 1, True):
+        with pytest.raises(InstanceError, match="tiebreak"):
+            plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": bad})
+    assert set(TIEBREAKS) == {"exact-jct", "makespan"}
+    for ok in (*TIEBREAKS, None):
+        assert plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": ok})["avg_jct_h"] > 0
