@@ -265,9 +265,9 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
     seen: list[dict[int, list[int]]] = []
     scored = planner.plan_scores
 
-    def spy(env, base, horizon=None, top=None, also=(), depth=1, paths=None):
+    def spy(env, base, horizon=None, top=None, also=(), depth=1, paths=None, tiebreak=None, ties=None):
         mine: dict[int, list[int]] = {}
-        own, scores = scored(env, base, horizon, top, also, depth, mine)
+        own, scores = scored(env, base, horizon, top, also, depth, mine, tiebreak, ties)
         if paths is not None:
             paths.update(mine)
         seen.append(mine)
@@ -290,6 +290,9 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
             assert plain["switches"] == 0
             with pytest.raises(AssertionError):
                 _check_fortified(inst, plain["actions"], seen, tie)
+            seen.clear()  # with the tie-break: left for a better score, or a tied one of a lower exact JCT
+            tied = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": "exact-jct"})
+            assert _check_fortified(inst, tied["actions"], seen, True) == pytest.approx(tied["avg_jct_h"], abs=1e-12)
 
 
 def test_fortify_acts_only_in_the_endgame():
@@ -321,23 +324,30 @@ def _replay_both(inst, actions):
 
 
 def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
-    """``tiebreak="exact-jct"`` on a 6-job set whose root actions all score the same round-accounted JCT: each
-    tried action's tie value is minus the exact average JCT of its scored trajectory (checked by replay); each
-    action's trajectory is, among the bases' trajectories of its best score, one of the lowest exact JCT (checked by
-    following each base alone); the choice is the tied action of the lowest exact JCT, which here is not the
-    choice without the tie-break (so removing or reversing the rule fails this test); a run with it takes that
-    action first (its endgame search is one step deep when ``deep`` is off)."""
-    inst = _inst(jobs=6, seed=2_000_000)
+    """``tiebreak="exact-jct"`` on a 6-job set, in the first state along the network's episode where it changes the
+    planner's choice (the root's tied actions are node relabelings of one another, with equal exact JCTs): each
+    tried action's tie value is minus the exact average JCT of its scored trajectory (checked by replay from the
+    start); each action's trajectory is, among the bases' trajectories of its best score, one of the lowest exact
+    JCT (checked by following each base alone); the choice is a tied action of the lowest exact JCT (the network's
+    if it is one, else the lowest index), and the choice without the tie-break is not (so removing or reversing the
+    rule fails this test); a fortified run from that state with the tie-break takes it."""
+    inst = _inst(jobs=6, seed=2_000_013)
     env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
     env.reset(options={"instance": inst})
     act, more = base_policy("normal-wc"), [base_policy(b) for b in ENDGAME_BASES]
-    paths: dict[int, list[int]] = {}
-    ties: dict[int, float] = {}
-    own, scores = plan_scores(env, act, None, None, more, 1, paths, "exact-jct", ties)
+    prefix: list[int] = []
+    while True:
+        assert not env._done, "no state where the tie-break changes the choice"
+        paths: dict[int, list[int]] = {}
+        ties: dict[int, float] = {}
+        own, scores = plan_scores(env, act, None, None, more, 1, paths, "exact-jct", ties)
+        if scores and best_scored(own, scores, ties) != best_scored(own, scores):
+            break
+        prefix.append(act(env))
+        env.step(prefix[-1])
     assert set(paths) == set(ties) == set(scores) and len(scores) > 2
-    bases_differ = False
     for a, p in paths.items():
-        jct, exact = _replay_both(inst, p)
+        jct, exact = _replay_both(inst, prefix + p)
         assert jct == pytest.approx(-scores[a], abs=1e-12) and exact == pytest.approx(-ties[a], abs=1e-12), a
         followed = []
         for b in (act, *more):
@@ -347,20 +357,18 @@ def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
             while not e._done:
                 path.append(b(e))
                 e.step(path[-1])
-            followed.append(_replay_both(inst, path))
+            followed.append(_replay_both(inst, prefix + path))
         best = min(j for j, _ in followed)
-        tied_exact = [x for j, x in followed if j <= best + 1e-12]
-        bases_differ |= max(tied_exact) > min(tied_exact) + 1e-9
-        assert jct == pytest.approx(best, abs=1e-12) and exact == pytest.approx(min(tied_exact), abs=1e-12), a
-    assert bases_differ  # the rule inside each action's score matters on this set
+        assert jct == pytest.approx(best, abs=1e-12), a
+        assert exact == pytest.approx(min(x for j, x in followed if j <= best + 1e-12), abs=1e-12), a
     top = max(scores.values())
     tied = {a: -ties[a] for a in scores if scores[a] >= top - 1e-12}
     assert len(tied) >= 2 and max(tied.values()) > min(tied.values()) + 1e-9
-    earliest = min(tied, key=tied.__getitem__)
-    assert sorted(tied.values())[1] > tied[earliest] + 1e-9  # a unique earliest
-    assert best_scored(own, scores, ties) == earliest != best_scored(own, scores)
-    run = plan_episode(inst, "normal-wc", endgame=6, fortify=True, tiebreak="exact-jct")
-    assert run["actions"][0] == earliest
+    low = min(tied.values())
+    earliest = [a for a in tied if tied[a] <= low + 1e-9]
+    choice = best_scored(own, scores, ties)
+    assert choice == (own if own in earliest else min(earliest))
+    assert best_scored(own, scores) not in earliest
 
 
 def test_bad_tiebreaks_are_refused():
@@ -372,3 +380,18 @@ def test_bad_tiebreaks_are_refused():
     assert set(TIEBREAKS) == {"exact-jct", "makespan"}
     for ok in (*TIEBREAKS, None):
         assert plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": ok})["avg_jct_h"] > 0
+
+
+def test_the_tiebreak_rule_inside_scores_and_in_leaving_a_kept_trajectory():
+    """The comparison behind each action's score (best base, deeper search) and the fortified search's leaving
+    rule: with a tie-break, a tied score (within ``SCORE_EPS``) and a higher tie value wins, a better score wins
+    whatever its tie value; without one the score alone decides (a tie keeps the first)."""
+    from optsched.rl.planner import _beats, _leaves
+
+    tied_later, tied_earlier, better = (-0.4, -0.36), (-0.4 + 1e-14, -0.35), (-0.38, -0.9)
+    assert _beats(tied_earlier, tied_later, "exact-jct") and not _beats(tied_later, tied_earlier, "exact-jct")
+    assert _beats(better, tied_earlier, "exact-jct") and not _beats(tied_earlier, better, "exact-jct")
+    assert not _beats((-0.4, -0.35), (-0.4, -0.36), None) and _beats(better, tied_earlier, None)
+    scores, ties = {0: -0.4, 1: -0.4}, {0: -0.36, 1: -0.35}
+    assert _leaves(scores, ties, 1, -0.4, -0.36) and not _leaves(scores, ties, 1, -0.4, -0.35)
+    assert not _leaves(scores, None, 1, -0.4, 0.0) and _leaves(scores, None, 1, -0.41, 0.0)
