@@ -102,11 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse:
         old = pd.read_csv(args.reuse)
         for col, default in (("horizon", -1), ("top", -1), ("mix", "normal"), ("gate", "none"), ("agent", ""),
-                             ("endgame", -1), ("deep", -1), ("fortify", 0)):
+                             ("endgame", -1), ("deep", -1), ("fortify", 0), ("tiebreak", "none")):
             old[col] = old[col].fillna(default) if col in old else default
         reuse = {(r["part"], r["mix"], r["agent"], r["policy"], int(r["jobs"]), int(r["instance_seed"]),
                   int(r["horizon"]), int(r["top"]), str(r["gate"]), int(r["endgame"]), int(r["deep"]),
-                  int(r["fortify"])): r.to_dict()
+                  int(r["fortify"]), str(r["tiebreak"])): r.to_dict()
                  for _, r in old.iterrows()}
     eg, dp = _opt(args.endgame), _opt(args.deep)
     t0 = time.perf_counter()
@@ -118,18 +118,20 @@ def main(argv: list[str] | None = None) -> int:
         g = "none" if gate is None or not plan else str(gate)
         e, d = (eg, dp) if plan and part == "large" else (None, None)
         fort = bool(SHIPPED_PLANNER["fortify"]) and e is not None  # old rows without the column: unfortified
+        tie = SHIPPED_PLANNER["tiebreak"] if e is not None else None  # old rows without the column: none
         key = (part, mix, agent, policy, len(inst.jobs), sd, -1 if horizon is None else horizon,
-               -1 if top is None else top, g, -1 if e is None else e, -1 if d is None else d, int(fort))
+               -1 if top is None else top, g, -1 if e is None else e, -1 if d is None else d, int(fort),
+               str(tie or "none"))
         if key in reuse:
             row = reuse[key]
         else:
             r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top, gate=gate if plan else None,
-                             endgame=e, deep=d, fortify=fort)
+                             endgame=e, deep=d, fortify=fort, tiebreak=tie)
             r.pop("summary", None)
             r.pop("actions", None)
             row = {"part": part, "mix": mix, "agent": agent, "policy": policy, "instance_seed": sd,
                    "jobs": len(inst.jobs), "horizon": key[6], "top": key[7], "gate": g, "endgame": key[9],
-                   "deep": key[10], "fortify": key[11], **extra, **r}
+                   "deep": key[10], "fortify": key[11], "tiebreak": key[12], **extra, **r}
         rows.append(row)
         return row
 
@@ -193,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         def simulated(mix: str, inst, label: str, policy: str, spec) -> dict:
             """A plain policy through the simulator (the one door), as a row of the same shape."""
             sd = -1 if inst.seed is None else int(inst.seed)
-            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none", -1, -1, 0)
+            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none", -1, -1, 0, "none")
             if key in reuse:
                 row = reuse[key]
             else:
@@ -203,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                 n = len(res.custom["contention_rounds"]["plan"])
                 row = {"part": "large", "mix": mix, "agent": label, "policy": policy, "instance_seed": sd,
                        "jobs": len(inst.jobs), "horizon": -1, "top": -1, "gate": "none", "endgame": -1, "deep": -1,
-                       "fortify": 0, "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "cpu_s": cpu,
-                       "rounds": n}
+                       "fortify": 0, "tiebreak": "none", "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0,
+                       "cpu_s": cpu, "rounds": n}
             rows.append(row)
             return row
 

@@ -46,6 +46,7 @@ CASES = [
     ("evaluate-horizon-0", "rl evaluate --planner --horizon 0", "--horizon"),
     ("evaluate-endgame-0", "rl evaluate --planner --endgame 0", "--endgame"),
     ("evaluate-deep-word", "rl evaluate --planner --deep some", "--deep"),
+    ("evaluate-tiebreak-word", "rl evaluate --planner --tiebreak exact", "--tiebreak"),
     ("evaluate-planner-paper-agent", "rl evaluate --planner --policy shipped --sets 1 --jobs 4 --hours 0.25 "
                                      "--baselines contention-srtf", "--planner"),
     ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),

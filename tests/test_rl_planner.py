@@ -20,7 +20,9 @@ from optsched.rl.imitation import rollout_action  # noqa: E402
 from optsched.rl.planner import (  # noqa: E402
     ENDGAME_BASES,
     SHIPPED_PLANNER,
+    TIEBREAKS,
     base_policy,
+    best_scored,
     fluid_cost,
     jobs_left,
     plan_action,
@@ -226,22 +228,28 @@ def _replay(inst, actions):
     return -total
 
 
-def _check_fortified(inst, actions, seen):
+def _check_fortified(inst, actions, seen, tiebreak=False):
     """By replays from the start (a second method): at each endgame state with a choice, the best complete
     trajectory scored there (the actions taken before it plus a scored continuation) is kept when it is strictly
     better than the one kept so far, and the episode takes the kept trajectory's next action; the episode ends as
-    the kept trajectory, no worse than any trajectory scored on the way. Returns the kept trajectory's JCT."""
-    kept, kept_jct = None, np.inf
+    the kept trajectory, no worse than any trajectory scored on the way. Better: a lower round-accounted JCT, or
+    (``tiebreak``) an equal one and a lower exact JCT. Returns the kept trajectory's JCT."""
+
+    def better(x, y):
+        return x[0] < y[0] - 1e-12 or (tiebreak and x[0] <= y[0] + 1e-12 and x[1] < y[1] - 1e-9)
+
+    kept, kept_key = None, (np.inf, np.inf)
     for i, paths in enumerate(seen):
         if not paths:
             continue
-        jct = {a: _replay(inst, actions[:i] + p) for a, p in paths.items()}
-        if min(jct.values()) < kept_jct - 1e-12:
-            assert jct[actions[i]] == pytest.approx(min(jct.values()), abs=1e-12), i
-            kept, kept_jct = actions[:i] + paths[actions[i]], jct[actions[i]]
+        key = {a: _replay_both(inst, actions[:i] + p) for a, p in paths.items()}
+        best = next(k for k in key.values() if not any(better(o, k) for o in key.values()))
+        if better(best, kept_key):
+            assert not any(better(o, key[actions[i]]) for o in key.values()), i
+            kept, kept_key = actions[:i] + paths[actions[i]], key[actions[i]]
         assert kept is not None and actions[i] == kept[i], i
     assert actions == kept
-    return kept_jct
+    return kept_key[0]
 
 
 def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_worse_than_it_or_each_base(
@@ -257,9 +265,9 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
     seen: list[dict[int, list[int]]] = []
     scored = planner.plan_scores
 
-    def spy(env, base, horizon=None, top=None, also=(), depth=1, paths=None):
+    def spy(env, base, horizon=None, top=None, also=(), depth=1, paths=None, tiebreak=None, ties=None):
         mine: dict[int, list[int]] = {}
-        own, scores = scored(env, base, horizon, top, also, depth, mine)
+        own, scores = scored(env, base, horizon, top, also, depth, mine, tiebreak, ties)
         if paths is not None:
             paths.update(mine)
         seen.append(mine)
@@ -272,7 +280,8 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
         run = plan_episode(inst, "normal-wc", **SHIPPED_PLANNER)
         assert len(seen) == run["decisions"] and run["endgame_states"] > 0 and run["switches"] >= 1
         assert _replay(inst, run["actions"]) == pytest.approx(run["avg_jct_h"], abs=1e-12)
-        assert _check_fortified(inst, run["actions"], seen) == pytest.approx(run["avg_jct_h"], abs=1e-12)
+        tie = SHIPPED_PLANNER["tiebreak"] is not None
+        assert _check_fortified(inst, run["actions"], seen, tie) == pytest.approx(run["avg_jct_h"], abs=1e-12)
         bases = [plan_episode(inst, b, plan=False)["avg_jct_h"] for b in ("normal-wc", *ENDGAME_BASES)]
         assert run["avg_jct_h"] <= min(bases) + 1e-12
         if seed == 2_000_000:
@@ -280,7 +289,10 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
             plain = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "fortify": False})
             assert plain["switches"] == 0
             with pytest.raises(AssertionError):
-                _check_fortified(inst, plain["actions"], seen)
+                _check_fortified(inst, plain["actions"], seen, tie)
+            seen.clear()  # with the tie-break: left for a better score, or a tied one of a lower exact JCT
+            tied = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": "exact-jct"})
+            assert _check_fortified(inst, tied["actions"], seen, True) == pytest.approx(tied["avg_jct_h"], abs=1e-12)
 
 
 def test_fortify_acts_only_in_the_endgame():
@@ -291,3 +303,95 @@ def test_fortify_acts_only_in_the_endgame():
                                                                                        **{**kw, "fortify": False})
     assert on["actions"] == off["actions"] and on["switches"] == off["switches"] == 0
     assert on["planned"] > 0
+
+
+def _replay_both(inst, actions):
+    """``actions`` played from the start of ``inst`` (a replay, beside the planner's copies): the round-accounted
+    average JCT in hours (minus the avg-JCT return) and the exact one, from the completion instants the engine
+    gives the finished jobs; each job's exact completion lies in the last round it was counted in."""
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    total = 0.0
+    for a in actions:
+        _, r, term, trunc, _ = env.step(a)
+        total += r
+    assert term or trunc
+    jobs = list(env.sim.view.jobs.finished.values())
+    assert len(jobs) == len(inst.jobs)
+    rounded = sum(np.ceil(j.completion_s / inst.round_s - 1e-6) * inst.round_s - j.arrival_s for j in jobs)
+    assert rounded / len(jobs) / 3600 == pytest.approx(-total, abs=1e-12)
+    return -total, sum(j.completion_s - j.arrival_s for j in jobs) / len(jobs) / 3600
+
+
+def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
+    """``tiebreak="exact-jct"`` on a 6-job set, in the first state along the network's episode where it changes the
+    planner's choice (the root's tied actions are node relabelings of one another, with equal exact JCTs): each
+    tried action's tie value is minus the exact average JCT of its scored trajectory (checked by replay from the
+    start); each action's trajectory is, among the bases' trajectories of its best score, one of the lowest exact
+    JCT (checked by following each base alone); the choice is a tied action of the lowest exact JCT (the network's
+    if it is one, else the lowest index), and the choice without the tie-break is not (so removing or reversing the
+    rule fails this test); a fortified run from that state with the tie-break takes it."""
+    inst = _inst(jobs=6, seed=2_000_013)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    act, more = base_policy("normal-wc"), [base_policy(b) for b in ENDGAME_BASES]
+    prefix: list[int] = []
+    while True:
+        assert not env._done, "no state where the tie-break changes the choice"
+        paths: dict[int, list[int]] = {}
+        ties: dict[int, float] = {}
+        own, scores = plan_scores(env, act, None, None, more, 1, paths, "exact-jct", ties)
+        if scores and best_scored(own, scores, ties) != best_scored(own, scores):
+            break
+        prefix.append(act(env))
+        env.step(prefix[-1])
+    assert set(paths) == set(ties) == set(scores) and len(scores) > 2
+    for a, p in paths.items():
+        jct, exact = _replay_both(inst, prefix + p)
+        assert jct == pytest.approx(-scores[a], abs=1e-12) and exact == pytest.approx(-ties[a], abs=1e-12), a
+        followed = []
+        for b in (act, *more):
+            e = copy.deepcopy(env)
+            path = [a]
+            e.step(a)
+            while not e._done:
+                path.append(b(e))
+                e.step(path[-1])
+            followed.append(_replay_both(inst, prefix + path))
+        best = min(j for j, _ in followed)
+        assert jct == pytest.approx(best, abs=1e-12), a
+        assert exact == pytest.approx(min(x for j, x in followed if j <= best + 1e-12), abs=1e-12), a
+    top = max(scores.values())
+    tied = {a: -ties[a] for a in scores if scores[a] >= top - 1e-12}
+    assert len(tied) >= 2 and max(tied.values()) > min(tied.values()) + 1e-9
+    low = min(tied.values())
+    earliest = [a for a in tied if tied[a] <= low + 1e-9]
+    choice = best_scored(own, scores, ties)
+    assert choice == (own if own in earliest else min(earliest))
+    assert best_scored(own, scores) not in earliest
+
+
+def test_bad_tiebreaks_are_refused():
+    """``tiebreak`` must be one of ``TIEBREAKS`` or None: anything else is refused, naming the field."""
+    inst = _inst(jobs=4, seed=2_000_000)
+    for bad in ("exact", "EXACT-JCT", "", 1, True):
+        with pytest.raises(InstanceError, match="tiebreak"):
+            plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": bad})
+    assert set(TIEBREAKS) == {"exact-jct", "makespan"}
+    for ok in (*TIEBREAKS, None):
+        assert plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": ok})["avg_jct_h"] > 0
+
+
+def test_the_tiebreak_rule_inside_scores_and_in_leaving_a_kept_trajectory():
+    """The comparison behind each action's score (best base, deeper search) and the fortified search's leaving
+    rule: with a tie-break, a tied score (within ``SCORE_EPS``) and a higher tie value wins, a better score wins
+    whatever its tie value; without one the score alone decides (a tie keeps the first)."""
+    from optsched.rl.planner import _beats, _leaves
+
+    tied_later, tied_earlier, better = (-0.4, -0.36), (-0.4 + 1e-14, -0.35), (-0.38, -0.9)
+    assert _beats(tied_earlier, tied_later, "exact-jct") and not _beats(tied_later, tied_earlier, "exact-jct")
+    assert _beats(better, tied_earlier, "exact-jct") and not _beats(tied_earlier, better, "exact-jct")
+    assert not _beats((-0.4, -0.35), (-0.4, -0.36), None) and _beats(better, tied_earlier, None)
+    scores, ties = {0: -0.4, 1: -0.4}, {0: -0.36, 1: -0.35}
+    assert _leaves(scores, ties, 1, -0.4, -0.36) and not _leaves(scores, ties, 1, -0.4, -0.35)
+    assert not _leaves(scores, None, 1, -0.4, 0.0) and _leaves(scores, None, 1, -0.41, 0.0)

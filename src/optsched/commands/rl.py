@@ -119,6 +119,17 @@ def _horizon(text: str) -> int | None:
     return positive_int("--horizon/--top/--endgame/--deep", 10_000)(text)
 
 
+def _tiebreak(text: str) -> str | None:
+    """The endgame search's tie-break: one of ``optsched.rl.planner.TIEBREAKS`` or ``none``."""
+    if text.lower() == "none":
+        return None
+    from ..sim.contention.lookahead import TIEBREAKS
+
+    if text not in TIEBREAKS:
+        raise argparse.ArgumentTypeError(f"--tiebreak must be one of {', '.join(TIEBREAKS)} or 'none', got {text!r}")
+    return text
+
+
 def _gate(text: str) -> float | str | None:
     """The planner's gate: a probability in (0, 1], ``disagree`` or ``none``."""
     if text.lower() == "none":
@@ -231,6 +242,10 @@ def register(sub) -> None:
     e.add_argument("--no-fortify", dest="fortify", action="store_false", default=bool(PLANNER["fortify"]),
                    help="the endgame search re-plans at every decision instead of keeping the best trajectory it "
                         "has scored (default: fortified)")
+    e.add_argument("--tiebreak", type=_tiebreak, default=PLANNER.get("tiebreak"),
+                   help="the endgame search's choice among trajectories of tied (round-accounted) scores: "
+                        "'exact-jct' (the earliest exact completions), 'makespan' (the earliest exact end) or 'none' "
+                        f"(the agent's action; default {PLANNER.get('tiebreak') or 'none'})")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -373,14 +388,15 @@ def _with_planner(df, insts, agent, args):
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
     for inst in insts:
         r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
-                         deep=args.deep, fortify=args.fortify)
+                         deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak)
         rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
         for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
                            ("lookahead", plan_episode(inst, "lookahead", plan=False))):
             cpu[label][0] += res["cpu_s"]
             cpu[label][1] += res["decisions"]
     note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}, endgame "
-            f"{args.endgame}, deep {args.deep}, fortify {'on' if args.fortify else 'off'}): "
+            f"{args.endgame}, deep {args.deep}, fortify {'on' if args.fortify else 'off'}, tiebreak "
+            f"{args.tiebreak or 'none'}): "
             + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
     return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 

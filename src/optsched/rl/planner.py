@@ -52,7 +52,7 @@ import numpy as np
 from ..errors import InstanceError
 from ..problems.contention import ContentionInstance
 from ..sim.contention.agent import NumpyPolicy, load_policy
-from ..sim.contention.lookahead import SHIPPED_PLANNER
+from ..sim.contention.lookahead import SHIPPED_PLANNER, TIEBREAKS
 from .env import ContentionEnv
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
@@ -65,6 +65,8 @@ GATES = ("disagree", "disagree-any")
 ENDGAME_BASES = ("lookahead", "lookahead-small")
 # plan_episode's ``deep`` search looks two decisions deep only in the episode's first DEEP_ROUNDS rounds
 DEEP_ROUNDS = 1
+SCORE_EPS = 1e-12  # hours per job of the set: scores closer than this are tied (300-s rounds make exact ties)
+TIE_EPS = 1e-9  # hours (per job for exact-jct): tie values closer than this are equal
 
 
 def base_policy(spec: Any) -> Base:
@@ -107,20 +109,71 @@ def fluid_cost(env: ContentionEnv) -> float:
     return float(finish.sum()) / len(env.instance.jobs)
 
 
-def _follow(env: ContentionEnv, base: Base, horizon: int | None, path: list[int] | None = None) -> float:
+def tie_value(env: ContentionEnv, kind: str | None) -> float:
+    """The secondary score (higher is better) of the episode ``env`` has finished, used among trajectories of
+    tied scores: minus the exact average JCT in hours (``"exact-jct"``: completion instants as the engine
+    computes them inside the round, not rounded up to its end), minus the exact makespan in hours
+    (``"makespan"``); 0 for ``None`` or an unfinished episode.
+
+    The score itself (the avg-JCT return) counts a job until the end of the round it completes in, so among
+    trajectories of one score the one whose jobs finish earliest inside their last rounds is the one closest to
+    finishing a job a round earlier: the one a later search is likeliest to improve.
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> inst = random_contention_instance(jobs=4, seed=5, hours=0.25)
+    >>> env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    >>> _ = env.reset(options={"instance": inst})
+    >>> score = _follow(env, base_policy("lookahead"), None)[0]
+    >>> -score - 300 / 3600 < -tie_value(env, "exact-jct") <= -score   # within the last round
+    True
+
+    ```
+    """
+    assert env.sim is not None
+    view = env.sim.view
+    if kind is None or len(view.jobs.finished) < len(env.instance.jobs):
+        return 0.0
+    jobs = view.jobs.finished.values()
+    if kind == "exact-jct":
+        return -sum(j.completion_s - j.arrival_s for j in jobs) / len(env.instance.jobs) / 3600.0
+    return -max(j.completion_s for j in jobs) / 3600.0
+
+
+def _beats(v: tuple[float, float], w: tuple[float, float], tiebreak: str | None) -> bool:
+    """Whether the (score, tie value) ``v`` is better than ``w``: without a tie-break, by the score alone (the
+    first of exactly equal ones kept); with one, a score better by more than ``SCORE_EPS``, or a tied score and a
+    tie value better by more than ``TIE_EPS``."""
+    if tiebreak is None:
+        return v[0] > w[0]
+    return v[0] > w[0] + SCORE_EPS or (v[0] >= w[0] - SCORE_EPS and v[1] > w[1] + TIE_EPS)
+
+
+def _leaves(scores: dict[int, float], ties: dict[int, float] | None, a: int, value: float, tie: float) -> bool:
+    """Whether the fortified search leaves its kept trajectory (score ``value``, tie value ``tie``) for the scored
+    action ``a`` (the best of ``scores``): for a better score (by more than ``SCORE_EPS``), or, with tie values,
+    for a tied score and a better tie value (by more than ``TIE_EPS``)."""
+    if ties is None:
+        return max(scores.values()) > value + SCORE_EPS
+    return _beats((scores[a], ties[a]), (value, tie), "tie")
+
+
+def _follow(env: ContentionEnv, base: Base, horizon: int | None, path: list[int] | None = None,
+            tiebreak: str | None = None) -> tuple[float, float]:
     """Follow ``base`` from ``env`` (modified) to the end or for ``horizon`` rounds; the return (plus the fluid
-    estimate of the rest when cut). ``path``: the actions taken are appended to it."""
+    estimate of the rest when cut) and the finished episode's [`tie_value`][optsched.rl.planner.tie_value].
+    ``path``: the actions taken are appended to it."""
     total, done = 0.0, env._done
     stop = None if horizon is None else env._rounds + horizon
     while not done:
         if stop is not None and env._rounds >= stop:
-            return total - fluid_cost(env)
+            return total - fluid_cost(env), 0.0
         a = base(env)
         if path is not None:
             path.append(a)
         _, r, term, trunc, _ = env.step(a)
         total, done = total + r, term or trunc
-    return total
+    return total, tie_value(env, tiebreak)
 
 
 def ranked(env: ContentionEnv, spec: Any) -> list[int]:
@@ -142,54 +195,62 @@ def jobs_left(env: ContentionEnv) -> int:
 
 
 def _value(env: ContentionEnv, bases: Sequence[Base], horizon: int | None, depth: int,
-           path: list[int] | None = None) -> float:
-    """The best return from ``env`` (modified): ``depth - 1`` more decisions with a choice searched over every
-    valid action (decisions with one valid action are taken as they come), then the best of ``bases`` followed
-    (each on its own copy). ``path``: the actions of the best trajectory are appended to it."""
+           path: list[int] | None = None, tiebreak: str | None = None) -> tuple[float, float]:
+    """The best return from ``env`` (modified) and its trajectory's tie value: ``depth - 1`` more decisions with
+    a choice searched over every valid action (decisions with one valid action are taken as they come), then the
+    best of ``bases`` followed (each on its own copy); best by [`_beats`][optsched.rl.planner._beats] with
+    ``tiebreak``. ``path``: the actions of the best trajectory are appended to it."""
     total = 0.0
     while depth > 1:
         valid = [int(a) for a in np.flatnonzero(env.action_masks())]
         if len(valid) > 1:
-            best, best_path = -np.inf, None
+            best, best_path = (-np.inf, -np.inf), None
             for a in valid:
                 e = copy.deepcopy(env)
                 sub = None if path is None else [a]
                 _, r, term, trunc, _ = e.step(a)
-                v = r + (0.0 if term or trunc else _value(e, bases, horizon, depth - 1, sub))
-                if v > best:
+                if term or trunc:
+                    v = (r, tie_value(e, tiebreak))
+                else:
+                    rest = _value(e, bases, horizon, depth - 1, sub, tiebreak)
+                    v = (r + rest[0], rest[1])
+                if _beats(v, best, tiebreak):
                     best, best_path = v, sub
             if path is not None and best_path is not None:
                 path.extend(best_path)
-            return total + best
+            return total + best[0], best[1]
         if path is not None:
             path.append(valid[0])
         _, r, term, trunc, _ = env.step(valid[0])
         total += r
         if term or trunc:
-            return total
-    best, best_path = -np.inf, None
+            return total, tie_value(env, tiebreak)
+    best, best_path = (-np.inf, -np.inf), None
     for k, b in enumerate(bases):
         e = env if k == len(bases) - 1 else copy.deepcopy(env)
         sub = None if path is None else []
-        v = _follow(e, b, horizon, sub)
-        if v > best:
+        v = _follow(e, b, horizon, sub, tiebreak)
+        if _beats(v, best, tiebreak):
             best, best_path = v, sub
     if path is not None and best_path is not None:
         path.extend(best_path)
-    return total + best
+    return total + best[0], best[1]
 
 
 def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
                 top: Callable[[ContentionEnv], list[int]] | None = None,
-                also: Sequence[Base] = (), depth: int = 1,
-                paths: dict[int, list[int]] | None = None) -> tuple[int, dict[int, float]]:
+                also: Sequence[Base] = (), depth: int = 1, paths: dict[int, list[int]] | None = None,
+                tiebreak: str | None = None, ties: dict[int, float] | None = None) -> tuple[int, dict[int, float]]:
     """The base's own action in ``env``'s current state and the planner's score of each tried action (its
     first reward plus the followed return, on the avg-JCT scale: minus hours per job of the set); no scores
     when only one action would be tried. ``also``: more base policies (parallel rollout): each tried action is
     followed by every base and scored by the best of them. ``depth`` 2 (or more): after each tried action, the
     next ``depth - 1`` decisions with a choice are searched over every valid action before the bases are
     followed (a search tree of that depth with rollouts at its leaves). ``paths``: filled with each tried
-    action's scored trajectory (the action sequence, from this state, whose return is its score)."""
+    action's scored trajectory (the action sequence, from this state, whose return is its score).
+    ``tiebreak`` (one of [`TIEBREAKS`][optsched.rl.planner.TIEBREAKS]): among the bases' (and the deeper
+    search's) trajectories of tied scores, the one of the best [`tie_value`][optsched.rl.planner.tie_value] is
+    each action's; ``ties``: filled with that trajectory's tie value per tried action."""
     valid = [int(a) for a in np.flatnonzero(env.action_masks())] if top is None else top(env)
     own = int(base(env))
     if own not in valid:
@@ -201,20 +262,39 @@ def plan_scores(env: ContentionEnv, base: Base, horizon: int | None = None,
         e = copy.deepcopy(env)
         _, r, term, trunc, _ = e.step(a)
         path = None if paths is None else [a]
-        scores[a] = r + (0.0 if term or trunc else _value(e, (base, *also), horizon, depth, path))
+        if term or trunc:
+            v = (r, tie_value(e, tiebreak))
+        else:
+            rest = _value(e, (base, *also), horizon, depth, path, tiebreak)
+            v = (r + rest[0], rest[1])
+        scores[a] = v[0]
+        if ties is not None:
+            ties[a] = v[1]
         if paths is not None and path is not None:
             paths[a] = path
     return own, scores
 
 
-def best_scored(own: int, scores: dict[int, float]) -> int:
-    """The planner's choice among ``scores``: the best, ties to ``own``, then to the lowest index."""
+def best_scored(own: int, scores: dict[int, float], ties: dict[int, float] | None = None) -> int:
+    """The planner's choice among ``scores``: the best (within ``SCORE_EPS``); among tied ones, with ``ties``
+    (the tie values of [`plan_scores`][optsched.rl.planner.plan_scores]), those of the best tie value (within
+    ``TIE_EPS``); then ``own``, then the lowest index.
+
+    ```pycon
+    >>> scores = {0: -0.5, 1: -0.4, 2: -0.4}
+    >>> best_scored(2, scores), best_scored(2, scores, {0: 0.0, 1: -0.3, 2: -0.35})
+    (2, 1)
+
+    ```
+    """
     if not scores:
         return own
     best = max(scores.values())
-    if scores.get(own, -np.inf) >= best - 1e-12:
-        return own
-    return min(a for a in scores if scores[a] >= best - 1e-12)
+    tied = [a for a in scores if scores[a] >= best - SCORE_EPS]
+    if ties is not None:
+        top = max(ties[a] for a in tied)
+        tied = [a for a in tied if ties[a] >= top - TIE_EPS]
+    return own if own in tied else min(tied)
 
 
 def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
@@ -239,7 +319,7 @@ def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
                  plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
                  gate: float | str | None = None, endgame: int | None = None,
-                 deep: int | None = None, fortify: bool = False) -> dict[str, Any]:
+                 deep: int | None = None, fortify: bool = False, tiebreak: str | None = None) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
     its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
     ([`ranked`][optsched.rl.planner.ranked]; None: every valid action); ``also``: more bases (specs as ``base``)
@@ -256,9 +336,14 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     search is a *fortified* rollout (Bertsekas): it keeps the best complete trajectory scored so far (its
     actions and its exact return) and follows it, leaving it only for a strictly better scored one, so that the
     episode is never worse than any trajectory the endgame search has scored (with a deterministic environment,
-    following a scored trajectory's actions gives exactly its score). Returns the average JCT in hours
-    (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them had a choice, how many
-    were planned, the actions tried, how many of the planned ones were in the endgame search
+    following a scored trajectory's actions gives exactly its score). ``tiebreak`` (one of
+    [`TIEBREAKS`][optsched.rl.planner.TIEBREAKS] or None): in the endgame search, among complete trajectories of
+    tied scores (300-s rounds make exact ties common), the one of the best
+    [`tie_value`][optsched.rl.planner.tie_value] is preferred, in each action's score, in the choice and, when
+    fortified, in leaving the kept trajectory (for a tied score and a strictly better tie value); without it ties
+    go to the network's action, then the lowest index (and a fortified search keeps its trajectory). Returns the
+    average JCT in hours (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them
+    had a choice, how many were planned, the actions tried, how many of the planned ones were in the endgame search
     (``endgame_states``), how many times the planner overruled the base, how many times the fortified search
     took a new trajectory (``switches``: the first one included), the CPU seconds (and per decision), the actions
     taken (``actions``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
@@ -272,6 +357,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     for name, v in (("endgame", endgame), ("deep", deep)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
+    if tiebreak is not None and tiebreak not in TIEBREAKS:
+        raise InstanceError(f"must be one of {', '.join(TIEBREAKS)} or None, got {tiebreak!r}", field="tiebreak")
     act = base_policy(base) if not callable(base) else base
     more = [base_policy(b) if not callable(b) else b for b in also]
     end_more = more + [base_policy(b) for b in ENDGAME_BASES if b != base and b not in also]
@@ -302,7 +389,7 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     decisions = choices = planned = tried = changed = ended = switches = 0
     actions: list[int] = []
     keep: list[int] = []  # the fortified search's trajectory from the current state, and its return
-    keep_value = 0.0
+    keep_value = keep_tie = 0.0
     while not done:
         mask = env.action_masks()
         if int(mask.sum()) > 1:
@@ -311,16 +398,18 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
         if left <= end_at:
             two = deep is not None and left <= deep and env._rounds < DEEP_ROUNDS
             paths: dict[int, list[int]] | None = {} if fortify else None
-            own, scores = plan_scores(env, act, None, None, end_more, 2 if two else 1, paths)
-            a, n = best_scored(own, scores), len(scores)
+            ties: dict[int, float] | None = {} if tiebreak else None
+            own, scores = plan_scores(env, act, None, None, end_more, 2 if two else 1, paths, tiebreak, ties)
+            a, n = best_scored(own, scores, ties), len(scores)
             if fortify:
                 if keep and not mask[keep[0]]:  # not expected (a deterministic environment): drop it
                     keep = []
-                if keep and (not scores or max(scores.values()) <= keep_value + 1e-12):
+                if keep and (not scores or not _leaves(scores, ties, a, keep_value, keep_tie)):
                     a = keep[0]
                 elif scores:
                     assert paths is not None
                     keep, keep_value, switches = paths[a], scores[a], switches + 1
+                    keep_tie = 0.0 if ties is None else ties[a]
             if n:
                 planned, tried, ended = planned + 1, tried + n, ended + 1
                 changed += int(a != act(env))
@@ -346,5 +435,6 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "actions": actions, "summary": info.get("summary", {})}
 
 
-__all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SHIPPED_PLANNER", "agent_kind", "base_policy", "best_scored",
-           "confidence", "fluid_cost", "jobs_left", "plan_action", "plan_episode", "plan_scores", "ranked"]
+__all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SCORE_EPS", "SHIPPED_PLANNER", "TIEBREAKS", "TIE_EPS",
+           "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost", "jobs_left", "plan_action",
+           "plan_episode", "plan_scores", "ranked", "tie_value"]

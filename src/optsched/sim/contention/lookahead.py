@@ -93,9 +93,13 @@ SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actio
 # large set's tail), every valid action followed to the end by the network and both lookaheads, and in the
 # first round two decisions deep (session 9: chosen on 15 small sets of seeds 5,000,000-5,000,004, 6-8 jobs, no
 # optimum needed; docs/algorithms/rl-contention.md), that endgame search fortified (session 9b: it keeps the best
-# trajectory it has scored, leaving it only for a strictly better one)
+# trajectory it has scored, leaving it only for a strictly better one), with no secondary tie-break among tied
+# trajectories (session 10: each of TIEBREAKS was no better than none on 27 proven tuning sets of seeds 5,000,000+)
 SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8,
-                                     "fortify": True}
+                                     "fortify": True, "tiebreak": None}
+# the planner's endgame tie-breaks among complete trajectories of tied scores (optsched.rl.planner.tie_value): the
+# exact (unrounded) average JCT, or the exact makespan
+TIEBREAKS = ("exact-jct", "makespan")
 OBSERVATIONS = ("paper", "rich", "plan")
 PER_ACTION = 7
 PLAN_PER_ACTION = 4
@@ -479,7 +483,7 @@ class RlAgent(RoundPolicy):
         return board.decision()
 
 
-__all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_PLANNER", "SHIPPED_WC", "Lookahead", "LookaheadSmall", "Option",
-           "RlAgent",
+__all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_PLANNER", "SHIPPED_WC", "TIEBREAKS", "Lookahead", "LookaheadSmall",
+           "Option", "RlAgent",
            "ThroughputModel", "agent_mask", "agent_observation", "best_option", "lookahead_action", "node_features",
            "obs_size", "options", "plan_features", "plan_size", "rich_observation", "rich_size"]
