@@ -182,10 +182,15 @@ class WorkloadJob:
         new, put = object.__new__, _put_job_fields
         out: list[WorkloadJob] = []
         append = out.append
-        # iteration times repeat (one per model): one float object per value, not one per job
+        # iteration times repeat (one per model), and so does the work of a replicated trace (a million Philly
+        # jobs hold about 50,000 distinct values): one float object per value, not one per job (all are finite
+        # and positive, so equal values are the same number)
         same: dict[float, float] = {}
         times = [same.setdefault(x, x) for x in t.tolist()]
-        for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), times, model, tr.tolist()):
+        same = {}
+        work = [same.setdefault(x, x) for x in k.tolist()]
+        del same
+        for row in zip(ids, a.tolist(), g.tolist(), work, times, model, tr.tolist()):
             j = new(cls)
             put(j, *row)
             append(j)
