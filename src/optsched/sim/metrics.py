@@ -346,19 +346,20 @@ def summarise(df: pd.DataFrame | _JobColumns, ts: pd.DataFrame, *, end_s: float,
     # (one call for all of them: one partition of the JCTs instead of one per percentile, the same values)
     pct = np.percentile(jct, PERCENTILES).tolist() if len(jct) else [None] * len(PERCENTILES)
     del jct
+    makespan = float(completion[done].max() - arrival.min()) if n_fin else None
+    dl = tr("deadline_s")
+    has = ~np.isnan(dl)
+    met = (completion[has] <= dl[has]).astype(float) if has.any() else None  # (the table's deadline_met, not NaN)
+    del completion, done, dl, has
     resp = tr("first_start_s") - arrival  # (the table's responsiveness_s)
     resp = resp[~np.isnan(resp)]
     out["avg_responsiveness_s"] = float(resp.mean()) if len(resp) else None
-    del resp
-    out["makespan_s"] = float(completion[done].max() - arrival.min()) if n_fin else None
+    del resp, arrival
+    out["makespan_s"] = makespan
     out["preemptions"] = int(tr("preemptions").sum())
     out["migrations"] = int(tr("migrations").sum())
     for p, v in zip(PERCENTILES, pct):
         out[f"p{p}_jct_s"] = v
-    dl = tr("deadline_s")
-    has = ~np.isnan(dl)
-    met = (completion[has] <= dl[has]).astype(float) if has.any() else None  # (the table's deadline_met, not NaN)
-    del arrival, completion, done, dl, has
     start = float(get("arrival_s").min()) if n else 0.0
     out["mean_utilisation"] = _f(time_average(ts, "utilisation", start, end_s)) if len(ts) else None
     out["mean_queue"] = _f(time_average(ts, "queued", start, end_s)) if len(ts) else None
