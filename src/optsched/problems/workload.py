@@ -47,6 +47,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InstanceError
 from ..io import atomic_open, csv_jobs, is_finite_number, read_json, read_text, write_json
+from ..limits import paused_gc
 from ..registry import Problem, register_problem
 
 FORMAT = "optsched/workload@1"
@@ -190,10 +191,13 @@ class WorkloadJob:
         same = {}
         work = [same.setdefault(x, x) for x in k.tolist()]
         del same
-        for row in zip(ids, a.tolist(), g.tolist(), work, times, model, tr.tolist()):
-            j = new(cls)
-            put(j, *row)
-            append(j)
+        # (the collector paused: its passes over every job built so far find no garbage, and cost a quarter of a
+        # million-job build once the jobs share their floats, which such passes then read out of order)
+        with paused_gc():
+            for row in zip(ids, a.tolist(), g.tolist(), work, times, model, tr.tolist()):
+                j = new(cls)
+                put(j, *row)
+                append(j)
         return tuple(out)
 
     def to_record(self) -> dict[str, Any]:
