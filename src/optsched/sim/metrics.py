@@ -138,7 +138,6 @@ class SimResult:
         write_json(path, self.to_dict(timeseries))
 
 
-
 class _LazyTable:
     """``SimResult.jobs``: the table given to the constructor, or (None given: a finished run's result) the table
     built from ``job_objects`` at the first read, then kept. Setting it replaces it, as for a plain field."""
