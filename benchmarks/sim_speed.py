@@ -32,15 +32,17 @@ only for what it models: FIFO without preemption, which is what ours does on thi
 reaches Blox's starvation bump (checked: the run must report 0 preemptions).
 
 A million jobs (issue 29): ``benchmarks/sim_speed.py --million [--jobs N] [--policies fifo,las,...] [--repeats K]
-[--before OTHER_SRC] [--out FILE]`` runs each policy (default: every Blox-family scheduler but Gavel and Optimus,
-whose per-round solvers would take hours at this size) on ``replicate_philly(N, 130 jobs/h)`` (default N =
+[--before OTHER_SRC] [--table] [--out FILE]`` runs each policy (default: FIFO, LAS, Tiresias and SRTF; Gavel, about
+270 CPU s at a million jobs, and Optimus, about 120, when named) on ``replicate_philly(N, 130 jobs/h)`` (default N =
 1,000,000) on 2,000 GPUs, round mode, consolidated placement, each run a fresh process, and reports the whole
-process's CPU seconds (user + system, workload build and interpreter start-up included) and its peak resident
-memory (``ru_maxrss`` of that child, from ``os.wait4``), with the build and simulate CPU seconds the child
-measures itself. The child leaves with ``os._exit`` after writing its line (a finished benchmark process need not
-free a million objects one by one; a program that keeps working after a run pays that when it drops the
-result). With ``--before`` the same runs of another checkout's ``src`` alternate with this tree's and the
-results must agree (events, decisions, average JCT, preemptions). ``--quick``: 20,000 jobs, FIFO and LAS.
+process's CPU seconds (user + system, workload build and interpreter start-up included) and its peak resident memory
+(``ru_maxrss`` of that child, from ``os.wait4``), with the build and simulate CPU seconds the child measures itself.
+The child leaves with ``os._exit`` after writing its line (a finished benchmark process need not free a million
+objects one by one; a program that keeps working after a run pays that when it drops the result). With ``--before``
+the same runs of another checkout's ``src`` alternate with this tree's and the results must agree (events,
+decisions, average JCT, preemptions). A run reads its result's summary; a finished run's per-job table is built at
+its first read, so ``--table`` makes each run read that table too (the peak of a caller that wants the table).
+``--quick``: 20,000 jobs, FIFO and LAS.
 """
 
 from __future__ import annotations
@@ -313,7 +315,10 @@ sched, n = sys.argv[1], int(sys.argv[2])
 t1 = time.process_time()
 wl = replicate_philly(n, 130.0, 0, frame=load_philly())
 t2 = time.process_time()
-s = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode="round").summary
+res = simulate(wl, servers=500, gpus_per_server=4, scheduler=sched, placement="consolidated", mode="round")
+s = res.summary
+if len(sys.argv) > 3 and sys.argv[3] == "table":
+    res.jobs  # the per-job table too (a finished run's is built at its first read)
 t3 = time.process_time()
 out = {k: s[k] for k in ("events", "decisions", "avg_jct_s", "preemptions_total")}
 out.update(import_s=t1 - t0, build_s=t2 - t1, simulate_s=t3 - t2)
@@ -323,14 +328,15 @@ os._exit(0)
 MILLION_POLICIES = ("fifo", "las", "tiresias", "srtf")
 
 
-def million(n: int, policies: list[str], repeats: int, before: Path | None) -> str:
-    """CPU seconds and peak memory per policy at ``n`` jobs, each run a fresh process (both trees alternating)."""
+def million(n: int, policies: list[str], repeats: int, before: Path | None, table: bool = False) -> str:
+    """CPU seconds and peak memory per policy at ``n`` jobs, each run a fresh process (both trees alternating);
+    ``table``: each child also reads the result's per-job table."""
     trees = [("after", ROOT / "src")] + ([("before", before)] if before is not None else [])
     runs: dict[tuple[str, str], list[dict]] = {}
     for sched in policies:
         for k in range(repeats):
             for who, src in (trees if k % 2 == 0 else trees[::-1]):
-                r = child_wait(src, ["-c", MILLION_RUN, sched, str(n)])
+                r = child_wait(src, ["-c", MILLION_RUN, sched, str(n)] + (["table"] if table else []))
                 runs.setdefault((sched, who), []).append(r)
                 print(f"  {sched} [{who}]: cpu {r['cpu_s']:.2f} s, peak {r['rss_mb']:.0f} MiB (build "
                       f"{r['build_s']:.2f} s, simulate {r['simulate_s']:.2f} s)", file=sys.stderr, flush=True)
@@ -339,6 +345,9 @@ def million(n: int, policies: list[str], repeats: int, before: Path | None) -> s
              f"`replicate_philly({n:,}, 130 jobs/h, seed 0)` and simulates it on 2,000 GPUs (500 x 4), round mode, "
              f"consolidated placement (our simulator); medians of {repeats} run(s)"
              + (", both trees alternating" if before is not None else "")
+             + ("; each run also reads the per-job table (`result.jobs`)" if table else "; each run reads the "
+                "summary only (since issue 29's memory pass a finished run's per-job table is built at its first "
+                "read: `--table` reads it too)")
              + f"; load average after: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.", "",
              "| policy | tree | CPU s (runs) | CPU s | build s | simulate s | peak MiB | same result |",
              "|---|---|---|---|---|---|---|---|"]
@@ -390,11 +399,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="CPU s and peak memory per policy at --jobs (default 1,000,000) jobs, fresh processes")
     ap.add_argument("--policies", default=",".join(MILLION_POLICIES), help="with --million: comma-separated")
     ap.add_argument("--before", default=None, help="with --million: another checkout's src folder to compare")
+    ap.add_argument("--table", action="store_true", help="with --million: each run also reads the per-job table")
     args = ap.parse_args(argv)
     if args.million:
         pols = ["fifo", "las"] if args.quick else [p for p in args.policies.split(",") if p]
         table = million(args.jobs or (20_000 if args.quick else 1_000_000), pols, args.repeats or 1,
-                        Path(args.before).resolve() if args.before else None)
+                        Path(args.before).resolve() if args.before else None, args.table)
         print(table)
         if args.out:
             with atomic_open(args.out, "w", encoding="utf-8") as fh:

@@ -47,6 +47,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import InstanceError
 from ..io import atomic_open, csv_jobs, is_finite_number, read_json, read_text, write_json
+from ..limits import paused_gc
 from ..registry import Problem, register_problem
 
 FORMAT = "optsched/workload@1"
@@ -182,13 +183,21 @@ class WorkloadJob:
         new, put = object.__new__, _put_job_fields
         out: list[WorkloadJob] = []
         append = out.append
-        # iteration times repeat (one per model): one float object per value, not one per job
+        # iteration times repeat (one per model), and so does the work of a replicated trace (a million Philly
+        # jobs hold about 50,000 distinct values): one float object per value, not one per job (all are finite
+        # and positive, so equal values are the same number)
         same: dict[float, float] = {}
         times = [same.setdefault(x, x) for x in t.tolist()]
-        for row in zip(ids, a.tolist(), g.tolist(), k.tolist(), times, model, tr.tolist()):
-            j = new(cls)
-            put(j, *row)
-            append(j)
+        same = {}
+        work = [same.setdefault(x, x) for x in k.tolist()]
+        del same
+        # (the collector paused: its passes over every job built so far find no garbage, and cost a quarter of a
+        # million-job build once the jobs share their floats, which such passes then read out of order)
+        with paused_gc():
+            for row in zip(ids, a.tolist(), g.tolist(), work, times, model, tr.tolist()):
+                j = new(cls)
+                put(j, *row)
+                append(j)
         return tuple(out)
 
     def to_record(self) -> dict[str, Any]:

@@ -727,7 +727,7 @@ class Simulator:
                               decisions=self._decisions, preemptions=self._preemptions,
                               migrations=self._migrations, wall_s=wall,
                               total_gpus=self.cstate.total_gpus, config=self.config,
-                              custom={c.name: c.result() for c in self.collectors})
+                              custom={c.name: c.result() for c in self.collectors}, final=self._finished)
         res.policy, res.admission = self.policy, self.admission
         records = getattr(self.policy, "records", None)  # what the policy noted per job: more columns
         if records:

@@ -48,7 +48,10 @@ class SimResult:
     ``summary``: the headline numbers (with the family's); ``custom``: what collectors recorded (the deadline
     metrics under ``"deadline"``, the round accounting under ``"contention"``, ...); ``job_objects``: the
     engine's [`Job`][optsched.sim.state.Job] objects (segments, placements); ``policy`` and ``admission``: the
-    policy objects after the run (their own records, e.g. DRS's plan choices), not saved to JSON."""
+    policy objects after the run (their own records, e.g. DRS's plan choices), not saved to JSON.
+
+    A finished run's ``jobs`` table is built from ``job_objects`` at its first read (then kept): a caller that
+    reads only the summary never holds the table beside the jobs (issue 29: about 137 bytes per job)."""
 
     jobs: pd.DataFrame
     timeseries: pd.DataFrame
@@ -62,61 +65,24 @@ class SimResult:
     @classmethod
     def build(cls, jobs: Sequence, ts: Sequence[Sequence[float]] | np.ndarray | pd.DataFrame, *, end_s: float,
               events: int, decisions: int, preemptions: int, wall_s: float, total_gpus: int, config: Mapping,
-              custom: Mapping, migrations: int = 0) -> SimResult:
+              custom: Mapping, migrations: int = 0, final: bool = False) -> SimResult:
         """The result of a run: ``jobs`` the engine's jobs (a list is kept as it is, as ``job_objects``: the
         caller passes one nobody changes), ``ts`` the time-series records (rows, an ``(n, 4)`` array or the
-        table of [`timeseries_frame`][optsched.sim.metrics.timeseries_frame])."""
-        n = len(jobs)
-        # the engine's own jobs: their workload fields read from their workload job (``Job.w``) straight, not
-        # through the properties that give them (the same values)
-        own = n > 0 and set(map(type, jobs)) == {Job}
-        # (the workload jobs, read once: each workload column is then one attribute read per job, not two)
-        wjobs = list(map(attrgetter("w"), jobs)) if own else jobs
+        table of [`timeseries_frame`][optsched.sim.metrics.timeseries_frame]).
 
-        def num(name: str, dtype: type, of: Sequence = jobs) -> np.ndarray:  # a column straight into numpy
-            return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
-
-        tracked: Any = list(map(attrgetter("tracked"), wjobs))
-        if set(map(type, tracked)) <= {bool}:  # (what pandas would infer from the list, without its copies)
-            tracked = np.fromiter(tracked, dtype=bool, count=n)
-        iterations = num("iterations", float, wjobs)
-        deadlines = list(map(attrgetter("deadline_s"), wjobs))
-        if deadlines.count(None) == n:
-            deadline = np.full(n, np.nan)
-        else:
-            deadline = np.fromiter((np.nan if d is None else d for d in deadlines), dtype=float, count=n)
-        del deadlines
-        df = pd.DataFrame({
-            "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
-            "arrival_s": num("arrival_s", float, wjobs),
-            "gpus": num("gpus", np.int64),
-            "iterations": iterations,
-            "model": num("model", object, wjobs),
-            "tracked": tracked,
-            "admitted_s": num("admitted_s", float),
-            "first_start_s": num("first_start_s", float),
-            "completion_s": num("completion_s", float),
-            "preemptions": num("preemptions", np.int64),
-            "launches": num("launches", np.int64),
-            "migrations": num("migrations", np.int64),
-            "attained_gpu_s": num("attained_gpu_s", float),
-            # (Job.duration_alone_s is iterations x iteration time: the same products, taken at once)
-            "duration_alone_s": iterations * num("iteration_time_s", float, wjobs) if own else num("duration_alone_s",
-                                                                                                  float),
-            "deadline_s": deadline,
-        }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
-        del wjobs
-        df["jct_s"] = df["completion_s"] - df["arrival_s"]
-        df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
-        df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
-                                      (df["completion_s"] <= df["deadline_s"]).astype(float))
+        ``final``: the jobs are a finished run's and nothing changes them any more. The per-job table is then
+        built at the first read of [`jobs`][optsched.sim.metrics.SimResult.jobs] (the same table), and the summary
+        is taken from a few columns read one at a time: a caller that reads only the summary never holds the
+        table beside the job objects (about 137 bytes per job; 131 MiB at a million jobs)."""
         tsd = ts if isinstance(ts, pd.DataFrame) else timeseries_frame(ts, total_gpus)
-        summary = summarise(df, tsd, end_s=end_s, total_gpus=total_gpus)
+        df = None if final else jobs_table(jobs)
+        summary = summarise(df if df is not None else _JobColumns(jobs), tsd, end_s=end_s, total_gpus=total_gpus)
         summary.update(events=int(events), decisions=int(decisions), preemptions_total=int(preemptions),
                        migrations_total=int(migrations), wall_s=float(wall_s),
                        events_per_s=float(events / wall_s) if wall_s > 0 else None,
                        end_s=float(end_s), total_gpus=int(total_gpus))
-        return cls(df, tsd, summary, dict(config), dict(custom), jobs if type(jobs) is list else list(jobs))
+        return cls(df, tsd, summary, dict(config), dict(custom),  # (None: built on read)
+                   jobs if type(jobs) is list else list(jobs))
 
     def add_records(self, records: Mapping[str, Mapping[str, Any]]) -> None:
         """Add what a policy noted per job (job id -> {field: value}) as columns of
@@ -170,6 +136,119 @@ class SimResult:
     def save(self, path, timeseries: bool = True) -> None:
         """Write the per-job records, summary and time series as JSON, atomically."""
         write_json(path, self.to_dict(timeseries))
+
+
+class _LazyTable:
+    """``SimResult.jobs``: the table given to the constructor, or (None given: a finished run's result) the table
+    built from ``job_objects`` at the first read, then kept. Setting it replaces it, as for a plain field."""
+
+    key = "_jobs_table"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        d = obj.__dict__
+        table = d.get(self.key)
+        if table is None:
+            table = d[self.key] = jobs_table(obj.job_objects)
+        return table
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.key] = value
+
+
+# (installed after the dataclass is made: its __init__, equality, repr and fields still know ``jobs`` as a field)
+SimResult.jobs = _LazyTable()
+
+
+def _own(jobs: Sequence) -> bool:
+    """The engine's own jobs: their workload fields are read from their workload job (``Job.w``) straight, not
+    through the properties that give them (the same values)."""
+    return len(jobs) > 0 and set(map(type, jobs)) == {Job}
+
+
+def jobs_table(jobs: Sequence) -> pd.DataFrame:
+    """The per-job table of a run's jobs ([`SimResult.jobs`][optsched.sim.metrics.SimResult.jobs]'s columns, in
+    its order, one row per job).
+
+    ```pycon
+    >>> from optsched.sim.state import Job
+    >>> jobs_table([Job("a", 5.0, 2, 10, 1.0)])[["id", "gpus", "duration_alone_s", "jct_s"]].values.tolist()
+    [['a', 2, 10.0, nan]]
+
+    ```
+    """
+    n = len(jobs)
+    own = _own(jobs)
+    # (the workload jobs, read once: each workload column is then one attribute read per job, not two)
+    wjobs = list(map(attrgetter("w"), jobs)) if own else jobs
+
+    def num(name: str, dtype: type, of: Sequence = jobs) -> np.ndarray:  # a column straight into numpy
+        return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
+
+    tracked: Any = list(map(attrgetter("tracked"), wjobs))
+    if set(map(type, tracked)) <= {bool}:  # (what pandas would infer from the list, without its copies)
+        tracked = np.fromiter(tracked, dtype=bool, count=n)
+    iterations = num("iterations", float, wjobs)
+    deadline = _deadlines(wjobs)
+    df = pd.DataFrame({
+        "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
+        "arrival_s": num("arrival_s", float, wjobs),
+        "gpus": num("gpus", np.int64),
+        "iterations": iterations,
+        "model": num("model", object, wjobs),
+        "tracked": tracked,
+        "admitted_s": num("admitted_s", float),
+        "first_start_s": num("first_start_s", float),
+        "completion_s": num("completion_s", float),
+        "preemptions": num("preemptions", np.int64),
+        "launches": num("launches", np.int64),
+        "migrations": num("migrations", np.int64),
+        "attained_gpu_s": num("attained_gpu_s", float),
+        # (Job.duration_alone_s is iterations x iteration time: the same products, taken at once)
+        "duration_alone_s": iterations * num("iteration_time_s", float, wjobs) if own else num("duration_alone_s",
+                                                                                              float),
+        "deadline_s": deadline,
+    }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
+    del wjobs
+    df["jct_s"] = df["completion_s"] - df["arrival_s"]
+    df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
+    df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
+                                  (df["completion_s"] <= df["deadline_s"]).astype(float))
+    return df
+
+
+def _deadlines(wjobs: Sequence) -> np.ndarray:
+    """The ``deadline_s`` column: NaN for a job without one."""
+    n = len(wjobs)
+    deadlines = list(map(attrgetter("deadline_s"), wjobs))
+    if deadlines.count(None) == n:
+        return np.full(n, np.nan)
+    return np.fromiter((np.nan if d is None else d for d in deadlines), dtype=float, count=n)
+
+
+class _JobColumns:
+    """The columns [`summarise`][optsched.sim.metrics.summarise] reads, straight from the job objects, one numpy
+    array per call (the same values as the table's column): a finished run's summary without its table."""
+
+    __slots__ = ("jobs", "wjobs")
+
+    def __init__(self, jobs: Sequence) -> None:
+        self.jobs = jobs
+        self.wjobs = list(map(attrgetter("w"), jobs)) if _own(jobs) else jobs
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def column(self, name: str) -> np.ndarray:
+        n = len(self.jobs)
+        if name == "deadline_s":
+            return _deadlines(self.wjobs)
+        if name == "tracked":
+            return np.fromiter(map(bool, map(attrgetter(name), self.wjobs)), dtype=bool, count=n)
+        of = self.wjobs if name == "arrival_s" else self.jobs
+        dtype = np.int64 if name in ("preemptions", "migrations") else float
+        return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
 
 
 def _jsonable(x):
@@ -242,32 +321,48 @@ def time_average(ts: pd.DataFrame, column: str, start: float, end: float) -> flo
 _SLICE = 1 << 16
 
 
-def summarise(df: pd.DataFrame, ts: pd.DataFrame, *, end_s: float, total_gpus: int) -> dict[str, Any]:
-    tracked = df["tracked"].to_numpy(dtype=bool)
-    # the tracked rows (the table itself when every job is tracked: no copy of a million rows)
-    tr = df if tracked.all() else df[tracked]
-    done = tr["completion_s"].notna().to_numpy()  # the finished ones
-    jct = tr["jct_s"].to_numpy()[done]
-    resp = tr["responsiveness_s"].dropna().to_numpy()
+def summarise(df: pd.DataFrame | _JobColumns, ts: pd.DataFrame, *, end_s: float, total_gpus: int) -> dict[str, Any]:
+    """The summary of a run: ``df`` its per-job table (or the same columns read from its jobs), ``ts`` its time
+    series. Each column is read once, as a numpy array, and dropped when done with (a million-job run's peak
+    memory is reached here)."""
+    get = df.column if isinstance(df, _JobColumns) else (lambda name: df[name].to_numpy())
+    n = len(df)
+    tracked = np.asarray(get("tracked"), dtype=bool)
+    every = bool(tracked.all())
+
+    def tr(name: str) -> np.ndarray:  # a column's tracked rows (the column itself when every job is tracked)
+        a = get(name)
+        return a if every else a[tracked]
+
+    arrival, completion = tr("arrival_s"), tr("completion_s")
+    done = ~np.isnan(completion)  # the finished ones
+    jct = (completion - arrival)[done]  # (the table's jct_s: completion - arrival)
     n_fin = int(done.sum())
     out: dict[str, Any] = {
-        "jobs": int(len(df)), "tracked": int(len(tr)), "finished_tracked": n_fin,
+        "jobs": int(n), "tracked": int(len(arrival)), "finished_tracked": n_fin,
         "avg_jct_s": float(jct.mean()) if len(jct) else None,
-        "avg_responsiveness_s": float(resp.mean()) if len(resp) else None,
-        "makespan_s": float(tr["completion_s"].max() - tr["arrival_s"].min()) if n_fin else None,
-        "preemptions": int(tr["preemptions"].sum()),
-        "migrations": int(tr["migrations"].sum()),
     }
     # (one call for all of them: one partition of the JCTs instead of one per percentile, the same values)
     pct = np.percentile(jct, PERCENTILES).tolist() if len(jct) else [None] * len(PERCENTILES)
+    del jct
+    makespan = float(completion[done].max() - arrival.min()) if n_fin else None
+    dl = tr("deadline_s")
+    has = ~np.isnan(dl)
+    met = (completion[has] <= dl[has]).astype(float) if has.any() else None  # (the table's deadline_met, not NaN)
+    del completion, done, dl, has
+    resp = tr("first_start_s") - arrival  # (the table's responsiveness_s)
+    resp = resp[~np.isnan(resp)]
+    out["avg_responsiveness_s"] = float(resp.mean()) if len(resp) else None
+    del resp, arrival
+    out["makespan_s"] = makespan
+    out["preemptions"] = int(tr("preemptions").sum())
+    out["migrations"] = int(tr("migrations").sum())
     for p, v in zip(PERCENTILES, pct):
         out[f"p{p}_jct_s"] = v
-    del jct, resp  # (freed before the time averages' arrays: a million-job run's peak memory is reached here)
-    start = float(df["arrival_s"].min()) if len(df) else 0.0
+    start = float(get("arrival_s").min()) if n else 0.0
     out["mean_utilisation"] = _f(time_average(ts, "utilisation", start, end_s)) if len(ts) else None
     out["mean_queue"] = _f(time_average(ts, "queued", start, end_s)) if len(ts) else None
     out["max_queue"] = int(ts["queued"].max()) if len(ts) else 0
-    dl = tr["deadline_met"].dropna()
-    if len(dl):
-        out["deadline_met_fraction"] = float(dl.mean())
+    if met is not None:
+        out["deadline_met_fraction"] = float(met.mean())
     return out
