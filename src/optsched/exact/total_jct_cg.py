@@ -635,11 +635,13 @@ def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, s
 
     where L(j, s) is the larger of the Lagrangian bound (``slots``, ``iterations``) of the instance in which j keeps
     only shape s ([`shape_instance`][optsched.exact.total_jct_cg.shape_instance]) and, when that is below
-    ``upper`` and ``cg_rounds`` > 0, the column-generation bound of the split instance (part weights by
-    ``weights``, see [`split_weights`][optsched.exact.total_jct_cg.split_weights]; ``cg_rounds`` rounds,
+    min(``upper``, ``single``) and ``cg_rounds`` > 0 (until it reaches that), the column-generation bound of the
+    split instance (part weights by ``weights``, see [`split_weights`][optsched.exact.total_jct_cg.split_weights];
+    ``cg_rounds`` rounds,
     ``cg_nodes`` nodes per pricing search, first priced at the Lagrangian start prices), and B(j, k) the
     Lagrangian bound (``pair_slots``, ``pair_iterations``) of the instance in which both keep only their
-    multi-server modes. Returns ``bound`` (the minimum; ``upper`` when it reaches it: the schedule is optimal),
+    multi-server modes; only the jobs with B_j below min(``upper``, ``single``) are looked at (the others' terms
+    cannot be the least). Returns ``bound`` (the minimum; ``upper`` when it reaches it: the schedule is optimal),
     ``shapes`` ({(job id, shape): (Lagrangian, CG or None)}), ``pairs`` ({(id, id): bound}), ``seconds``.
 
     ```pycon
@@ -659,7 +661,8 @@ def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, s
 
     t0 = time.perf_counter()
     index = {j.id: i for i, j in enumerate(inst.jobs)}
-    open_jobs = sorted((index[x] for x, b in spread.items() if b < upper))
+    goal = upper if single is None else min(upper, single)  # no term needs to pass the minimum's other terms
+    open_jobs = sorted((index[x] for x, b in spread.items() if b < goal))
     shapes: dict[tuple[str, tuple[int, ...]], tuple[int, int | None]] = {}
     for i in open_jobs:
         j = inst.jobs[i]
@@ -667,13 +670,13 @@ def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, s
             lag = LagrangianBound(shape_instance(inst, i, shape), slots=slots, iterations=iterations,
                                   target=upper).bound()
             cg = None
-            if lag < upper and cg_rounds > 0:
+            if lag < goal and cg_rounds > 0:
                 w = split_weights(j.weight, shape, weights)
                 f = sum(w) // j.weight if j.weight else 1
                 sub = split_instance(inst, i, shape, w)
                 start = lagrangian_start_prices(sub, slots=slots, iterations=iterations, target=upper * f)
                 res = cg_lower_bound(sub, iterations=cg_rounds, node_limit=cg_nodes, start_prices=start,
-                                     target=upper * f, log=log)
+                                     target=goal * f, log=log)
                 if res["bound"] is not None:
                     cg = math.ceil(res["bound"] / f)
             shapes[(j.id, shape)] = (lag, cg)
