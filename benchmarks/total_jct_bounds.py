@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2 | --seed-list 1] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
 [--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--cg-rounds K]
-[--cg-nodes N] [--write]``.
+[--cg-nodes N] [--split-rounds K] [--split-weights first|even|gpus] [--write] [--library]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
@@ -28,6 +28,12 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    nodes per pricing search, seeded with the descent's partition, first priced at each job's least priced run under
    the Lagrangian bound's slot prices); then min(that bound, every spread bound) is a
    bound too (formulation, "Spread jobs"), and counts towards the best bound.
+8. with ``--split-rounds`` K >= 0 (off by default), the combined bound of the jobs whose spread bound stays below
+   min(best schedule, the best bound so far or the CG bound) (``optsched.exact.total_jct_cg.spread_split_bound``): per
+   multi-server shape of such a job, the Lagrangian bound (twice ``--spread-slots`` slots) of the instance in which it
+   keeps only that shape and, while that is below, K rounds of the column-generation bound of its split instance
+   (``--split-weights``: the part weights; ``even`` puts the job's weight on every part); per pair of such jobs, the
+   Lagrangian bound of both spread (formulation, "Spread jobs, split"). It counts towards the best bound.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
