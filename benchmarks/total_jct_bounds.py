@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/total_jct_bounds.py [--sizes 20,40,100] [--seeds 2 | --seed-list 1] [--bnb-units U]
 [--lns-rounds R] [--descent-evaluations E] [--descent-units U] [--slots N]
 [--start-slots N] [--lag-iterations K] [--spread-slots N] [--spread-iterations K] [--cg-rounds K]
-[--cg-nodes N] [--write]``.
+[--cg-nodes N] [--split-rounds K] [--split-weights first|even|gpus] [--write] [--library]``.
 
 Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one step after the other:
 
@@ -28,6 +28,12 @@ Instances: ``optsched generate total-jct --jobs N --seed S``. Per instance, one 
    nodes per pricing search, seeded with the descent's partition, first priced at each job's least priced run under
    the Lagrangian bound's slot prices); then min(that bound, every spread bound) is a
    bound too (formulation, "Spread jobs"), and counts towards the best bound.
+8. with ``--split-rounds`` K >= 0 (off by default), the combined bound of the jobs whose spread bound stays below
+   min(best schedule, the best bound so far or the CG bound) (``optsched.exact.total_jct_cg.spread_split_bound``): per
+   multi-server shape of such a job, the Lagrangian bound (twice ``--spread-slots`` slots) of the instance in which it
+   keeps only that shape and, while that is below, K rounds of the column-generation bound of its split instance
+   (``--split-weights``: the part weights; ``even`` puts the job's weight on every part); per pair of such jobs, the
+   Lagrangian bound of both spread (formulation, "Spread jobs, split"). It counts towards the best bound.
 
 Reports per instance the best schedule (re-scored by the evaluator), each bound, the best bound, the gap
 (best schedule / best bound - 1) and the CPU seconds of this process (its threads included). Every step has a
@@ -52,7 +58,7 @@ from optsched.demo import table  # noqa: E402
 from optsched.evaluators.total_jct import check_schedule  # noqa: E402
 from optsched.exact.total_jct_assign import assignment_descent, spread_bounds  # noqa: E402
 from optsched.exact.total_jct_bnb import solve_total_jct_bnb  # noqa: E402
-from optsched.exact.total_jct_cg import cg_lower_bound  # noqa: E402
+from optsched.exact.total_jct_cg import cg_lower_bound, spread_split_bound  # noqa: E402
 from optsched.exact.total_jct_lns import choice_of_schedule, lns_total_jct  # noqa: E402
 from optsched.exact.total_jct_lp import LagrangianBound, start_lp_lower_bound  # noqa: E402
 from optsched.generators.total_jct import random_total_jct_instance  # noqa: E402
@@ -62,14 +68,14 @@ from optsched.io import atomic_open  # noqa: E402
 def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, start_slots: int,
             lag_iterations: int, descent_evaluations: int = 400, descent_units: float = 1.0,
             spread_slots: int = 1000, spread_iterations: int = 300, cg_rounds: int = 0,
-            cg_nodes: int = 400_000) -> dict:
+            cg_nodes: int = 400_000, split_rounds: int = -1, split_weights: str = "even") -> dict:
     c0 = time.process_time()
     inst = random_total_jct_instance(n, seed)
     bb = solve_total_jct_bnb(inst, time_limit=None, deterministic_limit=bnb_units, num_workers=1, seed=0)
     c1 = time.process_time()
     if bb.status.value == "optimal":
         lns_obj, lp, slp, lag, c2, c3, c4, c5 = bb.objective, None, None, None, c1, c1, c1, c1
-        spread = None
+        spread = split = None
         best = desc_obj = bb.objective
         best_schedule = bb.schedule
         cd = c1
@@ -94,7 +100,7 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
         spread = spread_bounds(inst, slots=spread_slots, iterations=spread_iterations, target=best) \
             if spread_slots else None
         c5 = time.process_time()
-        cg = None
+        cg = split = None
         if cg_rounds:
             ids = {j.id: i for i, j in enumerate(inst.jobs)}
             part = [[ids[x] for x in p] for p in desc.info.get("partition", [])]
@@ -106,6 +112,15 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
     if cg is not None and cg["bound"] is not None and spread is not None:
         # every schedule is single-server or spreads a job, and spread_bounds covers every job that can spread
         bound = max(bound, min([cg["bound"]] + list(spread.values())))
+    if split_rounds >= 0 and spread is not None:
+        # the jobs whose spread bound stays below the best schedule: per shape and per pair (formulation, "Spread
+        # jobs, split"); any bound on the optimum bounds the single-server schedules too
+        single = max(bound, cg["bound"]) if cg is not None and cg["bound"] is not None else bound
+        split = spread_split_bound(inst, best, single, spread, slots=spread_slots * 2, iterations=spread_iterations,
+                                   pair_slots=spread_slots, pair_iterations=spread_iterations, cg_rounds=split_rounds,
+                                   cg_nodes=cg_nodes, weights=split_weights)
+        bound = max(bound, split["bound"])
+    c7 = time.process_time()
     return {"n": n, "seed": seed, "bnb": bb.objective, "bnb_bound": bb.lower_bound, "bnb_status": bb.status.value,
             "lns": lns_obj, "descent": desc_obj, "lp": lp, "start_lp": slp, "lag": lag, "best": best, "bound": bound,
             "gap": best / bound - 1, "cpu_bnb": c1 - c0, "cpu_lns": c2 - c1, "cpu_desc": cd - c2,
@@ -113,7 +128,17 @@ def run_one(n: int, seed: int, bnb_units: float, lns_rounds: int, slots: int, st
             "spread": None if spread is None else (sum(v >= best for v in spread.values()), len(spread),
                                                    min(spread.values(), default=None),
                                                    sorted(k for k, v in spread.items() if v < best)),
-            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c6 - c0, "schedule": best_schedule}
+            "cg": None if cg is None else cg["bound"], "cpu_cg": c6 - c5, "cpu": c7 - c0, "schedule": best_schedule,
+            "split": None if split is None else split["bound"], "cpu_split": c7 - c6,
+            "split_terms": None if split is None else split_terms(split)}
+
+
+def split_terms(split: dict) -> str:
+    """The terms of the combined bound below the best schedule, e.g. ``j1 (3, 1) 125577/126002``."""
+    out = [f"{j} {shape}: {lag}" + ("" if cg is None else f"/{cg}")
+           for (j, shape), (lag, cg) in split["shapes"].items()]
+    out += [f"{a}+{b}: {v}" for (a, b), v in split["pairs"].items()]
+    return "; ".join(out)
 
 
 def fold_into_library(rows: list[dict], label: str) -> list[str]:
@@ -194,6 +219,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="rounds of the column-generation bound (default 0: left out)")
     ap.add_argument("--cg-nodes", type=int, default=400_000,
                     help="nodes per pricing search of the column-generation bound (default 400000)")
+    ap.add_argument("--split-rounds", type=int, default=-1,
+                    help="the combined bound of the jobs whose spread bound stays below the best schedule: per shape "
+                         "the Lagrangian bound (twice --spread-slots) and, below the best schedule, this many rounds "
+                         "of the column-generation bound of the split instance; per pair the Lagrangian bound "
+                         "(default -1: left out; 0: without the split instances' CG)")
+    ap.add_argument("--split-weights", default="even", choices=["first", "even", "gpus"],
+                    help="the split parts' weights (default even: the job's weight on every part)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
     ap.add_argument("--library", action="store_true",
                     help="offer each best schedule and bound to its bundled library record (kept only where it "
@@ -208,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
            f"--slots {args.slots} "
            f"--start-slots {args.start_slots} --lag-iterations {args.lag_iterations} "
            f"--spread-slots {args.spread_slots} --spread-iterations {args.spread_iterations}"
-           + (f" --cg-rounds {args.cg_rounds} --cg-nodes {args.cg_nodes}" if args.cg_rounds else ""))
+           + (f" --cg-rounds {args.cg_rounds} --cg-nodes {args.cg_nodes}" if args.cg_rounds else "")
+           + (f" --split-rounds {args.split_rounds} --split-weights {args.split_weights}" if args.split_rounds >= 0
+              else ""))
     rows = []
 
     def spread_cell(r: dict) -> str:
@@ -221,28 +255,34 @@ def main(argv: list[str] | None = None) -> int:
         for s in seeds:
             r = run_one(n, s, args.bnb_units, args.lns_rounds, args.slots, args.start_slots, args.lag_iterations,
                         args.descent_evaluations, args.descent_units, args.spread_slots, args.spread_iterations,
-                        args.cg_rounds, args.cg_nodes)
+                        args.cg_rounds, args.cg_nodes, args.split_rounds, args.split_weights)
             rows.append(r)
             print(f"n={n} seed={s}: B&B {r['bnb']} ({r['bnb_status']}, bound {r['bnb_bound']}), LNS {r['lns']}, "
                   f"descent {r['descent']}, "
                   f"LP {r['lp']}, start LP {r['start_lp']}, Lagrangian {r['lag']}, gap {100 * r['gap']:.2f}%, "
-                  f"spread {spread_cell(r)}, CG {r['cg']}, {r['cpu']:.0f} CPU s",
+                  f"spread {spread_cell(r)}, CG {r['cg']}, split {r['split']} ({r['split_terms']}), "
+                  f"{r['cpu']:.0f} CPU s",
                   file=sys.stderr, flush=True)
 
     def opt(x: int | None) -> int | str:
         return "" if x is None else x
 
     use_cg = bool(args.cg_rounds)
+    use_split = args.split_rounds >= 0
     tab = table(["jobs", "seed", "B&B schedule", "B&B bound", "LNS schedule", "descent schedule", "LP bound",
                  "start LP bound", "Lagrangian bound"] + (["CG bound (single-server)"] if use_cg else [])
+                + (["split bound", "split terms (Lagrangian/CG)"] if use_split else [])
                 + ["best schedule", "best bound", "gap", "spread bounds >= best schedule",
-                   "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian / spread" + (" / CG)" if use_cg else ")")],
+                   "CPU s (B&B / LNS / descent / start LP / LP + Lagrangian / spread" + (" / CG" if use_cg else "")
+                   + (" / split)" if use_split else ")")],
                 [[r["n"], r["seed"], r["bnb"], r["bnb_bound"], r["lns"], r["descent"], opt(r["lp"]),
                   opt(r["start_lp"]), opt(r["lag"])] + ([opt(r["cg"])] if use_cg else [])
+                 + ([opt(r["split"]), r["split_terms"] or ""] if use_split else [])
                  + [r["best"], r["bound"], f"{100 * r['gap']:.2f}%", spread_cell(r),
                     f"{r['cpu']:.0f} ({r['cpu_bnb']:.0f} / {r['cpu_lns']:.0f} / {r['cpu_desc']:.0f} / "
                     f"{r['cpu_slp']:.1f} / {r['cpu_lag']:.1f} / {r['cpu_spread']:.1f}"
-                    + (f" / {r['cpu_cg']:.0f})" if use_cg else ")")] for r in rows])
+                    + (f" / {r['cpu_cg']:.0f}" if use_cg else "") + (f" / {r['cpu_split']:.0f})" if use_split else ")")]
+                 for r in rows])
     print(tab)
     if args.write:
         label = f"{args.sizes} jobs, " + (f"seeds {args.seed_list}" if args.seed_list else
@@ -266,7 +306,13 @@ def main(argv: list[str] | None = None) -> int:
               "runs every job on one server)"
               + (f", then the column-generation bound on single-server schedules (`optsched.exact.total_jct_cg`, "
                  f"{args.cg_rounds} rounds, {args.cg_nodes} nodes per pricing search; with the spread bounds, "
-                 "min(it, every spread bound) is a bound)" if use_cg else "") + ". Gap = best schedule / "
+                 "min(it, every spread bound) is a bound)" if use_cg else "")
+              + (", then the combined bound of the jobs whose spread bound stays below the best schedule "
+                 f"(`spread_split_bound`: per multi-server shape the Lagrangian bound on {2 * args.spread_slots} "
+                 f"slots of the instance in which the job keeps only that shape and, below the best schedule, "
+                 f"{args.split_rounds} rounds of the column-generation bound of its split instance with "
+                 f"{args.split_weights} part weights; per pair of them the Lagrangian bound of both spread; "
+                 "formulation \"Spread jobs, split\")" if use_split else "") + ". Gap = best schedule / "
               "best bound - 1. CPU seconds are this process's (threads included). The bounds are proved in "
               "`docs/formulations/total-jct.md`.", "", tab, ""]
         write_section(label, "\n".join(md))

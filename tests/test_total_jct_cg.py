@@ -23,6 +23,8 @@ from optsched.exact.total_jct_cg import (
     lagrangian_start_prices,
     price_server,
     split_instance,
+    split_weights,
+    spread_split_bound,
 )
 from optsched.generators.total_jct import random_total_jct_instance
 from optsched.problems.total_jct import Mode, TotalJctInstance, TotalJctJob
@@ -131,26 +133,65 @@ def test_lagrangian_start_prices_give_about_the_lagrangian_bound():
     assert one["bound"] >= 0.99 * lag > cold["bound"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(tiny_instances(max_jobs=3), st.data())
-def test_split_instance_bounds_the_schedules_that_spread_one_job(inst, data):
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tiny_instances(max_jobs=3), st.data(), st.sampled_from(["first", "even", "gpus"]))
+def test_split_instance_bounds_the_schedules_that_spread_one_job(inst, data, rule):
     """Schedules that run job i in shape sigma and every other job on one server cost at least the best
-    single-server schedule of the split instance (two brute forces), and so at least the bound computed on it."""
+    single-server schedule of the split instance (two brute forces; with the part weights of ``rule`` summing to f
+    times the job's weight, at least 1/f of it), and so at least the bound computed on it."""
     multi = [(i, m.shape) for i, j in enumerate(inst.jobs) for m in j.modes if len(m.shape) > 1]
     assume(multi)
     i, shape = data.draw(st.sampled_from(multi))
+    w = split_weights(inst.jobs[i].weight, shape, rule)
+    f = sum(w) // inst.jobs[i].weight if inst.jobs[i].weight else 1
     jobs = list(inst.jobs)
     for k, j in enumerate(jobs):
         keep = [m for m in j.modes if (m.shape == shape if k == i else len(m.shape) == 1)]
         assume(keep)
         jobs[k] = dataclasses.replace(j, modes=tuple(keep))
     restricted = brute_force_total_jct(TotalJctInstance(inst.cluster, tuple(jobs))).objective
-    split = split_instance(inst, i, shape)
+    split = split_instance(inst, i, shape, w)
     assume(split.n_jobs <= 5)  # the brute force's size
     single = _single_only(split)
     assert single is not None
-    assert brute_force_total_jct(single).objective <= restricted
-    assert cg_lower_bound(split, iterations=100, slots=20, lag_iterations=5)["bound"] <= restricted
+    assert brute_force_total_jct(single).objective <= f * restricted
+    assert cg_lower_bound(split, iterations=100, slots=20, lag_iterations=5)["bound"] <= f * restricted
+
+
+def test_split_weights_scale_the_other_jobs():
+    """Part weights summing to f times the job's weight multiply every other job's weight by f (so the split
+    instance's costs are f times the original's); a sum that is not a multiple is refused."""
+    inst = random_total_jct_instance(6, 0)
+    sub = split_instance(inst, 3, (3, 1), [3, 1])
+    assert [j.weight for j in sub.jobs] == [4, 4, 4, 3, 1, 4, 4]
+    with pytest.raises(InstanceError, match="weights"):
+        split_instance(inst, 3, (3, 1), [1, 1, 1])
+    with pytest.raises(InstanceError, match="weights"):
+        split_weights(1, (3, 1), "half")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tiny_instances(max_jobs=3), st.integers(0, 30), st.sampled_from(["first", "even", "gpus"]), st.data())
+def test_spread_split_bound_is_below_the_optimum(inst, margin, rule, data):
+    """The combined bound of "Spread jobs, split" (any known cost ``upper``, above or below the optimum; the
+    single-server term as the brute-force optimum of the single-server schedules or the CG bound; spread bounds
+    after 0-20 subgradient steps; split CG bounds with any part weights) is at most the brute-force optimum."""
+    from optsched.exact.total_jct_assign import spread_bounds
+
+    assume(sum(len(m.shape) for j in inst.jobs for m in j.modes) <= 8)
+    opt = brute_force_total_jct(inst).objective
+    single_inst = _single_only(inst)
+    if single_inst is None:
+        single = None
+    elif data.draw(st.booleans()):
+        single = brute_force_total_jct(single_inst).objective
+    else:
+        single = cg_lower_bound(inst, iterations=50, slots=20, lag_iterations=5)["bound"]
+    steps = data.draw(st.integers(0, 20))
+    spread = spread_bounds(inst, slots=20, iterations=steps, target=opt + margin)
+    res = spread_split_bound(inst, opt + margin, single, spread, slots=20, iterations=steps, pair_slots=20,
+                             pair_iterations=steps, cg_rounds=data.draw(st.integers(0, 30)), weights=rule)
+    assert res["bound"] <= opt
 
 
 def test_bound_proves_a_generator_instance():

@@ -35,7 +35,8 @@ from typing import Any, Sequence
 from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
-__all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices"]
+__all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices", "split_instance",
+           "shape_instance", "split_weights", "spread_split_bound"]
 
 
 class PricingResult:
@@ -356,7 +357,7 @@ def price_server(R: list[int], W: list[int], G: list[int], D: list[int], cap: in
 def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequence[int]]] = (),
                    iterations: int = 50, node_limit: int = 200_000, slots: int = 200, lag_iterations: int = 15,
                    time_limit: float | None = None, smoothing: float = 0.7, start_prices: Sequence[float] | None = None,
-                   log: bool = False) -> dict[str, Any]:
+                   target: float | None = None, log: bool = False) -> dict[str, Any]:
     """A lower bound on the cost of every single-server schedule of ``inst`` (module docstring): ``iterations``
     rounds of column generation (master LP over the columns met so far, by HiGHS; its covering duals as prices;
     each server class's pricing problem by [`price_server`][optsched.exact.total_jct_cg.price_server] with
@@ -487,6 +488,8 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
             best_bound, best_complete, center = total, complete, pi
         elif center is not None and new == 0:
             alpha *= 0.5  # the smoothed prices found no column: move towards the LP's duals
+        if target is not None and math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))) >= target:
+            break  # the caller needs no more
         if new == 0 and center is not None and alpha > 0.05 and lp_val - best_bound > 1e-6 * max(1.0, abs(lp_val)) \
                 and math.ceil(best_bound - 1e-7 * max(1.0, abs(best_bound))) < math.ceil(lp_val - 1e-6):
             continue
@@ -526,13 +529,20 @@ def lagrangian_start_prices(inst: TotalJctInstance, *, slots: int = 1000, iterat
     return [float(lag.rest(i, 0)) for i in range(inst.n_jobs)]
 
 
-def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> TotalJctInstance:
+def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...],
+                   weights: Sequence[int] | None = None) -> TotalJctInstance:
     """The instance in which job ``job`` (index), run in its multi-server mode of shape ``shape``, becomes one job
     per part of the shape (ids ``<id>#0``, ``<id>#1``, ...: that part's GPUs, the mode's duration, the job's
     release; the job's weight on part 0, weight 0 on the others), each with the single-server mode of its part;
     every other job unchanged. Each schedule of ``inst`` that runs ``job`` in that shape and every other job on
     one server is, part by part, a single-server schedule of it with the same cost (formulation, "Spread jobs,
     split"), so a lower bound on its single-server schedules bounds those schedules.
+
+    ``weights``: the parts' weights (integers >= 0, one per part) instead of (w, 0, ..., 0). Their sum must be
+    ``f`` times the job's weight for an integer ``f >= 1``; every other job's weight is then multiplied by ``f``, so
+    each such schedule costs ``f`` times as much in the split instance (its parts end together): a bound ``B`` on
+    the split instance gives ``ceil(B / f)``. Spreading the weight over the parts keeps the parts that carry weight
+    from being put off to the end (formulation, "Spread jobs, split").
 
     ```pycon
     >>> from optsched.generators.total_jct import random_total_jct_instance
@@ -551,6 +561,133 @@ def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> 
     mode = min((m for m in j.modes if m.shape == tuple(shape)), key=lambda m: m.duration, default=None)
     if mode is None or len(mode.shape) < 2:
         raise InstanceError(f"has no multi-server mode of shape {tuple(shape)!r}", field="modes", job=j.id)
-    parts = tuple(TotalJctJob(f"{j.id}#{k}", j.release, q, (Mode((q,), mode.duration),), j.weight if k == 0 else 0)
+    f = 1
+    if weights is None:
+        weights = [j.weight] + [0] * (len(mode.shape) - 1)
+    else:
+        weights = list(weights)
+        total = sum(weights)
+        if len(weights) != len(mode.shape) or any(not isinstance(x, int) or x < 0 for x in weights) or \
+                (j.weight == 0 and total != 0) or (j.weight > 0 and (total % j.weight or total == 0)):
+            raise InstanceError(f"split weights {weights!r} must be {len(mode.shape)} integers >= 0 summing to a "
+                                f"positive multiple of the job's weight {j.weight}", field="weights", job=j.id)
+        f = total // j.weight if j.weight else 1
+    parts = tuple(TotalJctJob(f"{j.id}#{k}", j.release, q, (Mode((q,), mode.duration),), weights[k])
                   for k, q in enumerate(mode.shape))
-    return dataclasses.replace(inst, jobs=inst.jobs[:job] + parts + inst.jobs[job + 1:])
+    rest = inst.jobs if f == 1 else tuple(dataclasses.replace(x, weight=x.weight * f) for x in inst.jobs)
+    return dataclasses.replace(inst, jobs=rest[:job] + parts + rest[job + 1:])
+
+
+def shape_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> TotalJctInstance:
+    """The instance in which job ``job`` (index) keeps only its modes of shape ``shape``; its schedules are the
+    schedules of ``inst`` that run that job in that shape.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> [m.shape for m in shape_instance(random_total_jct_instance(6, 0), 3, (2, 2)).jobs[3].modes]
+    [(2, 2)]
+
+    ```
+    """
+    import dataclasses
+
+    from ..errors import InstanceError
+
+    j = inst.jobs[job]
+    modes = tuple(m for m in j.modes if m.shape == tuple(shape))
+    if not modes:
+        raise InstanceError(f"has no mode of shape {tuple(shape)!r}", field="modes", job=j.id)
+    return dataclasses.replace(inst, jobs=inst.jobs[:job] + (dataclasses.replace(j, modes=modes),)
+                               + inst.jobs[job + 1:])
+
+
+def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
+    """The parts' weights for [`split_instance`][optsched.exact.total_jct_cg.split_instance]: ``first`` (the job's
+    weight on part 0), ``even`` (the job's weight on every part) or ``gpus`` (the weight times the part's GPUs).
+
+    ```pycon
+    >>> split_weights(1, (3, 1), "first"), split_weights(1, (3, 1), "even"), split_weights(2, (3, 1), "gpus")
+    ([1, 0], [1, 1], [6, 2])
+
+    ```
+    """
+    if rule == "first":
+        return [weight] + [0] * (len(shape) - 1)
+    if rule == "even":
+        return [weight] * len(shape)
+    if rule == "gpus":
+        return [weight * q for q in shape]
+    from ..errors import InstanceError
+
+    raise InstanceError(f"must be first, even or gpus, got {rule!r}", field="split_weights")
+
+
+def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, spread: dict[str, int], *,
+                       slots: int = 2000, iterations: int = 1000, pair_slots: int = 1000, pair_iterations: int = 300,
+                       cg_rounds: int = 0, cg_nodes: int = 400_000, weights: str = "even",
+                       log: bool = False) -> dict[str, Any]:
+    """The combined bound of formulation "Spread jobs, split": with ``upper`` the cost of a known schedule,
+    ``single`` a lower bound on every single-server schedule (``None``: none exists) and ``spread`` the spread
+    bounds B_j ([`spread_bounds`][optsched.exact.total_jct_assign.spread_bounds]), the optimum is at least
+
+        min(upper, single, min over jobs j with B_j < upper and their multi-server shapes s of L(j, s),
+            min over pairs j < k of such jobs of B(j, k))
+
+    where L(j, s) is the larger of the Lagrangian bound (``slots``, ``iterations``) of the instance in which j keeps
+    only shape s ([`shape_instance`][optsched.exact.total_jct_cg.shape_instance]) and, when that is below
+    min(``upper``, ``single``) and ``cg_rounds`` > 0 (until it reaches that), the column-generation bound of the
+    split instance (part weights by ``weights``, see [`split_weights`][optsched.exact.total_jct_cg.split_weights];
+    ``cg_rounds`` rounds,
+    ``cg_nodes`` nodes per pricing search, first priced at the Lagrangian start prices), and B(j, k) the
+    Lagrangian bound (``pair_slots``, ``pair_iterations``) of the instance in which both keep only their
+    multi-server modes; only the jobs with B_j below min(``upper``, ``single``) are looked at (the others' terms
+    cannot be the least). Returns ``bound`` (the minimum; ``upper`` when it reaches it: the schedule is optimal),
+    ``shapes`` ({(job id, shape): (Lagrangian, CG or None)}), ``pairs`` ({(id, id): bound}), ``seconds``.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> from optsched.exact.total_jct_assign import spread_bounds
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> spread = spread_bounds(inst, slots=200, iterations=20)
+    >>> spread_split_bound(inst, 70497, 70497, spread, slots=200, iterations=20)["bound"]  # optimum (library)
+    70497
+
+    ```
+    """
+    import itertools
+
+    from .total_jct_assign import spread_instance
+    from .total_jct_lp import LagrangianBound
+
+    t0 = time.perf_counter()
+    index = {j.id: i for i, j in enumerate(inst.jobs)}
+    goal = upper if single is None else min(upper, single)  # no term needs to pass the minimum's other terms
+    open_jobs = sorted((index[x] for x, b in spread.items() if b < goal))
+    shapes: dict[tuple[str, tuple[int, ...]], tuple[int, int | None]] = {}
+    for i in open_jobs:
+        j = inst.jobs[i]
+        for shape in sorted({m.shape for m in j.modes if len(m.shape) > 1}):
+            lag = LagrangianBound(shape_instance(inst, i, shape), slots=slots, iterations=iterations,
+                                  target=upper).bound()
+            cg = None
+            if lag < goal and cg_rounds > 0:
+                w = split_weights(j.weight, shape, weights)
+                f = sum(w) // j.weight if j.weight else 1
+                sub = split_instance(inst, i, shape, w)
+                start = lagrangian_start_prices(sub, slots=slots, iterations=iterations, target=upper * f)
+                res = cg_lower_bound(sub, iterations=cg_rounds, node_limit=cg_nodes, start_prices=start,
+                                     target=goal * f, log=log)
+                if res["bound"] is not None:
+                    cg = math.ceil(res["bound"] / f)
+            shapes[(j.id, shape)] = (lag, cg)
+            if log:  # pragma: no cover - a progress line for manual runs
+                print(f"{j.id} {shape}: Lagrangian {lag}, CG {cg}, {time.perf_counter() - t0:.1f}s", flush=True)
+    pairs: dict[tuple[str, str], int] = {}
+    for a, b in itertools.combinations(open_jobs, 2):
+        both = spread_instance(spread_instance(inst, a) or inst, b)
+        assert both is not None  # both have multi-server modes (they have spread bounds)
+        pairs[(inst.jobs[a].id, inst.jobs[b].id)] = LagrangianBound(both, slots=pair_slots, iterations=pair_iterations,
+                                                                    target=upper).bound()
+    terms = [upper] + ([] if single is None else [single]) + list(pairs.values())
+    terms += [max(lag, cg if cg is not None else lag) for lag, cg in shapes.values()]
+    return {"bound": min(terms), "shapes": shapes, "pairs": pairs, "seconds": time.perf_counter() - t0}
