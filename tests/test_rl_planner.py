@@ -218,14 +218,7 @@ def test_the_endgame_is_exact_rollout_with_three_bases_and_deep_looks_two_decisi
 
 def _replay(inst, actions):
     """The average JCT in hours (minus the avg-JCT return) of ``actions`` played from the start of ``inst``."""
-    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
-    env.reset(options={"instance": inst})
-    total = 0.0
-    for a in actions:
-        _, r, term, trunc, _ = env.step(a)
-        total += r
-    assert term or trunc
-    return -total
+    return _replay_both(inst, actions)[0]
 
 
 def _check_fortified(inst, actions, seen, tiebreak=False):

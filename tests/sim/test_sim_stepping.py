@@ -15,6 +15,7 @@ from optsched.errors import ScheduleError
 from optsched.sim import (
     Decision,
     LaunchMechanism,
+    MetricCollector,
     Placement,
     SimulationStalled,
     Simulator,
@@ -230,22 +231,23 @@ def test_every_registered_scheduler_runs_twice_with_one_object():
                     (name, mode)
 
 
+class Counting(MetricCollector):
+    """Counts the decisions it is called at (``result.custom["n"]``); reset before each run."""
+
+    name = "n"
+
+    def reset(self):
+        self.n = 0
+
+    def collect(self, view):
+        self.n += 1
+
+    def result(self):
+        return self.n
+
+
 def test_simulator_reset_twice_and_collectors_reset():
-    from optsched.sim import MetricCollector
-
-    class Count(MetricCollector):
-        name = "n"
-
-        def reset(self):
-            self.n = 0
-
-        def collect(self, view):
-            self.n += 1
-
-        def result(self):
-            return self.n
-
-    c = Count()
+    c = Counting()
     sim = Simulator(ABC, Cluster.homogeneous(1, 2), mode="event", collectors=[c],
                     policy=build_policy("a-srpt"))
     a, b = sim.run(), sim.run()

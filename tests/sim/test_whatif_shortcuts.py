@@ -15,12 +15,13 @@ import math
 
 import numpy as np
 import pytest
+from tests.sim.test_sim_stepping import Counting
 
 from optsched.cluster import Cluster
 from optsched.generators.workload import synthetic_workload
 from optsched.problems.workload import Workload
 from optsched.sim import whatif as wi
-from optsched.sim.base import DecisionBuilder, MetricCollector, SchedulerPlacer
+from optsched.sim.base import DecisionBuilder, SchedulerPlacer
 from optsched.sim.engine import SimulationStalled, Simulator
 from optsched.sim.fitting import first_free
 from optsched.sim.registry import build_scheduling
@@ -362,21 +363,6 @@ def test_the_live_run_runs_its_window_after_the_last_tracked_arrival(monkeypatch
     assert len(set(plain[2])) > 1
     assert fast[:3] == plain[:3]
     assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
-
-
-class Counting(MetricCollector):
-    """Counts the decisions it is called at."""
-
-    name = "counting"
-
-    def reset(self):
-        self.n = 0
-
-    def collect(self, view):
-        self.n += 1
-
-    def result(self):
-        return self.n
 
 
 @pytest.mark.parametrize("mode", ["round", "event"])
