@@ -203,14 +203,21 @@ def _plain_lend(jobs, target, spare):
     return spare
 
 
+def _dipping_jobs(rng, n, max_gpus):
+    """``n`` random jobs' (exponent, dip count, largest count) and their ``JobTimes``: speed ``1 / g**e`` with a
+    30 % dip at one count (the shape the leftover loops must handle: a speed that dips and recovers)."""
+    shape = {i: (rng.uniform(0.2, 1.0), rng.choice([3, 5, 64]), rng.randint(1, max_gpus)) for i in range(n)}
+    times = {i: JobTimes(lambda g, c, e=shape[i]: 1.0 / (g ** e[0]) * (1.3 if g == e[1] else 1.0), 100.0,
+                         shape[i][2]) for i in range(n)}
+    return shape, times
+
+
 def test_leftover_loops_are_the_plain_ones():
     rng = random.Random(3)
     for _ in range(200):
         n, spare = rng.randint(1, 8), rng.randint(0, 40)
         # fixed variant: a memo shared across calls (as across decisions), jobs whose speed dips and recovers
-        shape = {i: (rng.uniform(0.2, 1.0), rng.choice([3, 5, 64]), rng.randint(1, 16)) for i in range(n)}
-        memo = {i: JobTimes(lambda g, c, e=shape[i]: 1.0 / (g ** e[0]) * (1.3 if g == e[1] else 1.0), 100.0,
-                            shape[i][2]) for i in range(n)}
+        shape, memo = _dipping_jobs(rng, n, 16)
         for _rep in range(2):
             target = {i: rng.randint(0, shape[i][2]) for i in range(n)}
             work = {i: rng.uniform(1.0, 500.0) for i in range(n)}
@@ -822,15 +829,10 @@ def test_leftovers_read_the_speeds_only():
     """The fixed variant's scheduler hands ``leftovers`` each job's times as cached, whatever work they were made
     with (it no longer rebuilds them with the work left): the steps read the speeds only, so any work gives the
     same counts."""
-    from optsched.sim.deadline.common import JobTimes
-    from optsched.sim.deadline.elasticflow_fixed import leftovers
-
     rng = random.Random(41)
     for _ in range(150):
         n, spare = rng.randint(1, 6), rng.randint(0, 60)
-        shape = {i: (rng.uniform(0.2, 1.0), rng.choice([3, 5, 64]), rng.randint(1, 24)) for i in range(n)}
-        base = {i: JobTimes(lambda g, c, e=shape[i]: 1.0 / (g ** e[0]) * (1.3 if g == e[1] else 1.0), 100.0,
-                            shape[i][2]) for i in range(n)}
+        shape, base = _dipping_jobs(rng, n, 24)
         target = {i: rng.randint(1, shape[i][2]) for i in range(n)}
         outs = []
         for works in (dict.fromkeys(range(n), 100.0), {i: rng.uniform(1e-3, 1e6) for i in range(n)}):
