@@ -347,16 +347,12 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     (``endgame_states``), how many times the planner overruled the base, how many times the fortified search
     took a new trajectory (``switches``: the first one included), the CPU seconds (and per decision), the actions
     taken (``actions``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
-    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1):
-        raise InstanceError(f"must be a positive integer or None, got {horizon!r}", field="horizon")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
-        raise InstanceError(f"must be a positive integer or None, got {top!r}", field="top")
+    for name, v in (("horizon", horizon), ("top", top), ("endgame", endgame), ("deep", deep)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
     if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
         raise InstanceError(f"must be a number in (0, 1], one of {', '.join(GATES)} or None, got {gate!r}",
                             field="gate")
-    for name, v in (("endgame", endgame), ("deep", deep)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
     if tiebreak is not None and tiebreak not in TIEBREAKS:
         raise InstanceError(f"must be one of {', '.join(TIEBREAKS)} or None, got {tiebreak!r}", field="tiebreak")
     act = base_policy(base) if not callable(base) else base
