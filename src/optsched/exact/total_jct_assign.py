@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..algorithms.total_jct import greedy_total_jct
 from ..cluster import Cluster, Server
@@ -40,7 +40,8 @@ from ..evaluators.total_jct import check_schedule
 from ..problems.total_jct import Mode, TotalJctInstance, TotalJctJob, schedule_from_choice
 from ..result import Result, SolveStatus
 
-__all__ = ["assignment_descent", "partition_of", "server_instance", "ServerOptima", "spread_instance", "spread_bounds"]
+__all__ = ["assignment_descent", "partition_of", "server_instance", "ServerOptima", "spread_instance", "spread_bounds",
+           "modes_instance"]
 
 Choice = dict[str, tuple[int, tuple[int, ...], int]]
 
@@ -88,8 +89,24 @@ def spread_instance(inst: TotalJctInstance, job: int) -> TotalJctInstance | None
 
     ```
     """
+    return modes_instance(inst, job, lambda m: len(m.shape) > 1)
+
+
+def modes_instance(inst: TotalJctInstance, job: int, keep: Callable[[Mode], bool]) -> TotalJctInstance | None:
+    """The instance in which job ``job`` (index) keeps only its modes ``keep`` accepts, every other job unchanged;
+    ``None`` when it keeps none. Its schedules are exactly the schedules of ``inst`` that run that job in one of
+    those modes.
+
+    ```pycon
+    >>> from optsched.generators.total_jct import random_total_jct_instance
+    >>> inst = random_total_jct_instance(6, 0)
+    >>> [m.shape for m in modes_instance(inst, 3, lambda m: m.shape == (2, 2)).jobs[3].modes]
+    [(2, 2)]
+
+    ```
+    """
     j = inst.jobs[job]
-    modes = tuple(m for m in j.modes if len(m.shape) > 1)
+    modes = tuple(m for m in j.modes if keep(m))
     if not modes:
         return None
     jobs = list(inst.jobs)

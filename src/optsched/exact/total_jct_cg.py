@@ -563,7 +563,7 @@ def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...],
         raise InstanceError(f"has no multi-server mode of shape {tuple(shape)!r}", field="modes", job=j.id)
     f = 1
     if weights is None:
-        weights = [j.weight] + [0] * (len(mode.shape) - 1)
+        weights = split_weights(j.weight, mode.shape, "first")
     else:
         weights = list(weights)
         total = sum(weights)
@@ -589,16 +589,14 @@ def shape_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> 
 
     ```
     """
-    import dataclasses
-
     from ..errors import InstanceError
+    from .total_jct_assign import modes_instance
 
-    j = inst.jobs[job]
-    modes = tuple(m for m in j.modes if m.shape == tuple(shape))
-    if not modes:
-        raise InstanceError(f"has no mode of shape {tuple(shape)!r}", field="modes", job=j.id)
-    return dataclasses.replace(inst, jobs=inst.jobs[:job] + (dataclasses.replace(j, modes=modes),)
-                               + inst.jobs[job + 1:])
+    shape = tuple(shape)
+    out = modes_instance(inst, job, lambda m: m.shape == shape)
+    if out is None:
+        raise InstanceError(f"has no mode of shape {shape!r}", field="modes", job=inst.jobs[job].id)
+    return out
 
 
 def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
