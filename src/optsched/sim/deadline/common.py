@@ -155,8 +155,9 @@ def allocate(free: np.ndarray | Sequence[int], n: int, cross: bool) -> dict[int,
     return fragments_first(free, n)
 
 
-def place(free: np.ndarray, n: int) -> dict[int, int] | None:
-    """One node if some node has ``n`` free GPUs (best fit), else fragments first across nodes.
+def place(free: np.ndarray, n: int, cap: int | None = None) -> dict[int, int] | None:
+    """One node if some node has ``n`` free GPUs (best fit), else fragments first across nodes. ``cap``
+    (optional): the most GPUs any node has; for a larger ``n`` the one-node search is skipped (no node can fit).
 
     ```pycon
     >>> place(np.array([1, 3]), 2), place(np.array([1, 3]), 4), place(np.array([1, 1]), 3)
@@ -164,6 +165,8 @@ def place(free: np.ndarray, n: int) -> dict[int, int] | None:
 
     ```
     """
+    if cap is not None and n > cap:
+        return allocate(free, n, cross=True)
     return allocate(free, n, cross=False) or allocate(free, n, cross=True)
 
 

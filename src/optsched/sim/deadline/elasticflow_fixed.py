@@ -62,7 +62,7 @@ from typing import Any, Sequence
 from ...problems.deadline import DEADLINE_TOL_S
 from ..base import AdmissionPolicy, Decision, DecisionBuilder, SchedulerPlacer
 from ..state import QUEUED, RUNNING, Job, SimView
-from .common import JobTimes, allocate, deadline_of, deadline_order, grown, place, placement_of, shrunk
+from .common import JobTimes, deadline_of, deadline_order, grown, place, placement_of, shrunk
 
 __all__ = ["ElasticFlowFixed", "ElasticFlowFixedAdmission", "Reservation", "apply_targets", "leftovers",
            "reservation_of", "reserve"]
@@ -278,19 +278,23 @@ def apply_targets(view: SimView, target: dict[Job, int]) -> Decision:
         if new_pl is None:  # pragma: no cover - the targets add up to at most the cluster
             continue
         b.migrate(j, new_pl, _moved=added)
-    cap = view.cluster.max_capacity  # (more GPUs than any server holds: no single-node fit to look for)
+    cap = view.cluster.max_capacity  # (place skips the single-node search for a count above it)
     for j in sorted(start, key=lambda j: (-target[j], deadline_of(j), j.index)):
-        g = target[j]
-        got = place(b.free, g) if g <= cap else allocate(b.free, g, cross=True)
+        got = place(b.free, target[j], cap)
         if got is None:  # pragma: no cover
             continue
         b.launch(j, placement_of(got))
     return b.build()
 
 
+def _reservations(view: SimView) -> dict[str, Reservation]:
+    """The reservations the run's admission policy (``view.admission``) holds, by job id (none: empty)."""
+    return getattr(view.admission, "reservations", {})
+
+
 def reservation_of(job: Job, view: SimView) -> Reservation | None:
     """The reservation the run's admission policy (``view.admission``) holds for ``job``, if any."""
-    return getattr(view.admission, "reservations", {}).get(job.id)
+    return _reservations(view).get(job.id)
 
 
 class ElasticFlowFixedAdmission(AdmissionPolicy):
@@ -355,7 +359,7 @@ class ElasticFlowFixed(SchedulerPlacer):
         active = sorted(view.jobs.active.values(), key=deadline_order)
         target: dict[Job, int] = {}
         wake = math.inf
-        reservation = getattr(view.admission, "reservations", {}).get  # job id -> reservation (reservation_of)
+        reservation = _reservations(view).get  # job id -> reservation (reservation_of)
         # a running job a rounding error past its reservation's end (its completion falls a few ulps after a
         # decision at that end, e.g. a round boundary) keeps its GPUs until it completes: preempting it for the
         # reservation that starts now would make it finish a whole run later and miss its deadline
