@@ -58,7 +58,7 @@ from optsched.demo import table  # noqa: E402
 from optsched.evaluators.total_jct import check_schedule  # noqa: E402
 from optsched.exact.total_jct_assign import assignment_descent, spread_bounds  # noqa: E402
 from optsched.exact.total_jct_bnb import solve_total_jct_bnb  # noqa: E402
-from optsched.exact.total_jct_cg import cg_lower_bound, spread_split_bound  # noqa: E402
+from optsched.exact.total_jct_cg import SPLIT_WEIGHTS, cg_lower_bound, spread_split_bound  # noqa: E402
 from optsched.exact.total_jct_lns import choice_of_schedule, lns_total_jct  # noqa: E402
 from optsched.exact.total_jct_lp import LagrangianBound, start_lp_lower_bound  # noqa: E402
 from optsched.generators.total_jct import random_total_jct_instance  # noqa: E402
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                          "the Lagrangian bound (twice --spread-slots) and, below the best schedule, this many rounds "
                          "of the column-generation bound of the split instance; per pair the Lagrangian bound "
                          "(default -1: left out; 0: without the split instances' CG)")
-    ap.add_argument("--split-weights", default="even", choices=["first", "even", "gpus"],
+    ap.add_argument("--split-weights", default="even", choices=SPLIT_WEIGHTS,
                     help="the split parts' weights (default even: the job's weight on every part)")
     ap.add_argument("--write", action="store_true", help="write docs/results/total_jct_bounds.md")
     ap.add_argument("--library", action="store_true",

@@ -36,7 +36,7 @@ from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
 __all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices", "split_instance",
-           "shape_instance", "split_weights", "spread_split_bound"]
+           "shape_instance", "SPLIT_WEIGHTS", "split_weights", "spread_split_bound"]
 
 
 class PricingResult:
@@ -599,6 +599,10 @@ def shape_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> 
     return out
 
 
+#: the rules of [`split_weights`][optsched.exact.total_jct_cg.split_weights]
+SPLIT_WEIGHTS = ("first", "even", "gpus")
+
+
 def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
     """The parts' weights for [`split_instance`][optsched.exact.total_jct_cg.split_instance]: ``first`` (the job's
     weight on part 0), ``even`` (the job's weight on every part) or ``gpus`` (the weight times the part's GPUs).
@@ -617,7 +621,7 @@ def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
         return [weight * q for q in shape]
     from ..errors import InstanceError
 
-    raise InstanceError(f"must be first, even or gpus, got {rule!r}", field="split_weights")
+    raise InstanceError(f"must be one of {', '.join(SPLIT_WEIGHTS)}, got {rule!r}", field="split_weights")
 
 
 def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, spread: dict[str, int], *,
