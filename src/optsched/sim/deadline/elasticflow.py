@@ -460,52 +460,46 @@ def _lend_sorted(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, in
     job's steps (they only decrease), in either way. The keys are the heap's floats: work / speed per count, their
     difference, over the added GPUs, negated (numpy's float64 operations round as Python's)."""
     bisect_right = bisect.bisect_right
+    inf = math.inf
     rows: dict[int, int] = {}  # ladder (by id) -> its row
     lads: list[Ladder] = []
-    li: list[int] = []
     works: list[float] = []
+    li: list[int] = []
     k0: list[int] = []
     k1: list[int] = []
     for key, lad, work in jobs:
         r = rows.get(id(lad))
         if r is None:
-            counts = lad.counts
-            if not counts or counts[0] <= 0:
-                return None  # (no count, or a count of 0: the heap's way)
             r = rows[id(lad)] = len(lads)
             lads.append(lad)
         counts = lad.counts
         g = target[key]
         k = bisect_right(counts, g)  # the job's next step
-        if g and (not k or counts[k - 1] != g):
-            return None  # a count off the ladder: its first step is not the ladder's
-        li.append(r)
+        if g and (not k or counts[k - 1] != g) or not 0.0 <= work < inf:
+            return None  # a count off the ladder (its first step is not the ladder's), or no finite work
         works.append(work)
+        li.append(r)
         k0.append(k)
         k1.append(bisect_right(counts, g + spare))  # (its steps from there on never fit)
-    n = len(li)
-    width = max((len(lad.counts) for lad in lads), default=0)
-    if width < 2:
-        return None  # (one count per ladder: a few steps, the heap's)
-    # each ladder's speeds and added GPUs per step, padded to the width (never read there)
-    smat = np.array([lad.speeds + [1.0] * (width - len(lad.speeds)) for lad in lads])
-    amat = np.array([[lad.counts[0], *(b - a for a, b in zip(lad.counts, lad.counts[1:]))]
-                     + [1] * (width - len(lad.counts)) for lad in lads], dtype=float)
-    lrow = np.array(li)
-    t = np.array(works)[:, None] / smat[lrow]  # the remaining run time on each count
+    mats = _ladder_mats(lads)
+    if mats is None:
+        return None
+    smat, amat = mats
+    n, width = len(li), smat.shape[1]
+    v = np.array(works + li + k0 + k1, dtype=float)  # (one conversion: the small integers are exact)
+    lrow = v[n:2 * n].astype(np.intp)
+    t = v[:n, None] / smat[lrow]  # the remaining run time on each count
     adds = amat[lrow]
     key = np.empty_like(t)
-    key[:, 0] = -math.inf  # a job holding none: an unbounded saving
+    key[:, 0] = -inf  # a job holding none: an unbounded saving
     np.divide(t[:, 1:] - t[:, :-1], adds[:, 1:], out=key[:, 1:])  # -(t_now - t_next) / added GPUs
-    steps = np.arange(width)
-    held = steps < np.array(k0)[:, None]
-    key[held] = -math.inf  # (the steps it holds: out of the running maximum)
+    steps = _STEPS[:width]
+    held = steps < v[2 * n:3 * n, None]
+    key[held] = -inf  # (the steps it holds: out of the running maximum)
     np.maximum.accumulate(key, axis=1, out=key)
-    flat = np.flatnonzero(~held & (steps < np.array(k1)[:, None]))
-    m = key.ravel()[flat]
-    if np.isnan(m).any():
-        return None
-    flat = flat[np.argsort(m, kind="stable")]  # ties: by position, then step (the flat index's order)
+    # the steps it holds, those that never fit and the padding past a ladder: sorted last, never read
+    key[held | (steps >= v[3 * n:, None])] = inf
+    flat = np.argsort(key, axis=None, kind="stable")[:sum(k1) - sum(k0)]  # ties: by position, then step
     a = adds.ravel()[flat]
     job = flat // width
     csum = np.cumsum(a)
@@ -529,6 +523,35 @@ def _lend_sorted(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, in
             key_i, lad, _ = jobs[i]
             target[key_i] = lad.counts[k0[i] + d - 1]
     return left
+
+
+_STEPS = np.arange(64)  # a ladder's step indices (counts up to 2 ** 63)
+# the ladders of a lend (by id) -> (those ladders, kept alive; their speeds; their added GPUs per step)
+_MATS: dict[tuple[int, ...], tuple[list[Ladder], np.ndarray, np.ndarray]] = {}
+
+
+def _ladder_mats(lads: list[Ladder]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ladders' speeds and added GPUs per step (the first: its count), one row each, padded to the longest
+    (speed 1, 1 GPU: never read), kept for the next lend on the same ladders; None when a ladder has fewer than two
+    counts throughout, a count below 1, a speed that is not finite and positive, or more than 64 counts (the heap
+    then lends)."""
+    ids = tuple(map(id, lads))
+    hit = _MATS.get(ids)
+    if hit is not None:
+        return hit[1], hit[2]
+    width = max(len(lad.counts) for lad in lads)
+    if not 2 <= width <= len(_STEPS):
+        return None
+    for lad in lads:
+        if not lad.counts or lad.counts[0] < 1 or not all(0.0 < x < math.inf for x in lad.speeds):
+            return None
+    smat = np.array([lad.speeds + [1.0] * (width - len(lad.speeds)) for lad in lads])
+    amat = np.array([[lad.counts[0], *(b - a for a, b in zip(lad.counts, lad.counts[1:]))]
+                     + [1] * (width - len(lad.counts)) for lad in lads], dtype=float)
+    if len(_MATS) >= 256:
+        _MATS.clear()
+    _MATS[ids] = (lads, smat, amat)
+    return smat, amat
 
 
 def _lend_heap(jobs: Sequence[tuple[Any, Ladder, float]], target: dict[Any, int], spare: int) -> int:
