@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import tempfile
 import time
@@ -191,6 +192,7 @@ def timing(window_h: float, log, rounds: int = 3) -> pd.DataFrame:
                         "ms_per_job": 1000 * float(np.median(v)) / len(wl), "r_trace": ratio[p], "rounds": len(v)}
                        for p, v in cpu.items()])
     df["x_las"] = df["cpu_s"] / float(df.loc[df["policy"] == "las", "cpu_s"].iloc[0])
+    df["load"] = os.getloadavg()[0]  # (the machine's load average at the end: the ratios move with it)
     return df
 
 
@@ -214,7 +216,8 @@ def timing_table(tm: pd.DataFrame) -> list[str]:
     """The section on the CPU time (heading, table, blank line)."""
     return ["## CPU time on 2,000 GPUs", "",
             f"Medians of {int(tm['rounds'].iloc[0])} rounds (`{TIMING_CMD}` re-measures this section and the Targets "
-            "line alone). OUR simulator's CPU seconds on a shared machine.", "",
+            f"line alone). OUR simulator's CPU seconds on a shared machine (load average {tm['load'].iloc[0]:.1f} at "
+            "the end of the run; at this load one run's ratios move by about a quarter from the next run's).", "",
             "| policy | jobs | CPU s | ms per job | x LAS | deadline ratio |", "|---|---|---|---|---|---|",
             *[f"| `{r.policy}` | {r.jobs} | {r.cpu_s:.2f} | {r.ms_per_job:.3f} | {r.x_las:.1f} | {r.r_trace:.3f} |"
               for r in tm.itertuples()], ""]
