@@ -1,8 +1,9 @@
 """ElasticFlow (NSDI '23) and its baselines in OUR simulator, beside DRS, NoRM and paper 003's baselines, with the
 energy upper bound; and the CPU time of the ElasticFlow family on 2,000 GPUs against LAS (issue 29).
 
-Run: ``.venv/bin/python benchmarks/elasticflow.py [--quick] [--seeds N] [--out DIR] [--shape-only]
-[--ef-trace PATH/elasticVpollux_e.csv --ef-throughputs PATH/throughputs_T4]``.
+Run: ``.venv/bin/python benchmarks/elasticflow.py [--quick] [--seeds N] [--out DIR] [--shape-only] [--timing-only]
+[--ef-trace PATH/elasticVpollux_e.csv --ef-throughputs PATH/throughputs_T4]``. ``--timing-only`` re-measures the
+CPU time on 2,000 GPUs (medians of 3 rounds) and rewrites only its Targets line and section of the page.
 Full run: writes ``docs/results/elasticflow.md`` and ``elasticflow.csv`` atomically. ``--quick`` (2 seeds,
 small timing workload, short bound solves) writes the same names into a temporary folder (or ``--out DIR``),
 never into ``docs/results``. ``--ef-trace`` adds a table for ElasticFlow's public trace read from the given path
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import tempfile
 import time
@@ -169,23 +171,71 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def timing(window_h: float, log) -> pd.DataFrame:
-    """CPU seconds per job on 2,000 GPUs (500 x 4) at 250 jobs/h, each policy beside LAS in the same process."""
+def timing(window_h: float, log, rounds: int = 3) -> pd.DataFrame:
+    """CPU seconds per job on 2,000 GPUs (500 x 4) at 250 jobs/h, each policy beside LAS in the same process:
+    ``rounds`` rounds of every policy (LAS first in each), each policy's median CPU seconds, its ratio to LAS's
+    median (the machine is shared: one round's ratios swing by 2x)."""
     wl = deadline_workload(lam=250, window_h=window_h, nodes=500, gpus_per_node=4, seed=0)
     # one run first, untimed: LAS, timed first, would otherwise pay the imports and first-call costs (0.08-0.12 s
     # cold against 0.05 s warm), which roughly halved every ratio against it
     simulate(wl, scheduler="las")
-    rows = []
-    for p in ("las", *EF_FAMILY):
-        t = time.process_time()
-        r = simulate(wl, scheduler=p)
-        dt = time.process_time() - t
-        rows.append({"policy": p, "jobs": len(wl), "cpu_s": dt, "ms_per_job": 1000 * dt / len(wl),
-                     "r_trace": r.summary["r_trace"]})
-        log(f"timing {p}: {dt:.2f} CPU-s")
-    df = pd.DataFrame(rows)
+    cpu: dict[str, list[float]] = {}
+    ratio: dict[str, float] = {}
+    for k in range(rounds):
+        for p in ("las", *EF_FAMILY):
+            t = time.process_time()
+            r = simulate(wl, scheduler=p)
+            cpu.setdefault(p, []).append(time.process_time() - t)
+            ratio[p] = r.summary["r_trace"]
+            log(f"timing round {k + 1}/{rounds} {p}: {cpu[p][-1]:.2f} CPU-s")
+    df = pd.DataFrame([{"policy": p, "jobs": len(wl), "cpu_s": float(np.median(v)),
+                        "ms_per_job": 1000 * float(np.median(v)) / len(wl), "r_trace": ratio[p], "rounds": len(v)}
+                       for p, v in cpu.items()])
     df["x_las"] = df["cpu_s"] / float(df.loc[df["policy"] == "las", "cpu_s"].iloc[0])
+    df["load"] = os.getloadavg()[0]  # (the machine's load average at the end: the ratios move with it)
     return df
+
+
+TIMING_CMD = ".venv/bin/python benchmarks/elasticflow.py --timing-only"
+
+
+def timing_bullet(tm: pd.DataFrame) -> str:
+    """The Targets line on issue 29's CPU-time target."""
+    las_ms = float(tm.loc[tm["policy"] == "las", "ms_per_job"].iloc[0])
+    worst = float(tm[tm["policy"] != "las"]["x_las"].max())
+    verdict = "met" if worst <= 10 else f"not met** (worst {worst:.1f}x"
+    return (f"* CPU time on 2,000 GPUs (500 x 4, 250 jobs/h, {int(tm['jobs'].iloc[0])} jobs), per job, beside LAS "
+            f"({las_ms:.3f} ms/job) in the same process, medians of {int(tm['rounds'].iloc[0])} rounds (re-measured "
+            f"alone by `{TIMING_CMD}`): "
+            + ", ".join(f"`{r.policy}` {r.x_las:.1f}x" for r in tm.itertuples() if r.policy != "las")
+            + f". Issue 29's target (the ElasticFlow family within 10x LAS) is **{verdict}"
+            + ("**." if worst <= 10 else ")."))
+
+
+def timing_table(tm: pd.DataFrame) -> list[str]:
+    """The section on the CPU time (heading, table, blank line)."""
+    return ["## CPU time on 2,000 GPUs", "",
+            f"Medians of {int(tm['rounds'].iloc[0])} rounds (`{TIMING_CMD}` re-measures this section and the Targets "
+            f"line alone). OUR simulator's CPU seconds on a shared machine (load average {tm['load'].iloc[0]:.1f} at "
+            "the end of the run; at this load one run's ratios move by about a quarter from the next run's).", "",
+            "| policy | jobs | CPU s | ms per job | x LAS | deadline ratio |", "|---|---|---|---|---|---|",
+            *[f"| `{r.policy}` | {r.jobs} | {r.cpu_s:.2f} | {r.ms_per_job:.3f} | {r.x_las:.1f} | {r.r_trace:.3f} |"
+              for r in tm.itertuples()], ""]
+
+
+def rewrite_timing(page: Path, tm: pd.DataFrame) -> None:
+    """Replace the Targets line on the CPU time and the CPU-time section of an existing results page."""
+    lines = page.read_text(encoding="utf-8").split("\n")
+    at = [i for i, ln in enumerate(lines) if ln.startswith("* CPU time on 2,000 GPUs")]
+    head = [i for i, ln in enumerate(lines) if ln == "## CPU time on 2,000 GPUs"]
+    if len(at) != 1 or len(head) != 1:
+        raise SystemExit(f"{page}: expected one CPU-time line and one CPU-time section, found {len(at)} and "
+                         f"{len(head)}")
+    lines[at[0]] = timing_bullet(tm)
+    end = next((i for i in range(head[0] + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    lines[head[0]:end] = timing_table(tm)
+    with atomic_open(page, encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
 
 
 def ef_trace(trace: str, throughputs: str, log) -> pd.DataFrame:
@@ -248,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="output folder (default docs/results; --quick: a temporary one)")
     ap.add_argument("--ef-trace", default=None, help="ElasticFlow's trace CSV (e.g. its Fig. 8a elasticVpollux_e.csv)")
     ap.add_argument("--ef-throughputs", default=None, help="its throughput folder (e.g. scheduler/throughputs_T4)")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="re-measure the CPU time on 2,000 GPUs alone and rewrite its line and section of the page "
+                         "(docs/results/elasticflow.md, or --out DIR's); --quick: 1 h of arrivals, printed only")
     ap.add_argument("--shape-only", action="store_true",
                     help="print the shape statistics (trace if given, generator's default and first shape) and stop")
     args = ap.parse_args(argv)
@@ -257,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
 
         trace_wl = read_elasticflow_trace(args.ef_trace, args.ef_throughputs) if args.ef_trace else None
         print("\n".join(shape_section(list(range(2 if quick else args.seeds)), trace_wl)))
+        return 0
+    if args.timing_only:
+        tm = timing(1.0 if quick else 4.0, lambda msg: print(msg, file=sys.stderr, flush=True))
+        print(timing_bullet(tm))
+        print("\n".join(timing_table(tm)))
+        if not quick:
+            rewrite_timing((Path(args.out) if args.out else RESULTS) / "elasticflow.md", tm)
         return 0
     out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="ef_quick_")) if quick else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
@@ -281,7 +341,6 @@ def main(argv: list[str] | None = None) -> int:
         from optsched.problems.elasticflow import read_elasticflow_trace
 
         trace_wl = read_elasticflow_trace(args.ef_trace, args.ef_throughputs)
-    las_ms = float(tm.loc[tm["policy"] == "las", "ms_per_job"].iloc[0])
     cmd = f".venv/bin/python benchmarks/elasticflow.py{' --quick' if quick else ''} --seeds {len(seeds)}"
     if args.ef_trace:  # the local path is not written: ElasticFlow's checkout lives outside the repository
         cmd += " --ef-trace EF/traces_for_ElasticFlow/elasticVpollux_e.csv --ef-throughputs EF/scheduler/throughputs_T4"
@@ -294,11 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                         "calibrated to the Fig. 8a trace)", len(seeds)),
           *target_lines(df, s, "elasticflow-shaped-v1", "the generator's first shape (`EF_SHAPE_V1`, kept for the "
                         "record)", len(seeds)),
-          f"* CPU time on 2,000 GPUs (500 x 4, 250 jobs/h, {int(tm['jobs'].iloc[0])} jobs), per job, beside LAS "
-          f"({las_ms:.3f} ms/job) in the same process: "
-          + ", ".join(f"`{r.policy}` {r.x_las:.1f}x" for r in tm.itertuples() if r.policy != "las")
-          + f". Issue 29's target (the ElasticFlow family within 10x LAS) is "
-          f"**{'met' if tm[tm['policy'] != 'las']['x_las'].max() <= 10 else 'not met'}**.", "",
+          timing_bullet(tm), "",
           "## The shape of ElasticFlow's workload: its Fig. 8a trace against our generator", "",
           "Measured by `shape_stats` (this script; `--shape-only` prints the table alone) in the same way on each "
           "workload. The generator's default follows the trace where the first shape differed: a fixed one-GPU "
@@ -316,10 +371,7 @@ def main(argv: list[str] | None = None) -> int:
           "## The generator's first shape (`EF_SHAPE_V1`: log-normal run times, counts capped at the model's peak, "
           "Poisson arrivals)", "",
           *table(s, "elasticflow-shaped-v1"), "",
-          "## CPU time on 2,000 GPUs", "",
-          "| policy | jobs | CPU s | ms per job | x LAS | deadline ratio |", "|---|---|---|---|---|---|",
-          *[f"| `{r.policy}` | {r.jobs} | {r.cpu_s:.2f} | {r.ms_per_job:.3f} | {r.x_las:.1f} | {r.r_trace:.3f} |"
-            for r in tm.itertuples()], ""]
+          *timing_table(tm)]
     if efd is not None:
         md += ["## ElasticFlow's public Fig. 8a trace (read from a local checkout, 16 x 4 GPUs, its T4 tables)", "",
                "| policy | deadlines met | ratio | declined | CPU s |", "|---|---|---|---|---|",

@@ -839,3 +839,35 @@ def test_leftovers_read_the_speeds_only():
             t = dict(target)
             outs.append((leftovers({i: base[i].with_work(works[i]) for i in range(n)}, t, spare), t))
         assert outs[0] == outs[1]
+
+
+# -- issue 29, session 11: lend's steps in one sort ------------------------------------------------------------------
+def test_lend_sorted_is_the_heap_on_many_jobs():
+    """lend from ``_LEND_SORTED_FROM`` jobs on (one numpy sort of every step) against the plain heap, on many jobs
+    sharing a few ladders: equal speeds and works (ties between jobs), savings that rise along a ladder (a later
+    step beating an earlier one), jobs with no work left, holding none or a ladder count, GPUs that run out."""
+    from optsched.sim.deadline.elasticflow import _LEND_SORTED_FROM, _lend_sorted
+
+    rng = random.Random(11)
+    sorted_runs = 0
+    for _ in range(400):
+        lads = []
+        for _l in range(rng.randint(1, 4)):
+            pool = rng.choice([[1, 2, 4, 8, 16, 32, 64], [1, 2, 3, 4, 6, 8, 16], [1, 2, 4, 8]])
+            counts = sorted(rng.sample(pool, rng.randint(2, len(pool))))
+            if rng.random() < 0.5:
+                speeds = sorted(rng.uniform(0.1, 10.0) for _ in counts)
+            else:  # small integers: equal savings across jobs and steps
+                speeds = [float(x) for x in sorted(rng.sample(range(1, 30), len(counts)))]
+            lads.append(Ladder(counts, speeds))
+        n = rng.randint(_LEND_SORTED_FROM, 60)
+        jobs = [(i, rng.choice(lads), rng.choice([0.0, 50.0, 100.0, rng.uniform(0.0, 1000.0)])) for i in range(n)]
+        target = {i: rng.choice([0, 0, *lad.counts]) for i, lad, _ in jobs}
+        spare = rng.randint(1, 400)
+        fast_t, plain_t, sorted_t = dict(target), dict(target), dict(target)
+        assert (lend(jobs, fast_t, spare), fast_t) == (_plain_lend(jobs, plain_t, spare), plain_t)
+        left = _lend_sorted(jobs, sorted_t, spare)
+        if left is not None:
+            sorted_runs += 1
+            assert (left, sorted_t) == (_plain_lend(jobs, dict(target), spare), plain_t)
+    assert sorted_runs > 300  # (the sort ran: not every instance fell back to the heap)
