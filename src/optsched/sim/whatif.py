@@ -36,7 +36,10 @@ simulator switches to the pair with the best score for the next period. Rules an
   finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
   resumed to the next point. A copy that never goes on as the live run (lookahead ``present``, or
   ``live_runs_one=False``) runs lean ([`Simulator`][optsched.sim.engine.Simulator]'s ``lean``: no time series, no
-  collectors): only its jobs are read.
+  collectors): only its jobs are read. A point's first window that takes only decisions every candidate takes
+  alike from the same state (at most one waiting job, which fits; [`_Forced`][optsched.sim.whatif._Forced]) is every
+  candidate's window: the others get its score without a run (candidate 0, the choice among equal scores, runs
+  its own if it was not the first).
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
