@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                          "wall_s": float(np.median(rec["walls"])), "cpu_s": float(np.median(rec["cpus"])),
                          "points": sm["switch_points"],
                          "switches": sm["switches"], "copies": sm["copies"], "live_windows": sm["reused"],
+                         "skipped_windows": sm["skipped"],
                          "decisions": int(sm["decisions"]), "window_decisions": sm["window_decisions"],
                          "live_s": live_s, "copy_s": copy_s, "whatif_s": whatif_s,
                          "cost_ratio": (copy_s + whatif_s) / live_s if live_s > 0 else None,
@@ -155,12 +156,15 @@ def main(argv: list[str] | None = None) -> int:
               "simulates over the same time, up to the decision point where their score is settled (no scored job "
               "can finish before the window's end; the chosen run goes on to the next point): `window decisions / "
               "five fixed` compares the decisions they take with those of the five fixed runs together (`five "
-              "fixed CPU s / median`: their CPU time against the median one's).", "",
-              "| lookahead | seed | points | switches | copies | live windows | live s | clone s | what-if s "
+              "fixed CPU s / median`: their CPU time against the median one's). `skipped windows`: windows not run "
+              "because the point's first window took only decisions every candidate takes alike (at most one "
+              "waiting job, which fits), so every candidate's window is that one.", "",
+              "| lookahead | seed | points | switches | copies | live windows | skipped windows | live s | clone s "
+              "| what-if s "
               "| (clone + what-if) / live | wall s / median fixed wall s | CPU s / median fixed CPU s "
               "| clone s / median fixed CPU s | what-if s / median fixed CPU s | five fixed CPU s / median "
               "| window decisions / five fixed | chosen (share of points) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     fixed_wall = fixed.groupby("seed")["wall_s"].median()
     fixed_cpu = fixed.groupby("seed")["cpu_s"].median()
     fixed_sum = fixed.groupby("seed")["cpu_s"].sum()
@@ -168,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     for look in ("workload", "present"):
         for _, r in df[df["policy"] == f"what-if ({look})"].iterrows():
             lines.append(f"| {look} | {r['seed']} | {int(r['points'])} | {int(r['switches'])} | {int(r['copies'])} | "
-                         f"{int(r['live_windows'])} | "
+                         f"{int(r['live_windows'])} | {int(r['skipped_windows'])} | "
                          f"{r['live_s']:.2f} | {r['copy_s']:.2f} | {r['whatif_s']:.2f} | {r['cost_ratio']:.1f} | "
                          f"{r['wall_s'] / fixed_wall.loc[r['seed']]:.1f} | "
                          f"{r['cpu_s'] / fixed_cpu.loc[r['seed']]:.1f} | "

@@ -77,13 +77,14 @@ def test_run_whatif_copies_once_per_candidate_and_point(monkeypatch):
     monkeypatch.setattr(Simulator, "__deepcopy__", lambda self, memo: (n.append(1), real_copy(self, memo))[1])
     out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3600).custom["whatif"]
     # at a point where the live run runs its own candidate's window (lookahead "workload", horizon <= period),
-    # that candidate needs no copy
-    assert out.copies == len(n) == out.n_points * len(PAIRS) - out.reused
-    assert 0 < out.reused <= out.n_points
+    # that candidate needs no copy; a window every candidate would run alike (whatif._Forced) is run once
+    assert out.copies == len(n) == out.n_points * len(PAIRS) - out.reused - out.skipped
+    assert 0 < out.reused <= out.n_points and out.skipped > 0
     assert out.whatif_s > 0 and out.live_s > 0
     n.clear()
     out = wi.run_whatif(_wl(), (2, 4), PAIRS, period_s=3600, horizon_s=3601).custom["whatif"]
-    assert out.copies == len(n) == out.n_points * len(PAIRS) and out.reused == 0  # a window past the next point
+    # a window past the next point
+    assert out.copies == len(n) == out.n_points * len(PAIRS) - out.skipped and out.reused == 0
 
 
 def test_it_switches_to_the_best_scored_candidate():
@@ -162,3 +163,55 @@ def test_admission_switch_hands_over_held_jobs():
     while sim.advance() is not None:
         sim.apply(sim.decide())
     assert int(sim.result().summary["finished_tracked"]) == len(wl)
+
+
+# -- windows every candidate runs alike (whatif._Forced) -------------------------------------------------------
+FORCED_PAIRS = [("fifo", "accept-all"), ("las", "accept-all"), ("srtf", "accept-all"), ("tiresias", "accept-all"),
+                ("las", "accept-1.2")]
+
+
+@pytest.mark.parametrize("lookahead, live_runs_one", [("workload", True), ("workload", False), ("present", True)])
+@pytest.mark.parametrize("seed, load, window", [(1, 3.0, None), (2, 5.0, (5, 30)), (4, 5.0, None), (6, 3.0, None)])
+def test_windows_run_once_for_every_candidate_keep_every_choice(monkeypatch, lookahead, live_runs_one, seed, load,
+                                                                 window):
+    # the built-in policies only (the rule's condition): at a point whose first window takes only decisions every
+    # candidate takes alike, the other windows are not run; the plain method (a whole clone per candidate, every
+    # window run) gives the same points, scores, choices and run
+    from tests.sim.test_whatif_shortcuts import _plain, _run
+
+    wl = synthetic_workload(40, load_jph=load, seed=seed, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2}, window=window)
+    kw = dict(period_s=1800, horizon_s=1800, lookahead=lookahead, seed=seed, stop_when_tracked_done=window is not None)
+    res = wi.run_whatif(wl, (1, 4), FORCED_PAIRS, **kw, live_runs_one=live_runs_one)
+    out = res.custom["whatif"]
+    assert out.skipped > 0 and res.summary["skipped"] == out.skipped  # the shortcut is taken
+    assert out.copies + out.reused + out.skipped == len(FORCED_PAIRS) * out.n_points
+    fast = _run(wl, (1, 4), FORCED_PAIRS, **kw, live_runs_one=live_runs_one)
+    _plain(monkeypatch)
+    plain = _run(wl, (1, 4), FORCED_PAIRS, **kw, live_runs_one=False)
+    assert len(set(plain[2])) > 1  # the choice does change
+    assert fast[:3] == plain[:3]
+    assert np.array_equal(fast[3], plain[3], equal_nan=True) and fast[4:] == plain[4:]
+
+
+def test_a_window_wrongly_taken_for_every_candidates_would_be_seen(monkeypatch):
+    # the comparison can fail: taking every first window for every candidate's (two waiting jobs, or one that does
+    # not fit, included) changes the scores and choices
+    wl = synthetic_workload(40, load_jph=8.0, seed=3, gpu_mix={1: 0.5, 2: 0.3, 4: 0.2})
+    kw = dict(period_s=1800, horizon_s=1800, seed=3)
+    right = wi.run_whatif(wl, (1, 4), FORCED_PAIRS, **kw).custom["whatif"]
+    monkeypatch.setattr(wi._Forced, "__call__", lambda self, sim: True)
+    wrong = wi.run_whatif(wl, (1, 4), FORCED_PAIRS, **kw).custom["whatif"]
+    assert wrong.skipped > right.skipped
+    assert wrong.scores != right.scores and wrong.choices != right.choices
+
+
+def test_the_rule_is_kept_for_the_policies_it_knows():
+    pols = [build_policy(s, "consolidated", seed=0) for s, _ in FORCED_PAIRS]
+    adms = [build_admission(a) for _, a in FORCED_PAIRS]
+    f = wi._Forced.for_run(pols, adms)
+    assert f is not None and f.limit_gpus == 1.2
+    assert wi._Forced.for_run([*pols, build_policy("fifo", "first-free")], [*adms, adms[0]]) is None
+    assert wi._Forced.for_run([*pols[:2], wi.SwitchingPolicy(pols[:2])], adms[:3]) is None
+    odd = build_policy("fifo", "consolidated", seed=0)
+    odd.placement.backfill = True  # another walk's parameter
+    assert wi._Forced.for_run([pols[0], odd], adms[:2]) is None

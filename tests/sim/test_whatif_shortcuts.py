@@ -47,10 +47,10 @@ class RandomOrder(SchedulerPlacer):
         return b.build()
 
 
-def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=(), unfinished=None, resets=()):
+def _plain_evaluate(live, n, horizon_s, lookahead, metric, out, shared=(), unfinished=None, resets=(), forced=None):
     """The method without shortcuts: a whole clone per candidate, switched by the wrappers, run to the window's end
-    (``shared``, ``unfinished`` and ``resets`` ignored: nothing is run in place, the jobs scored are found by a scan
-    of every job, and nothing is reset by hand)."""
+    (``shared``, ``unfinished``, ``resets`` and ``forced`` ignored: nothing is run in place, the jobs scored are found
+    by a scan of every job, nothing is reset by hand, and every window is run)."""
     t0 = live.now
     t1 = t0 + horizon_s
     last = t0 if lookahead == "present" else t1
@@ -220,8 +220,8 @@ def _spy_windows(monkeypatch):
     seen = {"paused": 0, "resumed": 0}
     forward = wi._forward
 
-    def spied(sim, t1, stop_s, settled=None):
-        stall, paused = forward(sim, t1, stop_s, settled)
+    def spied(sim, t1, stop_s, settled=None, forced=None):
+        stall, paused = forward(sim, t1, stop_s, settled, forced)
         seen["paused"] += paused
         seen["resumed"] += settled is None
         return stall, paused

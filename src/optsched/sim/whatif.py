@@ -36,15 +36,20 @@ simulator switches to the pair with the best score for the next period. Rules an
   finish before its end: [`_Settled`][optsched.sim.whatif._Settled]); the chosen run pauses there instead and is
   resumed to the next point. A copy that never goes on as the live run (lookahead ``present``, or
   ``live_runs_one=False``) runs lean ([`Simulator`][optsched.sim.engine.Simulator]'s ``lean``: no time series, no
-  collectors): only its jobs are read.
+  collectors): only its jobs are read. A point's first window that takes only decisions every candidate takes
+  alike from the same state (at most one waiting job, which fits; [`_Forced`][optsched.sim.whatif._Forced]) is every
+  candidate's window: the others get its score without a run (candidate 0, the choice among equal scores, runs
+  its own if it was not the first).
 
 ```pycon
 >>> from optsched.generators.workload import synthetic_workload
 >>> wl = synthetic_workload(40, load_jph=6.0, seed=1)
 >>> res = run_whatif(wl, "4x4", [("fifo", "accept-all"), ("srtf", "accept-all")], period_s=3600, horizon_s=3600)
 >>> out = res.custom["whatif"]
->>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points, out.copies + out.reused == 2 * out.n_points
-(True, True, True)
+>>> out.n_points > 0, len(out.choices) == len(out.scores) == out.n_points
+(True, True)
+>>> out.copies + out.reused + out.skipped == 2 * out.n_points
+True
 >>> int(res.summary["finished_tracked"]), res.summary["switch_points"] == out.n_points
 (40, True)
 
@@ -68,10 +73,10 @@ from ..limits import paused_gc
 from ..params import Params
 from ..perf.constant import ConstantPerf
 from ..problems.workload import Workload, as_workload
-from .base import AdmissionPolicy, Composed, Decision, LaunchMechanism, SchedulerPlacer
+from .base import AdmissionPolicy, Composed, Decision, LaunchMechanism, PlacementPolicy, SchedulerPlacer
 from .engine import SimulationStalled, Simulator
 from .metrics import SimResult
-from .policies import AcceptAll, AcceptK
+from .policies import AcceptAll, AcceptK, Consolidated, FirstFree, Scattered
 from .registry import build_admission, build_policy
 from .runner import simulator
 from .state import RUNNING, Job, SimView
@@ -87,6 +92,8 @@ _ATOMS = (type(None), bool, int, float, str)
 # admissions a copy runs without the switching wrapper when it has nothing to hand over (exact types: what the
 # wrapper passes on is then all they see)
 _BARE = (AcceptAll, AcceptK)
+# placements whose find() reads the free GPUs alone on a cluster of one GPU type (exact types; _Forced)
+_FORCED_PLACEMENTS = (Consolidated, FirstFree, Scattered)
 
 
 class SwitchingPolicy(SchedulerPlacer):
@@ -325,6 +332,7 @@ class WhatIfRecord:
     copies: int = 0
     reused: int = 0
     window_decisions: int = 0
+    skipped: int = 0
 
     @property
     def n_points(self) -> int:
@@ -340,7 +348,7 @@ class WhatIfRecord:
         return dict(switch_points=self.n_points,
                     switches=sum(1 for a, b in zip(self.choices, self.choices[1:]) if a != b),
                     live_s=self.live_s, copy_s=self.copy_s, whatif_s=self.whatif_s, copies=self.copies,
-                    reused=self.reused, window_decisions=self.window_decisions,
+                    reused=self.reused, window_decisions=self.window_decisions, skipped=self.skipped,
                     cost_ratio=(self.copy_s + self.whatif_s) / self.live_s if self.live_s > 0 else None)
 
 
@@ -385,6 +393,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
     policy = SwitchingPolicy(pols, initial)
     shared = [_resets_whole(p) for p in pols]  # candidates a copy runs itself, reset after its window
     resets = [_Reset(p) for p in pols]  # (how: as reset() would, cheaply where that is exact)
+    forced = _Forced.for_run(pols, adms)  # (windows every candidate runs alike: one run for all)
     unfinished = _Unfinished([j.arrival_s for j in wl.jobs])  # the jobs each point scores
     admission = SwitchingAdmission(adms, initial)
     live = simulator(wl, cl, scheduler=policy, admission=admission, perf=perf, mode="round", round_s=round_s,
@@ -423,7 +432,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                         may_end = not _some_cannot_finish(live, tracked, t0 + horizon_s)
                     scores, kept, best = _evaluate_reusing(live, len(candidates), horizon_s, metric, out,
                                                            t0 + period_s, shared, unfinished=unfinished,
-                                                           may_end=may_end, resets=resets)
+                                                           may_end=may_end, resets=resets, forced=forced)
                     if kept is None:
                         reuse = False
                         policy.switch(best)
@@ -433,7 +442,7 @@ def run_whatif(workload: Workload | Any, cluster: Cluster | Any, candidates: Seq
                         admission = cast(SwitchingAdmission, live.admission)
                 else:
                     scores = _evaluate(live, len(candidates), horizon_s, lookahead, metric, out, shared,
-                                       unfinished=unfinished, resets=resets)
+                                       unfinished=unfinished, resets=resets, forced=forced)
                     best = int(np.argmin(scores))
                     policy.switch(best)
                     admission.switch(best)
@@ -680,7 +689,7 @@ def _wrap(sim: Simulator) -> None:
 
 def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric: str,
               out: WhatIfRecord, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
-              resets: Sequence[Callable[[Any], None]] = ()) -> list[float]:
+              resets: Sequence[Callable[[Any], None]] = (), forced: _Forced | None = None) -> list[float]:
     t0 = live.now
     t1 = t0 + horizon_s
     # the jobs the score looks at: unfinished at t0 and arriving by t1 (present only: arrived by t0)
@@ -691,8 +700,14 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
     rng = live.view.extra.get("rng")
     rng_state = rng.bit_generator.state if rng is not None else None
     settles = _settles(live, metric)
-    scores = []
+    watch = forced.start(live) if forced is not None else None
+    scores: list[float] = []
     for i in range(n):
+        if i == 1 and watch is not None and watch.ok:  # the first window was every candidate's (_Forced)
+            scores += [scores[0]] * (n - 1)
+            out.skipped += n - 1
+            break
+        w = watch if i == 0 else None
         tc = time.process_time()
         twin = _copy_for(live, i, shared, bare=lookahead == "workload")
         twin.stop_when_tracked_done = False  # a copy runs its whole horizon (the score counts every job)
@@ -708,10 +723,14 @@ def _evaluate(live: Simulator, n: int, horizon_s: float, lookahead: str, metric:
         d0 = twin._decisions
         try:
             if settled is None or not settled(t0):  # (settled: nothing decided from here on changes the score)
+                if w is not None and not w(twin):
+                    w = None
                 twin.apply(twin.decide())
                 while (v := twin.advance(until=t1)) is not None:
                     if v.now >= t1 or (settled is not None and settled(v.now)):
                         break  # (a decision at the window's end changes no score: nothing it starts ends by then)
+                    if w is not None and not w(twin):
+                        w = None
                     twin.apply(twin.decide())
                     if lookahead == "present" and not v.jobs.active and adm.present_holding == 0:
                         break  # every job present at t0 is done; the rest are held back
@@ -817,22 +836,117 @@ def _settles(sim: Simulator, metric: str) -> bool:
     return metric == "jct" and type(sim.perf) is ConstantPerf
 
 
-def _forward(sim: Simulator, t1: float, stop_s: float,
-             settled: _Settled | None = None) -> tuple[SimulationStalled | None, bool]:
+class _Forced:
+    """Watches the first window of a point: ``ok`` stays True while every decision it takes is one that every
+    candidate would take alike from the same state, so that every candidate's window is that very window (the
+    same states, decisions and completions: the same score) up to where it stops or pauses.
+
+    Built only when every candidate is a [`Composed`][optsched.sim.base.Composed] policy (exact type) with the base
+    class's walk ([`place_ranked`][optsched.sim.base.PlacementPolicy.place_ranked]), equal placement policies
+    (one of the built-in ones, exact type: ``find`` reads the free GPUs alone) on a cluster of one GPU type, no
+    decision every round and no scheduling hook at admission, and admits by accept-all or accept-k (exact types),
+    holding no job at the point ([`for_run`][optsched.sim.whatif._Forced.for_run]). A decision is then the same for
+    every candidate when (``__call__``, before it is taken) at most one admitted job waits and it fits the free
+    GPUs: the walk launches it on the placement's ``find`` (none waiting: nothing), whatever the priority order;
+    nothing waits after it, so no candidate decides again before the next event, and every candidate's engine
+    skips the same rounds. The admission decides alike too: the window's own admission holds nothing, and an
+    accept-k would have admitted every job admitted at this point (the test before each add, with the active
+    jobs' demand, is met for the last one: checked with the smallest, a sufficient test). The point's own
+    decision follows the live run's admission, the same for every copy.
+
+    ```pycon
+    >>> from optsched.sim.registry import build_admission, build_policy
+    >>> pols = [build_policy(s, "consolidated") for s in ("fifo", "las")]
+    >>> adms = [build_admission(a) for a in ("accept-all", "accept-1.2")]
+    >>> f = _Forced.for_run(pols, adms)
+    >>> f is not None, f.limit_gpus
+    (True, 1.2)
+    >>> _Forced.for_run([pols[0], build_policy("fifo", "first-free")], adms[:1]) is None   # placements differ
+    True
+
+    ```
+    """
+
+    __slots__ = ("place", "limit_gpus", "ok", "t0")
+
+    def __init__(self, place: Any, limit_gpus: float | None):
+        self.place, self.limit_gpus = place, limit_gpus  # (limit_gpus: the smallest accept-k's k, per cluster GPU)
+        self.ok, self.t0 = True, -math.inf
+
+    @classmethod
+    def for_run(cls, pols: Sequence[Any], adms: Sequence[AdmissionPolicy]) -> _Forced | None:
+        """The watch for a run with these candidates, or None when its rule does not hold for them (class
+        docstring)."""
+        if not pols or any(type(p) is not Composed for p in pols):
+            return None
+        pl0 = pols[0].placement
+        if type(pl0) not in _FORCED_PLACEMENTS or pl0.elastic:
+            return None
+        for p in pols:
+            pl, sc = p.placement, p.scheduling
+            if (type(pl) is not type(pl0) or pl.__dict__ != pl0.__dict__ or p.every_round
+                    or type(pl).place_ranked is not PlacementPolicy.place_ranked
+                    or getattr(sc, "on_admit", None) is not None):
+                return None
+        if any(type(a) not in _BARE for a in adms):
+            return None
+        ks = [a.k for a in adms if type(a) is AcceptK]
+        return cls(pl0, min(ks) if ks else None)
+
+    def start(self, live: Simulator) -> _Forced | None:
+        """Armed for a point of ``live`` (its decision due), or None when the point's state rules it out."""
+        if live.cstate.typed or live.admission.holding:
+            return None
+        self.ok, self.t0 = True, live.now
+        return self
+
+    def __call__(self, sim: Simulator) -> bool:
+        """Whether the decision due in ``sim`` is every candidate's (it sets ``ok`` to False when not)."""
+        adm = sim.admission
+        if (adm.present_holding if isinstance(adm, SwitchingAdmission) else adm.holding):
+            self.ok = False
+            return False
+        active = sim.jstate.active
+        nq = len(active) - len(sim._running)
+        if nq > 1:
+            self.ok = False
+            return False
+        now = sim.now
+        if self.limit_gpus is not None and now > self.t0:  # (the point's own admission was the live run's)
+            new = [j.gpus for j in active.values() if j.admitted_s == now]
+            if new and sum(j.gpus for j in active.values()) - min(new) > self.limit_gpus * sim.cstate.total_gpus:
+                self.ok = False
+                return False
+        if nq == 1:
+            job = next(j for j in active.values() if j.status != RUNNING)
+            if self.place.find(job, sim.cstate.free, sim.view) is None:
+                self.ok = False
+                return False
+        return True
+
+
+def _forward(sim: Simulator, t1: float, stop_s: float, settled: _Settled | None = None,
+             forced: _Forced | None = None) -> tuple[SimulationStalled | None, bool]:
     """Run ``sim`` (at a point, its decision due) with its policy's decisions up to ``t1``, stopping at a decision
     point at or after ``stop_s`` without deciding it (a decision at ``t1`` changes no score: nothing it launches
     finishes or starts before ``t1``). With ``settled``, it pauses at the first decision point where the score is
     settled, that decision due (the same call without ``settled`` goes on from there as if it had not paused).
-    Returns the stall that ended the run early, if one did, and whether it paused."""
+    With ``forced``, every decision taken is shown to it first, until one is not every candidate's
+    ([`_Forced`][optsched.sim.whatif._Forced]). Returns the stall that ended the run early, if one did, and whether
+    it paused."""
     try:
         if settled is not None and settled(sim.now):
             return None, True
+        if forced is not None and not forced(sim):
+            forced = None
         sim.apply(sim.decide())
         while (v := sim.advance(until=t1)) is not None:
             if v.now >= stop_s:
                 break
             if settled is not None and settled(v.now):
                 return None, True
+            if forced is not None and not forced(sim):
+                forced = None
             sim.apply(sim.decide())
     except SimulationStalled as e:
         return e, False
@@ -841,8 +955,8 @@ def _forward(sim: Simulator, t1: float, stop_s: float,
 
 def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, out: WhatIfRecord,
                       stop_s: float, shared: Sequence[bool] = (), unfinished: _Unfinished | None = None,
-                      may_end: bool = False, resets: Sequence[Callable[[Any], None]] = ()
-                      ) -> tuple[list[float], Simulator | None, int]:
+                      may_end: bool = False, resets: Sequence[Callable[[Any], None]] = (),
+                      forced: _Forced | None = None) -> tuple[list[float], Simulator | None, int]:
     """[`_evaluate`][optsched.sim.whatif._evaluate] for lookahead ``workload`` when the window ends at or before the
     next point (``stop_s``): the other candidates run on copies, then the live run runs its own active candidate's
     window itself, and the chosen run, stopped at the live run's next point (or at the window's end), goes on as
@@ -854,7 +968,11 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     as it is, and the chosen copy goes on as the live run only if its tracked jobs are not all done; if they are
     (the live run would have ended in the window), the simulator returned is None: the caller switches the live run
     and steps it (one window fewer than [`_evaluate`][optsched.sim.whatif._evaluate] and the live run's own steps
-    but at a run's last point)."""
+    but at a run's last point).
+
+    ``forced`` ([`_Forced`][optsched.sim.whatif._Forced]): if every decision of the first window run is every
+    candidate's, every window is that window: the others get its score without a run, but candidate 0 (the choice
+    among equal scores), whose window runs as usual if it was not the first."""
     pol, adm = live.policy, live.admission
     assert isinstance(pol, SwitchingPolicy) and isinstance(adm, SwitchingAdmission)
     t0 = live.now
@@ -873,7 +991,13 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
     keep_stall: SimulationStalled | None = None
     keep_paused = False
     settles = _settles(live, metric)
+    watch = forced.start(live) if forced is not None else None
+    same: float | None = None  # every window's score, once the first is known to be every candidate's
     for i in [*(i for i in range(n) if i != k), k]:
+        if same is not None and i != 0:
+            scores[i] = same
+            out.skipped += 1
+            continue
         if i != k or may_end:
             tc = time.process_time()
             twin = _copy_for(live, i, shared, bare=True)
@@ -885,10 +1009,14 @@ def _evaluate_reusing(live: Simulator, n: int, horizon_s: float, metric: str, ou
         tw = time.process_time()
         twin.stop_when_tracked_done = False
         d0 = twin._decisions
-        stall, paused = _forward(twin, t1, stop_s, _Settled(twin.jobs, idx, t1) if settles else None)
+        stall, paused = _forward(twin, t1, stop_s, _Settled(twin.jobs, idx, t1) if settles else None, watch)
         out.window_decisions += twin._decisions - d0
         sc = score([twin.jobs[j] for j in idx], t0, t1, metric)
         scores[i] = sc
+        if watch is not None:
+            if watch.ok:
+                same = sc
+            watch = None
         won = sc < best or (sc == best and i < best_i)  # np.argmin: the first lowest
         if won:
             best, best_i, keep, keep_stall, keep_paused = sc, i, twin, stall, paused
