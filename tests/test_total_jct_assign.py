@@ -179,3 +179,44 @@ def test_spread_bounds_exclude_spreading_on_a_generator_instance():
     assert single is not None
     assert solve_total_jct_bnb(single, time_limit=None, deterministic_limit=50, num_workers=1).objective == \
         res.objective
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tiny_instances(), st.integers(0, 5), st.booleans())
+def test_partition_neighbourhood_is_the_best_partition_within_its_radius(inst, radius, only_single):
+    """partition_neighbourhood against a brute force of its own claim: the least, over every partition within
+    ``radius`` moves of the start's, of the sum of per-server brute-force optima (with the start's cost kept when
+    none is below); with radius >= jobs and single-server modes only, the brute-force optimum itself."""
+    from optsched.exact.total_jct_assign import partition_neighbourhood, partition_of
+
+    if only_single:
+        inst = _single_server_only(inst)
+    start = greedy_total_jct(inst)
+    res = partition_neighbourhood(inst, start, radius=radius, units=50)
+    assert res.schedule is not None and check_schedule(inst, res.schedule) == res.objective
+    if res.info.get("skipped"):
+        assert res.objective == choice_cost(inst, start)
+        return
+    assert res.info["complete"] and res.info["unproven"] == 0
+    M = len(inst.cluster.servers)
+    options = [[m for m in range(M) if _fits(inst, i, m)] for i in range(inst.n_jobs)]
+    base = partition_of(inst, start, options)
+    where0 = tuple(next(m for m in range(M) if i in base[m]) for i in range(inst.n_jobs))
+    near = [w for w in itertools.product(*options) if sum(a != b for a, b in zip(w, where0)) <= radius]
+    best = min(_partition_value(inst, w) for w in near)
+    assert res.info["partitions"] == len(near)
+    assert res.objective == min(best, choice_cost(inst, start))
+    if radius >= inst.n_jobs and only_single:
+        assert res.objective == brute_force_total_jct(inst).objective
+
+
+def test_partition_neighbourhood_arguments():
+    from optsched.exact.total_jct_assign import partition_neighbourhood
+
+    inst = random_total_jct_instance(6, 0)
+    with pytest.raises(InstanceError, match="radius"):
+        partition_neighbourhood(inst, greedy_total_jct(inst), radius=-1)
+    with pytest.raises(InstanceError, match="units"):
+        partition_neighbourhood(inst, greedy_total_jct(inst), units=0)
+    res = partition_neighbourhood(inst, greedy_total_jct(inst), radius=6, time_limit=0)
+    assert not res.info["complete"] and res.info["partitions"] == 0
