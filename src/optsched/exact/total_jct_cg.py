@@ -32,6 +32,7 @@ import math
 import time
 from typing import Any, Sequence
 
+from ..errors import InstanceError
 from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
@@ -377,7 +378,6 @@ def cg_lower_bound(inst: TotalJctInstance, *, partitions: Sequence[Sequence[Sequ
     import numpy as np
     from scipy.optimize import linprog
 
-    from ..errors import InstanceError
     from .total_jct_assign import ServerOptima
 
     if start_prices is not None and len(start_prices) != inst.n_jobs:
@@ -554,7 +554,6 @@ def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...],
     """
     import dataclasses
 
-    from ..errors import InstanceError
     from ..problems.total_jct import Mode, TotalJctJob
 
     j = inst.jobs[job]
@@ -589,7 +588,6 @@ def shape_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...]) -> 
 
     ```
     """
-    from ..errors import InstanceError
     from .total_jct_assign import modes_instance
 
     shape = tuple(shape)
@@ -619,8 +617,6 @@ def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
         return [weight] * len(shape)
     if rule == "gpus":
         return [weight * q for q in shape]
-    from ..errors import InstanceError
-
     raise InstanceError(f"must be one of {', '.join(SPLIT_WEIGHTS)}, got {rule!r}", field="split_weights")
 
 
