@@ -188,7 +188,6 @@ class WorkloadJob:
         # and positive, so equal values are the same number)
         same: dict[float, float] = {}
         times = [same.setdefault(x, x) for x in t.tolist()]
-        same = {}
         work = [same.setdefault(x, x) for x in k.tolist()]
         del same
         # (the collector paused: its passes over every job built so far find no garbage, and cost a quarter of a
