@@ -134,7 +134,7 @@ def pairwise_server_bound(inst: TotalJctInstance, S: set[int], cap: int, share: 
 SHARES = [x / 4 for x in range(5)]
 
 
-def probe(seed: int, units: float) -> list[list[str]]:
+def probe(seed: int, units: float, radius: int) -> list[list[str]]:
     inst = random_total_jct_instance(20, seed)
     sched = load_schedule(ROOT / "src" / "optsched" / "instances" / "best" / f"total-jct-n20-seed{seed}.json")
     t = time.process_time()
@@ -159,13 +159,28 @@ def probe(seed: int, units: float) -> list[list[str]]:
             best, arg = v, share
     assert arg is not None
     per = [pairwise_server_bound(inst, part[m], caps[m], arg) for m in range(len(caps))]
+    # the landscape: every partition within `radius` moved jobs (to a server where the job fits alone)
+    where = {i: m for m in range(len(caps)) for i in part[m]}
+    vals = []
+    for r in range(radius + 1):
+        for X in itertools.combinations(range(inst.n_jobs), r):
+            for dest in itertools.product(*[[m for m in so.fits[i] if m != where[i]] for i in X]):
+                p2 = [set(x) for x in part]
+                for i, m in zip(X, dest):
+                    p2[where[i]].discard(i)
+                    p2[m].add(i)
+                vals.append(sum(so.value(m, frozenset(p2[m])) for m in range(len(caps))))
+    best_v = min(vals)
+    within = "; ".join(f"{x:g} %: {sum(v <= best_v * (1 + x / 100) for v in vals)}" for x in (0.2, 0.5, 1, 2, 5))
     return [["20", str(seed), f"{sum(V)} ({' + '.join(map(str, V))})", str(so.unproven), "; ".join(sup),
              f"{math.ceil(best)} ({' + '.join(str(math.ceil(x)) for x in per)})",
-             ", ".join(f"g={g}: {x[0]:g}/{x[1]:g}" for g, x in arg.items()), f"{time.process_time() - t:.0f}"]]
+             ", ".join(f"g={g}: {x[0]:g}/{x[1]:g}" for g, x in arg.items()), str(len(vals)), str(best_v), within,
+             str(so.unproven), f"{time.process_time() - t:.0f}"]]
 
 
 PROBE_COLS = ["jobs", "seed", "best partition (per server)", "unproven", "superadditive at depth k",
-              "pairwise bound (per server)", "best shares (fluid/machine)", "CPU s"]
+              "pairwise bound (per server)", "best shares (fluid/machine)", "partitions within radius",
+              "their least value", "how many within x % of it", "unproven (all)", "CPU s"]
 
 
 def md_table(cols: list[str], rows: list[list[str]]) -> str:
@@ -182,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--units", type=float, default=None,
                     help="deterministic units: of the proof (calibrate, default 60) or per server (neighbourhood, "
                          "default 5)")
-    ap.add_argument("--radius", type=int, default=2, help="neighbourhood: moved jobs at most (default 2)")
+    ap.add_argument("--radius", type=int, default=2, help="neighbourhood, probe: moved jobs at most (default 2)")
     ap.add_argument("--write", action="store_true", help=f"replace this run's section of {OUT.relative_to(ROOT)}")
     ap.add_argument("--out", type=Path, default=None, help="write the page here instead (never a tracked file)")
     args = ap.parse_args(argv)
@@ -203,17 +218,20 @@ def main(argv: list[str] | None = None) -> int:
                 "optimum`: relative to the proven optimum (blank when the branch and bound did not prove it).\n")
     elif args.mode == "probe":
         units = 20.0 if args.units is None else args.units
-        rows = [r for s in seeds for r in probe(s, units)]
+        rows = [r for s in seeds for r in probe(s, units, args.radius)]
         for r in rows:
             print(" | ".join(r), flush=True)
-        title = f"## probe: 20 jobs, seeds {args.seed_list}"
+        title = f"## probe: 20 jobs, seeds {args.seed_list}, radius {args.radius}"
         body = md_table(PROBE_COLS, rows)
         note = ("On the library best schedule's partition (`unproven` 0: every server value is its proven optimum "
                 "V). `superadditive at depth k`: V(first k jobs of the impact order on each server) + V(the rest on "
                 "each server), at least what a Russian-doll bound of a search over partitions gives at that depth "
                 "on this path. `pairwise bound`: the best over shares in {0, 1/4, ..., 1} per GPU count (formulation, "
                 "\"Two cheap partition bounds, measured\"). Both are below the partition's value by the margin a "
-                "search over partitions would have to close with exact solves.\n")
+                "search over partitions would have to close with exact solves. `how many within x %`: of the "
+                "partitions within `radius` moved jobs, how many cost at most (1 + x %) times the least of them: a "
+                "search over partitions whose bound is x % below a partition's value solves at least those "
+                "exactly.\n")
     else:
         units = 5.0 if args.units is None else args.units
         rows = []
