@@ -120,7 +120,7 @@ def pairwise_server_bound(inst: TotalJctInstance, S: set[int], cap: int, share: 
     a = {j: J[j].weight * share[J[j].gpus][0] for j in S}
     b = {j: J[j].weight * share[J[j].gpus][1] if 2 * J[j].gpus > cap else 0.0 for j in S}
     total = sum((J[j].weight - a[j] - b[j]) * (J[j].release + d[j]) for j in S)
-    fl = [j for j in S if d[j] > 0]  # zero-length jobs: their (T) share already counts C_j >= r_j
+    fl = [j for j in S if d[j] > 0]  # zero-length jobs: out of the fluid and the machine (shares a, b count 0)
     work = {j: J[j].gpus * d[j] for j in fl}
     order = sorted(fl, key=lambda j: (-a[j] / work[j], j))
     total += _fluid(order, work, a, d, 0, [], cap)  # type: ignore[arg-type]
