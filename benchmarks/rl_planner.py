@@ -4,7 +4,8 @@ lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
 [--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--mixes normal,heavy,medium,low]
-[--large-agents LABELS] [--small-horizon none] [--small-top none] [--reuse CSV] [--quick]``.
+[--large-agents LABELS] [--plain-planners BASE[:GATE],...] [--plain-mixes normal] [--small-horizon none]
+[--small-top none] [--reuse CSV] [--out DIR] [--quick]``.
 
 * **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
   ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
@@ -19,9 +20,16 @@ Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [
   the first round where at most ``--deep`` are; the defaults are ``SHIPPED_PLANNER``'s). Paired change of the average
   JCT against the lookahead, random, contention-greedy and the agent alone, per agent and pooled over the agents
   labelled ``... sN`` (every seed x set pair), with the 95 % t-interval and the wins; CPU ms per decision.
+* **does the network matter?** (``--plain-planners``, on the mixes of ``--plain-mixes``): the same search (the
+  same horizon, top, endgame and deep) over a non-learned base, ``lookahead`` or ``lookahead-small``, ungated
+  (``BASE``: planning at every decision with a choice, over the base's own top actions) or gated
+  (``BASE:experts``: only where the two lookaheads' actions differ; the ``disagree`` gate of the agents compares
+  with the lookahead, so it would never fire for a lookahead base); its change against the baselines, its CPU, and
+  each agent's planner paired against it set by set (pooled over the ``sN`` seeds).
 
-Writes ``docs/results/rl_planner.md`` and ``.csv`` (``--quick``: ``tmp/rl_quick/``, 2 small instances and one
-64-job set). ``--reuse``: rows of an earlier CSV (same part, agent, policy, set and settings) kept, not run again.
+Writes ``docs/results/rl_planner.md`` and ``.csv`` (``--out DIR``: there instead; ``--quick``: ``tmp/rl_quick/``,
+2 small instances and one 64-job set). ``--reuse``: rows of an earlier CSV (same part, agent, policy, set and
+settings) kept, not run again.
 """
 
 from __future__ import annotations
@@ -58,6 +66,55 @@ def _fmt(m: float, h: float, pct: bool = True) -> str:
     return f(m) if math.isnan(h) else f"{f(m)} ± {h:.1%}"
 
 
+def _plain_tables(plain, agents, res, look, rnd, grd, hz, tp, eg, dp) -> list[str]:
+    """The markdown of the control "does the network matter?": each non-learned base's planner against the
+    baselines, then each agent's planner paired with it set by set (pooled over the agents labelled ``sN``)."""
+
+    def share(d: dict) -> str:
+        n = sum(d[s]["choices"] for s in look)
+        return f"{sum(d[s]['planned'] for s in look) / n:.0%}" if n else ""
+
+    def cpu(d: dict) -> str:
+        return f"{1000 * sum(d[s]['cpu_s'] for s in look) / sum(d[s]['decisions'] for s in look):.1f}"
+
+    lines = ["#### Does the learned network matter? The same search over a non-learned base", "",
+             f"The same search (horizon {hz}, top {tp}, endgame {eg}, deep {dp}, fortified) with the lookahead as its "
+             "base instead of the network: tried actions the lookahead's own best (by its predicted total "
+             "throughput), planned at every decision with a choice, or only where the lookahead's action is not "
+             "lookahead-small's (gate `experts`; the network's gate `disagree` compares with the lookahead, so it "
+             "never fires for it). Planned: the share of the decisions with a choice that were searched.", "",
+             "| planner base | avg JCT (h) | vs lookahead | wins | vs random | wins | vs greedy | wins | planned | "
+             "CPU ms / decision |", "|---" * 10 + "|"]
+    for label, _, _ in plain:
+        d = res[label]["planner"]
+        cells = []
+        for ref in (look, rnd, grd):
+            v = [d[s]["avg_jct_h"] / ref[s]["avg_jct_h"] - 1 for s in look]
+            cells.append(f"{_fmt(*ci95(v))} | {sum(x < 0 for x in v)} / {len(v)}")
+        m, h = ci95([d[s]["avg_jct_h"] for s in look])
+        lines.append(f"| {label} | {m:.3f} ± {h:.3f} | " + " | ".join(cells) + f" | {share(d)} | {cpu(d)} |")
+    lines += ["", "Each agent's planner (the shipped search over the network) paired with the non-learned base's "
+              "planner on the same sets (negative: the network's planner has the lower average JCT; pooled rows: "
+              "every seed x set pair):", "",
+              "| agent | planned | CPU ms / decision | " + " | ".join(f"vs {lab} | wins" for lab, _, _ in plain) + " |",
+              "|---" * (3 + 2 * len(plain)) + "|"]
+    pool: dict[str, list[list[float]]] = {}
+    for label in agents:
+        d = res[label]["planner"]
+        cells = []
+        for k, (lab, _, _) in enumerate(plain):
+            v = [d[s]["avg_jct_h"] / res[lab]["planner"][s]["avg_jct_h"] - 1 for s in look]
+            cells.append(f"{_fmt(*ci95(v))} | {sum(x < 0 for x in v)} / {len(v)}")
+            if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
+                pool.setdefault(label.rstrip("0123456789"), [[] for _ in plain])[k].extend(v)
+        lines.append(f"| {label} | {share(d)} | {cpu(d)} | " + " | ".join(cells) + " |")
+    for grp, vs in pool.items():
+        if len(vs[0]) > len(look):
+            lines.append(f"| {grp}* (all seeds) | | | " + " | ".join(
+                f"**{_fmt(*ci95(v))}** | {sum(x < 0 for x in v)} / {len(v)}" for v in vs) + " |")
+    return lines + [""]
+
+
 def main(argv: list[str] | None = None) -> int:
     from optsched.rl.planner import GATES, SHIPPED_PLANNER, plan_episode
 
@@ -85,7 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small-top", default="all")
     ap.add_argument("--large-agents", default=None,
                     help="comma-separated labels of the agents run on the large sets (default: the first agent)")
+    ap.add_argument("--plain-planners", default="",
+                    help="comma-separated BASE[:GATE] (lookahead or lookahead-small; gate none or experts): the same "
+                         "search over a non-learned base, paired with each agent's planner")
+    ap.add_argument("--plain-mixes", default="normal", help="comma-separated mixes of --plain-planners")
     ap.add_argument("--reuse", default=None)
+    ap.add_argument("--out", default=None, help="directory of the .md and .csv (default: docs/results; a quick run "
+                                                "that must not rewrite the tracked page: tmp/...)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     parts = [p for p in args.part.split(",") if p]
@@ -94,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         label, _, path = a.rpartition("=")
         agents[label or Path(path).stem] = path
         NumpyPolicy.load(path)  # a bad file fails here, before any work
-    out = ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
+    out = Path(args.out) if args.out else ROOT / ("tmp/rl_quick" if args.quick else "docs/results")
     out.mkdir(parents=True, exist_ok=True)
     if args.quick:
         args.sets, args.jobs = 1, 64
@@ -230,6 +293,15 @@ def main(argv: list[str] | None = None) -> int:
                   "t-interval over the sets; pooled rows: every seed x set pair) and wins; agent: argmax, sampled "
                   "(the agent's softmax, seed 0) and the planner over the argmax agent. CPU ms per decision in "
                   "the same harness (one decision = one placement action).", ""]
+        plain: list[tuple[str, str, str | None]] = []  # (label, base, gate)
+        for spec in [x for x in args.plain_planners.split(",") if x]:
+            b, _, g = spec.partition(":")
+            if b not in ("lookahead", "lookahead-small") or g not in ("", "none", "experts"):
+                ap.error(f"--plain-planners: {spec!r} is not BASE[:GATE] with BASE lookahead or lookahead-small and "
+                         "GATE none or experts")
+            plain.append((f"{b} ({'every decision' if g in ('', 'none') else 'gate experts'})", b,
+                          None if g in ("", "none") else g))
+        plain_mixes = [m for m in args.plain_mixes.split(",") if m]
         every = big
         for mix in [m for m in args.mixes.split(",") if m]:
             big = every if mix == "normal" or not args.other_mix_agents else \
@@ -255,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {mix} set {inst.seed} [{label}]: lookahead {la['avg_jct_h']:.3f} h, agent "
                           f"{b['avg_jct_h']:.3f} h, planner {p['avg_jct_h']:.3f} h ({p['cpu_ms_per_decision']:.1f} CPU "
                           "ms / decision)", flush=True)
+                for label, b, g in plain if mix in plain_mixes else []:
+                    p = run("large", b, "planner", inst, b, hz, tp, True, {"mix": mix}, mix=mix, gate=g)
+                    res.setdefault(label, {})["planner"] = {**res.get(label, {}).get("planner", {}), sd: p}
+                    print(f"  {mix} set {inst.seed} [{label} planner]: {p['avg_jct_h']:.3f} h "
+                          f"({p['cpu_ms_per_decision']:.1f} CPU ms / decision)", flush=True)
             look, rnd, grd = res[""]["lookahead"], res[""]["random"], res[""]["greedy"]
             lines += [f"### {mix}", "",
                       "| agent | policy | avg JCT (h) | vs lookahead | wins | vs random | wins | vs greedy | wins | "
@@ -300,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
                     lines.append(f"| {grp} (all seeds) | {'argmax' if policy == 'base' else policy} | | "
                                  + " | ".join(cells) + " | |")
             lines.append("")
+            if plain and mix in plain_mixes:
+                lines += _plain_tables(plain, big, res, look, rnd, grd, hz, tp, eg, dp)
     wall = time.perf_counter() - t0
     cmd = shlex.join([".venv/bin/python", "benchmarks/rl_planner.py", *(argv if argv is not None else sys.argv[1:])])
     lines[2:2] = [f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"

@@ -170,6 +170,29 @@ def test_a_gate_plans_only_where_the_agent_is_unsure():
         plan_episode(inst, "lookahead", gate="disagree")
 
 
+def test_the_experts_gate_plans_a_lookahead_base_only_where_the_two_lookaheads_differ():
+    """``gate="experts"`` (no network needed): a lookahead base plans exactly where the lookahead's action is not
+    lookahead-small's, over the lookahead's own top 2 (a hand-written loop), and nowhere else."""
+    inst = _inst(jobs=12, seed=7, hours=0.5)
+    gated = plan_episode(inst, "lookahead", horizon=2, top=2, gate="experts")
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    env.reset(options={"instance": inst})
+    act = base_policy("lookahead")
+    total, planned, differ, done = 0.0, 0, 0, False
+    while not done:
+        a = act(env)
+        if a != env.expert_action(True):
+            differ += 1
+            a, n = plan_action(env, act, 2, lambda e: ranked(e, "lookahead")[:2])
+            planned += int(n > 0)
+        _, r, term, trunc, _ = env.step(a)
+        total, done = total + r, term or trunc
+    assert 0 < gated["planned"] == planned <= differ < gated["choices"]
+    assert gated["avg_jct_h"] == pytest.approx(-total, abs=1e-12)
+    ungated = plan_episode(inst, "lookahead", horizon=2, top=2)
+    assert ungated["planned"] > gated["planned"]
+
+
 def test_a_two_step_search_is_the_best_of_one_step_searches_after_each_action():
     """``depth=2`` by a second method: the score of each first action is its reward plus the best one-step
     score (every valid action, each followed to the end by the best base) of the state it leads to, stepping

@@ -59,8 +59,10 @@ from .env import ContentionEnv
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 Base = Callable[[ContentionEnv], int]
-# plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's (``disagree-any``)
-GATES = ("disagree", "disagree-any")
+# plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's (``disagree-any``),
+# or, with any base, where the two lookaheads' actions differ (``experts``: a gate that needs no network, the
+# non-learned control of session 12)
+GATES = ("disagree", "disagree-any", "experts")
 # the extra bases of the endgame search (plan_episode's ``endgame``), beside the planner's own
 ENDGAME_BASES = ("lookahead", "lookahead-small")
 # plan_episode's ``deep`` search looks two decisions deep only in the episode's first DEEP_ROUNDS rounds
@@ -327,10 +329,12 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     start, with full rollouts); ``gate``: plan only where the base agent is unsure: a number p (its
     [`confidence`][optsched.rl.planner.confidence] below p), ``"disagree"`` (its action is not the
     lookahead's) or ``"disagree-any"`` (not the lookahead's or not lookahead-small's); elsewhere the agent's own
-    action. ``endgame``: in the states where at most this many jobs of the set are unfinished, the search is
-    exact rollout with the best base instead: every valid action tried, ungated, each followed to the end by
-    ``base``, by each of ``also`` and by both lookaheads ([`ENDGAME_BASES`][optsched.rl.planner.ENDGAME_BASES]),
-    scored by the best; ``deep``: where at most this many are unfinished and the episode is in its first round
+    action; ``"experts"`` (any base, a lookahead too): plan where the lookahead's action is not lookahead-small's,
+    elsewhere the base's own action. ``endgame``: in the states where at most this many jobs of the set are
+    unfinished, the search is exact rollout with the best base instead: every valid action tried, ungated, each
+    followed to the end by ``base``, by each of ``also`` and by both lookaheads
+    ([`ENDGAME_BASES`][optsched.rl.planner.ENDGAME_BASES]), scored by the best; ``deep``: where at most this many
+    are unfinished and the episode is in its first round
     ([`DEEP_ROUNDS`][optsched.rl.planner.DEEP_ROUNDS]), that search looks two decisions deep (``depth=2`` of
     [`plan_scores`][optsched.rl.planner.plan_scores]; implies the endgame search). ``fortify``: the endgame
     search is a *fortified* rollout (Bertsekas): it keeps the best complete trajectory scored so far (its
@@ -360,8 +364,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     end_more = more + [base_policy(b) for b in ENDGAME_BASES if b != base and b not in also]
     end_at = max(endgame or 0, deep or 0)
     pol = None if callable(base) or base in ("lookahead", "lookahead-small") else load_policy(base)
-    if gate is not None and pol is None:
-        raise InstanceError("a gate needs an agent (a network) as the base", field="gate")
+    if gate is not None and gate != "experts" and pol is None:
+        raise InstanceError("a gate other than 'experts' needs an agent (a network) as the base", field="gate")
     if top is not None:
         order = base if pol is None else pol
         k = top
@@ -372,6 +376,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     def unsure(e: ContentionEnv) -> bool:
         if gate is None:
             return True
+        if gate == "experts":
+            return bool(e.expert_action() != e.expert_action(True))
         assert pol is not None
         if gate in GATES:
             a = act(e)
