@@ -4,8 +4,8 @@ lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
 [--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--mixes normal,heavy,medium,low]
-[--large-agents LABELS] [--plain-planners BASE[:GATE],...] [--plain-mixes normal] [--small-horizon none]
-[--small-top none] [--reuse CSV] [--out DIR] [--quick]``.
+[--large-agents LABELS] [--mix-agents MIX=LABELS ...] [--plain-planners BASE[:GATE],...] [--plain-mixes normal]
+[--small-horizon none] [--small-top none] [--reuse CSV] [--out DIR] [--quick]``.
 
 * **small**: the instances and optima of ``docs/results/rl_optimum.csv`` (the DP is not run again; as
   ``benchmarks/rl_small_teachers.py``). Per base (the lookahead, each agent): the base alone and the planner over
@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--other-mix-agents", default=None,
                     help="comma-separated labels of the agents run on the mixes other than normal (default: those "
                          "of --large-agents)")
+    ap.add_argument("--mix-agents", nargs="*", default=[],
+                    help="MIX=LABELS (comma-separated): the agents run on that mix, over --other-mix-agents")
     ap.add_argument("--small-jobs", default="4,5", help="job counts of the small instances (all 73 proven: "
                                                         "benchmarks/rl_optimum.py --planner)")
     ap.add_argument("--small-horizon", default="none")
@@ -306,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         for mix in [m for m in args.mixes.split(",") if m]:
             big = every if mix == "normal" or not args.other_mix_agents else \
                 [x for x in args.other_mix_agents.split(",") if x]
+            for spec in args.mix_agents:
+                m, _, labels = spec.partition("=")
+                if m == mix:
+                    big = [x for x in labels.split(",") if x]
             if set(big) - set(agents):
                 ap.error(f"--other-mix-agents: unknown label(s) {sorted(set(big) - set(agents))}")
             sets = [random_contention_instance(jobs=args.jobs, mix=mix, seed=s) for s in eval_seeds(args.sets)]

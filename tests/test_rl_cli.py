@@ -73,6 +73,30 @@ def test_bad_rl_input(argv, flag, tmp_path, monkeypatch, capsys):
     assert files_under(tmp_path) == before, "a refused command left files behind"
 
 
+def test_the_gate_parser_accepts_every_named_gate_of_the_planner(capsys):
+    """``--gate`` reads the planner's names from one place (``GATES``): each is accepted as is, ``none`` and a
+    probability too; a bad name is refused on one line that names ``--gate`` and lists every name (exit code 2)."""
+    from optsched.cli import build_parser
+    from optsched.sim.contention.lookahead import GATES
+
+    def gate(value: str):
+        argv = ["rl", "evaluate", "--planner", "--gate", value]
+        return build_parser(argv).parse_args(argv).gate
+
+    assert len(GATES) >= 3 and {gate(name) for name in GATES} == set(GATES)
+    assert gate("none") is None and gate("NONE") is None and gate("0.5") == 0.5
+    try:
+        from optsched.rl.planner import GATES as PLANNER_GATES
+    except ImportError:  # the planner needs gymnasium; the parser does not
+        PLANNER_GATES = GATES
+    assert PLANNER_GATES is GATES
+    for bad in ("disagree-all", "Experts", "0", "nan"):
+        code = exit_code(["rl", "evaluate", "--planner", "--gate", bad])
+        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+        assert code == 2 and len(err) == 1 and "--gate" in err[0], (bad, code, err)
+        assert all(name in err[0] for name in GATES) and "Traceback" not in err[0]
+
+
 @needs_data(*DEEPSHARE)
 def test_rl_evaluate_to_stdout_writes_only_the_csv_there(capsys):
     import csv

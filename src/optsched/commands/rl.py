@@ -131,18 +131,20 @@ def _tiebreak(text: str) -> str | None:
 
 
 def _gate(text: str) -> float | str | None:
-    """The planner's gate: a probability in (0, 1], ``disagree`` or ``none``."""
+    """The planner's gate: a probability in (0, 1], one of ``optsched.rl.planner.GATES`` or ``none``."""
+    from ..sim.contention.lookahead import GATES
+
     if text.lower() == "none":
         return None
-    if text == "disagree":
+    if text in GATES:
         return text
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--gate must be a number in (0, 1], 'disagree' or 'none', got {text!r}") \
-            from None
+        v = float("nan")
     if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"--gate must be a number in (0, 1], 'disagree' or 'none', got {text!r}")
+        raise argparse.ArgumentTypeError(f"--gate must be a number in (0, 1], one of {', '.join(GATES)} or 'none', "
+                                         f"got {text!r}")
     return v
 
 
@@ -231,7 +233,8 @@ def register(sub) -> None:
                    help=f"the agent's best actions the planner tries ('none': all; default {PLANNER['top']})")
     e.add_argument("--gate", type=_gate, default=PLANNER["gate"],
                    help="plan only where the agent is unsure: a probability p (its action's below p), 'disagree' "
-                        f"(its action is not the lookahead's) or 'none' (always; default {PLANNER['gate']})")
+                        "(its action is not the lookahead's), 'disagree-any' (not either lookahead's), 'experts' (the "
+                        f"two lookaheads' actions differ) or 'none' (always; default {PLANNER['gate']})")
     e.add_argument("--endgame", type=_horizon, default=PLANNER["endgame"],
                    help="where at most this many jobs are unfinished, the planner tries every valid action "
                         "followed to the end by the agent and both lookaheads ('none': never; default "

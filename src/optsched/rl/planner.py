@@ -52,17 +52,13 @@ import numpy as np
 from ..errors import InstanceError
 from ..problems.contention import ContentionInstance
 from ..sim.contention.agent import NumpyPolicy, load_policy
-from ..sim.contention.lookahead import SHIPPED_PLANNER, TIEBREAKS
+from ..sim.contention.lookahead import GATES, SHIPPED_PLANNER, TIEBREAKS
 from .env import ContentionEnv
 
 # these doctests read the shared DeepShare tables: skipped when they are absent (conftest.py at the root)
 __doctest_requires__ = {"*": "deepshare-contention"}
 
 Base = Callable[[ContentionEnv], int]
-# plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's (``disagree-any``),
-# or, with any base, where the two lookaheads' actions differ (``experts``: a gate that needs no network, the
-# non-learned control of session 12)
-GATES = ("disagree", "disagree-any", "experts")
 # the extra bases of the endgame search (plan_episode's ``endgame``), beside the planner's own
 ENDGAME_BASES = ("lookahead", "lookahead-small")
 # plan_episode's ``deep`` search looks two decisions deep only in the episode's first DEEP_ROUNDS rounds

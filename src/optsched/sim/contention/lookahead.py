@@ -100,6 +100,11 @@ SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree"
 # the planner's endgame tie-breaks among complete trajectories of tied scores (optsched.rl.planner.tie_value): the
 # exact (unrounded) average JCT, or the exact makespan
 TIEBREAKS = ("exact-jct", "makespan")
+# the planner's named gates (optsched.rl.planner.plan_episode's ``gate``; here so that the CLI reads them without
+# the environment): plan where the agent's action is not the lookahead's (``disagree``) or not either lookahead's
+# (``disagree-any``), or, with any base, where the two lookaheads' actions differ (``experts``: a gate that needs no
+# network, the non-learned control of session 12)
+GATES = ("disagree", "disagree-any", "experts")
 OBSERVATIONS = ("paper", "rich", "plan")
 PER_ACTION = 7
 PLAN_PER_ACTION = 4
@@ -483,7 +488,7 @@ class RlAgent(RoundPolicy):
         return board.decision()
 
 
-__all__ = ["OBSERVATIONS", "RICH_SIZE", "SHIPPED_PLANNER", "SHIPPED_WC", "TIEBREAKS", "Lookahead", "LookaheadSmall",
-           "Option", "RlAgent",
+__all__ = ["GATES", "OBSERVATIONS", "RICH_SIZE", "SHIPPED_PLANNER", "SHIPPED_WC", "TIEBREAKS", "Lookahead",
+           "LookaheadSmall", "Option", "RlAgent",
            "ThroughputModel", "agent_mask", "agent_observation", "best_option", "lookahead_action", "node_features",
            "obs_size", "options", "plan_features", "plan_size", "rich_observation", "rich_size"]
