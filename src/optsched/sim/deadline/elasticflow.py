@@ -350,22 +350,10 @@ def _plan_fit(jobs: Sequence[tuple[Any, Ladder, float, float]], now: float, tota
         top = len(cs) - 1
         # the shares tried, in plan_jobs' order: the smallest, then (if it is late) the largest, then bisection
         best = top if share == "max" else 0
-        # the first share tried: _fit_end, inline (every job tries one; most stop there)
-        if cs[best] > room:
+        r = _fit_end(cs[best], sp[best], work, now, room, first, limit, n)
+        if r is None:
             return None
-        fin = now + work / sp[best]
-        if fin <= first:
-            ok, exact = fin <= limit, True
-        elif first > limit:
-            ok, fin, exact = False, math.inf, True
-        else:
-            mg = _DRIFT * (n + 2) * (abs(fin) + abs(now))
-            if fin + mg <= limit:
-                ok, exact = True, False
-            elif fin - mg > limit:
-                ok, exact = False, False
-            else:
-                return None
+        ok, fin, exact = r
         if share != "max" and not ok and top > 0:
             best = top
             r = _fit_end(cs[top], sp[top], work, now, room, first, limit, n)
