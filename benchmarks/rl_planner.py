@@ -61,6 +61,13 @@ def _opt(x: str) -> int | None:
     return None if x in ("none", "all", "") else int(x)
 
 
+def _seed_group(label: str) -> str | None:
+    """The group a label's row is pooled in: ``small s3`` -> ``small s`` (every seed of one recipe); None for a
+    label without a seed number."""
+    grp = label.rstrip("0123456789")
+    return grp if grp != label and grp.endswith("s") else None
+
+
 def _fmt(m: float, h: float, pct: bool = True) -> str:
     f = (lambda v: f"{v:+.1%}") if pct else (lambda v: f"{v:.2%}")
     return f(m) if math.isnan(h) else f"{f(m)} ± {h:.1%}"
@@ -105,8 +112,8 @@ def _plain_tables(plain, agents, res, look, rnd, grd, hz, tp, eg, dp) -> list[st
         for k, (lab, _, _) in enumerate(plain):
             v = [d[s]["avg_jct_h"] / res[lab]["planner"][s]["avg_jct_h"] - 1 for s in look]
             cells.append(f"{_fmt(*ci95(v))} | {sum(x < 0 for x in v)} / {len(v)}")
-            if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
-                pool.setdefault(label.rstrip("0123456789"), [[] for _ in plain])[k].extend(v)
+            if (grp := _seed_group(label)) is not None:
+                pool.setdefault(grp, [[] for _ in plain])[k].extend(v)
         lines.append(f"| {label} | {share(d)} | {cpu(d)} | " + " | ".join(cells) + " |")
     for grp, vs in pool.items():
         if len(vs[0]) > len(look):
@@ -239,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"| {label} | {policy} | {_fmt(m, h, False)} | {by} | {int(np.sum(g < 1e-9))} / "
                              f"{len(g)} | {1000 * cpu / max(dec, 1):.1f} |")
                 print(lines[-1], flush=True)
-                if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
-                    pooled.setdefault((label.rstrip("0123456789"), policy), []).extend(gaps)
+                if (grp := _seed_group(label)) is not None:
+                    pooled.setdefault((grp, policy), []).extend(gaps)
         for (grp, policy), v in pooled.items():
             if len(v) > len(insts):
                 m, h = ci95(v)
@@ -367,8 +374,8 @@ def main(argv: list[str] | None = None) -> int:
                     lines.append(f"| {label} | {'argmax' if policy == 'base' else policy} | {m:.3f} ± {h:.3f} | "
                                  + " | ".join(cells) + f" | {cpu} |")
                     print(lines[-1], flush=True)
-                    if label[-1:].isdigit() and label.rstrip("0123456789").endswith("s"):
-                        pool.setdefault(f"{label.rstrip('0123456789')}*|{policy}", []).extend(zip(*vs))
+                    if (grp := _seed_group(label)) is not None:
+                        pool.setdefault(f"{grp}*|{policy}", []).extend(zip(*vs))
             for k, tuples in pool.items():
                 if len(tuples) > len(look):
                     grp, policy = k.split("|")
