@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..errors import InstanceError, SolverError
 from ..io import check_output
+from ..sim.contention.lookahead import GATES, TIEBREAKS
 from ..sim.contention.lookahead import SHIPPED_PLANNER as PLANNER
 from ._args import non_negative_int, output_file, positive_float, positive_int, seed
 
@@ -123,8 +124,6 @@ def _tiebreak(text: str) -> str | None:
     """The endgame search's tie-break: one of ``optsched.rl.planner.TIEBREAKS`` or ``none``."""
     if text.lower() == "none":
         return None
-    from ..sim.contention.lookahead import TIEBREAKS
-
     if text not in TIEBREAKS:
         raise argparse.ArgumentTypeError(f"--tiebreak must be one of {', '.join(TIEBREAKS)} or 'none', got {text!r}")
     return text
@@ -132,8 +131,6 @@ def _tiebreak(text: str) -> str | None:
 
 def _gate(text: str) -> float | str | None:
     """The planner's gate: a probability in (0, 1], one of ``optsched.rl.planner.GATES`` or ``none``."""
-    from ..sim.contention.lookahead import GATES
-
     if text.lower() == "none":
         return None
     if text in GATES:
