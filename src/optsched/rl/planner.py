@@ -44,6 +44,8 @@ remaining isolated hours).
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 import time
 from typing import Any, Callable, Sequence
 
@@ -433,6 +435,96 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             "actions": actions, "summary": info.get("summary", {})}
 
 
+def _state_key(env: ContentionEnv, perms: Sequence[tuple[int, ...]]) -> tuple:
+    """What the rest of ``env``'s episode depends on, the same for states that differ by a relabelling of the
+    nodes (all nodes are alike): the round, each active job's progress and ratio, the queue's order and the
+    board's placements (canonical: the least over ``perms`` of the relabelled placements)."""
+    assert env.sim is not None
+    view = env.sim.view
+    jobs = tuple(sorted((j.id, round(j.remaining_iterations(view.now), 6), round(env.perf.ratio_of(j.id), 9))
+                        for j in view.jobs.active.values()))
+    placed = [(j.id, pl.servers, pl.counts) for j, pl in env.board.placed]
+    board = min(tuple(sorted((i, tuple(sorted(zip((p[s] for s in servers), counts))))
+                             for i, servers, counts in placed)) for p in perms)
+    return env._rounds, jobs, tuple(j.id for j in env.board.queue), board
+
+
+def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True, upper: float | None = None,
+                  lower: float | None = None, node_limit: int = 100_000) -> dict[str, Any]:
+    """The least average JCT any sequence of the agent's actions reaches on ``instance``: a depth-first branch
+    and bound over the environment's valid actions (``work_conserving``: the agent's space, "nothing" masked while
+    a placement is valid; False: the paper's space), every child a copy of the environment.
+
+    It prunes a state whose cost so far plus a bound on the rest is not below the best known (each unfinished job
+    stays at least the rounds its remaining work needs alone at its fastest split, and at least this one), and a
+    state already reached at no higher cost; states that differ by a relabelling of the nodes are one (for at most
+    6 nodes). ``upper``: an average JCT (hours) some sequence of actions is known to reach (for example
+    [`plan_episode`][optsched.rl.planner.plan_episode]'s): only better ones are searched for; ``lower``: a proven
+    lower bound (for example the optimum of
+    [`solve_contention_bb`][optsched.exact.contention.solve_contention_bb], whose space is larger: any
+    configuration in every round): the search stops when it is reached. Returns ``avg_jct_h`` (the best found,
+    or ``upper`` when none is better), ``proven`` (the search finished, or reached ``lower``), ``nodes`` (states
+    expanded) and ``actions`` (the best trajectory found; None when ``upper`` was not beaten).
+
+    This is the limit of the action space, not of a policy: a policy over these actions (the network, the
+    planner) cannot do better, whatever it learns; the distance from it to ``lower`` is what the action space
+    itself costs (it places the first queued job of a demand only, and never moves a running job).
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> inst = random_contention_instance(jobs=3, seed=5, hours=0.25)
+    >>> best = space_optimum(inst)
+    >>> plain = plan_episode(inst, "lookahead", plan=False)
+    >>> best["proven"], best["avg_jct_h"] <= plain["avg_jct_h"] + 1e-9
+    (True, True)
+
+    ```
+    """
+    if node_limit < 1:
+        raise InstanceError(f"must be at least 1, got {node_limit}", field="node_limit")
+    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=work_conserving)
+    env.reset(options={"instance": instance})
+    n, round_h = len(instance.jobs), instance.round_s / 3600.0
+    fastest = {j.id: max(env.perf.throughput(j.model, j.gpus, k) for k, _ in instance.splits(j.gpus))
+               * instance.round_s / j.samples for j in instance.jobs}  # fraction of a job per round, alone, fastest
+    perms = list(itertools.permutations(range(instance.nodes))) if instance.nodes <= 6 \
+        else [tuple(range(instance.nodes))]
+    best: list[Any] = [np.inf if upper is None else float(upper) + SCORE_EPS, None]
+    seen: dict[tuple, float] = {}
+    nodes = 0
+    stop = -np.inf if lower is None else float(lower) + SCORE_EPS
+
+    def rest(e: ContentionEnv) -> float:
+        assert e.sim is not None
+        view = e.sim.view
+        rounds = sum(max(1, math.ceil(j.remaining_iterations(view.now) / j.iterations / fastest[j.id] - 1e-6))
+                     for j in view.jobs.active.values())
+        return (rounds + n - len(view.jobs.active) - len(view.jobs.finished)) * round_h / n
+
+    def visit(e: ContentionEnv, cost: float, path: list[int]) -> None:
+        nonlocal nodes
+        if best[0] <= stop or nodes >= node_limit:
+            return
+        key = _state_key(e, perms)
+        if seen.get(key, np.inf) <= cost + SCORE_EPS or cost + rest(e) >= best[0] - SCORE_EPS:
+            return
+        seen[key] = cost
+        nodes += 1
+        for a in np.flatnonzero(e.action_masks()):
+            child = copy.deepcopy(e)
+            _, r, term, trunc, _ = child.step(int(a))
+            if term or trunc:
+                if cost - r < best[0] - SCORE_EPS:
+                    best[0], best[1] = cost - r, [*path, int(a)]
+            else:
+                visit(child, cost - r, [*path, int(a)])
+
+    visit(env, 0.0, [])
+    value = best[0] if best[1] is not None or upper is None else float(upper)
+    return {"avg_jct_h": float(value), "proven": bool(nodes < node_limit or best[0] <= stop), "nodes": nodes,
+            "actions": best[1]}
+
+
 __all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SCORE_EPS", "SHIPPED_PLANNER", "TIEBREAKS", "TIE_EPS",
            "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost", "jobs_left", "plan_action",
-           "plan_episode", "plan_scores", "ranked", "tie_value"]
+           "plan_episode", "plan_scores", "ranked", "space_optimum", "tie_value"]
