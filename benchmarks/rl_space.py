@@ -1,6 +1,6 @@
 """What the agent's action space itself costs, on the small instances with proven optima: OUR solver and simulator.
 
-Run: ``.venv/bin/python benchmarks/rl_space.py [--quick] [--jobs 4,5,6,7,8] [--node-limit 15000]
+Run: ``.venv/bin/python benchmarks/rl_space.py [--quick] [--jobs 4,5,6,7,8] [--seeds S,...] [--node-limit 15000]
 [--optima docs/results/rl_optimum.csv] [--reuse CSV] [--out DIR]``.
 
 For each instance of ``--optima`` (the rows of ``benchmarks/rl_optimum.py`` proven optimal, with the round
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--jobs", default="4,5,6,7,8")
+    ap.add_argument("--seeds", default=None, help="only these seeds (comma-separated), for example the open ones")
     ap.add_argument("--node-limit", type=int, default=15_000)
     ap.add_argument("--optima", default=str(ROOT / "docs/results/rl_optimum.csv"))
     ap.add_argument("--reuse", default=None, help="an earlier rl_space.csv: its rows (same node limit) are kept")
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [int(x) for x in args.jobs.split(",")]
     optima = pd.read_csv(args.optima)
     optima = optima[(optima["status"] == "optimal") & optima["jobs"].isin(jobs)]
+    if args.seeds:
+        optima = optima[optima["seed"].isin([int(x) for x in args.seeds.split(",")])]
     if args.quick:
         optima = optima.groupby("jobs").head(2)
         args.node_limit = min(args.node_limit, 2_000)
