@@ -83,6 +83,23 @@ class PlanEvaluation:
         return self.total_jct_s / len(self.jct) if self.jct else 0.0
 
 
+def round_fractions(inst: ContentionInstance, perf: MeasuredPerf) -> list[dict[int, float]]:
+    """Per job of ``inst`` (in order): the fraction of it done in one round alone on n servers, for each split n
+    the job may take; its largest is the job's fastest progress (contention only lowers it).
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> inst = random_contention_instance(jobs=2, seed=1, hours=0.25)
+    >>> fr = round_fractions(inst, MeasuredPerf(floor=inst.floor))
+    >>> len(fr) == 2 and all(0 < f <= 1 for d in fr for f in d.values())
+    True
+
+    ```
+    """
+    return [{n: perf.throughput(j.model, j.gpus, n) * inst.round_s / j.samples for n, _ in inst.splits(j.gpus)}
+            for j in inst.jobs]
+
+
 class _Model:
     """Per-instance tables: throughput of each (job, action), ratio keys, release rounds."""
 
@@ -93,9 +110,7 @@ class _Model:
         self.T = inst.round_s
         self.release = [math.ceil(j.arrival_s / self.T - TOL) for j in inst.jobs]
         self.splits = [inst.splits(j.gpus) for j in inst.jobs]
-        # fraction of job j done per round alone on n servers
-        self.frac = [{n: self.perf.throughput(j.model, j.gpus, n) * self.T / j.samples for n, _ in s}
-                     for j, s in zip(inst.jobs, self.splits)]
+        self.frac = round_fractions(inst, self.perf)
         self.best = [max(f.values()) for f in self.frac]
         self.gpus = [j.gpus for j in inst.jobs]
         self.capacity = inst.total_gpus
@@ -778,4 +793,4 @@ def _registered_brute(inst: ContentionInstance, *, seed: int | None = None, time
 
 
 __all__ = ["Plan", "PlanEvaluation", "brute_force_contention", "contention_lower_bound", "evaluate_plan",
-           "pareto_options", "solve_contention_bb", "solve_contention_dp"]
+           "pareto_options", "round_fractions", "solve_contention_bb", "solve_contention_dp"]

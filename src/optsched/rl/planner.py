@@ -52,6 +52,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InstanceError
+from ..exact.contention import round_fractions
 from ..problems.contention import ContentionInstance
 from ..sim.contention.agent import NumpyPolicy, load_policy
 from ..sim.contention.lookahead import GATES, SHIPPED_PLANNER, TIEBREAKS
@@ -485,8 +486,7 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
     env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=work_conserving)
     env.reset(options={"instance": instance})
     n, round_h = len(instance.jobs), instance.round_s / 3600.0
-    fastest = {j.id: max(env.perf.throughput(j.model, j.gpus, k) for k, _ in instance.splits(j.gpus))
-               * instance.round_s / j.samples for j in instance.jobs}  # fraction of a job per round, alone, fastest
+    fastest = {j.id: max(f.values()) for j, f in zip(instance.jobs, round_fractions(instance, env.perf))}
     perms = list(itertools.permutations(range(instance.nodes))) if instance.nodes <= 6 \
         else [tuple(range(instance.nodes))]
     best: list[Any] = [np.inf if upper is None else float(upper) + SCORE_EPS, None]
