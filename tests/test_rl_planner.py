@@ -241,7 +241,7 @@ def test_the_endgame_is_exact_rollout_with_three_bases_and_deep_looks_two_decisi
 
 def _replay(inst, actions):
     """The average JCT in hours (minus the avg-JCT return) of ``actions`` played from the start of ``inst``."""
-    return _replay_both(inst, actions)[0]
+    return replay_actions(inst, actions)[0]
 
 
 def _check_fortified(inst, actions, seen, tiebreak=False):
@@ -258,7 +258,7 @@ def _check_fortified(inst, actions, seen, tiebreak=False):
     for i, paths in enumerate(seen):
         if not paths:
             continue
-        key = {a: _replay_both(inst, actions[:i] + p) for a, p in paths.items()}
+        key = {a: replay_actions(inst, actions[:i] + p) for a, p in paths.items()}
         best = next(k for k in key.values() if not any(better(o, k) for o in key.values()))
         if better(best, kept_key):
             assert not any(better(o, key[actions[i]]) for o in key.values()), i
@@ -321,17 +321,19 @@ def test_fortify_acts_only_in_the_endgame():
     assert on["planned"] > 0
 
 
-def _replay_both(inst, actions):
+def replay_actions(inst, actions, work_conserving=True):
     """``actions`` played from the start of ``inst`` (a replay, beside the planner's copies): the round-accounted
     average JCT in hours (minus the avg-JCT return) and the exact one, from the completion instants the engine
-    gives the finished jobs; each job's exact completion lies in the last round it was counted in."""
-    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True)
+    gives the finished jobs; each job's exact completion lies in the last round it was counted in. The episode
+    must end with the last action. ``work_conserving``: the environment's action space (False: the paper's)."""
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=work_conserving)
     env.reset(options={"instance": inst})
-    total = 0.0
+    total, done = 0.0, False
     for a in actions:
+        assert not done
         _, r, term, trunc, _ = env.step(a)
-        total += r
-    assert term or trunc
+        total, done = total + r, term or trunc
+    assert done
     jobs = list(env.sim.view.jobs.finished.values())
     assert len(jobs) == len(inst.jobs)
     rounded = sum(np.ceil(j.completion_s / inst.round_s - 1e-6) * inst.round_s - j.arrival_s for j in jobs)
@@ -363,7 +365,7 @@ def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
         env.step(prefix[-1])
     assert set(paths) == set(ties) == set(scores) and len(scores) > 2
     for a, p in paths.items():
-        jct, exact = _replay_both(inst, prefix + p)
+        jct, exact = replay_actions(inst, prefix + p)
         assert jct == pytest.approx(-scores[a], abs=1e-12) and exact == pytest.approx(-ties[a], abs=1e-12), a
         followed = []
         for b in (act, *more):
@@ -373,7 +375,7 @@ def test_the_tiebreak_takes_the_earliest_exact_completions_among_tied_scores():
             while not e._done:
                 path.append(b(e))
                 e.step(path[-1])
-            followed.append(_replay_both(inst, prefix + path))
+            followed.append(replay_actions(inst, prefix + path))
         best = min(j for j, _ in followed)
         assert jct == pytest.approx(best, abs=1e-12), a
         assert exact == pytest.approx(min(x for j, x in followed if j <= best + 1e-12), abs=1e-12), a

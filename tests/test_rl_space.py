@@ -8,6 +8,7 @@ import copy
 import numpy as np
 import pytest
 from tests.sim.shared_data import DEEPSHARE, needs_data
+from tests.test_rl_planner import replay_actions
 
 from optsched.errors import InstanceError
 from optsched.exact.contention import solve_contention_bb
@@ -45,18 +46,6 @@ def _enumerate(inst, work_conserving, cap):
     return best[0]
 
 
-def _replay(inst, actions, work_conserving):
-    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=work_conserving)
-    env.reset(options={"instance": inst})
-    total, done = 0.0, False
-    for a in actions:
-        assert not done
-        _, r, term, trunc, _ = env.step(a)
-        total, done = total + r, term or trunc
-    assert done
-    return -total
-
-
 @pytest.mark.parametrize("jobs,seed,work_conserving", [(2, 0, True), (2, 0, False), (2, 4, True), (2, 4, False),
                                                        (2, 9, False), (3, 2, True), (3, 7, True)])
 def test_space_optimum_equals_the_plain_enumeration(jobs, seed, work_conserving):
@@ -65,7 +54,7 @@ def test_space_optimum_equals_the_plain_enumeration(jobs, seed, work_conserving)
     assert best["proven"]
     # its trajectory reaches its value, and no sequence does better (the enumeration, cut just above that
     # value, would return a lower one; a value below every sequence's would be caught by the replay)
-    assert _replay(inst, best["actions"], work_conserving) == pytest.approx(best["avg_jct_h"], abs=1e-9)
+    assert replay_actions(inst, best["actions"], work_conserving)[0] == pytest.approx(best["avg_jct_h"], abs=1e-9)
     assert _enumerate(inst, work_conserving, best["avg_jct_h"] + 1e-6) == pytest.approx(best["avg_jct_h"], abs=1e-9)
 
 
