@@ -321,16 +321,20 @@ def test_fortify_acts_only_in_the_endgame():
     assert on["planned"] > 0
 
 
-def replay_actions(inst, actions, work_conserving=True):
+def replay_actions(inst, actions, work_conserving=True, stops=False):
     """``actions`` played from the start of ``inst`` (a replay, beside the planner's copies): the round-accounted
     average JCT in hours (minus the avg-JCT return) and the exact one, from the completion instants the engine
     gives the finished jobs; each job's exact completion lies in the last round it was counted in. The episode
-    must end with the last action. ``work_conserving``: the environment's action space (False: the paper's)."""
-    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=work_conserving)
+    must end with the last action. ``work_conserving``: the environment's action space (False: the paper's);
+    ``stops``: ``space_optimum``'s wider space, in which a tuple of ``actions`` is a set of job ids to stop."""
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=work_conserving, stops=stops)
     env.reset(options={"instance": inst})
     total, done = 0.0, False
     for a in actions:
         assert not done
+        if isinstance(a, tuple):
+            env.stop(a)
+            continue
         _, r, term, trunc, _ = env.step(a)
         total, done = total + r, term or trunc
     assert done

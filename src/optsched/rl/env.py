@@ -38,6 +38,11 @@ environment is only an outside driver of the one door's engine ([`optsched.sim.r
 * ``idle_guard`` (default on): if the agent picks "nothing" while nothing would run, the first candidate is
   placed greedily (widest split first fit), so that an episode always ends (the same guard as ``rl-base``'s).
 * ``max_rounds`` truncates an episode (``truncated=True``).
+* ``stops=True`` (for searches over a wider space than the agent's, issue 24): the environment also asks at every
+  round start at which jobs run, even when no placement is valid, and
+  [`stop`][optsched.rl.env.ContentionEnv.stop] may stop running jobs there (their GPUs free, the jobs at the
+  queue's back, as the threshold's victims): the round model's moves
+  ([`optsched.exact.contention`][]), which the agent's actions cannot make.
 
 ```pycon
 >>> from optsched.generators.contention import random_contention_instance
@@ -104,11 +109,16 @@ class ContentionEnv(gym.Env):
     function ``episode index -> instance``; default: Normal job sets of 256 jobs, seeds 0, 1, 2, ..."""
 
     metadata = {"render_modes": []}
+    # the current round (set by _set_board at each round's start)
+    board: Board
+    victims: list[Any]
+    _n0: int
+    _model: ThroughputModel
 
     def __init__(self, job_sets: Sequence[ContentionInstance] | Callable[[int], ContentionInstance] | None = None,
                  *, reward: str = "paper", w1: float = 0.4, jct_scale: float = 0.01, threshold: float | None = None,
                  idle_guard: bool = True, max_rounds: int = 20_000, shuffle: bool = False,
-                 observation: str = "paper", work_conserving: bool = False):
+                 observation: str = "paper", work_conserving: bool = False, stops: bool = False):
         if reward not in REWARDS:
             raise InstanceError(f"must be one of {', '.join(REWARDS)}, got {reward!r}", field="reward")
         if isinstance(w1, bool) or not isinstance(w1, (int, float)) or not 0 <= w1 <= 1:
@@ -130,7 +140,7 @@ class ContentionEnv(gym.Env):
         self.idle_guard, self.max_rounds, self.shuffle = bool(idle_guard), int(max_rounds), bool(shuffle)
         if observation not in OBSERVATIONS:
             raise InstanceError(f"must be one of {', '.join(OBSERVATIONS)}, got {observation!r}", field="observation")
-        self.observation, self.work_conserving = observation, bool(work_conserving)
+        self.observation, self.work_conserving, self.stops = observation, bool(work_conserving), bool(stops)
         if observation in ("rich", "plan"):
             self.observation_space = spaces.Box(-64.0, 64.0, (obs_size(observation, self.nodes, 0),), np.float32)
         else:
@@ -214,6 +224,25 @@ class ContentionEnv(gym.Env):
         best = best_option(self._options()[0], small_first)
         return self.n_act - 1 if best is None else best.action
 
+    def stop(self, job_ids: Sequence[str]) -> None:
+        """Stop the running jobs ``job_ids`` at this round's start (``stops=True`` only; before any placement of the
+        round): their GPUs are free for this round's placements and they join the queue's back, as the threshold's
+        victims do; a job placed again in the same round moves (at no cost, as in the round model)."""
+        if self.sim is None or self._done:
+            raise RuntimeError("call reset() first (the episode is over)")
+        if not self.stops:
+            raise InstanceError("the environment was built without stops=True", field="stops")
+        if len(self.board.placed) != self._n0:
+            raise InstanceError("jobs are stopped at a round's start, before its placements", field="job_ids")
+        running = {j.id: j for j, _ in self.board.placed}
+        unknown = [i for i in job_ids if i not in running]
+        if unknown:
+            raise InstanceError("is not running in this round", field="job_ids", job=unknown[0])
+        if not job_ids:
+            return
+        self.victims = self.victims + [running[i] for i in job_ids]
+        self._set_board(self.sim.view)
+
     # -- rounds --------------------------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
         return self.observe(self.observation)
@@ -256,15 +285,19 @@ class ContentionEnv(gym.Env):
                 self._done = True
                 return
             self.victims = threshold_victims(view, self.threshold, self.perf)
-            self.board: Board = round_board(view, self.victims)
-            self._n0 = len(self.board.placed)
-            self._model = ThroughputModel(self.perf, {j.id for j, _ in self.board.placed}, self.threshold)
-            self._opts_key = None
-            if action_mask(self.board)[:-1].any():
+            self._set_board(view)
+            if action_mask(self.board)[:-1].any() or (self.stops and self.board.placed):
                 return
             self._close_round()
             if self._done:
                 return
+
+    def _set_board(self, view: Any) -> None:
+        """This round's board: the running jobs but the victims stay, the queue FIFO then the victims."""
+        self.board = round_board(view, self.victims)
+        self._n0 = len(self.board.placed)
+        self._model = ThroughputModel(self.perf, {j.id for j, _ in self.board.placed}, self.threshold)
+        self._opts_key = None
 
     def _close_round(self) -> None:
         assert self.sim is not None

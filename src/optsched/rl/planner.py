@@ -450,11 +450,14 @@ def _state_key(env: ContentionEnv, perms: Sequence[tuple[int, ...]]) -> tuple:
     return env._rounds, jobs, tuple(j.id for j in env.board.queue), board
 
 
-def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True, upper: float | None = None,
-                  lower: float | None = None, node_limit: int = 100_000) -> dict[str, Any]:
+def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True, stops: bool = False,
+                  upper: float | None = None, lower: float | None = None, node_limit: int = 100_000) -> dict[str, Any]:
     """The least average JCT any sequence of the agent's actions reaches on ``instance``: a depth-first branch
     and bound over the environment's valid actions (``work_conserving``: the agent's space, "nothing" masked while
-    a placement is valid; False: the paper's space), every child a copy of the environment.
+    a placement is valid; False: the paper's space), every child a copy of the environment. ``stops=True`` widens
+    the space by the round model's moves: at every round's start any set of the running jobs may also be stopped
+    ([`ContentionEnv.stop`][optsched.rl.env.ContentionEnv.stop]; such a step is the tuple of their ids in
+    ``actions``), a space the agent's actions do not have.
 
     It prunes a state whose cost so far plus a bound on the rest is not below the best known (each unfinished job
     stays at least the rounds its remaining work needs alone at its fastest split, and at least this one), and a
@@ -465,7 +468,8 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
     [`solve_contention_bb`][optsched.exact.contention.solve_contention_bb], whose space is larger: any
     configuration in every round): the search stops when it is reached. Returns ``avg_jct_h`` (the best found,
     or ``upper`` when none is better), ``proven`` (the search finished, or reached ``lower``), ``nodes`` (states
-    expanded) and ``actions`` (the best trajectory found; None when ``upper`` was not beaten).
+    expanded) and ``actions`` (the best trajectory found: action indices, and with ``stops`` tuples of the job ids
+    stopped; None when ``upper`` was not beaten).
 
     This is the limit of the action space, not of a policy: a policy over these actions (the network, the
     planner) cannot do better, whatever it learns; the distance from it to ``lower`` is what the action space
@@ -483,7 +487,8 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
     """
     if node_limit < 1:
         raise InstanceError(f"must be at least 1, got {node_limit}", field="node_limit")
-    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=work_conserving)
+    env = ContentionEnv([instance], reward="avg-jct", observation="rich", work_conserving=work_conserving,
+                        stops=stops)
     env.reset(options={"instance": instance})
     n, round_h = len(instance.jobs), instance.round_s / 3600.0
     fastest = {j.id: max(f.values()) for j, f in zip(instance.jobs, round_fractions(instance, env.perf))}
@@ -501,15 +506,23 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
                      for j in view.jobs.active.values())
         return (rounds + n - len(view.jobs.active) - len(view.jobs.finished)) * round_h / n
 
-    def visit(e: ContentionEnv, cost: float, path: list[int]) -> None:
+    def visit(e: ContentionEnv, cost: float, path: list[Any], start: bool) -> None:
         nonlocal nodes
         if best[0] <= stop or nodes >= node_limit:
             return
-        key = _state_key(e, perms)
+        key = (start, _state_key(e, perms))
         if seen.get(key, np.inf) <= cost + SCORE_EPS or cost + rest(e) >= best[0] - SCORE_EPS:
             return
         seen[key] = cost
         nodes += 1
+        if start:  # a round's start with stops: every set of running jobs to stop, then the round's placements
+            running = [j.id for j, _ in e.board.placed]
+            for k in range(len(running) + 1):
+                for ids in itertools.combinations(running, k):
+                    child = copy.deepcopy(e) if ids else e
+                    child.stop(ids)
+                    visit(child, cost, [*path, ids] if ids else path, False)
+            return
         for a in np.flatnonzero(e.action_masks()):
             child = copy.deepcopy(e)
             _, r, term, trunc, _ = child.step(int(a))
@@ -517,9 +530,9 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
                 if cost - r < best[0] - SCORE_EPS:
                     best[0], best[1] = cost - r, [*path, int(a)]
             else:
-                visit(child, cost - r, [*path, int(a)])
+                visit(child, cost - r, [*path, int(a)], stops and child._rounds != e._rounds)
 
-    visit(env, 0.0, [])
+    visit(env, 0.0, [], stops)
     value = best[0] if best[1] is not None or upper is None else float(upper)
     return {"avg_jct_h": float(value), "proven": bool(nodes < node_limit or best[0] <= stop), "nodes": nodes,
             "actions": best[1]}
