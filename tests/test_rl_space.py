@@ -151,11 +151,8 @@ def test_stop_is_only_for_an_environment_with_stops_at_a_rounds_start():
         env.stop([])
     env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True, stops=True)
     env.reset(options={"instance": inst})
-    while True:  # to a round's start at which a job runs
-        rounds = env._rounds
+    while not (env.round_start and env.board.placed):  # to a round's start at which a job runs
         env.step(int(np.flatnonzero(env.action_masks())[0]))
-        if env._rounds != rounds and env.board.placed:
-            break
     running = [j.id for j, _ in env.board.placed]
     with pytest.raises(InstanceError, match="job_ids") as err:
         env.stop(["nobody"])
@@ -163,9 +160,8 @@ def test_stop_is_only_for_an_environment_with_stops_at_a_rounds_start():
     env.stop(running)  # their GPUs are free, and they are queued again (at the back)
     assert not env.board.placed and [j.id for j in env.board.queue[-len(running):]] == running
     assert len(running) > 1  # so that one placement leaves the round open
-    rounds = env._rounds
     env.step(int(np.flatnonzero(env.action_masks()[:-1])[0]))
-    assert env._rounds == rounds and env.board.placed
+    assert not env.round_start and env.board.placed
     with pytest.raises(InstanceError, match="round's start"):
         env.stop([])
 

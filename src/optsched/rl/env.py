@@ -224,15 +224,36 @@ class ContentionEnv(gym.Env):
         best = best_option(self._options()[0], small_first)
         return self.n_act - 1 if best is None else best.action
 
+    @property
+    def round_start(self) -> bool:
+        """True at a round's start, before any placement of the round (where
+        [`stop`][optsched.rl.env.ContentionEnv.stop] may be called)."""
+        return not self._done and self.sim is not None and len(self.board.placed) == self._n0
+
     def stop(self, job_ids: Sequence[str]) -> None:
         """Stop the running jobs ``job_ids`` at this round's start (``stops=True`` only; before any placement of the
         round): their GPUs are free for this round's placements and they join the queue's back, as the threshold's
-        victims do; a job placed again in the same round moves (at no cost, as in the round model)."""
+        victims do; a job placed again in the same round moves (at no cost, as in the round model).
+
+        ```pycon
+        >>> from optsched.generators.contention import random_contention_instance
+        >>> env = ContentionEnv([random_contention_instance(jobs=4, seed=3, hours=0.25)], reward="avg-jct",
+        ...                     work_conserving=True, stops=True)
+        >>> _ = env.reset(seed=0)
+        >>> while not (env.round_start and env.board.placed):  # to a round's start at which jobs run
+        ...     _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        >>> first = env.board.placed[0][0].id
+        >>> env.stop([first])
+        >>> first in {j.id for j, _ in env.board.placed}, env.board.queue[-1].id == first
+        (False, True)
+
+        ```
+        """
         if self.sim is None or self._done:
             raise RuntimeError("call reset() first (the episode is over)")
         if not self.stops:
             raise InstanceError("the environment was built without stops=True", field="stops")
-        if len(self.board.placed) != self._n0:
+        if not self.round_start:
             raise InstanceError("jobs are stopped at a round's start, before its placements", field="job_ids")
         running = {j.id: j for j, _ in self.board.placed}
         unknown = [i for i in job_ids if i not in running]
