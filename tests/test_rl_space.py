@@ -69,12 +69,11 @@ def _enumerate(inst, work_conserving, cap, stops=False):
             return
         for a in np.flatnonzero(e.action_masks()):
             child = copy.deepcopy(e)
-            rounds = child._rounds
             _, r, term, trunc, _ = child.step(int(a))
             if term or trunc:
                 best[0] = min(best[0], cost - r)
             elif cost - r < best[0] - 1e-12:
-                rec(child, cost - r, stops and child._rounds != rounds)
+                rec(child, cost - r, stops and child.round_start)
 
     rec(env, 0.0, stops)
     return best[0]

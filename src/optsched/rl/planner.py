@@ -530,7 +530,7 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
                 if cost - r < best[0] - SCORE_EPS:
                     best[0], best[1] = cost - r, [*path, int(a)]
             else:
-                visit(child, cost - r, [*path, int(a)], stops and child._rounds != e._rounds)
+                visit(child, cost - r, [*path, int(a)], stops and child.round_start)
 
     visit(env, 0.0, [], stops)
     value = best[0] if best[1] is not None or upper is None else float(upper)
