@@ -3,7 +3,8 @@
 lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
-[--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--mixes normal,heavy,medium,low]
+[--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--stops 2] [--stops-mixes MIXES]
+[--mixes normal,heavy,medium,low]
 [--large-agents LABELS] [--mix-agents MIX=LABELS ...] [--plain-planners BASE[:GATE],...] [--plain-mixes normal]
 [--small-horizon none] [--small-top none] [--reuse CSV] [--out DIR] [--quick]``.
 
@@ -17,7 +18,9 @@ Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [
   (argmax and sampled) and the planner over it (``--horizon`` rounds then the fluid estimate, the agent's
   ``--top`` best actions tried, only where ``--gate`` says the agent is unsure; where at most ``--endgame`` jobs
   are unfinished, every valid action followed to the end by the agent and both lookaheads, two decisions deep in
-  the first round where at most ``--deep`` are; the defaults are ``SHIPPED_PLANNER``'s). Paired change of the average
+  the first round where at most ``--deep`` are, and at each round's start there every set of at most ``--stops``
+  running jobs stopped; the defaults are ``SHIPPED_PLANNER``'s; ``--stops-mixes``: the mixes whose planners search
+  stops, the others' planners do not, as before session 15). Paired change of the average
   JCT against the lookahead, random, contention-greedy and the agent alone, per agent and pooled over the agents
   labelled ``... sN`` (every seed x set pair), with the 95 % t-interval and the wins; CPU ms per decision.
 * **does the network matter?** (``--plain-planners``, on the mixes of ``--plain-mixes``): the same search (the
@@ -73,7 +76,7 @@ def _fmt(m: float, h: float, pct: bool = True) -> str:
     return f(m) if math.isnan(h) else f"{f(m)} ± {h:.1%}"
 
 
-def _plain_tables(plain, agents, res, look, rnd, grd, hz, tp, eg, dp) -> list[str]:
+def _plain_tables(plain, agents, res, look, rnd, grd, hz, tp, eg, dp, stp=None) -> list[str]:
     """The markdown of the control "does the network matter?": each non-learned base's planner against the
     baselines, then each agent's planner paired with it set by set (pooled over the agents labelled ``sN``)."""
 
@@ -85,7 +88,9 @@ def _plain_tables(plain, agents, res, look, rnd, grd, hz, tp, eg, dp) -> list[st
         return f"{1000 * sum(d[s]['cpu_s'] for s in look) / sum(d[s]['decisions'] for s in look):.1f}"
 
     lines = ["#### Does the learned network matter? The same search over a non-learned base", "",
-             f"The same search (horizon {hz}, top {tp}, endgame {eg}, deep {dp}, fortified) with the lookahead as its "
+             f"The same search (horizon {hz}, top {tp}, endgame {eg}, deep {dp}, fortified, "
+             + ("without stops: the agents' planners above may stop jobs in the endgame, this control does not"
+                if stp is None else f"stops {stp}") + ") with the lookahead as its "
              "base instead of the network: tried actions the lookahead's own best (by its predicted total "
              "throughput), planned at every decision with a choice, or only where the lookahead's action is not "
              "lookahead-small's (gate `experts`; the network's gate `disagree` compares with the lookahead, so it "
@@ -139,6 +144,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="exact rollout with three bases where at most this many jobs are unfinished (none: never)")
     ap.add_argument("--deep", default=str(SHIPPED_PLANNER["deep"]),
                     help="two decisions deep in the first round where at most this many jobs are unfinished")
+    ap.add_argument("--stops", default=str(SHIPPED_PLANNER["stops"]),
+                    help="the endgame search also stops every set of at most this many running jobs at a round's "
+                         "start (none: never)")
+    ap.add_argument("--plain-stops", default="none",
+                    help="--stops of the --plain-planners' search (default none: the control as session 12 ran it)")
+    ap.add_argument("--stops-mixes", default="all",
+                    help="comma-separated mixes whose planners search stops (all: every mix); the others' do not")
     ap.add_argument("--mixes", default="normal", help="comma-separated mixes of the large sets")
     ap.add_argument("--other-mix-agents", default=None,
                     help="comma-separated labels of the agents run on the mixes other than normal (default: those "
@@ -174,36 +186,38 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuse:
         old = pd.read_csv(args.reuse)
         for col, default in (("horizon", -1), ("top", -1), ("mix", "normal"), ("gate", "none"), ("agent", ""),
-                             ("endgame", -1), ("deep", -1), ("fortify", 0), ("tiebreak", "none")):
+                             ("endgame", -1), ("deep", -1), ("fortify", 0), ("tiebreak", "none"), ("stops", -1)):
             old[col] = old[col].fillna(default) if col in old else default
         reuse = {(r["part"], r["mix"], r["agent"], r["policy"], int(r["jobs"]), int(r["instance_seed"]),
                   int(r["horizon"]), int(r["top"]), str(r["gate"]), int(r["endgame"]), int(r["deep"]),
-                  int(r["fortify"]), str(r["tiebreak"])): r.to_dict()
+                  int(r["fortify"]), str(r["tiebreak"]), int(r["stops"])): r.to_dict()
                  for _, r in old.iterrows()}
-    eg, dp = _opt(args.endgame), _opt(args.deep)
+    eg, dp, stp, plain_stp = _opt(args.endgame), _opt(args.deep), _opt(args.stops), _opt(args.plain_stops)
+    stop_mixes = None if args.stops_mixes == "all" else {m for m in args.stops_mixes.split(",") if m}
     t0 = time.perf_counter()
     rows: list[dict] = []
 
     def run(part: str, agent: str, policy: str, inst, base, horizon, top, plan, extra, mix="normal",
-            gate=None) -> dict:
+            gate=None, stops=None) -> dict:
         sd = -1 if inst.seed is None else int(inst.seed)
         g = "none" if gate is None or not plan else str(gate)
         e, d = (eg, dp) if plan and part == "large" else (None, None)
         fort = bool(SHIPPED_PLANNER["fortify"]) and e is not None  # old rows without the column: unfortified
         tie = SHIPPED_PLANNER["tiebreak"] if e is not None else None  # old rows without the column: none
+        st = stops if e is not None and (stop_mixes is None or mix in stop_mixes) else None  # old rows: none
         key = (part, mix, agent, policy, len(inst.jobs), sd, -1 if horizon is None else horizon,
                -1 if top is None else top, g, -1 if e is None else e, -1 if d is None else d, int(fort),
-               str(tie or "none"))
+               str(tie or "none"), -1 if st is None else st)
         if key in reuse:
             row = reuse[key]
         else:
             r = plan_episode(inst, base, horizon=horizon, plan=plan, top=top, gate=gate if plan else None,
-                             endgame=e, deep=d, fortify=fort, tiebreak=tie)
+                             endgame=e, deep=d, fortify=fort, tiebreak=tie, stops=st)
             r.pop("summary", None)
             r.pop("actions", None)
             row = {"part": part, "mix": mix, "agent": agent, "policy": policy, "instance_seed": sd,
                    "jobs": len(inst.jobs), "horizon": key[6], "top": key[7], "gate": g, "endgame": key[9],
-                   "deep": key[10], "fortify": key[11], "tiebreak": key[12], **extra, **r}
+                   "deep": key[10], "fortify": key[11], "tiebreak": key[12], "stops": key[13], **extra, **r}
         rows.append(row)
         return row
 
@@ -267,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         def simulated(mix: str, inst, label: str, policy: str, spec) -> dict:
             """A plain policy through the simulator (the one door), as a row of the same shape."""
             sd = -1 if inst.seed is None else int(inst.seed)
-            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none", -1, -1, 0, "none")
+            key = ("large", mix, label, policy, len(inst.jobs), sd, -1, -1, "none", -1, -1, 0, "none", -1)
             if key in reuse:
                 row = reuse[key]
             else:
@@ -277,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                 n = len(res.custom["contention_rounds"]["plan"])
                 row = {"part": "large", "mix": mix, "agent": label, "policy": policy, "instance_seed": sd,
                        "jobs": len(inst.jobs), "horizon": -1, "top": -1, "gate": "none", "endgame": -1, "deep": -1,
-                       "fortify": 0, "tiebreak": "none", "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0,
+                       "fortify": 0, "tiebreak": "none", "stops": -1,
+                       "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0,
                        "cpu_s": cpu, "rounds": n}
             rows.append(row)
             return row
@@ -297,6 +312,13 @@ def main(argv: list[str] | None = None) -> int:
                      f"; where at most {max(eg or 0, dp or 0)} jobs are unfinished (the episode's tail), every valid "
                      "action followed to the end by the agent and both lookaheads, scored by the best (`endgame`"
                      + (f"; two decisions deep in the first round where at most {dp} are, `deep`" if dp else "")
+                     + ("" if stp is None else
+                        f"; at each round's start there, stopping every set of at most {stp} running jobs tried too, "
+                        "each followed to the end by the same bases, and taken when strictly better (`stops`"
+                        + ("" if stop_mixes is None else
+                           f", on {', '.join(sorted(stop_mixes))} only: the other mixes' planner rows are without "
+                           "stops, as session 12 ran them")
+                        + ")")
                      + ")")
                   + " (elsewhere the agent's own argmax action). Paired change of the average JCT (mean ± 95 % "
                   "t-interval over the sets; pooled rows: every seed x set pair) and wins; agent: argmax, sampled "
@@ -334,14 +356,16 @@ def main(argv: list[str] | None = None) -> int:
                     b = run("large", label, "base", inst, base, None, None, False, {"mix": mix}, mix=mix)
                     smp = simulated(mix, inst, label, "sampled",
                                     {"name": "rl-agent", "policy": base, "deterministic": False, "seed": 0})
-                    p = run("large", label, "planner", inst, base, hz, tp, True, {"mix": mix}, mix=mix, gate=gate)
+                    p = run("large", label, "planner", inst, base, hz, tp, True, {"mix": mix}, mix=mix, gate=gate,
+                            stops=stp)
                     for k, v in (("base", b), ("sampled", smp), ("planner", p)):
                         res.setdefault(label, {}).setdefault(k, {})[sd] = v
                     print(f"  {mix} set {inst.seed} [{label}]: lookahead {la['avg_jct_h']:.3f} h, agent "
                           f"{b['avg_jct_h']:.3f} h, planner {p['avg_jct_h']:.3f} h ({p['cpu_ms_per_decision']:.1f} CPU "
                           "ms / decision)", flush=True)
                 for label, b, g in plain if mix in plain_mixes else []:
-                    p = run("large", b, "planner", inst, b, hz, tp, True, {"mix": mix}, mix=mix, gate=g)
+                    p = run("large", b, "planner", inst, b, hz, tp, True, {"mix": mix}, mix=mix, gate=g,
+                            stops=plain_stp)
                     res.setdefault(label, {})["planner"] = {**res.get(label, {}).get("planner", {}), sd: p}
                     print(f"  {mix} set {inst.seed} [{label} planner]: {p['avg_jct_h']:.3f} h "
                           f"({p['cpu_ms_per_decision']:.1f} CPU ms / decision)", flush=True)
@@ -391,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
                                  + " | ".join(cells) + " | |")
             lines.append("")
             if plain and mix in plain_mixes:
-                lines += _plain_tables(plain, big, res, look, rnd, grd, hz, tp, eg, dp)
+                lines += _plain_tables(plain, big, res, look, rnd, grd, hz, tp, eg, dp, plain_stp)
     wall = time.perf_counter() - t0
     cmd = shlex.join([".venv/bin/python", "benchmarks/rl_planner.py", *(argv if argv is not None else sys.argv[1:])])
     lines[2:2] = [f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"

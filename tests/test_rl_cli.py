@@ -47,6 +47,7 @@ CASES = [
     ("evaluate-endgame-0", "rl evaluate --planner --endgame 0", "--endgame"),
     ("evaluate-deep-word", "rl evaluate --planner --deep some", "--deep"),
     ("evaluate-tiebreak-word", "rl evaluate --planner --tiebreak exact", "--tiebreak"),
+    ("evaluate-stops-0", "rl evaluate --planner --stops 0", "--stops"),
     ("evaluate-planner-paper-agent", "rl evaluate --planner --policy shipped --sets 1 --jobs 4 --hours 0.25 "
                                      "--baselines contention-srtf", "--planner"),
     ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),

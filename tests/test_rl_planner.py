@@ -275,9 +275,11 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
     one (checked by replays, [`_check_fortified`]), so it is no worse than any trajectory the search scored nor
     than each of the three bases alone from the start. Without the fortification (``fortify=False``) the check
     fails on seed 2,000,000: on a tie the re-planning search takes the network's own action instead of the
-    kept trajectory's (and ends 11.5 % worse there)."""
+    kept trajectory's (and ends 11.5 % worse there). Without stops (the replays here are of the agent's own
+    actions; with stops: the next test)."""
     import optsched.rl.planner as planner
 
+    shipped = {**SHIPPED_PLANNER, "stops": None}
     seen: list[dict[int, list[int]]] = []
     scored = planner.plan_scores
 
@@ -293,32 +295,105 @@ def test_the_fortified_endgame_keeps_the_best_scored_trajectory_and_is_never_wor
     for seed in (2_000_000,):
         inst = _inst(jobs=6, seed=seed)
         seen.clear()
-        run = plan_episode(inst, "normal-wc", **SHIPPED_PLANNER)
+        run = plan_episode(inst, "normal-wc", **shipped)
         assert len(seen) == run["decisions"] and run["endgame_states"] > 0 and run["switches"] >= 1
         assert _replay(inst, run["actions"]) == pytest.approx(run["avg_jct_h"], abs=1e-12)
-        tie = SHIPPED_PLANNER["tiebreak"] is not None
+        tie = shipped["tiebreak"] is not None
         assert _check_fortified(inst, run["actions"], seen, tie) == pytest.approx(run["avg_jct_h"], abs=1e-12)
         bases = [plan_episode(inst, b, plan=False)["avg_jct_h"] for b in ("normal-wc", *ENDGAME_BASES)]
         assert run["avg_jct_h"] <= min(bases) + 1e-12
         if seed == 2_000_000:
             seen.clear()
-            plain = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "fortify": False})
+            plain = plan_episode(inst, "normal-wc", **{**shipped, "fortify": False})
             assert plain["switches"] == 0
             with pytest.raises(AssertionError):
                 _check_fortified(inst, plain["actions"], seen, tie)
             seen.clear()  # with the tie-break: left for a better score, or a tied one of a lower exact JCT
-            tied = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "tiebreak": "exact-jct"})
+            tied = plan_episode(inst, "normal-wc", **{**shipped, "tiebreak": "exact-jct"})
             assert _check_fortified(inst, tied["actions"], seen, True) == pytest.approx(tied["avg_jct_h"], abs=1e-12)
 
 
 def test_fortify_acts_only_in_the_endgame():
     """Outside the endgame (``endgame=None``) ``fortify`` changes nothing: the same actions and no switches."""
     inst = _inst(jobs=6, seed=2_000_004)
-    kw = {**SHIPPED_PLANNER, "endgame": None, "deep": None}
+    kw = {**SHIPPED_PLANNER, "endgame": None, "deep": None, "stops": None}
     on, off = plan_episode(inst, "normal-wc", **{**kw, "fortify": True}), plan_episode(inst, "normal-wc",
                                                                                        **{**kw, "fortify": False})
     assert on["actions"] == off["actions"] and on["switches"] == off["switches"] == 0
     assert on["planned"] > 0
+
+
+def test_the_endgame_stops_a_running_job_where_every_placement_scores_worse(monkeypatch):
+    """The shipped configuration (``stops=1``) on a 5-job set where it stops a running job: replayed from the start
+    (a second method, [`replay_actions`] with stops) its actions give its average JCT; it is no worse than any
+    trajectory its search scored, placements and stops alike (each replayed from the start after the actions taken
+    before it); and here it is strictly better than the same search without stops (0.3333 h against 0.35 h in our
+    simulator), so a search that never stops, or stops and drops what it scored, fails this test."""
+    import optsched.rl.planner as planner
+
+    inst = random_contention_instance(jobs=5, seed=27, hours=0.25)
+    scored: list[tuple[int, str, list]] = []  # (the episode's actions before, kind, a trajectory scored from there)
+    main: list[ContentionEnv] = []  # the episode's own environment (the first the search scores), not a copy
+    taken: list = []
+    plan_scores, stop_options = planner.plan_scores, planner.stop_options
+    step, stop = ContentionEnv.step, ContentionEnv.stop
+
+    def spy_scores(env, base, horizon=None, top=None, also=(), depth=1, paths=None, tiebreak=None, ties=None):
+        main[:] = main or [env]
+        mine: dict[int, list] = {}
+        out = plan_scores(env, base, horizon, top, also, depth, mine, tiebreak, ties)
+        if paths is not None:
+            paths.update(mine)
+        scored.extend((len(taken), "place", p) for p in mine.values())
+        return out
+
+    def spy_stops(env, bases, most):
+        opts = stop_options(env, bases, most)
+        scored.extend((len(taken), "stop", path) for _, _, path in opts)
+        return opts
+
+    def spy_step(self, action):
+        if main and self is main[0]:
+            taken.append(int(action))
+        return step(self, action)
+
+    def spy_stop(self, job_ids):
+        if main and self is main[0]:
+            taken.append(tuple(job_ids))
+        return stop(self, job_ids)
+
+    monkeypatch.setattr(planner, "plan_scores", spy_scores)
+    monkeypatch.setattr(planner, "stop_options", spy_stops)
+    monkeypatch.setattr(ContentionEnv, "step", spy_step)
+    monkeypatch.setattr(ContentionEnv, "stop", spy_stop)
+    run = plan_episode(inst, "normal-wc", **SHIPPED_PLANNER)
+    assert SHIPPED_PLANNER["stops"] == 1 and run["stopped"] >= 1 and taken == run["actions"]
+    assert any(isinstance(a, tuple) and len(a) == 1 for a in run["actions"])
+    assert replay_actions(inst, run["actions"], stops=True)[0] == pytest.approx(run["avg_jct_h"], abs=1e-12)
+    acts = run["actions"]
+    jct = [(k, kind, replay_actions(inst, acts[:k] + path, stops=True)[0]) for k, kind, path in scored]
+    assert all(run["avg_jct_h"] <= j + 1e-12 for _, _, j in jct)  # no worse than anything it scored
+    searched = sorted({k for k, kind, _ in jct if kind == "stop"})
+    assert len(searched) >= 2
+    for k in searched:  # stopped iff the best stop beats this state's placements and everything scored before
+        stop_best = min(j for i, kind, j in jct if i == k and kind == "stop")
+        rest = min(j for i, kind, j in jct if i < k or (i == k and kind == "place"))
+        assert isinstance(acts[k], tuple) == (stop_best < rest - 1e-9), k  # a tie (300-s rounds make them) keeps
+    monkeypatch.undo()
+    plain = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "stops": None})
+    assert plain["stopped"] == 0 and run["avg_jct_h"] < plain["avg_jct_h"] - 1e-9
+
+
+def test_bad_stops_are_refused():
+    """``stops`` must be a positive integer or None, and needs the endgame search (``endgame`` or ``deep``)."""
+    inst = _inst(jobs=4, seed=2_000_000)
+    for bad in (0, -1, 1.5, True, "1"):
+        with pytest.raises(InstanceError, match="stops"):
+            plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "stops": bad})
+    with pytest.raises(InstanceError, match="stops"):
+        plan_episode(inst, "normal-wc", stops=1)
+    with pytest.raises(InstanceError, match="stops"):
+        plan_episode(inst, "normal-wc", endgame=8, plan=False, stops=1)
 
 
 def replay_actions(inst, actions, work_conserving=True, stops=False):

@@ -114,10 +114,11 @@ def _baselines(text: str) -> list[str]:
 
 
 def _horizon(text: str) -> int | None:
-    """A positive integer or ``none`` (the planner's ``--horizon``, ``--top``, ``--endgame`` and ``--deep``)."""
+    """A positive integer or ``none`` (the planner's ``--horizon``, ``--top``, ``--endgame``, ``--deep`` and
+    ``--stops``)."""
     if text.lower() in ("none", "all"):
         return None
-    return positive_int("--horizon/--top/--endgame/--deep", 10_000)(text)
+    return positive_int("--horizon/--top/--endgame/--deep/--stops", 10_000)(text)
 
 
 def _tiebreak(text: str) -> str | None:
@@ -246,6 +247,10 @@ def register(sub) -> None:
                    help="the endgame search's choice among trajectories of tied (round-accounted) scores: "
                         "'exact-jct' (the earliest exact completions), 'makespan' (the earliest exact end) or 'none' "
                         f"(the agent's action; default {PLANNER.get('tiebreak') or 'none'})")
+    e.add_argument("--stops", type=_horizon, default=PLANNER.get("stops"),
+                   help="at each round's start of the endgame, the planner also tries stopping every set of at most "
+                        "this many running jobs, a move the agent's actions do not have ('none': never; default "
+                        f"{PLANNER.get('stops') or 'none'})")
     e.add_argument("-o", "--output", type=output_file("-o"),
                    help="CSV of every (policy, job set) row ('-': standard output)")
     e.set_defaults(func=run_evaluate)
@@ -388,7 +393,8 @@ def _with_planner(df, insts, agent, args):
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
     for inst in insts:
         r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
-                         deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak)
+                         deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak,
+                         stops=args.stops if args.endgame or args.deep else None)
         rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
         for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
                            ("lookahead", plan_episode(inst, "lookahead", plan=False))):
@@ -396,7 +402,7 @@ def _with_planner(df, insts, agent, args):
             cpu[label][1] += res["decisions"]
     note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}, endgame "
             f"{args.endgame}, deep {args.deep}, fortify {'on' if args.fortify else 'off'}, tiebreak "
-            f"{args.tiebreak or 'none'}): "
+            f"{args.tiebreak or 'none'}, stops {args.stops if args.endgame or args.deep else 'none'}): "
             + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
     return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 

@@ -17,7 +17,9 @@ not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own a
 set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed
 to the end by the network and both lookaheads and scored by the best, and in the episode's first round two
 decisions deep (``deep``); that endgame search is fortified (``fortify``: it keeps the best trajectory it has
-scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action).
+scored and leaves it only for a strictly better one, so on ties it does not fall back to the network's action), and at
+each round's start it also tries stopping each running job (``stops=1``, a move the network's actions do not have:
+[`stop_options`][optsched.rl.planner.stop_options]).
 The network is the learned part; the search uses it, as a policy network is used by a planner.
 ``optsched rl evaluate --planner`` runs it (``rl-planner``). More bases (``also=``: a parallel rollout,
 each tried action followed by every base and scored by the best) make it never worse than any of them from the
@@ -309,6 +311,36 @@ def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
     return best_scored(own, scores), len(scores)
 
 
+def stop_options(env: ContentionEnv, bases: Sequence[Base], most: int) -> list[tuple[float, tuple[str, ...], list]]:
+    """At a round's start of an environment built with ``stops=True``: for every non-empty set of at most ``most``
+    running jobs, stopping them (on a copy) and following the best of ``bases`` to the end: its return (the
+    avg-JCT scale), the stopped ids and the trajectory (the ids as a tuple, then the bases' actions).
+
+    ```pycon
+    >>> from optsched.generators.contention import random_contention_instance
+    >>> inst = random_contention_instance(jobs=4, seed=3, hours=0.25)
+    >>> env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True, stops=True)
+    >>> _ = env.reset(options={"instance": inst})
+    >>> while not (env.round_start and env.board.placed):
+    ...     _ = env.step(env.expert_action())
+    >>> running = [j.id for j, _ in env.board.placed]
+    >>> opts = stop_options(env, [base_policy("lookahead")], 1)
+    >>> sorted(ids for _, ids, _ in opts) == [(i,) for i in sorted(running)], opts[0][2][0] == opts[0][1]
+    (True, True)
+
+    ```
+    """
+    out = []
+    running = [j.id for j, _ in env.board.placed]
+    for k in range(1, min(most, len(running)) + 1):
+        for ids in itertools.combinations(running, k):
+            e = copy.deepcopy(env)
+            e.stop(list(ids))
+            path: list[Any] = [ids]
+            out.append((_value(e, bases, None, 1, path)[0], ids, path))
+    return out
+
+
 def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
     """The agent's probability of its own (argmax) action among the valid ones now (masked softmax)."""
     mask = env.action_masks()
@@ -320,7 +352,8 @@ def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
                  plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
                  gate: float | str | None = None, endgame: int | None = None,
-                 deep: int | None = None, fortify: bool = False, tiebreak: str | None = None) -> dict[str, Any]:
+                 deep: int | None = None, fortify: bool = False, tiebreak: str | None = None,
+                 stops: int | None = None) -> dict[str, Any]:
     """Run the planner over ``base`` (see [`base_policy`][optsched.rl.planner.base_policy]) on ``instance`` from
     its start (``plan=False``: ``base`` alone); ``top``: try only the base's ``top`` best actions
     ([`ranked`][optsched.rl.planner.ranked]; None: every valid action); ``also``: more bases (specs as ``base``)
@@ -344,13 +377,20 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     tied scores (300-s rounds make exact ties common), the one of the best
     [`tie_value`][optsched.rl.planner.tie_value] is preferred, in each action's score, in the choice and, when
     fortified, in leaving the kept trajectory (for a tied score and a strictly better tie value); without it ties
-    go to the network's action, then the lowest index (and a fortified search keeps its trajectory). Returns the
+    go to the network's action, then the lowest index (and a fortified search keeps its trajectory). ``stops``: the
+    endgame search may also stop running jobs (a move the agent's actions do not have, issue 24): at each round's
+    start in the endgame, every set of at most ``stops`` running jobs is tried
+    ([`ContentionEnv.stop`][optsched.rl.env.ContentionEnv.stop]; they join the queue's back), each followed to the
+    end by the best of the endgame's bases ([`stop_options`][optsched.rl.planner.stop_options]), and the best set is
+    stopped when its score beats (by more than ``SCORE_EPS``, tie values aside) every scored placement of that state
+    and, when fortified, the kept trajectory (then kept: the stop's). Returns the
     average JCT in hours (round accounting, as the simulator's ``round_jct_s``), the decisions, how many of them
     had a choice, how many were planned, the actions tried, how many of the planned ones were in the endgame search
     (``endgame_states``), how many times the planner overruled the base, how many times the fortified search
     took a new trajectory (``switches``: the first one included), the CPU seconds (and per decision), the actions
-    taken (``actions``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
-    for name, v in (("horizon", horizon), ("top", top), ("endgame", endgame), ("deep", deep)):
+    taken (``actions``: with ``stops``, a tuple of job ids where jobs were stopped), how many times jobs were
+    stopped (``stopped``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
+    for name, v in (("horizon", horizon), ("top", top), ("endgame", endgame), ("deep", deep), ("stops", stops)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
     if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
@@ -362,6 +402,8 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     more = [base_policy(b) if not callable(b) else b for b in also]
     end_more = more + [base_policy(b) for b in ENDGAME_BASES if b != base and b not in also]
     end_at = max(endgame or 0, deep or 0)
+    if stops is not None and not (plan and end_at):
+        raise InstanceError("stops are searched by the endgame search: set endgame or deep (and plan)", field="stops")
     pol = None if callable(base) or base in ("lookahead", "lookahead-small") else load_policy(base)
     if gate is not None and gate != "experts" and pol is None:
         raise InstanceError("a gate other than 'experts' needs an agent (a network) as the base", field="gate")
@@ -387,9 +429,10 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     env.reset(options={"instance": instance})
     c0 = time.process_time()
     total, done, info = 0.0, False, {}
-    decisions = choices = planned = tried = changed = ended = switches = 0
-    actions: list[int] = []
-    keep: list[int] = []  # the fortified search's trajectory from the current state, and its return
+    decisions = choices = planned = tried = changed = ended = switches = stopped = 0
+    stop_round = -1  # the round whose start was last searched for stops (once a round)
+    actions: list[Any] = []
+    keep: list[Any] = []  # the fortified search's trajectory from the current state, and its return
     keep_value = keep_tie = 0.0
     while not done:
         mask = env.action_masks()
@@ -397,10 +440,26 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
             choices += 1
         left = jobs_left(env) if plan and end_at else end_at + 1
         if left <= end_at:
+            if stops is not None and not env.stops:
+                # from here on the environment also stops at the round starts where no placement is valid (the
+                # endgame never ends: jobs only finish); before, those states would be one-action decisions
+                env.stops = True
             two = deep is not None and left <= deep and env._rounds < DEEP_ROUNDS
-            paths: dict[int, list[int]] | None = {} if fortify else None
+            paths: dict[int, list[Any]] | None = {} if fortify else None
             ties: dict[int, float] | None = {} if tiebreak else None
             own, scores = plan_scores(env, act, None, None, end_more, 2 if two else 1, paths, tiebreak, ties)
+            if stops is not None and env.round_start and env.board.placed and env._rounds != stop_round:
+                stop_round = env._rounds
+                bases = (act, *end_more)
+                here = max(scores.values()) if scores else _value(copy.deepcopy(env), bases, None, 1)[0]
+                value, ids, path = max(stop_options(env, bases, stops), key=lambda o: o[0])
+                if value > max(here, keep_value if fortify and keep else -np.inf) + SCORE_EPS:
+                    env.stop(list(ids))
+                    actions.append(ids)
+                    stopped += 1
+                    if fortify:  # the stop's trajectory is kept (it holds no further stop)
+                        keep, keep_value, switches = path[1:], value, switches + 1
+                    continue  # the search again, on the board without them
             a, n = best_scored(own, scores, ties), len(scores)
             if fortify:
                 if keep and not mask[keep[0]]:  # not expected (a deterministic environment): drop it
@@ -433,7 +492,7 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     return {"avg_jct_h": -total, "decisions": decisions, "choices": choices, "planned": planned, "tried": tried,
             "changed": changed, "endgame_states": ended, "switches": switches, "cpu_s": cpu,
             "cpu_ms_per_decision": 1000.0 * cpu / max(decisions, 1),
-            "actions": actions, "summary": info.get("summary", {})}
+            "actions": actions, "stopped": stopped, "summary": info.get("summary", {})}
 
 
 def _state_key(env: ContentionEnv, perms: Sequence[tuple[int, ...]]) -> tuple:
@@ -540,4 +599,4 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
 
 __all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SCORE_EPS", "SHIPPED_PLANNER", "TIEBREAKS", "TIE_EPS",
            "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost", "jobs_left", "plan_action",
-           "plan_episode", "plan_scores", "ranked", "space_optimum", "tie_value"]
+           "plan_episode", "plan_scores", "ranked", "space_optimum", "stop_options", "tie_value"]
