@@ -3,8 +3,8 @@
 lookahead (never the paper's numbers).
 
 Run: ``.venv/bin/python benchmarks/rl_planner.py [--part small,large] [--agent [LABEL=]NPZ ...] [--sets 5]
-[--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--stops 2] [--stops-mixes MIXES]
-[--mixes normal,heavy,medium,low]
+[--horizon 4] [--top 2] [--gate disagree] [--endgame 8] [--deep 8] [--stops 1] [--stops-mixes MIXES]
+[--plain-stops none] [--mixes normal,heavy,medium,low]
 [--large-agents LABELS] [--mix-agents MIX=LABELS ...] [--plain-planners BASE[:GATE],...] [--plain-mixes normal]
 [--small-horizon none] [--small-top none] [--reuse CSV] [--out DIR] [--quick]``.
 
