@@ -49,7 +49,7 @@ import copy
 import itertools
 import math
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -311,6 +311,13 @@ def plan_action(env: ContentionEnv, base: Base, horizon: int | None = None,
     return best_scored(own, scores), len(scores)
 
 
+def _stop_sets(env: ContentionEnv, sizes: range) -> Iterator[tuple[str, ...]]:
+    """The sets of the running jobs of ``env``'s board, by size (those of ``sizes``), each in board order: what may be
+    stopped at a round's start."""
+    running = [j.id for j, _ in env.board.placed]
+    return itertools.chain.from_iterable(itertools.combinations(running, k) for k in sizes if k <= len(running))
+
+
 def stop_options(env: ContentionEnv, bases: Sequence[Base], most: int) -> list[tuple[float, tuple[str, ...], list]]:
     """At a round's start of an environment built with ``stops=True``: for every non-empty set of at most ``most``
     running jobs, stopping them (on a copy) and following the best of ``bases`` to the end: its return (the
@@ -331,13 +338,11 @@ def stop_options(env: ContentionEnv, bases: Sequence[Base], most: int) -> list[t
     ```
     """
     out = []
-    running = [j.id for j, _ in env.board.placed]
-    for k in range(1, min(most, len(running)) + 1):
-        for ids in itertools.combinations(running, k):
-            e = copy.deepcopy(env)
-            e.stop(list(ids))
-            path: list[Any] = [ids]
-            out.append((_value(e, bases, None, 1, path)[0], ids, path))
+    for ids in _stop_sets(env, range(1, most + 1)):
+        e = copy.deepcopy(env)
+        e.stop(list(ids))
+        path: list[Any] = [ids]
+        out.append((_value(e, bases, None, 1, path)[0], ids, path))
     return out
 
 
@@ -575,12 +580,10 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
         seen[key] = cost
         nodes += 1
         if start:  # a round's start with stops: every set of running jobs to stop, then the round's placements
-            running = [j.id for j, _ in e.board.placed]
-            for k in range(len(running) + 1):
-                for ids in itertools.combinations(running, k):
-                    child = copy.deepcopy(e) if ids else e
-                    child.stop(ids)
-                    visit(child, cost, [*path, ids] if ids else path, False)
+            for ids in _stop_sets(e, range(len(e.board.placed) + 1)):
+                child = copy.deepcopy(e) if ids else e
+                child.stop(ids)
+                visit(child, cost, [*path, ids] if ids else path, False)
             return
         for a in np.flatnonzero(e.action_masks()):
             child = copy.deepcopy(e)
