@@ -251,12 +251,14 @@ def _with_subsolvers(solver: cp_model.CpSolver, names: tuple[str, ...]) -> cp_mo
 
 
 def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params, *,
-                     subsolvers: tuple[str, ...] = ()) -> _cpsat.Run:
+                     subsolvers: tuple[str, ...] = (), until: float | None = None) -> _cpsat.Run:
     """``_cpsat.solve`` with ``params.time_limit`` read as **process CPU seconds** (all threads) instead of wall
     seconds: a watchdog thread stops the search once this process has used that much more CPU time. CP-SAT itself
     knows only wall-clock and deterministic limits, and on a loaded machine a wall limit buys a varying amount of
     work (our 60-s runs of 24-32 jobs got 19-20 CPU s at a load of 13-20). Other limits pass through unchanged.
     ``subsolvers``: CP-SAT's full-problem workers by name (its ``subsolvers`` parameter; empty: its default).
+    ``until``: a ``time.process_time()`` at which the search also stops, whatever limit ``params`` set (a step
+    under a deterministic limit then cannot run past a CPU budget's end: under load such a step costs more CPU).
 
     ```pycon
     >>> m = cp_model.CpModel(); x = m.new_int_var(0, 5, "x"); m.minimize(x)
@@ -265,11 +267,13 @@ def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params, *,
 
     ```
     """
-    if params.limit != "time" or params.time_limit is None:
+    timed = params.limit == "time" and params.time_limit is not None
+    if not timed and until is None:
         return solve_with(model, params, subsolvers)
-    uncapped = dataclasses.replace(params, time_limit=None)
+    uncapped = dataclasses.replace(params, time_limit=None) if timed else params
     solver = _with_subsolvers(_cpsat.new_solver(uncapped), subsolvers)
-    end = time.process_time() + params.time_limit
+    end = min(time.process_time() + params.time_limit if timed and params.time_limit is not None else math.inf,
+              math.inf if until is None else until)
     over = threading.Event()
 
     def watch() -> None:  # stop_search again every 20 ms once over: a stop before the search is set up is lost
@@ -434,7 +438,9 @@ def solve_rar_interval(inst: RarInstance, *, time_limit: float | None = 60.0, nu
         r1 = build_interval_model(inst, ub, restriction=True, symmetry=False)
         ms, sched, stats = lns_r1(inst, best, r1, steps=LNS_STEPS if cut is None else 10**6, step_params=step,
                                   seed=int(seed or 0), target=lb, patience=None if cut is None else LNS_PATIENCE,
-                                  stop=None if cut is None else lambda: clock() - t0 >= cut)
+                                  stop=None if cut is None else lambda: clock() - t0 >= cut,
+                                  solve=None if cut is None or not cpu else
+                                  lambda m, p: cpu_capped_solve(m, p, until=t0 + cut))
         info["lns"] = {**stats, "makespan": ms, **at()}
         if ms < ub:
             ub, best, ub_name = ms, sched, "LNS on R1"

@@ -134,7 +134,9 @@ def hint_r1_solution(inst: RarInstance, schedule: Schedule, im: R1Model, params:
 def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, step_params: _cpsat.Params,
            seed: int = 0,
            stop: Callable[[], bool] | None = None, target: int = 0, start_size: int = 12,
-           patience: int | None = None) -> tuple[int, Schedule, dict[str, Any]]:
+           patience: int | None = None,
+           solve: Callable[[cp_model.CpModel, _cpsat.Params], _cpsat.Run] | None = None,
+           ) -> tuple[int, Schedule, dict[str, Any]]:
     """LNS on R1 from ``schedule`` (module docstring); ``im`` is R1 over a horizon of at least ``schedule``'s
     makespan, without symmetry breaking (``build_interval_model(inst, H, restriction=True, symmetry=False)``;
     its objective is replaced): at most ``steps`` re-solves, each with ``step_params``
@@ -144,7 +146,8 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
     after which no further step runs; ``patience``: stop after that many steps in a row that did not improve the
     solution, ``counters["stalled"]`` says so). The schedule returned is never worse than
     ``schedule``; if ``schedule`` is not a solution of R1 (contention beyond R1's), R1 is first solved from it as
-    a hint."""
+    a hint. ``solve`` runs each re-solve (default ``_cpsat.solve``; e.g. ``rar_interval.cpu_capped_solve`` with
+    ``until``, so that no step runs past a CPU budget)."""
     ev = evaluate(inst, schedule)
     best_ms, best = ev.makespan, Schedule(ev.schedule.jobs, algorithm="rar-lns")
     stats: dict[str, Any] = {"steps": 0, "improved": 0, "infeasible_or_unknown": 0,
@@ -158,7 +161,9 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
     state = _State({sj.id: int(sj.start) for sj in ev.schedule.jobs}, {k: int(v) for k, v in ev.completions.items()},
                    {(sj.id, s): sj.placement.get(s, 0) for sj in ev.schedule.jobs for s in S})
 
-    def solve(free: set[str], params: _cpsat.Params) -> _State | None:
+    run_cp = solve or _cpsat.solve
+
+    def resolve(free: set[str], params: _cpsat.Params) -> _State | None:
         m = im.model.clone()
         for jid in ids:
             if jid in free:
@@ -171,7 +176,7 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
             m.add_hint(m.get_int_var_from_proto_index(im.end[jid].index), state.end[jid])
             for s in S:
                 m.add_hint(m.get_int_var_from_proto_index(im.gpus[jid, s].index), state.gpus[jid, s])
-        run = _cpsat.solve(m, params)
+        run = run_cp(m, params)
         if run.interrupted:
             stats["interrupted"] = run.interrupted
         if not run.found:
@@ -180,9 +185,9 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
                       {(j, s): run.value(im.gpus[j, s]) for j in ids for s in S})
 
     # the incumbent as a solution of R1 (all jobs fixed); else R1 from it as a hint, all jobs free
-    first = solve(set(), step_params)
+    first = resolve(set(), step_params)
     if first is None and "interrupted" not in stats:
-        first = solve(set(ids), step_params)
+        first = resolve(set(ids), step_params)
     if first is None:
         return best_ms, best, stats
     state = first
@@ -217,7 +222,7 @@ def lns_r1(inst: RarInstance, schedule: Schedule, im: R1Model, *, steps: int, st
         else:            # random jobs, always with one that ends last
             free = set(rng.choice(ids, size=min(size, len(ids)), replace=False).tolist())
             free.add(max(ids, key=lambda j: (state.end[j], j)))
-        new = solve(free, step_params)
+        new = resolve(free, step_params)
         if new is None:
             stats["infeasible_or_unknown"] += 1
             size = max(2, size - 1)
