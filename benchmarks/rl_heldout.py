@@ -1,0 +1,178 @@
+"""Issue 24: the learned scheduler against the one-step lookahead on MORE held-out Normal sets than the other RL
+pages' five, in OUR simulator (never the paper's numbers).
+
+Run: ``.venv/bin/python benchmarks/rl_heldout.py [--sets 20] [--agent LABEL=NPZ ...] [--planner-agents LABELS]
+[--workers 2] [--reuse CSV] [--out DIR] [--quick]`` -> ``docs/results/rl_heldout.md`` and ``.csv``.
+
+The pages of the other RL benchmarks pair each agent with the lookahead on five held-out sets and pool every seed x
+set pair into one interval; the seeds share those five sets, so that interval treats 25 correlated pairs as
+independent. Here each policy runs on ``--sets`` held-out sets of 256 Normal jobs (seeds 1,000,000 + i, the first
+five being the other pages'): the lookahead, each agent of ``--agent`` alone (argmax) and the shipped planner
+(``SHIPPED_PLANNER``) over each agent of ``--planner-agents``. Per row: the paired change of the average JCT against
+the lookahead (mean ± 95 % t-interval over the sets, wins), on the first five sets and on the rest; for agents
+labelled ``... sN`` (seeds of one recipe) two pooled rows: **by set** (each set's mean over the seeds, the interval
+over the sets: the honest one) and over every seed x set pair (as the other pages pool). ``--workers``: episodes
+run in that many processes. ``--reuse``: rows of an earlier CSV (same policy, label, set, jobs) kept, not run again.
+``--quick``: 2 sets of 32 jobs, written to a temporary folder (or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT / "src", ROOT):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import pandas as pd  # noqa: E402
+
+from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
+from benchmarks.rl_planner import SHIPPED, _fmt, _seed_group  # noqa: E402
+from optsched.io import atomic_open  # noqa: E402
+
+OTHER_PAGES_SETS = 5  # the held-out sets of rl_planner.md, rl_learned.md and rl_expert.md: 1,000,000-1,000,004
+
+
+def episode(task: tuple[str, str, str, int, int]) -> dict:
+    """One episode: (policy, label, agent .npz or "", set seed, jobs) -> its row."""
+    from optsched.generators.contention import random_contention_instance
+    from optsched.rl.planner import SHIPPED_PLANNER, plan_episode
+    from optsched.sim.contention.agent import NumpyPolicy
+
+    policy, label, npz, seed, jobs = task
+    inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
+    c0 = time.process_time()
+    if policy == "lookahead":
+        r = plan_episode(inst, "lookahead", plan=False)
+    elif policy == "agent":
+        r = plan_episode(inst, NumpyPolicy.load(npz), plan=False)
+    else:
+        r = plan_episode(inst, NumpyPolicy.load(npz), **SHIPPED_PLANNER)  # type: ignore[arg-type]
+    return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs, "avg_jct_h": r["avg_jct_h"],
+            "decisions": r["decisions"], "cpu_s": time.process_time() - c0}
+
+
+def table(df: pd.DataFrame) -> list[str]:
+    """The page's table: every (policy, label) against the lookahead, then the pooled rows of each seed group."""
+    look = df[df["policy"] == "lookahead"].set_index("instance_seed")["avg_jct_h"]
+    sets = sorted(look.index)
+    head = sets[:OTHER_PAGES_SETS]
+    lines = ["| policy | agent | vs lookahead, all sets | wins | first 5 sets | wins | the other sets | wins | "
+             "CPU s / episode (median) |", "|---" * 9 + "|"]
+
+    def cells(v: pd.Series) -> str:
+        out = []
+        for part in (v, v.loc[[s for s in head if s in v.index]], v.loc[[s for s in v.index if s not in head]]):
+            out.append(f"{_fmt(*ci95(part.values))} | {int((part < 0).sum())} / {len(part)}" if len(part) else " | ")
+        return " | ".join(out)
+
+    groups: dict[tuple[str, str], list[pd.Series]] = {}
+    for (policy, label), d in df[df["policy"] != "lookahead"].groupby(["policy", "label"], sort=False):
+        d = d.set_index("instance_seed")
+        if sorted(d.index) != sets:
+            raise SystemExit(f"{policy} {label}: sets {sorted(d.index)} differ from the lookahead's {sets}")
+        v = (d["avg_jct_h"] / look - 1).loc[sets]
+        lines.append(f"| {'network alone (argmax)' if policy == 'agent' else 'rl-planner (shipped search)'} | "
+                     f"{label} | {cells(v)} | {d['cpu_s'].median():.1f} |")
+        if (grp := _seed_group(label)) is not None:
+            groups.setdefault((policy, grp), []).append(v)
+    for (policy, grp), vs in groups.items():
+        if len(vs) < 2:
+            continue
+        name = "network alone (argmax)" if policy == "agent" else "rl-planner (shipped search)"
+        by_set = pd.concat(vs, axis=1).mean(axis=1)
+        lines.append(f"| {name} | **{grp}* by set** ({len(vs)} seeds) | **{cells(by_set)}** | |")
+        pairs = pd.concat(vs)
+        m, h = ci95(pairs.values)
+        lines.append(f"| {name} | {grp}* every pair ({len(pairs)}) | {_fmt(m, h)} | {int((pairs < 0).sum())} / "
+                     f"{len(pairs)} |" + " |" * 5 + " |")
+    lines.append("")
+    lines.append(f"The lookahead: {look.mean():.3f} h, the mean over the {len(sets)} sets; "
+                 f"{df[df['policy'] == 'lookahead']['cpu_s'].median():.1f} CPU s per episode (median).")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", type=int, default=20, help="held-out Normal sets (seeds 1,000,000 + i; default 20)")
+    ap.add_argument("--agent", nargs="*", default=None,
+                    help="LABEL=NPZ (default: the shipped normal-wc, labelled shipped)")
+    ap.add_argument("--planner-agents", default=None,
+                    help="comma-separated labels whose shipped planner runs too (default: the first agent; none: no "
+                         "planner)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--reuse", default=None, help="CSV of an earlier run: its rows are kept, not run again")
+    ap.add_argument("--out", default=None, help="directory of the .md and .csv (default docs/results; --quick: a "
+                                                "temporary folder)")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    if args.sets < 2 or args.workers < 1:
+        ap.error("--sets must be at least 2 and --workers at least 1")
+    agents: dict[str, str] = {}
+    for spec in args.agent or [f"shipped={SHIPPED}"]:
+        label, sep, npz = spec.partition("=")
+        if not sep or not label or not Path(npz).is_file():
+            ap.error(f"--agent: {spec!r} is not LABEL=NPZ with an existing file")
+        agents[label] = npz
+    planners = list(agents)[:1] if args.planner_agents is None else \
+        [x for x in args.planner_agents.split(",") if x and x != "none"]
+    if set(planners) - set(agents):
+        ap.error(f"--planner-agents: unknown label(s) {sorted(set(planners) - set(agents))}")
+    n_sets, jobs = (2, 32) if args.quick else (args.sets, 256)
+    out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="rl_heldout_")) if args.quick
+                                           else ROOT / "docs" / "results")
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [1_000_000 + i for i in range(n_sets)]
+    tasks = [("lookahead", "", "", s, jobs) for s in seeds]
+    tasks += [("agent", lab, npz, s, jobs) for lab, npz in agents.items() for s in seeds]
+    tasks += [("planner", lab, agents[lab], s, jobs) for lab in planners for s in seeds]
+    rows: list[dict] = []
+    if args.reuse:
+        old = pd.read_csv(args.reuse, keep_default_na=False)
+        keep = {(t[0], t[1], t[3], t[4]) for t in tasks}
+        rows = [r for r in old.to_dict("records")
+                if (r["policy"], str(r["label"]), int(r["instance_seed"]), int(r["jobs"])) in keep]
+        done = {(r["policy"], str(r["label"]), int(r["instance_seed"]), int(r["jobs"])) for r in rows}
+        tasks = [t for t in tasks if (t[0], t[1], t[3], t[4]) not in done]
+    t0 = time.perf_counter()
+    # the planner's episodes first (1-2 CPU min each on 256 jobs against seconds for the others)
+    tasks.sort(key=lambda t: t[0] != "planner")
+    with cf.ProcessPoolExecutor(max_workers=args.workers) as pool:
+        for k, row in enumerate(pool.map(episode, tasks), 1):
+            rows.append(row)
+            print(f"[{k}/{len(tasks)}] {row['policy']} {row['label']} set {row['instance_seed']}: "
+                  f"{row['avg_jct_h']:.3f} h ({row['cpu_s']:.1f} CPU s)", flush=True)
+    df = pd.DataFrame(rows).sort_values(["policy", "label", "instance_seed"], kind="stable")
+    wall = time.perf_counter() - t0
+    cmd = shlex.join([".venv/bin/python", "benchmarks/rl_heldout.py", *(argv if argv is not None else sys.argv[1:])])
+    lines = ["# Issue 24: the learned scheduler against the lookahead on more held-out sets (our simulator; not the "
+             "paper's numbers)", "",
+             f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"
+             + ("; rows of `--reuse` kept, not run again" if args.reuse else "") + ").", "",
+             f"Held-out Normal sets of {jobs} jobs, seeds 1,000,000 to {1_000_000 + n_sets - 1} (never trained on; the "
+             f"first {OTHER_PAGES_SETS} are the sets of `rl_planner.md`, `rl_learned.md` and `rl_expert.md`). Paired "
+             "change of the average JCT against the one-step lookahead (negative: better than it), mean ± 95 % "
+             "t-interval over the sets, and the sets won. Pooled rows: **by set** takes each set's mean over the "
+             "seeds and the interval over the sets (the seeds share the sets, so this is the interval to read); "
+             "every pair treats each seed x set pair as independent, as the other RL pages pool (narrower, and "
+             "optimistic). The network alone is the agent's argmax action at every decision (numpy); rl-planner is "
+             "the shipped search (`SHIPPED_PLANNER`) over it.", ""]
+    lines += table(df)
+    with atomic_open(out / "rl_heldout.md") as fh:
+        fh.write("\n".join(lines) + "\n")
+    with atomic_open(out / "rl_heldout.csv", newline="") as fh:
+        df.to_csv(fh, index=False)
+    print("\n".join(table(df)))
+    print(f"wrote {out / 'rl_heldout.md'} ({wall / 60:.1f} min)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""``benchmarks/rl_heldout.py``'s table: the pooled "by set" row is the interval over the sets of each set's mean
+over the seeds (not over every seed x set pair), and a row that misses a set of the lookahead's is refused."""
+
+from __future__ import annotations
+
+import benchmarks.rl_heldout as bench
+import pandas as pd
+import pytest
+from benchmarks.rl import ci95
+from benchmarks.rl_planner import _fmt
+
+
+def _rows(changes: dict[str, list[float]]) -> pd.DataFrame:
+    rows = [{"policy": "lookahead", "label": "", "instance_seed": 1_000_000 + i, "jobs": 256, "avg_jct_h": 10.0,
+             "decisions": 100, "cpu_s": 1.0} for i in range(6)]
+    for label, ch in changes.items():
+        rows += [{"policy": "agent", "label": label, "instance_seed": 1_000_000 + i, "jobs": 256,
+                  "avg_jct_h": 10.0 * (1 + c), "decisions": 100, "cpu_s": 2.0} for i, c in enumerate(ch)]
+    return pd.DataFrame(rows)
+
+
+def test_by_set_row_is_the_interval_over_the_sets_of_the_seed_means():
+    a = [-0.02, 0.01, -0.03, 0.00, -0.01, 0.02]
+    b = [-0.01, 0.03, -0.02, -0.02, 0.01, 0.00]
+    lines = bench.table(_rows({"x s0": a, "x s1": b}))
+    means = [(p + q) / 2 for p, q in zip(a, b)]
+    by_set = next(line for line in lines if "by set" in line)
+    assert f"**{_fmt(*ci95(means))} | {sum(m < 0 for m in means)} / 6 | " in by_set
+    # the first five sets (the other pages') and the sixth apart
+    assert f"{_fmt(*ci95(means[:5]))} | {sum(m < 0 for m in means[:5])} / 5 | {_fmt(*ci95(means[5:]))} | " in by_set
+    every = next(line for line in lines if "every pair" in line)
+    assert f"{_fmt(*ci95(a + b))} | {sum(x < 0 for x in a + b)} / 12 |" in every
+    assert ci95(means)[1] != pytest.approx(ci95(a + b)[1])  # (the two pools differ: the test tells them apart)
+
+
+def test_a_row_missing_a_set_is_refused():
+    df = _rows({"x s0": [0.0] * 6})
+    with pytest.raises(SystemExit, match="x s0"):
+        bench.table(df[~((df["label"] == "x s0") & (df["instance_seed"] == 1_000_003))])
