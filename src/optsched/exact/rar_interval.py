@@ -267,13 +267,12 @@ def cpu_capped_solve(model: cp_model.CpModel, params: _cpsat.Params, *,
 
     ```
     """
-    timed = params.limit == "time" and params.time_limit is not None
-    if not timed and until is None:
+    end, uncapped = (math.inf if until is None else until), params
+    if params.limit == "time" and params.time_limit is not None:  # the CPU clock replaces CP-SAT's wall limit
+        end, uncapped = min(end, time.process_time() + params.time_limit), dataclasses.replace(params, time_limit=None)
+    if end == math.inf:
         return solve_with(model, params, subsolvers)
-    uncapped = dataclasses.replace(params, time_limit=None) if timed else params
     solver = _with_subsolvers(_cpsat.new_solver(uncapped), subsolvers)
-    end = min(time.process_time() + params.time_limit if timed and params.time_limit is not None else math.inf,
-              math.inf if until is None else until)
     over = threading.Event()
 
     def watch() -> None:  # stop_search again every 20 ms once over: a stop before the search is set up is lost
