@@ -404,29 +404,22 @@ def main(argv: list[str] | None = None) -> int:
             for k, tuples in pool.items():
                 if len(tuples) > len(look):
                     grp, policy = k.split("|")
-                    cells = []
-                    for c in range(4):
-                        v = [t[c] for t in tuples]
-                        if c == 3 and policy == "base":
-                            cells.append(" | ")
-                            continue
-                        m, h = ci95(v)
-                        cells.append(f"**{pct(m, h)}** | {sum(x < 0 for x in v)} / {len(v)}")
-                    lines.append(f"| {grp} (all seeds) | {'argmax' if policy == 'base' else policy} | | "
-                                 + " | ".join(cells) + " | |")
-                    # by set: each set's mean over the seeds, the interval over the sets (the seeds share the sets,
-                    # so the every-pair row above is narrower than the evidence)
                     n_sets = len(look)
-                    cells = []
-                    for c in range(4):
-                        if c == 3 and policy == "base":
-                            cells.append(" | ")
-                            continue
-                        v = [float(np.mean([t[c] for t in tuples[i::n_sets]])) for i in range(n_sets)]
-                        m, h = ci95(v)
-                        cells.append(f"{pct(m, h)} | {sum(x < 0 for x in v)} / {len(v)}")
-                    lines.append(f"| {grp} (all seeds, by set) | {'argmax' if policy == 'base' else policy} | | "
-                                 + " | ".join(cells) + " | |")
+                    pairs = [[t[c] for t in tuples] for c in range(4)]  # every seed x set pair, per column
+                    # by set: each set's mean over the seeds (the seeds share the sets, so the every-pair row is
+                    # narrower than the evidence)
+                    by_set = [[float(np.mean(col[i::n_sets])) for i in range(n_sets)] for col in pairs]
+                    for name, bold, cols in ((f"{grp} (all seeds)", True, pairs),
+                                             (f"{grp} (all seeds, by set)", False, by_set)):
+                        cells = []
+                        for c, v in enumerate(cols):
+                            if c == 3 and policy == "base":
+                                cells.append(" | ")
+                                continue
+                            txt = pct(*ci95(v))
+                            cells.append(f"{f'**{txt}**' if bold else txt} | {sum(x < 0 for x in v)} / {len(v)}")
+                        lines.append(f"| {name} | {'argmax' if policy == 'base' else policy} | | "
+                                     + " | ".join(cells) + " | |")
             lines.append("")
             if plain and mix in plain_mixes:
                 lines += _plain_tables(plain, big, res, look, rnd, grd, hz, tp, eg, dp, plain_stp)
