@@ -48,6 +48,7 @@ CASES = [
     ("evaluate-deep-word", "rl evaluate --planner --deep some", "--deep"),
     ("evaluate-tiebreak-word", "rl evaluate --planner --tiebreak exact", "--tiebreak"),
     ("evaluate-stops-0", "rl evaluate --planner --stops 0", "--stops"),
+    ("evaluate-stops-no-endgame", "rl evaluate --planner --endgame none --deep none --stops 1", "--stops"),
     ("evaluate-planner-paper-agent", "rl evaluate --planner --policy shipped --sets 1 --jobs 4 --hours 0.25 "
                                      "--baselines contention-srtf", "--planner"),
     ("export-missing", "rl export {out}/m.zip -o {out}/x.npz", "model"),
@@ -131,3 +132,16 @@ def test_rl_evaluate_planner_adds_its_rows_and_its_cpu_beside_the_lookahead(caps
     assert all(float(r["avg_jct_s"]) >= 900 for r in planner)
     assert "rl-planner" in text and "CPU ms per decision" in text and "lookahead" in text.split("CPU ms")[1]
 
+
+
+@needs_data(*DEEPSHARE)
+def test_rl_evaluate_planner_without_endgame_drops_the_default_stops(capsys):
+    """Stops are the endgame search's move: with ``--endgame none --deep none`` the default ``--stops`` is dropped
+    and the CPU line says so (a ``--stops`` given there is refused: ``evaluate-stops-no-endgame`` above)."""
+    pytest.importorskip("gymnasium")
+    from optsched.cli import main
+
+    assert main(["rl", "evaluate", "--planner", "--endgame", "none", "--deep", "none", "--sets", "1", "--jobs", "4",
+                 "--hours", "0.25", "--baselines", "contention-lookahead"]) == 0
+    text = capsys.readouterr().out
+    assert "endgame None, deep None" in text and "stops none" in text

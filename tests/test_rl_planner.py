@@ -380,6 +380,17 @@ def test_the_endgame_stops_a_running_job_where_every_placement_scores_worse(monk
         rest = min(j for i, kind, j in jct if i < k or (i == k and kind == "place"))
         assert isinstance(acts[k], tuple) == (stop_best < rest - 1e-9), k  # a tie (300-s rounds make them) keeps
     monkeypatch.undo()
+    # the decisions and those with a choice, counted once each however many stops were searched there (replayed)
+    env = ContentionEnv([inst], reward="avg-jct", observation="rich", work_conserving=True, stops=True)
+    env.reset(options={"instance": inst})
+    with_choice = 0
+    for a in acts:
+        if isinstance(a, tuple):
+            env.stop(a)
+        else:
+            with_choice += int(env.action_masks().sum()) > 1
+            env.step(a)
+    assert run["decisions"] == sum(not isinstance(a, tuple) for a in acts) and run["choices"] == with_choice
     plain = plan_episode(inst, "normal-wc", **{**SHIPPED_PLANNER, "stops": None})
     assert plain["stopped"] == 0 and run["avg_jct_h"] < plain["avg_jct_h"] - 1e-9
 

@@ -247,7 +247,7 @@ def register(sub) -> None:
                    help="the endgame search's choice among trajectories of tied (round-accounted) scores: "
                         "'exact-jct' (the earliest exact completions), 'makespan' (the earliest exact end) or 'none' "
                         f"(the agent's action; default {PLANNER.get('tiebreak') or 'none'})")
-    e.add_argument("--stops", type=_horizon, default=PLANNER.get("stops"),
+    e.add_argument("--stops", type=_horizon, default=argparse.SUPPRESS,
                    help="at each round's start of the endgame, the planner also tries stopping every set of at most "
                         "this many running jobs, a move the agent's actions do not have ('none': never; default "
                         f"{PLANNER.get('stops') or 'none'})")
@@ -340,6 +340,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output(args.output, "-o", inputs=[] if args.policy in SHIPPED else [args.policy])
     _check_job_hours(args.sets, args.jobs, args.hours, "to simulate")
+    # stops are the endgame search's: without --endgame and --deep the default is dropped, a given --stops refused
+    if args.planner and not (args.endgame or args.deep) and getattr(args, "stops", None) is not None:
+        raise InstanceError("stops are searched by the endgame search: give --endgame or --deep too, or "
+                            "--stops none", field="--stops")
+    args.stops = getattr(args, "stops", PLANNER.get("stops")) if args.endgame or args.deep else None
     agent = _policy(args.policy)
     names = {"contention-las": "LAS", "contention-srtf": "SRTF"}
     if agent.meta.get("observation", "paper") != "paper" or agent.meta.get("work_conserving"):
@@ -391,7 +396,7 @@ def _with_planner(df, insts, agent, args):
         raise InstanceError(f"needs an issue-24 agent (rich observation, work-conserving; e.g. "
                             f"--policy shipped-wc): {exc}", field="--planner") from None
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
-    stops = args.stops if args.endgame or args.deep else None  # stops are the endgame search's: none without it
+    stops = args.stops
     for inst in insts:
         r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
                          deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak,

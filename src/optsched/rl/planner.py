@@ -441,8 +441,6 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     keep_value = keep_tie = 0.0
     while not done:
         mask = env.action_masks()
-        if int(mask.sum()) > 1:
-            choices += 1
         left = jobs_left(env) if plan and end_at else end_at + 1
         if left <= end_at:
             if stops is not None and not env.stops:
@@ -485,6 +483,7 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
                 changed += int(a != act(env))
         else:
             a = act(env)
+        choices += int(mask.sum()) > 1  # counted here, once per decision (a stop searches the state again)
         _, r, term, trunc, info = env.step(a)
         actions.append(int(a))
         if keep and keep[0] == a:
