@@ -37,7 +37,7 @@ from ..problems.total_jct import TotalJctInstance
 from .total_jct_lp import PricedRuns
 
 __all__ = ["PricingResult", "price_server", "cg_lower_bound", "lagrangian_start_prices", "split_instance",
-           "shape_instance", "SPLIT_WEIGHTS", "split_weights", "spread_split_bound"]
+           "shape_instance", "SPLIT_WEIGHTS", "split_factor", "split_weights", "spread_split_bound"]
 
 
 class PricingResult:
@@ -570,7 +570,7 @@ def split_instance(inst: TotalJctInstance, job: int, shape: tuple[int, ...],
                 (j.weight == 0 and total != 0) or (j.weight > 0 and (total % j.weight or total == 0)):
             raise InstanceError(f"split weights {weights!r} must be {len(mode.shape)} integers >= 0 summing to a "
                                 f"positive multiple of the job's weight {j.weight}", field="weights", job=j.id)
-        f = total // j.weight if j.weight else 1
+        f = split_factor(j.weight, weights)
     parts = tuple(TotalJctJob(f"{j.id}#{k}", j.release, q, (Mode((q,), mode.duration),), weights[k])
                   for k, q in enumerate(mode.shape))
     rest = inst.jobs if f == 1 else tuple(dataclasses.replace(x, weight=x.weight * f) for x in inst.jobs)
@@ -618,6 +618,20 @@ def split_weights(weight: int, shape: tuple[int, ...], rule: str) -> list[int]:
     if rule == "gpus":
         return [weight * q for q in shape]
     raise InstanceError(f"must be one of {', '.join(SPLIT_WEIGHTS)}, got {rule!r}", field="split_weights")
+
+
+def split_factor(weight: int, weights: Sequence[int]) -> int:
+    """The factor ``f`` of a split whose parts weigh ``weights`` (formulation, "Weighted split"): their sum over the
+    job's ``weight`` (1 for a job of weight 0). Every other job's weight is multiplied by it, and a bound ``B`` on
+    the split instance gives ``ceil(B / f)``.
+
+    ```pycon
+    >>> split_factor(2, split_weights(2, (3, 1), "gpus")), split_factor(1, [1, 0]), split_factor(0, [0, 0])
+    (4, 1, 1)
+
+    ```
+    """
+    return sum(weights) // weight if weight else 1
 
 
 def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, spread: dict[str, int], *,
@@ -670,7 +684,7 @@ def spread_split_bound(inst: TotalJctInstance, upper: int, single: int | None, s
             cg = None
             if lag < goal and cg_rounds > 0:
                 w = split_weights(j.weight, shape, weights)
-                f = sum(w) // j.weight if j.weight else 1
+                f = split_factor(j.weight, w)
                 sub = split_instance(inst, i, shape, w)
                 start = lagrangian_start_prices(sub, slots=slots, iterations=iterations, target=upper * f)
                 res = cg_lower_bound(sub, iterations=cg_rounds, node_limit=cg_nodes, start_prices=start,
