@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -183,39 +184,54 @@ def jobs_table(jobs: Sequence) -> pd.DataFrame:
     # (the workload jobs, read once: each workload column is then one attribute read per job, not two)
     wjobs = list(map(attrgetter("w"), jobs)) if own else jobs
 
-    def num(name: str, dtype: type, of: Sequence = jobs) -> np.ndarray:  # a column straight into numpy
-        return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
+    num = functools.partial(_column, jobs=jobs, wjobs=wjobs)  # a column straight into numpy
 
     tracked: Any = list(map(attrgetter("tracked"), wjobs))
     if set(map(type, tracked)) <= {bool}:  # (what pandas would infer from the list, without its copies)
         tracked = np.fromiter(tracked, dtype=bool, count=n)
-    iterations = num("iterations", float, wjobs)
+    iterations = num("iterations")
     deadline = _deadlines(wjobs)
     df = pd.DataFrame({
-        "id": num("id", object),  # (pandas infers the same dtype from an object array as from a list)
-        "arrival_s": num("arrival_s", float, wjobs),
-        "gpus": num("gpus", np.int64),
+        "id": num("id"),  # (pandas infers the same dtype from an object array as from a list)
+        "arrival_s": num("arrival_s"),
+        "gpus": num("gpus"),
         "iterations": iterations,
-        "model": num("model", object, wjobs),
+        "model": num("model"),
         "tracked": tracked,
-        "admitted_s": num("admitted_s", float),
-        "first_start_s": num("first_start_s", float),
-        "completion_s": num("completion_s", float),
-        "preemptions": num("preemptions", np.int64),
-        "launches": num("launches", np.int64),
-        "migrations": num("migrations", np.int64),
-        "attained_gpu_s": num("attained_gpu_s", float),
+        "admitted_s": num("admitted_s"),
+        "first_start_s": num("first_start_s"),
+        "completion_s": num("completion_s"),
+        "preemptions": num("preemptions"),
+        "launches": num("launches"),
+        "migrations": num("migrations"),
+        "attained_gpu_s": num("attained_gpu_s"),
         # (Job.duration_alone_s is iterations x iteration time: the same products, taken at once)
-        "duration_alone_s": iterations * num("iteration_time_s", float, wjobs) if own else num("duration_alone_s",
-                                                                                              float),
+        "duration_alone_s": iterations * num("iteration_time_s") if own else num("duration_alone_s"),
         "deadline_s": deadline,
     }, copy=False)  # fresh columns: not copied into consolidated blocks (a million-job table held twice)
-    del wjobs
+    del wjobs, num
     df["jct_s"] = df["completion_s"] - df["arrival_s"]
     df["responsiveness_s"] = df["first_start_s"] - df["arrival_s"]
     df["deadline_met"] = np.where(df["deadline_s"].isna(), np.nan,
                                   (df["completion_s"] <= df["deadline_s"]).astype(float))
     return df
+
+
+# Where each plain column of the per-job table is read (True: from the workload job, ``Job.w`` of the engine's own
+# jobs; False: from the run's job) and its dtype: ``jobs_table`` builds every column from it, ``_JobColumns`` the few
+# that ``summarise`` reads, so that both give the same arrays.
+_SOURCES: dict[str, tuple[bool, type]] = {
+    "id": (False, object), "arrival_s": (True, float), "gpus": (False, np.int64), "iterations": (True, float),
+    "model": (True, object), "iteration_time_s": (True, float), "admitted_s": (False, float),
+    "first_start_s": (False, float), "completion_s": (False, float), "preemptions": (False, np.int64),
+    "launches": (False, np.int64), "migrations": (False, np.int64), "attained_gpu_s": (False, float),
+    "duration_alone_s": (False, float)}
+
+
+def _column(name: str, jobs: Sequence, wjobs: Sequence) -> np.ndarray:
+    """The table's column ``name`` (one of ``_SOURCES``) of ``jobs``, whose workload jobs are ``wjobs``."""
+    from_workload, dtype = _SOURCES[name]
+    return np.fromiter(map(attrgetter(name), wjobs if from_workload else jobs), dtype=dtype, count=len(jobs))
 
 
 def _deadlines(wjobs: Sequence) -> np.ndarray:
@@ -241,14 +257,11 @@ class _JobColumns:
         return len(self.jobs)
 
     def column(self, name: str) -> np.ndarray:
-        n = len(self.jobs)
         if name == "deadline_s":
             return _deadlines(self.wjobs)
         if name == "tracked":
-            return np.fromiter(map(bool, map(attrgetter(name), self.wjobs)), dtype=bool, count=n)
-        of = self.wjobs if name == "arrival_s" else self.jobs
-        dtype = np.int64 if name in ("preemptions", "migrations") else float
-        return np.fromiter(map(attrgetter(name), of), dtype=dtype, count=n)
+            return np.fromiter(map(bool, map(attrgetter(name), self.wjobs)), dtype=bool, count=len(self.jobs))
+        return _column(name, self.jobs, self.wjobs)
 
 
 def _jsonable(x):
