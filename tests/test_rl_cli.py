@@ -133,7 +133,6 @@ def test_rl_evaluate_planner_adds_its_rows_and_its_cpu_beside_the_lookahead(caps
     assert "rl-planner" in text and "CPU ms per decision" in text and "lookahead" in text.split("CPU ms")[1]
 
 
-
 @needs_data(*DEEPSHARE)
 def test_rl_evaluate_planner_without_endgame_drops_the_default_stops(capsys):
     """Stops are the endgame search's move: with ``--endgame none --deep none`` the default ``--stops`` is dropped

@@ -396,11 +396,9 @@ def _with_planner(df, insts, agent, args):
         raise InstanceError(f"needs an issue-24 agent (rich observation, work-conserving; e.g. "
                             f"--policy shipped-wc): {exc}", field="--planner") from None
     rows, cpu = [], {"rl-planner": [0.0, 0], "rl-agent": [0.0, 0], "lookahead": [0.0, 0]}
-    stops = args.stops
     for inst in insts:
         r = plan_episode(inst, agent, horizon=args.horizon, top=args.top, gate=args.gate, endgame=args.endgame,
-                         deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak,
-                         stops=stops)
+                         deep=args.deep, fortify=args.fortify, tiebreak=args.tiebreak, stops=args.stops)
         rows.append({"policy": "rl-planner", "instance": inst.name, "instance_seed": inst.seed, **r["summary"]})
         for label, res in (("rl-planner", r), ("rl-agent", plan_episode(inst, agent, plan=False)),
                            ("lookahead", plan_episode(inst, "lookahead", plan=False))):
@@ -408,7 +406,7 @@ def _with_planner(df, insts, agent, args):
             cpu[label][1] += res["decisions"]
     note = (f"CPU ms per decision (horizon {args.horizon}, top {args.top}, gate {args.gate}, endgame "
             f"{args.endgame}, deep {args.deep}, fortify {'on' if args.fortify else 'off'}, tiebreak "
-            f"{args.tiebreak or 'none'}, stops {stops or 'none'}): "
+            f"{args.tiebreak or 'none'}, stops {args.stops or 'none'}): "
             + ", ".join(f"{k} {1000 * c / max(n, 1):.1f}" for k, (c, n) in cpu.items()))
     return pd.concat([df, pd.DataFrame(rows)], ignore_index=True), note
 

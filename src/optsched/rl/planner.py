@@ -483,7 +483,7 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
                 changed += int(a != act(env))
         else:
             a = act(env)
-        choices += int(mask.sum()) > 1  # counted here, once per decision (a stop searches the state again)
+        choices += int(mask.sum() > 1)  # counted here, once per decision (a stop searches the state again)
         _, r, term, trunc, info = env.step(a)
         actions.append(int(a))
         if keep and keep[0] == a:
