@@ -141,6 +141,34 @@ def test_task_threads_divides_the_cores_among_the_tasks(monkeypatch):
     assert task_threads() == 1
 
 
+def test_a_local_dask_plan_waits_for_every_worker_it_started():
+    """A batch on a local Dask cluster of ours is planned on every worker the cluster started, not only on those
+    the scheduler sees when the batch begins (on a loaded machine one can register late): the planning waits for
+    them first. A fake client here: one worker seen, until the wait brings the second."""
+    from optsched import experiments
+
+    class Client:
+        def __init__(self):
+            self.seen, self.waits = ["tcp://127.0.0.1:1"], []
+
+        def wait_for_workers(self, n, timeout=None):
+            self.waits.append((n, timeout))
+            self.seen = [f"tcp://127.0.0.1:{k + 1}" for k in range(n)]
+
+        def scheduler_info(self):
+            return {"workers": {a: {"nthreads": 1} for a in self.seen}}
+
+    class Ex:
+        def __init__(self, planned=None):
+            self._client = Client()
+            if planned:
+                self._optsched_workers = planned
+
+    assert experiments._slots_by_host(Ex(planned=2)) == {"127.0.0.1": 2}
+    remote = Ex()  # a scheduler given by address: its workers are whatever it sees
+    assert experiments._slots_by_host(remote) == {"127.0.0.1": 1} and remote._client.waits == []
+
+
 def test_solve_many_reads_files_in_the_worker_and_filters_by_problem(tmp_path):
     rar = find_instances("bundled:rar/rar-paper-j3-s2-seed*.json")
     tj = tmp_path / "t.json"
