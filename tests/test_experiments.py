@@ -158,11 +158,14 @@ def test_a_local_dask_plan_waits_for_every_worker_it_started():
         def scheduler_info(self):
             return {"workers": {a: {"nthreads": 1} for a in self.seen}}
 
+    class Cluster:
+        def __init__(self, n):
+            self.workers = dict.fromkeys(range(n))  # the workers it started (a LocalCluster's spec)
+
     class Ex:
         def __init__(self, planned=None):
             self._client = Client()
-            if planned:
-                self._optsched_workers = planned
+            self._client.cluster = Cluster(planned) if planned else None
 
     assert experiments._slots_by_host(Ex(planned=2)) == {"127.0.0.1": 2}
     remote = Ex()  # a scheduler given by address: its workers are whatever it sees

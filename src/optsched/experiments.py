@@ -318,12 +318,7 @@ def executor(dask: str | None = None, workers: int | None = None, *,
                                                        threads_per_worker=1, processes=True,
                                                        dashboard_address=":0" if _has_bokeh() else None,
                                                        silence_logs=logging.CRITICAL))
-            client = stack.enter_context(Client(cluster))
-            # each task's CP-SAT threads are planned on the workers the scheduler sees: on a loaded machine a
-            # worker can register late, and a task planned on one worker would take every core
-            with contextlib.suppress(TimeoutError):
-                client.wait_for_workers(len(cluster.workers), timeout=60)
-            planned = len(cluster.workers)  # (what each batch's plan waits for again: _slots_by_host)
+            client = stack.enter_context(Client(cluster))  # (its workers are waited for by each batch's plan)
             if dashboard is not None:
                 link = client.dashboard_link if _has_bokeh() else None
                 print(f"Dask dashboard: {link}" if link else
@@ -333,10 +328,7 @@ def executor(dask: str | None = None, workers: int | None = None, *,
                 client = stack.enter_context(Client(dask, timeout="10s"))
             except (OSError, TimeoutError, ValueError) as exc:
                 raise InstanceError(f"cannot reach the Dask scheduler at {dask}: {exc}", field="--dask") from None
-        ex = client.get_executor()
-        if dask == "local":
-            ex._optsched_workers = planned
-        yield ex
+        yield client.get_executor()
 
 
 # how long a batch on a local Dask cluster waits for its workers before planning on those it sees
@@ -345,16 +337,16 @@ LOCAL_WORKERS_WAIT_S = 300.0
 
 def _slots_by_host(ex: Executor) -> dict[str, int]:
     """Tasks that run at once per host, as a Dask executor's scheduler sees its workers (empty otherwise). On a
-    local cluster of ours, first waits (up to ``LOCAL_WORKERS_WAIT_S``) until every worker it started is seen: on a
-    loaded machine a worker can register after the cluster's own 60-s wait, and a batch planned on one worker gives
-    each task every core."""
+    client of a cluster object (a local cluster), first waits (up to ``LOCAL_WORKERS_WAIT_S``) until every worker
+    the cluster started is seen: on a loaded machine a worker can register late, and a batch planned on one worker
+    gives each task every core. A scheduler given by address is planned on the workers it sees."""
     client = getattr(ex, "_client", None)
     if client is None:
         return {}
-    planned = getattr(ex, "_optsched_workers", 0)
-    if planned:
+    started = len(getattr(getattr(client, "cluster", None), "workers", None) or ())
+    if started:
         with contextlib.suppress(TimeoutError):
-            client.wait_for_workers(planned, timeout=LOCAL_WORKERS_WAIT_S)
+            client.wait_for_workers(started, timeout=LOCAL_WORKERS_WAIT_S)
     out: dict[str, int] = {}
     for addr, info in client.scheduler_info().get("workers", {}).items():
         host = urlparse(addr).hostname or ""
