@@ -1,14 +1,17 @@
 """Issue 24: the learned scheduler against the one-step lookahead on MORE held-out Normal sets than the other RL
 pages' five, in OUR simulator (never the paper's numbers).
 
-Run: ``.venv/bin/python benchmarks/rl_heldout.py [--sets 20] [--agent LABEL=NPZ ...] [--planner-agents LABELS]
-[--workers 2] [--reuse CSV] [--out DIR] [--quick]`` -> ``docs/results/rl_heldout.md`` and ``.csv``.
+Run: ``.venv/bin/python benchmarks/rl_heldout.py [--sets 20] [--first-set 0] [--agent LABEL=NPZ ...]
+[--planner-agents LABELS] [--planner-set KEY=VALUE ...] [--name rl_heldout] [--workers 2] [--reuse CSV] [--out DIR]
+[--quick]`` -> ``docs/results/NAME.md`` and ``.csv``.
 
 The pages of the other RL benchmarks pair each agent with the lookahead on five held-out sets and pool every seed x
 set pair into one interval; the seeds share those five sets, so that interval treats 25 correlated pairs as
 independent. Here each policy runs on ``--sets`` held-out sets of 256 Normal jobs (seeds 1,000,000 + i, the first
 five being the other pages'): the lookahead, each agent of ``--agent`` alone (argmax) and the shipped planner
-(``SHIPPED_PLANNER``) over each agent of ``--planner-agents``. Per row: the paired change of the average JCT against
+(``SHIPPED_PLANNER``, or with the settings of ``--planner-set``, e.g. ``horizon=6 endgame=none``) over each agent of
+``--planner-agents``. ``--first-set K``: the sets from seed 1,000,000 + K on (sets never run before, for a test
+decided in advance); the first-five split is then left out. Per row: the paired change of the average JCT against
 the lookahead (mean ± 95 % t-interval over the sets, wins), on the first five sets and on the rest; for agents
 labelled ``... sN`` (seeds of one recipe) two pooled rows: **by set** (each set's mean over the seeds, the interval
 over the sets: the honest one) and over every seed x set pair (as the other pages pool). ``--workers``: episodes
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import re
 import shlex
 import sys
 import tempfile
@@ -36,17 +40,21 @@ import pandas as pd  # noqa: E402
 from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
 from benchmarks.rl_planner import SHIPPED, _fmt, _seed_group  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
+from optsched.sim.contention.lookahead import SHIPPED_PLANNER  # noqa: E402
 
+# the planner's settings --planner-set may change (the others are the shipped search's own)
+PLANNER_KEYS = ("horizon", "top", "endgame", "deep", "stops")
 OTHER_PAGES_SETS = 5  # the held-out sets of rl_planner.md, rl_learned.md and rl_expert.md: 1,000,000-1,000,004
 
 
-def episode(task: tuple[str, str, str, int, int]) -> dict:
-    """One episode: (policy, label, agent .npz or "", set seed, jobs) -> its row."""
+def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
+    """One episode: (policy, label, agent .npz or "", set seed, jobs, the planner's settings over
+    ``SHIPPED_PLANNER``: (key, value) pairs) -> its row."""
     from optsched.generators.contention import random_contention_instance
     from optsched.rl.planner import SHIPPED_PLANNER, plan_episode
     from optsched.sim.contention.agent import NumpyPolicy
 
-    policy, label, npz, seed, jobs = task
+    policy, label, npz, seed, jobs, settings = task
     inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
     c0 = time.process_time()
     if policy == "lookahead":
@@ -54,22 +62,28 @@ def episode(task: tuple[str, str, str, int, int]) -> dict:
     elif policy == "agent":
         r = plan_episode(inst, NumpyPolicy.load(npz), plan=False)
     else:
-        r = plan_episode(inst, NumpyPolicy.load(npz), **SHIPPED_PLANNER)  # type: ignore[arg-type]
+        r = plan_episode(inst, NumpyPolicy.load(npz), **{**SHIPPED_PLANNER, **dict(settings)})
     return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs, "avg_jct_h": r["avg_jct_h"],
             "decisions": r["decisions"], "cpu_s": time.process_time() - c0}
 
 
-def table(df: pd.DataFrame) -> list[str]:
-    """The page's table: every (policy, label) against the lookahead, then the pooled rows of each seed group."""
+def table(df: pd.DataFrame, split: bool = True, planner: str = "rl-planner (shipped search)") -> list[str]:
+    """The page's table: every (policy, label) against the lookahead, then the pooled rows of each seed group;
+    ``split``: also on the first five sets (the other pages') and on the rest; ``planner``: the planner rows' name."""
     look = df[df["policy"] == "lookahead"].set_index("instance_seed")["avg_jct_h"]
     sets = sorted(look.index)
     head = sets[:OTHER_PAGES_SETS]
-    lines = ["| policy | agent | vs lookahead, all sets | wins | first 5 sets | wins | the other sets | wins | "
-             "CPU s / episode (median) |", "|---" * 9 + "|"]
+    if split:
+        lines = ["| policy | agent | vs lookahead, all sets | wins | first 5 sets | wins | the other sets | wins | "
+                 "CPU s / episode (median) |", "|---" * 9 + "|"]
+    else:
+        lines = ["| policy | agent | vs lookahead | wins | CPU s / episode (median) |", "|---" * 5 + "|"]
 
     def cells(v: pd.Series) -> str:
         out = []
-        for part in (v, v.loc[[s for s in head if s in v.index]], v.loc[[s for s in v.index if s not in head]]):
+        parts = (v, v.loc[[s for s in head if s in v.index]], v.loc[[s for s in v.index if s not in head]]) \
+            if split else (v,)
+        for part in parts:
             out.append(f"{_fmt(*ci95(part.values))} | {int((part < 0).sum())} / {len(part)}" if len(part) else " | ")
         return " | ".join(out)
 
@@ -79,20 +93,20 @@ def table(df: pd.DataFrame) -> list[str]:
         if sorted(d.index) != sets:
             raise SystemExit(f"{policy} {label}: sets {sorted(d.index)} differ from the lookahead's {sets}")
         v = (d["avg_jct_h"] / look - 1).loc[sets]
-        lines.append(f"| {'network alone (argmax)' if policy == 'agent' else 'rl-planner (shipped search)'} | "
+        lines.append(f"| {'network alone (argmax)' if policy == 'agent' else planner} | "
                      f"{label} | {cells(v)} | {d['cpu_s'].median():.1f} |")
         if (grp := _seed_group(label)) is not None:
             groups.setdefault((policy, grp), []).append(v)
     for (policy, grp), vs in groups.items():
         if len(vs) < 2:
             continue
-        name = "network alone (argmax)" if policy == "agent" else "rl-planner (shipped search)"
+        name = "network alone (argmax)" if policy == "agent" else planner
         by_set = pd.concat(vs, axis=1).mean(axis=1)
         lines.append(f"| {name} | **{grp}* by set** ({len(vs)} seeds) | **{cells(by_set)}** | |")
         pairs = pd.concat(vs)
         m, h = ci95(pairs.values)
         lines.append(f"| {name} | {grp}* every pair ({len(pairs)}) | {_fmt(m, h)} | {int((pairs < 0).sum())} / "
-                     f"{len(pairs)} |" + " |" * 5 + " |")
+                     f"{len(pairs)} |" + " |" * (4 if split else 0) + " |")
     lines.append("")
     lines.append(f"The lookahead: {look.mean():.3f} h, the mean over the {len(sets)} sets; "
                  f"{df[df['policy'] == 'lookahead']['cpu_s'].median():.1f} CPU s per episode (median).")
@@ -102,6 +116,13 @@ def table(df: pd.DataFrame) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", type=int, default=20, help="held-out Normal sets (seeds 1,000,000 + i; default 20)")
+    ap.add_argument("--first-set", type=int, default=0,
+                    help="the first set's i (default 0): sets 1,000,000 + first-set on, e.g. never run before")
+    ap.add_argument("--planner-set", nargs="*", default=[], metavar="KEY=VALUE",
+                    help=f"the planner's settings over SHIPPED_PLANNER (keys {', '.join(PLANNER_KEYS)}; a positive "
+                         "integer or none), e.g. horizon=6 endgame=none deep=none stops=none")
+    ap.add_argument("--name", default="rl_heldout", help="the page's file name, without .md / .csv (default "
+                                                         "rl_heldout)")
     ap.add_argument("--agent", nargs="*", default=None,
                     help="LABEL=NPZ (default: the shipped normal-wc, labelled shipped)")
     ap.add_argument("--planner-agents", default=None,
@@ -113,8 +134,21 @@ def main(argv: list[str] | None = None) -> int:
                                                 "temporary folder)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    if args.sets < 2 or args.workers < 1:
-        ap.error("--sets must be at least 2 and --workers at least 1")
+    if args.sets < 2 or args.workers < 1 or args.first_set < 0:
+        ap.error("--sets must be at least 2, --workers at least 1 and --first-set at least 0")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", args.name):
+        ap.error(f"--name: {args.name!r} is not a file name of letters, digits, _ and -")
+    settings: dict[str, int | None] = {}
+    for spec in args.planner_set:
+        key, sep, value = spec.partition("=")
+        if not sep or key not in PLANNER_KEYS or not (value == "none" or (value.isdigit() and int(value) >= 1)):
+            ap.error(f"--planner-set: {spec!r} is not KEY=VALUE with KEY one of {', '.join(PLANNER_KEYS)} and VALUE a "
+                     "positive integer or none")
+        settings[key] = None if value == "none" else int(value)
+    if settings.get("stops") is not None and {**SHIPPED_PLANNER, **settings}.get("endgame") is None \
+            and {**SHIPPED_PLANNER, **settings}.get("deep") is None:
+        ap.error("--planner-set: stops are searched by the endgame: with endgame=none and deep=none set stops=none")
+    kw = tuple(sorted(settings.items()))
     agents: dict[str, str] = {}
     for spec in args.agent or [f"shipped={SHIPPED}"]:
         label, sep, npz = spec.partition("=")
@@ -129,10 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="rl_heldout_")) if args.quick
                                            else ROOT / "docs" / "results")
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [1_000_000 + i for i in range(n_sets)]
-    tasks = [("lookahead", "", "", s, jobs) for s in seeds]
-    tasks += [("agent", lab, npz, s, jobs) for lab, npz in agents.items() for s in seeds]
-    tasks += [("planner", lab, agents[lab], s, jobs) for lab in planners for s in seeds]
+    planner_text = ", ".join(f"{k} {'none' if v is None else v}" for k, v in settings.items())
+    first = args.first_set
+    seeds = [1_000_000 + first + i for i in range(n_sets)]
+    tasks: list[tuple[str, str, str, int, int, tuple]] = [("lookahead", "", "", s, jobs, ()) for s in seeds]
+    tasks += [("agent", lab, npz, s, jobs, ()) for lab, npz in agents.items() for s in seeds]
+    tasks += [("planner", lab, agents[lab], s, jobs, kw) for lab in planners for s in seeds]
     rows: list[dict] = []
     if args.reuse:
         old = pd.read_csv(args.reuse, keep_default_na=False)
@@ -156,21 +192,24 @@ def main(argv: list[str] | None = None) -> int:
              "paper's numbers)", "",
              f"Command: `{cmd}` ({wall / 60:.1f} min on the shared 2-core machine"
              + ("; rows of `--reuse` kept, not run again" if args.reuse else "") + ").", "",
-             f"Held-out Normal sets of {jobs} jobs, seeds 1,000,000 to {1_000_000 + n_sets - 1} (never trained on; the "
-             f"first {OTHER_PAGES_SETS} are the sets of `rl_planner.md`, `rl_learned.md` and `rl_expert.md`). Paired "
+             f"Held-out Normal sets of {jobs} jobs, seeds {seeds[0]:,} to {seeds[-1]:,} (never trained on; "
+             + (f"the first {OTHER_PAGES_SETS} are the sets of `rl_planner.md`, `rl_learned.md` and `rl_expert.md`"
+                if first == 0 else f"sets from {seeds[0]:,} on were run by no other page") + "). Paired "
              "change of the average JCT against the one-step lookahead (negative: better than it), mean ± 95 % "
              "t-interval over the sets, and the sets won. Pooled rows: **by set** takes each set's mean over the "
              "seeds and the interval over the sets (the seeds share the sets, so this is the interval to read); "
              "every pair treats each seed x set pair as independent, as the other RL pages pool (narrower, and "
              "optimistic). The network alone is the agent's argmax action at every decision (numpy); rl-planner is "
-             "the shipped search (`SHIPPED_PLANNER`) over it.", ""]
-    lines += table(df)
-    with atomic_open(out / "rl_heldout.md") as fh:
+             f"the shipped search (`SHIPPED_PLANNER`{', with ' + planner_text if settings else ''}) over it.", ""]
+    split = first == 0
+    name = f"rl-planner (shipped search{', ' + planner_text if settings else ''})"
+    lines += table(df, split, name)
+    with atomic_open(out / f"{args.name}.md") as fh:
         fh.write("\n".join(lines) + "\n")
-    with atomic_open(out / "rl_heldout.csv", newline="") as fh:
+    with atomic_open(out / f"{args.name}.csv", newline="") as fh:
         df.to_csv(fh, index=False)
-    print("\n".join(table(df)))
-    print(f"wrote {out / 'rl_heldout.md'} ({wall / 60:.1f} min)")
+    print("\n".join(table(df, split, name)))
+    print(f"wrote {out / (args.name + '.md')} ({wall / 60:.1f} min)")
     return 0
 
 

@@ -37,3 +37,27 @@ def test_a_row_missing_a_set_is_refused():
     df = _rows({"x s0": [0.0] * 6})
     with pytest.raises(SystemExit, match="x s0"):
         bench.table(df[~((df["label"] == "x s0") & (df["instance_seed"] == 1_000_003))])
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_every_row_has_the_header_s_cells(split):
+    """Each row of the table (the pooled ones too) has as many cells as its header, with and without the
+    first-five split (``--first-set`` above 0 leaves it out); the planner rows carry the name given."""
+    lines = bench.table(_rows({"x s0": [0.01] * 6, "x s1": [-0.01] * 6}), split, "the planner")
+    rows = [line for line in lines if line.startswith("|")]
+    width = rows[0].count("|")
+    assert all(line.count("|") == width for line in rows), rows
+    assert ("first 5 sets" in rows[0]) is split and width == (10 if split else 6)
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--planner-set", "horizon=0"], "--planner-set"),
+    (["--planner-set", "depth=2"], "--planner-set"),
+    (["--planner-set", "endgame=none", "deep=none", "stops=1"], "stops"),
+    (["--name", "../x"], "--name"),
+    (["--first-set", "-1"], "--first-set"),
+])
+def test_bad_arguments_are_refused_before_any_run(argv, field, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2 and field in capsys.readouterr().err
