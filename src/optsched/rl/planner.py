@@ -11,7 +11,7 @@ it simulates the future at every decision (one episode per valid action), so its
 orders of magnitude above the network's alone; [`plan_episode`][optsched.rl.planner.plan_episode] measures it.
 
 **The shipped learned scheduler** is the shipped network (``normal-wc``) plus this search, with the settings
-[`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 4
+[`SHIPPED_PLANNER`][optsched.sim.contention.lookahead.SHIPPED_PLANNER]: the network's 2 best actions (``top``), 6
 rounds of the network then the fluid estimate (``horizon``), and only in the states where the network's action is
 not the one-step lookahead's (``gate="disagree"``; elsewhere the network's own action); where at most 8 jobs of the
 set are unfinished (``endgame``: a small set's whole episode, a large set's tail), every valid action, each followed

@@ -87,9 +87,11 @@ __doctest_requires__ = {"*": "deepshare-contention"}
 
 SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actions, rich observation)
 # the shipped learned scheduler is that network plus decision-time search (optsched.rl.planner, which needs the
-# environment): the network's 2 best actions, 4 rounds of the network then a fluid estimate, only where the
+# environment): the network's 2 best actions, 6 rounds of the network then a fluid estimate, only where the
 # network's action is not the lookahead's (session 8: chosen on two 256-job Normal sets of seeds 3,000,000 and
-# 3,000,001, neither held out nor trained on); where at most 8 jobs are unfinished (a small set's whole episode, a
+# 3,000,001, neither held out nor trained on, with 4 rounds; session 17: 6 rounds the best of 4, 6 and 8 on 16 tuning
+# sets of seeds 3,000,000-3,000,015; session 18: that search beat the lookahead on 40 fresh Normal sets in a test
+# decided in advance, docs/results/rl_fresh.md); where at most 8 jobs are unfinished (a small set's whole episode, a
 # large set's tail), every valid action followed to the end by the network and both lookaheads, and in the
 # first round two decisions deep (session 9: chosen on 15 small sets of seeds 5,000,000-5,000,004, 6-8 jobs, no
 # optimum needed; docs/algorithms/rl-contention.md), that endgame search fortified (session 9b: it keeps the best
@@ -98,7 +100,7 @@ SHIPPED_WC = "normal-wc"  # the shipped agent of issue 24 (work-conserving actio
 # and at each round's start of the endgame stopping each running job is tried too (session 15: stops of at most 1 and
 # of at most 2 jobs gave the same values on the 15 tuning sets of 6-8 jobs, seeds 5,000,000-5,000,004, both 1.6 %
 # below no stops, improving 5 and worsening none; the cheaper one is shipped)
-SHIPPED_PLANNER: dict[str, object] = {"horizon": 4, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8,
+SHIPPED_PLANNER: dict[str, object] = {"horizon": 6, "top": 2, "gate": "disagree", "endgame": 8, "deep": 8,
                                      "fortify": True, "tiebreak": None, "stops": 1}
 # the planner's endgame tie-breaks among complete trajectories of tied scores (optsched.rl.planner.tie_value): the
 # exact (unrounded) average JCT, or the exact makespan
