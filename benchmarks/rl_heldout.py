@@ -8,15 +8,16 @@ Run: ``.venv/bin/python benchmarks/rl_heldout.py [--sets 20] [--first-set 0] [--
 The pages of the other RL benchmarks pair each agent with the lookahead on five held-out sets and pool every seed x
 set pair into one interval; the seeds share those five sets, so that interval treats 25 correlated pairs as
 independent. Here each policy runs on ``--sets`` held-out sets of 256 Normal jobs (seeds 1,000,000 + i, the first
-five being the other pages'): the lookahead, each agent of ``--agent`` alone (argmax) and the shipped planner
-(``SHIPPED_PLANNER``, or with the settings of ``--planner-set``, e.g. ``horizon=6 endgame=none``) over each agent of
-``--planner-agents``. ``--first-set K``: the sets from seed 1,000,000 + K on (sets never run before, for a test
-decided in advance); the first-five split is then left out. Per row: the paired change of the average JCT against
-the lookahead (mean ± 95 % t-interval over the sets, wins), on the first five sets and on the rest; for agents
-labelled ``... sN`` (seeds of one recipe) two pooled rows: **by set** (each set's mean over the seeds, the interval
-over the sets: the honest one) and over every seed x set pair (as the other pages pool). ``--workers``: episodes
-run in that many processes. ``--reuse``: rows of an earlier CSV (same policy, label, set, jobs) kept, not run again.
-``--quick``: 2 sets of 32 jobs, written to a temporary folder (or ``--out``).
+five being the other pages'): the lookahead, random valid actions, contention-greedy, each agent of ``--agent``
+alone (argmax and sampled) and the shipped planner (``SHIPPED_PLANNER``, or with the settings of ``--planner-set``,
+e.g. ``horizon=6 endgame=none``) over each agent of ``--planner-agents``. ``--first-set K``: the sets from seed
+1,000,000 + K on (sets never run before, for a test decided in advance); the first-five split is then left out. Per
+row: the paired change of the average JCT against the lookahead (mean ± 95 % t-interval over the sets, wins), on the
+first five sets and on the rest; for agents labelled ``... sN`` (seeds of one recipe) two pooled rows: **by set**
+(each set's mean over the seeds, the interval over the sets: the honest one) and over every seed x set pair (as the
+other pages pool). ``--workers``: episodes run in that many processes. ``--reuse``: rows of an earlier CSV (same
+policy, label, set, jobs) kept, not run again. ``--quick``: 2 sets of 32 jobs, written to a temporary folder (or
+``--out``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ from optsched.sim.contention.lookahead import SHIPPED_PLANNER  # noqa: E402
 # the planner's settings --planner-set may change (the others are the shipped search's own)
 PLANNER_KEYS = ("horizon", "top", "endgame", "deep", "stops")
 OTHER_PAGES_SETS = 5  # the held-out sets of rl_planner.md, rl_learned.md and rl_expert.md: 1,000,000-1,000,004
+# the rows run by the simulator's registered policies: random valid actions and contention-greedy (no agent), and
+# each agent's sampled actions (its softmax, seed 0)
+SIMULATED = {"random": "contention-random", "greedy": "contention-greedy", "sampled": ""}
+ROW_NAMES = {"agent": "network alone (argmax)", "sampled": "network alone (sampled)",
+             "random": "random valid actions", "greedy": "contention-greedy"}
 
 
 def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
@@ -52,11 +58,19 @@ def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
     ``SHIPPED_PLANNER``: (key, value) pairs) -> its row."""
     from optsched.generators.contention import random_contention_instance
     from optsched.rl.planner import SHIPPED_PLANNER, plan_episode
+    from optsched.sim import simulate
     from optsched.sim.contention.agent import NumpyPolicy
 
     policy, label, npz, seed, jobs, settings = task
     inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
     c0 = time.process_time()
+    if policy in SIMULATED:  # a plain policy through the simulator (the one door), on the same round accounting
+        spec = SIMULATED[policy] if policy != "sampled" else \
+            {"name": "rl-agent", "policy": npz, "deterministic": False, "seed": 0}
+        res = simulate(inst, scheduler=spec)
+        return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs,
+                "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "decisions": float("nan"),
+                "cpu_s": time.process_time() - c0}
     if policy == "lookahead":
         r = plan_episode(inst, "lookahead", plan=False)
     elif policy == "agent":
@@ -93,14 +107,14 @@ def table(df: pd.DataFrame, split: bool = True, planner: str = "rl-planner (ship
         if sorted(d.index) != sets:
             raise SystemExit(f"{policy} {label}: sets {sorted(d.index)} differ from the lookahead's {sets}")
         v = (d["avg_jct_h"] / look - 1).loc[sets]
-        lines.append(f"| {'network alone (argmax)' if policy == 'agent' else planner} | "
+        lines.append(f"| {ROW_NAMES.get(policy, planner)} | "
                      f"{label} | {cells(v)} | {d['cpu_s'].median():.1f} |")
         if (grp := _seed_group(label)) is not None:
             groups.setdefault((policy, grp), []).append(v)
     for (policy, grp), vs in groups.items():
         if len(vs) < 2:
             continue
-        name = "network alone (argmax)" if policy == "agent" else planner
+        name = ROW_NAMES.get(policy, planner)
         by_set = pd.concat(vs, axis=1).mean(axis=1)
         lines.append(f"| {name} | **{grp}* by set** ({len(vs)} seeds) | **{cells(by_set)}** | |")
         pairs = pd.concat(vs)
@@ -167,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     first = args.first_set
     seeds = [1_000_000 + first + i for i in range(n_sets)]
     tasks: list[tuple[str, str, str, int, int, tuple]] = [("lookahead", "", "", s, jobs, ()) for s in seeds]
-    tasks += [("agent", lab, npz, s, jobs, ()) for lab, npz in agents.items() for s in seeds]
+    tasks += [(p, "", "", s, jobs, ()) for p in ("random", "greedy") for s in seeds]
+    tasks += [(p, lab, npz, s, jobs, ()) for p in ("agent", "sampled") for lab, npz in agents.items() for s in seeds]
     tasks += [("planner", lab, agents[lab], s, jobs, kw) for lab in planners for s in seeds]
     rows: list[dict] = []
     if args.reuse:
@@ -199,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
              "t-interval over the sets, and the sets won. Pooled rows: **by set** takes each set's mean over the "
              "seeds and the interval over the sets (the seeds share the sets, so this is the interval to read); "
              "every pair treats each seed x set pair as independent, as the other RL pages pool (narrower, and "
-             "optimistic). The network alone is the agent's argmax action at every decision (numpy); rl-planner is "
+             "optimistic). The network alone is the agent's argmax action at every decision (numpy), or its sampled "
+             "action (its softmax, seed 0, through the simulator's `rl-agent`); random valid actions and "
+             "contention-greedy are the simulator's `contention-random` and `contention-greedy`; rl-planner is "
              f"the shipped search (`SHIPPED_PLANNER`{', with ' + planner_text if settings else ''}) over it.", ""]
     split = first == 0
     name = f"rl-planner (shipped search{', ' + planner_text if settings else ''})"
