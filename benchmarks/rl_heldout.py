@@ -70,7 +70,7 @@ def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
         res = simulate(inst, scheduler=spec)
         return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs,
                 "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "decisions": float("nan"),
-                "cpu_s": time.process_time() - c0}
+                "cpu_s": time.process_time() - c0, "search": ""}
     if policy == "lookahead":
         r = plan_episode(inst, "lookahead", plan=False)
     elif policy == "agent":
@@ -78,7 +78,29 @@ def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
     else:
         r = plan_episode(inst, NumpyPolicy.load(npz), **{**SHIPPED_PLANNER, **dict(settings)})
     return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs, "avg_jct_h": r["avg_jct_h"],
-            "decisions": r["decisions"], "cpu_s": time.process_time() - c0}
+            "decisions": r["decisions"], "cpu_s": time.process_time() - c0,
+            "search": search_key(settings) if policy == "planner" else ""}
+
+
+def reused(old: pd.DataFrame, tasks: list[tuple]) -> tuple[list[dict], list[tuple]]:
+    """``--reuse``: the rows of ``old`` that are tasks of this run (same policy, label, set, jobs and, for the
+    planner, the same full settings: [`search_key`][]) and the tasks left to run, in their order."""
+    if "search" not in old:
+        old = old.assign(search="")
+
+    def key(r: dict) -> tuple:
+        return r["policy"], str(r["label"]), int(r["instance_seed"]), int(r["jobs"]), str(r["search"])
+
+    want = {(t[0], t[1], t[3], t[4], search_key(t[5]) if t[0] == "planner" else ""): t for t in tasks}
+    rows = [r for r in old.to_dict("records") if key(r) in want]
+    done = {key(r) for r in rows}
+    return rows, [t for k, t in want.items() if k not in done]
+
+
+def search_key(settings) -> str:
+    """A planner row's settings in full (``SHIPPED_PLANNER`` with ``settings`` over it), as the CSV records them:
+    ``--reuse`` keeps a planner row only when they are the run's (a CSV without them, or another default, reruns)."""
+    return " ".join(f"{k}={v}" for k, v in sorted({**SHIPPED_PLANNER, **dict(settings)}.items()))
 
 
 def table(df: pd.DataFrame, split: bool = True, planner: str = "rl-planner (shipped search)") -> list[str]:
@@ -186,12 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks += [("planner", lab, agents[lab], s, jobs, kw) for lab in planners for s in seeds]
     rows: list[dict] = []
     if args.reuse:
-        old = pd.read_csv(args.reuse, keep_default_na=False)
-        keep = {(t[0], t[1], t[3], t[4]) for t in tasks}
-        rows = [r for r in old.to_dict("records")
-                if (r["policy"], str(r["label"]), int(r["instance_seed"]), int(r["jobs"])) in keep]
-        done = {(r["policy"], str(r["label"]), int(r["instance_seed"]), int(r["jobs"])) for r in rows}
-        tasks = [t for t in tasks if (t[0], t[1], t[3], t[4]) not in done]
+        rows, tasks = reused(pd.read_csv(args.reuse, keep_default_na=False), tasks)
     t0 = time.perf_counter()
     # the planner's episodes first (1-2 CPU min each on 256 jobs against seconds for the others)
     tasks.sort(key=lambda t: t[0] != "planner")

@@ -61,3 +61,20 @@ def test_bad_arguments_are_refused_before_any_run(argv, field, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(argv)
     assert e.value.code == 2 and field in capsys.readouterr().err
+
+
+def test_reuse_keeps_a_planner_row_only_for_the_same_settings():
+    """``--reuse`` keeps a planner row only when its recorded settings are the run's in full (the shipped default
+    changes over time: a row of another horizon, or one without settings, is run again); other rows by their key."""
+    tasks = [("lookahead", "", "", 1_000_001, 256, ()), ("planner", "x s0", "a.npz", 1_000_001, 256, (("horizon", 6),)),
+             ("planner", "x s0", "a.npz", 1_000_002, 256, (("horizon", 6),))]
+    row = {"policy": "planner", "label": "x s0", "instance_seed": 1_000_001, "jobs": 256, "avg_jct_h": 1.0,
+           "decisions": 1, "cpu_s": 1.0}
+    look = {**row, "policy": "lookahead", "label": ""}
+    old = pd.DataFrame([look, row])  # no settings recorded: the planner row is run again
+    rows, left = bench.reused(old, tasks)
+    assert [r["policy"] for r in rows] == ["lookahead"] and left == tasks[1:]
+    for horizon, kept in ((6, True), (4, False)):
+        old = pd.DataFrame([{**look, "search": ""}, {**row, "search": bench.search_key((("horizon", horizon),))}])
+        rows, left = bench.reused(old, tasks)
+        assert (len(rows) == 2) is kept and left == (tasks[2:] if kept else tasks[1:])
