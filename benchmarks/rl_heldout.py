@@ -16,8 +16,8 @@ row: the paired change of the average JCT against the lookahead (mean ± 95 % t-
 first five sets and on the rest; for agents labelled ``... sN`` (seeds of one recipe) two pooled rows: **by set**
 (each set's mean over the seeds, the interval over the sets: the honest one) and over every seed x set pair (as the
 other pages pool). ``--workers``: episodes run in that many processes. ``--reuse``: rows of an earlier CSV (same
-policy, label, set, jobs) kept, not run again. ``--quick``: 2 sets of 32 jobs, written to a temporary folder (or
-``--out``).
+policy, label, set, jobs and, for the planner, the same settings in full) kept, not run again. ``--quick``: 2 sets of
+32 jobs, written to a temporary folder (or ``--out``).
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
              + ("; rows of `--reuse` kept, not run again" if args.reuse else "") + ").", "",
              f"Held-out Normal sets of {jobs} jobs, seeds {seeds[0]:,} to {seeds[-1]:,} (never trained on; "
              + (f"the first {OTHER_PAGES_SETS} are the sets of `rl_planner.md`, `rl_learned.md` and `rl_expert.md`"
-                if first == 0 else f"sets from {seeds[0]:,} on were run by no other page") + "). Paired "
+                if first == 0 else "the first-five split of the other pages is left out") + "). Paired "
              "change of the average JCT against the one-step lookahead (negative: better than it), mean ± 95 % "
              "t-interval over the sets, and the sets won. Pooled rows: **by set** takes each set's mean over the "
              "seeds and the interval over the sets (the seeds share the sets, so this is the interval to read); "
