@@ -39,8 +39,10 @@ for p in (ROOT / "src", ROOT):
 import pandas as pd  # noqa: E402
 
 from benchmarks.rl import ci95  # noqa: E402  (one 95 % interval for the RL tables)
-from benchmarks.rl_planner import SHIPPED, _fmt, _seed_group  # noqa: E402
+from benchmarks.rl_planner import SHIPPED, _fmt, _opt, _seed_group  # noqa: E402
+from optsched.errors import InstanceError  # noqa: E402
 from optsched.io import atomic_open  # noqa: E402
+from optsched.rl.planner import check_settings  # noqa: E402
 from optsched.sim.contention.lookahead import SHIPPED_PLANNER  # noqa: E402
 
 # the planner's settings --planner-set may change (the others are the shipped search's own)
@@ -177,13 +179,17 @@ def main(argv: list[str] | None = None) -> int:
     settings: dict[str, int | None] = {}
     for spec in args.planner_set:
         key, sep, value = spec.partition("=")
-        if not sep or key not in PLANNER_KEYS or not (value == "none" or (value.isdigit() and int(value) >= 1)):
+        try:
+            if not sep or key not in PLANNER_KEYS:
+                raise ValueError
+            settings[key] = _opt(value)
+        except ValueError:
             ap.error(f"--planner-set: {spec!r} is not KEY=VALUE with KEY one of {', '.join(PLANNER_KEYS)} and VALUE a "
                      "positive integer or none")
-        settings[key] = None if value == "none" else int(value)
-    if settings.get("stops") is not None and {**SHIPPED_PLANNER, **settings}.get("endgame") is None \
-            and {**SHIPPED_PLANNER, **settings}.get("deep") is None:
-        ap.error("--planner-set: stops are searched by the endgame: with endgame=none and deep=none set stops=none")
+    try:  # the settings plan_episode would refuse, refused before any run
+        check_settings(**{**SHIPPED_PLANNER, **settings})
+    except InstanceError as exc:
+        ap.error(f"--planner-set: {exc}")
     kw = tuple(sorted(settings.items()))
     agents: dict[str, str] = {}
     for spec in args.agent or [f"shipped={SHIPPED}"]:

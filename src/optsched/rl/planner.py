@@ -354,6 +354,33 @@ def confidence(env: ContentionEnv, pol: NumpyPolicy) -> float:
     return float(p.max() / p.sum())
 
 
+def check_settings(horizon: int | None = None, top: int | None = None, gate: float | str | None = None,
+                   endgame: int | None = None, deep: int | None = None, tiebreak: str | None = None,
+                   stops: int | None = None, plan: bool = True, **_: Any) -> None:
+    """Refuse search settings [`plan_episode`][optsched.rl.planner.plan_episode] cannot run (``InstanceError``
+    naming the setting), before any episode: what it checks first, for callers that check ahead of their runs
+    (other keys, e.g. ``fortify``, are passed over).
+
+    ```pycon
+    >>> check_settings(**{**SHIPPED_PLANNER, "endgame": None, "deep": None})
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InstanceError: stops: stops are searched by the endgame search: set endgame or deep (and plan)
+
+    ```
+    """
+    for name, v in (("horizon", horizon), ("top", top), ("endgame", endgame), ("deep", deep), ("stops", stops)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
+    if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
+        raise InstanceError(f"must be a number in (0, 1], one of {', '.join(GATES)} or None, got {gate!r}",
+                            field="gate")
+    if tiebreak is not None and tiebreak not in TIEBREAKS:
+        raise InstanceError(f"must be one of {', '.join(TIEBREAKS)} or None, got {tiebreak!r}", field="tiebreak")
+    if stops is not None and not (plan and max(endgame or 0, deep or 0)):
+        raise InstanceError("stops are searched by the endgame search: set endgame or deep (and plan)", field="stops")
+
+
 def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = None,
                  plan: bool = True, top: int | None = None, also: Sequence[Any] = (),
                  gate: float | str | None = None, endgame: int | None = None,
@@ -395,20 +422,12 @@ def plan_episode(instance: ContentionInstance, base: Any, horizon: int | None = 
     took a new trajectory (``switches``: the first one included), the CPU seconds (and per decision), the actions
     taken (``actions``: with ``stops``, a tuple of job ids where jobs were stopped), how many times jobs were
     stopped (``stopped``) and the run's contention ``summary`` (the simulator's ``custom["contention"]``)."""
-    for name, v in (("horizon", horizon), ("top", top), ("endgame", endgame), ("deep", deep), ("stops", stops)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise InstanceError(f"must be a positive integer or None, got {v!r}", field=name)
-    if gate is not None and gate not in GATES and (isinstance(gate, (bool, str)) or not 0 < float(gate) <= 1):
-        raise InstanceError(f"must be a number in (0, 1], one of {', '.join(GATES)} or None, got {gate!r}",
-                            field="gate")
-    if tiebreak is not None and tiebreak not in TIEBREAKS:
-        raise InstanceError(f"must be one of {', '.join(TIEBREAKS)} or None, got {tiebreak!r}", field="tiebreak")
+    check_settings(horizon=horizon, top=top, gate=gate, endgame=endgame, deep=deep, tiebreak=tiebreak, stops=stops,
+                   plan=plan)
     act = base_policy(base) if not callable(base) else base
     more = [base_policy(b) if not callable(b) else b for b in also]
     end_more = more + [base_policy(b) for b in ENDGAME_BASES if b != base and b not in also]
     end_at = max(endgame or 0, deep or 0)
-    if stops is not None and not (plan and end_at):
-        raise InstanceError("stops are searched by the endgame search: set endgame or deep (and plan)", field="stops")
     pol = None if callable(base) or base in ("lookahead", "lookahead-small") else load_policy(base)
     if gate is not None and gate != "experts" and pol is None:
         raise InstanceError("a gate other than 'experts' needs an agent (a network) as the base", field="gate")
@@ -600,5 +619,5 @@ def space_optimum(instance: ContentionInstance, *, work_conserving: bool = True,
 
 
 __all__ = ["DEEP_ROUNDS", "ENDGAME_BASES", "GATES", "SCORE_EPS", "SHIPPED_PLANNER", "TIEBREAKS", "TIE_EPS",
-           "agent_kind", "base_policy", "best_scored", "confidence", "fluid_cost", "jobs_left", "plan_action",
-           "plan_episode", "plan_scores", "ranked", "space_optimum", "stop_options", "tie_value"]
+           "agent_kind", "base_policy", "best_scored", "check_settings", "confidence", "fluid_cost", "jobs_left",
+           "plan_action", "plan_episode", "plan_scores", "ranked", "space_optimum", "stop_options", "tie_value"]
