@@ -48,9 +48,9 @@ from optsched.sim.contention.lookahead import SHIPPED_PLANNER  # noqa: E402
 # the planner's settings --planner-set may change (the others are the shipped search's own)
 PLANNER_KEYS = ("horizon", "top", "endgame", "deep", "stops")
 OTHER_PAGES_SETS = 5  # the held-out sets of rl_planner.md, rl_learned.md and rl_expert.md: 1,000,000-1,000,004
-# the rows run by the simulator's registered policies: random valid actions and contention-greedy (no agent), and
-# each agent's sampled actions (its softmax, seed 0)
-SIMULATED = {"random": "contention-random", "greedy": "contention-greedy", "sampled": ""}
+# the rows run by the simulator's registered policies: random valid actions and contention-greedy (no agent); each
+# agent's sampled actions ("sampled") go through its rl-agent (its softmax, seed 0)
+SIMULATED = {"random": "contention-random", "greedy": "contention-greedy"}
 ROW_NAMES = {"agent": "network alone (argmax)", "sampled": "network alone (sampled)",
              "random": "random valid actions", "greedy": "contention-greedy"}
 
@@ -66,10 +66,9 @@ def episode(task: tuple[str, str, str, int, int, tuple]) -> dict:
     policy, label, npz, seed, jobs, settings = task
     inst = random_contention_instance(jobs=jobs, mix="normal", seed=seed)
     c0 = time.process_time()
-    if policy in SIMULATED:  # a plain policy through the simulator (the one door), on the same round accounting
-        spec = SIMULATED[policy] if policy != "sampled" else \
-            {"name": "rl-agent", "policy": npz, "deterministic": False, "seed": 0}
-        res = simulate(inst, scheduler=spec)
+    if policy in SIMULATED or policy == "sampled":  # through the simulator (the one door), the same round accounting
+        res = simulate(inst, scheduler=SIMULATED.get(policy)
+                       or {"name": "rl-agent", "policy": npz, "deterministic": False, "seed": 0})
         return {"policy": policy, "label": label, "instance_seed": seed, "jobs": jobs,
                 "avg_jct_h": float(res.jobs["round_jct_s"].mean()) / 3600.0, "decisions": float("nan"),
                 "cpu_s": time.process_time() - c0, "search": ""}
